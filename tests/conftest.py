@@ -1,0 +1,26 @@
+"""Shared test configuration: Hypothesis profiles, the jaxlib marker, the sdy_cases folder."""
+
+import importlib.util
+import os
+import pathlib
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("dev", max_examples=50, deadline=None)
+settings.register_profile(
+    "ci", max_examples=100, deadline=None, derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+HAS_JAXLIB = importlib.util.find_spec("jaxlib") is not None
+requires_jaxlib = pytest.mark.skipif(not HAS_JAXLIB, reason="jaxlib 0.10.2 (the oracle) is not installed")
+
+SDY_CASES = pathlib.Path(__file__).resolve().parents[2] / "shared" / "sdy_cases"
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if "jaxlib" in item.keywords and not HAS_JAXLIB:
+            item.add_marker(pytest.mark.skip(reason="jaxlib 0.10.2 (the oracle) is not installed"))

@@ -1,0 +1,40 @@
+"""Run oracle code with jaxlib in a child process.
+
+jaxlib can abort or hang on some inputs (spec/sdy_passes.md §11, tiled_layout.md §10), so the
+test process never imports it. `run_child(code, payload)` runs `code` in a fresh interpreter; the
+code reads `payload` (JSON) from the variable `PAYLOAD` and must assign a JSON-able `RESULT`.
+Batch many inputs per call: starting jax costs about a second.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+_WRAPPER = """
+import json, sys
+PAYLOAD = json.loads(sys.stdin.read())
+{code}
+sys.stdout.write("\\n@@RESULT@@" + json.dumps(RESULT))
+"""
+
+
+class ChildFailed(RuntimeError):
+    """The child died (abort, crash) or timed out; `returncode`/`stderr` say how."""
+
+    def __init__(self, returncode, stderr):
+        self.returncode = returncode
+        self.stderr = stderr
+        super().__init__(f"oracle child exited with {returncode}: {stderr[-2000:]}")
+
+
+def run_child(code, payload, *, timeout=300, env=None):
+    full_env = dict(os.environ, JAX_PLATFORMS="cpu", **(env or {}))
+    proc = subprocess.run(
+        [sys.executable, "-c", _WRAPPER.format(code=textwrap.dedent(code))],
+        input=json.dumps(payload), capture_output=True, text=True, timeout=timeout, env=full_env,
+    )
+    if proc.returncode != 0 or "@@RESULT@@" not in proc.stdout:
+        raise ChildFailed(proc.returncode, proc.stderr)
+    return json.loads(proc.stdout.rsplit("@@RESULT@@", 1)[1])
