@@ -4,6 +4,7 @@ jaxlib can abort or hang on some inputs (spec/sdy_passes.md §11, tiled_layout.m
 test process never imports it. `run_child(code, payload)` runs `code` in a fresh interpreter; the
 code reads `payload` (JSON) from the variable `PAYLOAD` and must assign a JSON-able `RESULT`.
 Batch many inputs per call: starting jax costs about a second.
+Import it as `from tests.jaxlib_child import run_child` (tests/ is a package).
 """
 
 import json
