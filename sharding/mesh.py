@@ -1,0 +1,187 @@
+"""Meshes: named axes over a list of devices (`<["x"=2, "y"=4], device_ids=[...]>`)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterator
+
+from .axes import quote
+from .errors import ShardingError
+
+__all__ = ["MeshAxis", "Mesh", "MeshTable", "symbol_name"]
+
+
+def symbol_name(name: str) -> str:
+    """`@name` as MLIR prints a symbol reference: bare when it is an identifier, else quoted."""
+    if name and (name[0].isascii() and (name[0].isalpha() or name[0] == "_")) and all(
+        c.isascii() and (c.isalnum() or c in "_$.") for c in name
+    ):
+        return "@" + name
+    return "@" + quote(name)
+
+
+@dataclass(frozen=True, slots=True)
+class MeshAxis:
+    """One named mesh axis, e.g. `"x"=4`."""
+
+    name: str
+    size: int
+    """Number of devices along the axis; 1 is allowed (and can shard a dim)."""
+
+    def __str__(self) -> str:
+        return f"{quote(self.name)}={self.size}"
+
+
+@dataclass(frozen=True, slots=True)
+class Mesh:
+    """A Shardy mesh: axes (major to minor) and an optional device order.
+
+    `device_ids` empty means iota. Like Shardy's attribute builder, an iota `device_ids` given
+    for a mesh with axes is dropped, so `Mesh(axes, (0, 1, 2, 3))` equals `Mesh(axes)`.
+    `<[]>` is the *empty* mesh; `<[], device_ids=[3]>` a *maximal* mesh (one device).
+    """
+
+    axes: tuple[MeshAxis, ...] = ()
+    device_ids: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.axes, tuple):
+            object.__setattr__(self, "axes", tuple(self.axes))
+        if not isinstance(self.device_ids, tuple):
+            object.__setattr__(self, "device_ids", tuple(self.device_ids))
+        ids = self.device_ids
+        if self.axes and ids and ids[0] == 0 and ids == tuple(range(len(ids))) and len(ids) == self.total_size:
+            object.__setattr__(self, "device_ids", ())
+
+    @classmethod
+    def of(cls, device_ids: tuple[int, ...] = (), **sizes: int) -> Mesh:
+        """`Mesh.of(x=2, y=4)`: a mesh from keyword sizes (major to minor)."""
+        return cls(tuple(MeshAxis(n, s) for n, s in sizes.items()), tuple(device_ids))
+
+    @classmethod
+    def parse(cls, text: str) -> Mesh:
+        """Parses `#sdy.mesh<...>`, `mesh<...>` or a bare `<...>` body; verifies it like Shardy."""
+        from .syntax import parse_mesh
+
+        return parse_mesh(text)
+
+    @property
+    def axis_names(self) -> tuple[str, ...]:
+        return tuple(a.name for a in self.axes)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(a.size for a in self.axes)
+
+    @property
+    def total_size(self) -> int:
+        """Number of devices: the product of the axis sizes (1 for the empty/maximal mesh)."""
+        return math.prod(a.size for a in self.axes)
+
+    @property
+    def is_empty(self) -> bool:
+        """No axes and no device ids: `<[]>`, a placeholder."""
+        return not self.axes and not self.device_ids
+
+    @property
+    def is_maximal(self) -> bool:
+        """No axes and exactly one device id: `<[], device_ids=[3]>`."""
+        return not self.axes and len(self.device_ids) == 1
+
+    @property
+    def maximal_device_id(self) -> int | None:
+        return self.device_ids[0] if self.is_maximal else None
+
+    @property
+    def devices(self) -> tuple[int, ...]:
+        """Device id at each mesh position (row-major): `device_ids`, or iota."""
+        return self.device_ids if self.device_ids else tuple(range(self.total_size))
+
+    def has_axis(self, name: str) -> bool:
+        return any(a.name == name for a in self.axes)
+
+    def axis_index(self, name: str) -> int | None:
+        for i, a in enumerate(self.axes):
+            if a.name == name:
+                return i
+        return None
+
+    def axis_size(self, name: str) -> int:
+        for a in self.axes:
+            if a.name == name:
+                return a.size
+        raise ShardingError(f'unknown axis name: "{name}"')
+
+    def __str__(self) -> str:
+        return "#sdy.mesh" + self.body()
+
+    def body(self) -> str:
+        """The bare form used after `sdy.mesh @m =` and `mesh`: `<["x"=2]>`."""
+        text = "<[" + ", ".join(map(str, self.axes)) + "]"
+        if self.device_ids:
+            text += ", device_ids=[" + ", ".join(map(str, self.device_ids)) + "]"
+        return text + ">"
+
+
+@dataclass(frozen=True, slots=True)
+class MeshTable:
+    """Named meshes, as the `sdy.mesh @name = <...>` ops of a module.
+
+    Several meshes may describe the same devices (e.g. `<["a"=4, "b"=2]>` and
+    `<["x"=2, "y"=2, "z"=2]>`); shardings name the one they use.
+    """
+
+    meshes: tuple[tuple[str, Mesh], ...] = ()
+
+    def __post_init__(self) -> None:
+        meshes = tuple((n, m) for n, m in self.meshes)
+        object.__setattr__(self, "meshes", meshes)
+        seen: set[str] = set()
+        for name, _ in meshes:
+            if name in seen:
+                raise ShardingError(f"redefinition of symbol named '{name}'")
+            seen.add(name)
+
+    @classmethod
+    def of(cls, **meshes: Mesh) -> MeshTable:
+        return cls(tuple(meshes.items()))
+
+    @classmethod
+    def parse(cls, text: str) -> MeshTable:
+        """Parses `sdy.mesh @name = <...>` ops (one after another, any whitespace)."""
+        from .syntax import parse_mesh_table
+
+        return parse_mesh_table(text)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(n for n, _ in self.meshes)
+
+    def get(self, name: str) -> Mesh | None:
+        for n, m in self.meshes:
+            if n == name:
+                return m
+        return None
+
+    def __getitem__(self, name: str) -> Mesh:
+        mesh = self.get(name)
+        if mesh is None:
+            raise ShardingError(f"unknown mesh: {symbol_name(name)}")
+        return mesh
+
+    def __contains__(self, name: object) -> bool:
+        return any(n == name for n, _ in self.meshes)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.meshes)
+
+    def same_devices(self, a: str, b: str) -> bool:
+        """Whether meshes `a` and `b` put the same devices at the same positions."""
+        return self[a].devices == self[b].devices
+
+    def __str__(self) -> str:
+        return "\n".join(f"sdy.mesh {symbol_name(n)} = {m.body()}" for n, m in self.meshes)

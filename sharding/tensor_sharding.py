@@ -1,0 +1,226 @@
+"""Tensor shardings: per-dim axes, open/closed dims, priorities, replicated/unreduced axes."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterator
+
+from .axes import AxisRef, quote
+from .errors import InvalidShardingError, ShardingError
+from .mesh import Mesh, MeshTable, symbol_name
+
+__all__ = [
+    "DimensionSharding", "TensorSharding", "TensorShardingPerValue", "ManualAxes",
+    "REDUCTION_OPS",
+]
+
+REDUCTION_OPS = ("sum", "max", "min")
+"""Reductions of unreduced axes (Shardy `main`; jaxlib 0.10.2 only knows the implicit sum)."""
+
+
+def _axes_text(axes: tuple[AxisRef, ...]) -> str:
+    return ", ".join(map(str, axes))
+
+
+@dataclass(frozen=True, slots=True)
+class DimensionSharding:
+    """How one tensor dim is sharded: `{"x", "y"}`, `{"x", ?}`, `{?}p1`."""
+
+    axes: tuple[AxisRef, ...] = ()
+    """Axis refs, major to minor."""
+    is_closed: bool = True
+    """Closed dims (`{...}`) are fixed; open ones (`{..., ?}`) may be sharded further."""
+    priority: int | None = None
+    """`pN`: lower is propagated earlier; `None` is the highest priority."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.axes, tuple):
+            object.__setattr__(self, "axes", tuple(self.axes))
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.axes
+
+    def sharded_size(self, mesh: Mesh) -> int:
+        """Number of shards along this dim: the product of its axis ref sizes."""
+        return math.prod(a.size(mesh) for a in self.axes)
+
+    def __str__(self) -> str:
+        body = _axes_text(self.axes)
+        if not self.is_closed:
+            body = body + ", ?" if self.axes else "?"
+        text = "{" + body + "}"
+        return text if self.priority is None else f"{text}p{self.priority}"
+
+
+@dataclass(frozen=True, slots=True)
+class TensorSharding:
+    """Shardy's `#sdy.sharding<@mesh, [dims...], replicated={...}, unreduced={...}>`."""
+
+    mesh_or_ref: str | Mesh
+    """Name of an `sdy.mesh` symbol (without `@`), or an inlined `Mesh`."""
+    dim_shardings: tuple[DimensionSharding, ...] = ()
+    replicated_axes: tuple[AxisRef, ...] = ()
+    """Axes explicitly replicated (sorted in mesh order); they block later propagation."""
+    unreduced_axes: tuple[AxisRef, ...] = ()
+    """Axes along which the tensor holds partial results (sorted in mesh order)."""
+    reduction_op: str = "sum"
+    """How unreduced axes reduce: `sum` (all jaxlib 0.10.2 knows), or Shardy `main`'s `max`/`min`."""
+
+    def __post_init__(self) -> None:
+        for field in ("dim_shardings", "replicated_axes", "unreduced_axes"):
+            value = getattr(self, field)
+            if not isinstance(value, tuple):
+                object.__setattr__(self, field, tuple(value))
+        if self.reduction_op not in REDUCTION_OPS:
+            raise ShardingError(f"reduction_op must be one of {REDUCTION_OPS}, got: {self.reduction_op!r}")
+
+    @classmethod
+    def parse(cls, text: str) -> TensorSharding:
+        """Parses `#sdy.sharding<...>`, `sharding<...>` or a bare `<@m, [...]>` body."""
+        from .syntax import parse_tensor_sharding
+
+        return parse_tensor_sharding(text)
+
+    @classmethod
+    def replicated(cls, mesh_or_ref: str | Mesh, rank: int, *, is_closed: bool = True) -> TensorSharding:
+        """A fully replicated sharding (`{}` or, open, `{?}` for every dim)."""
+        return cls(mesh_or_ref, tuple(DimensionSharding((), is_closed) for _ in range(rank)))
+
+    @property
+    def rank(self) -> int:
+        return len(self.dim_shardings)
+
+    @property
+    def mesh_name(self) -> str | None:
+        """The referenced mesh symbol, or `None` for an inlined mesh."""
+        return self.mesh_or_ref if isinstance(self.mesh_or_ref, str) else None
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        """No dim is sharded (Shardy's `isFullyReplicated`)."""
+        return all(not d.axes for d in self.dim_shardings)
+
+    @property
+    def is_fully_closed(self) -> bool:
+        return all(d.is_closed for d in self.dim_shardings)
+
+    @property
+    def is_fully_open(self) -> bool:
+        return all(not d.is_closed for d in self.dim_shardings)
+
+    def axis_refs(self) -> Iterator[AxisRef]:
+        """Every axis ref: dims in order, then replicated, then unreduced."""
+        for dim in self.dim_shardings:
+            yield from dim.axes
+        yield from self.replicated_axes
+        yield from self.unreduced_axes
+
+    def resolve_mesh(self, mesh: Mesh | MeshTable) -> Mesh:
+        """The mesh this sharding is bound to: inlined, looked up in a table, or `mesh` itself."""
+        if isinstance(self.mesh_or_ref, Mesh):
+            return self.mesh_or_ref
+        if isinstance(mesh, MeshTable):
+            found = mesh.get(self.mesh_or_ref)
+            if found is None:
+                raise InvalidShardingError(f"unknown mesh: {symbol_name(self.mesh_or_ref)}")
+            return found
+        return mesh
+
+    # -- shapes ----------------------------------------------------------------------------
+
+    def num_shards_per_dim(self, mesh: Mesh | MeshTable) -> tuple[int, ...]:
+        """How many pieces each dim is cut into."""
+        m = self.resolve_mesh(mesh)
+        return tuple(d.sharded_size(m) for d in self.dim_shardings)
+
+    def local_shape(self, shape: tuple[int, ...], mesh: Mesh | MeshTable) -> tuple[int, ...]:
+        """Per-device buffer shape: `ceil(dim / shards)` (uneven dims are padded at the end)."""
+        shards = self.num_shards_per_dim(mesh)
+        if len(shape) != len(shards):
+            raise InvalidShardingError(f"sharding doesn't match tensor rank: {len(shards)} != {len(shape)}")
+        return tuple(-(-d // n) for d, n in zip(shape, shards))
+
+    def replicated_mesh_axes(self, mesh: Mesh | MeshTable, *, explicit: bool | None = None) -> tuple[AxisRef, ...]:
+        """Parts of the mesh that shard no dim (and are not unreduced), in mesh order.
+
+        `explicit=True` gives only the `replicated` list, `False` only the implicit rest,
+        `None` both. Axes partly used by sub-axes contribute their unused sub-axes.
+        """
+        from .axes import difference, sort_and_merge
+
+        m = self.resolve_mesh(mesh)
+        if explicit:
+            return self.replicated_axes
+        used = [a for d in self.dim_shardings for a in d.axes] + list(self.unreduced_axes)
+        if explicit is False:
+            used += self.replicated_axes
+        free = difference([AxisRef(a.name) for a in m.axes], sort_and_merge(used, m), m)
+        return sort_and_merge(free, m) if free else ()
+
+    # -- text ------------------------------------------------------------------------------
+
+    def body(self) -> str:
+        """The bare form used by pretty sdy ops: `<@m, [{"x"}, {}]>`."""
+        if isinstance(self.mesh_or_ref, Mesh):
+            mesh = "mesh" + self.mesh_or_ref.body()
+        else:
+            mesh = symbol_name(self.mesh_or_ref)
+        text = f"<{mesh}, [" + ", ".join(map(str, self.dim_shardings)) + "]"
+        if self.replicated_axes:
+            text += ", replicated={" + _axes_text(self.replicated_axes) + "}"
+        if self.unreduced_axes:
+            op = "" if self.reduction_op == "sum" else self.reduction_op
+            text += f", unreduced={op}{{" + _axes_text(self.unreduced_axes) + "}"
+        return text + ">"
+
+    def __str__(self) -> str:
+        return "#sdy.sharding" + self.body()
+
+
+@dataclass(frozen=True, slots=True)
+class TensorShardingPerValue:
+    """One sharding per op result: `#sdy.sharding_per_value<[<@m, [...]>, ...]>`."""
+
+    shardings: tuple[TensorSharding, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.shardings, tuple):
+            object.__setattr__(self, "shardings", tuple(self.shardings))
+
+    @classmethod
+    def parse(cls, text: str) -> TensorShardingPerValue:
+        from .syntax import parse_tensor_sharding_per_value
+
+        return parse_tensor_sharding_per_value(text)
+
+    def body(self) -> str:
+        """`[<@m, [...]>, ...]`, the form pretty ops print."""
+        return "[" + ", ".join(s.body() for s in self.shardings) + "]"
+
+    def __str__(self) -> str:
+        return "#sdy.sharding_per_value<" + self.body() + ">"
+
+
+@dataclass(frozen=True, slots=True)
+class ManualAxes:
+    """The `manual_axes` of an `sdy.manual_computation`: `{"x", "y"}` (full axes only)."""
+
+    names: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.names, tuple):
+            object.__setattr__(self, "names", tuple(self.names))
+
+    @classmethod
+    def parse(cls, text: str) -> ManualAxes:
+        from .syntax import parse_manual_axes
+
+        return parse_manual_axes(text)
+
+    def body(self) -> str:
+        return "{" + ", ".join(quote(n) for n in self.names) + "}"
+
+    def __str__(self) -> str:
+        return "#sdy<manual_axes" + self.body() + ">"
