@@ -1,1 +1,27 @@
-"""tiling"""
+"""XLA tiled layouts for numpy: exact text, linear indices, and a codec for physical buffers.
+
+>>> import tiling
+>>> shape = tiling.Shape.parse("bf16[4,8]{1,0:T(2,4)(2,1)}")
+>>> str(shape), tiling.byte_size(shape)
+('bf16[4,8]{1,0:T(2,4)(2,1)}', 64)
+"""
+
+from tiling.codec import decode, encode
+from tiling.dtypes import ELEMENT_TYPES, ElementType
+from tiling.errors import LayoutError, LayoutParseError, UnsupportedLayoutError
+from tiling.layout import (
+    COMBINE_DIMENSION,
+    Layout,
+    Shape,
+    Tile,
+    byte_size,
+    check_encodable,
+    linear_index,
+    tiled_dimensions,
+)
+
+__all__ = [
+    "COMBINE_DIMENSION", "ELEMENT_TYPES", "ElementType", "Layout", "LayoutError",
+    "LayoutParseError", "Shape", "Tile", "UnsupportedLayoutError", "byte_size",
+    "check_encodable", "decode", "encode", "linear_index", "tiled_dimensions",
+]

@@ -1,0 +1,138 @@
+"""Public `encode`/`decode`: validate everything, then call one engine function per direction.
+
+The engine (`_ENCODE_ENGINE`/`_DECODE_ENGINE`) receives only checked inputs: the logical array
+viewed as its unsigned container, a `Layout`, the `ElementType`, and a C-contiguous, writeable
+output of exactly the right size. Swapping the engine never touches validation.
+
+>>> import numpy as np
+>>> x = np.arange(15, dtype=np.float32).reshape(3, 5)
+>>> buf = encode(x, "{1,0:T(2,2)}")
+>>> buf.dtype, buf.size
+(dtype('uint8'), 96)
+>>> bool((decode(buf, "f32[3,5]{1,0:T(2,2)}") == x).all())
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tiling import _reference
+from tiling.dtypes import ELEMENT_TYPES, element_type_for_dtype
+from tiling.errors import LayoutError
+from tiling.layout import Layout, Shape, as_shape, byte_size, check_encodable
+
+__all__ = ["encode", "decode"]
+
+_ENCODE_ENGINE = _reference.encode_into
+_DECODE_ENGINE = _reference.decode_into
+
+
+def _shape_for_array(x: np.ndarray, layout: Layout | Shape | str) -> Shape:
+    """The `Shape` `x` is encoded as; checks dtype, rank and dimensions against `layout`."""
+    if isinstance(layout, str):
+        layout = Layout.parse(layout) if layout.lstrip().startswith("{") else Shape.parse(layout)
+    if isinstance(layout, Layout):
+        et = element_type_for_dtype(x.dtype)
+        if layout.rank != x.ndim:
+            raise LayoutError(f"array has rank {x.ndim} (shape {x.shape}) but layout {layout} "
+                              f"has rank {layout.rank}")
+        return Shape(et.name, x.shape, layout)
+    if isinstance(layout, Shape):
+        if element_type_for_dtype(x.dtype).name != layout.element_type:
+            raise LayoutError(f"array has dtype {x.dtype} but {layout} expects "
+                              f"{layout.dtype} ({layout.element_type})")
+        if x.shape != layout.dimensions:
+            raise LayoutError(f"array has shape {x.shape} but {layout} expects "
+                              f"{layout.dimensions}")
+        return layout
+    raise LayoutError(f"expected a Layout, a Shape or their text, found {layout!r}")
+
+
+def _native(x: np.ndarray) -> np.ndarray:
+    return x if x.dtype.isnative else x.astype(x.dtype.newbyteorder("="))
+
+
+def encode(array, layout: Layout | Shape | str, *, out: np.ndarray | None = None,
+           allow_nested_padding: bool = False) -> np.ndarray:
+    """Encodes a logical array into its tiled physical buffer (flat `uint8`, padding zeroed).
+
+    Parameters
+    ----------
+    array : array_like
+        Any strides or memory order; its dtype picks the element type when `layout` is a
+        `Layout` (`bool` → pred, `ml_dtypes.bfloat16` → bf16, ...).
+    layout : Layout, Shape or str
+        `{1,0:T(8,128)(2,1)}` or `bf16[256,512]{1,0:T(8,128)(2,1)}`; a shape must match the
+        array's dtype and dimensions.
+    out : ndarray, optional
+        C-contiguous writeable `uint8` array of exactly `byte_size` bytes, reused as output.
+    allow_nested_padding : bool
+        Accept later tiles that pad again (see `tiling.check_encodable`).
+    """
+    x = np.asarray(array)
+    shape = _shape_for_array(x, layout)
+    nbytes = byte_size(shape, allow_nested_padding=allow_nested_padding)
+    if out is None:
+        out = np.empty(nbytes, np.uint8)
+    else:
+        _check_buffer(out, nbytes, "out", writeable=True)
+        if np.may_share_memory(out, x):
+            raise LayoutError("out must not overlap the input array")
+    et = ELEMENT_TYPES[shape.element_type]
+    _ENCODE_ENGINE(_native(x).view(et.container), shape.layout, et, out.reshape(-1))
+    return out
+
+
+def decode(buffer, shape: Shape | str, *, out: np.ndarray | None = None,
+           allow_nested_padding: bool = False) -> np.ndarray:
+    """Decodes a tiled physical buffer into the logical array of `shape`.
+
+    Parameters
+    ----------
+    buffer : ndarray of uint8 or bytes-like
+        Exactly `byte_size(shape)` bytes, C-contiguous. Padding is never read.
+    shape : Shape or str
+        Element type, dimensions and layout (a layout alone does not say what to build).
+    out : ndarray, optional
+        C-contiguous writeable array of `shape.dtype` and `shape.dimensions`, filled and returned.
+    allow_nested_padding : bool
+        Accept later tiles that pad again (see `tiling.check_encodable`).
+    """
+    if isinstance(shape, Layout):
+        raise LayoutError(f"decode needs a Shape (element type and dimensions), found the "
+                          f"layout {shape}; write e.g. 'f32[3,5]{shape}'")
+    shape = as_shape(shape)
+    check_encodable(shape, allow_nested_padding=allow_nested_padding)
+    if isinstance(buffer, (bytes, bytearray, memoryview)):
+        buffer = np.frombuffer(buffer, np.uint8)
+    nbytes = byte_size(shape, allow_nested_padding=allow_nested_padding)
+    _check_buffer(buffer, nbytes, "buffer", writeable=False)
+    et = ELEMENT_TYPES[shape.element_type]
+    if out is None:
+        out = np.empty(shape.dimensions, et.dtype)
+    else:
+        if not isinstance(out, np.ndarray) or out.dtype != et.dtype \
+                or out.shape != shape.dimensions:
+            found = (f"{out.dtype} {out.shape}" if isinstance(out, np.ndarray)
+                     else type(out).__name__)
+            raise LayoutError(f"out must be an array of {et.dtype} with shape "
+                              f"{shape.dimensions}, found {found}")
+        if not (out.flags.c_contiguous and out.flags.writeable):
+            raise LayoutError("out must be C-contiguous and writeable")
+        if np.may_share_memory(out, buffer):
+            raise LayoutError("out must not overlap the buffer")
+    _DECODE_ENGINE(buffer.reshape(-1), shape.layout, et, out.view(et.container))
+    return out
+
+
+def _check_buffer(buf, nbytes: int, name: str, *, writeable: bool) -> None:
+    if not isinstance(buf, np.ndarray) or buf.dtype != np.uint8:
+        found = f"dtype {buf.dtype}" if isinstance(buf, np.ndarray) else type(buf).__name__
+        raise LayoutError(f"{name} must be a uint8 array, found {found}")
+    if buf.size != nbytes:
+        raise LayoutError(f"{name} must hold exactly {nbytes} bytes, found {buf.size}")
+    if not buf.flags.c_contiguous:
+        raise LayoutError(f"{name} must be C-contiguous")
+    if writeable and not buf.flags.writeable:
+        raise LayoutError(f"{name} must be writeable")

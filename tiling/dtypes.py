@@ -1,0 +1,108 @@
+"""XLA element types and the numpy/ml_dtypes dtypes that hold them.
+
+One table, `ELEMENT_TYPES`, maps XLA's primitive-type names to an `ElementType`; adding a dtype
+is one row. `bit_width` is XLA's `primitive_util::BitWidth`; without `E(n)` an element takes
+`storage_bits = 8 * ceil(bit_width / 8)` bits (so PRED and s4 take one byte each).
+
+>>> ELEMENT_TYPES["bf16"].dtype.name, ELEMENT_TYPES["bf16"].bit_width
+('bfloat16', 16)
+>>> ELEMENT_TYPES["pred"].bit_width, ELEMENT_TYPES["pred"].storage_bits
+(1, 8)
+>>> element_type_for_dtype(np.dtype(np.float32)).name
+'f32'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+
+from tiling.errors import LayoutError
+
+__all__ = ["ELEMENT_TYPES", "ElementType", "element_type", "element_type_for_dtype"]
+
+
+@dataclass(frozen=True, slots=True)
+class ElementType:
+    """One XLA primitive type."""
+
+    name: str
+    """XLA's lowercase name, as printed in shapes (`bf16`)."""
+    dtype: np.dtype
+    """The numpy dtype of a logical array of this type (ml_dtypes for bf16, int4, fp8, ...)."""
+    bit_width: int
+    """XLA's `BitWidth`: the number of meaningful bits (pred 1, s4 4, c64 64)."""
+    is_signed_integer: bool
+    """Two's-complement integer (`s*`): widened storage sign-extends."""
+
+    @property
+    def storage_bits(self) -> int:
+        """Bits per stored element when the layout has no `E(n)`: whole bytes."""
+        return -(-self.bit_width // 8) * 8
+
+    @property
+    def is_integer(self) -> bool:
+        """pred, `s*` or `u*`: the types whose storage may be widened by `E(n)`."""
+        return self.name == "pred" or self.name[0] in "su"
+
+    @property
+    def container(self) -> np.dtype:
+        """Unsigned dtype of the same itemsize, used to move bit patterns (no float math).
+
+        c128 has no 128-bit unsigned integer; it moves as a 16-byte void.
+        """
+        size = self.dtype.itemsize
+        return np.dtype(f"u{size}") if size <= 8 else np.dtype((np.void, size))
+
+
+def _table() -> dict[str, ElementType]:
+    rows = [  # (XLA name, dtype, BitWidth)
+        ("pred", np.bool_, 1),
+        ("s1", ml_dtypes.int1, 1), ("s2", ml_dtypes.int2, 2), ("s4", ml_dtypes.int4, 4),
+        ("s8", np.int8, 8), ("s16", np.int16, 16), ("s32", np.int32, 32), ("s64", np.int64, 64),
+        ("u1", ml_dtypes.uint1, 1), ("u2", ml_dtypes.uint2, 2), ("u4", ml_dtypes.uint4, 4),
+        ("u8", np.uint8, 8), ("u16", np.uint16, 16), ("u32", np.uint32, 32), ("u64", np.uint64, 64),
+        ("f16", np.float16, 16), ("bf16", ml_dtypes.bfloat16, 16),
+        ("f32", np.float32, 32), ("f64", np.float64, 64),
+        ("c64", np.complex64, 64), ("c128", np.complex128, 128),
+        ("f8e5m2", ml_dtypes.float8_e5m2, 8), ("f8e4m3", ml_dtypes.float8_e4m3, 8),
+        ("f8e4m3fn", ml_dtypes.float8_e4m3fn, 8),
+        ("f8e4m3b11fnuz", ml_dtypes.float8_e4m3b11fnuz, 8),
+        ("f8e3m4", ml_dtypes.float8_e3m4, 8), ("f8e5m2fnuz", ml_dtypes.float8_e5m2fnuz, 8),
+        ("f8e4m3fnuz", ml_dtypes.float8_e4m3fnuz, 8), ("f8e8m0fnu", ml_dtypes.float8_e8m0fnu, 8),
+        ("f4e2m1fn", ml_dtypes.float4_e2m1fn, 4),
+    ]
+    return {
+        name: ElementType(name, np.dtype(dt), bits, name[0] == "s")
+        for name, dt, bits in rows
+    }
+
+
+ELEMENT_TYPES: dict[str, ElementType] = _table()
+_BY_DTYPE = {et.dtype: et for et in ELEMENT_TYPES.values()}
+
+
+def element_type(name: str) -> ElementType:
+    """The `ElementType` named `name` (case-insensitive: the design doc writes `F32`)."""
+    et = ELEMENT_TYPES.get(name.lower())
+    if et is None:
+        raise LayoutError(
+            f"unknown element type {name!r}; expected one of {', '.join(ELEMENT_TYPES)}")
+    return et
+
+
+def element_type_for_dtype(dtype) -> ElementType:
+    """The `ElementType` whose arrays have `dtype` (byte order ignored)."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as e:
+        raise LayoutError(f"expected a numpy dtype, found {dtype!r}") from e
+    if dt.byteorder not in "=|":
+        dt = dt.newbyteorder("=")
+    et = _BY_DTYPE.get(dt)
+    if et is None:
+        raise LayoutError(f"dtype {dt} has no XLA element type; supported: "
+                          + ", ".join(str(d) for d in _BY_DTYPE))
+    return et
