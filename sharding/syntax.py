@@ -1,0 +1,603 @@
+"""Parse and print Shardy's `sdy` attribute text exactly as jaxlib 0.10.2's MLIR does.
+
+The parser follows MLIR's lexer (whitespace and `//` comments between tokens, `"..."` strings
+with `\\"`, `\\\\`, `\\n`, `\\t`, `\\XX` escapes, `0x` integers) and Shardy's attribute grammar,
+and reports the first diagnostic MLIR would report, with its exact text, as a
+`ShardingParseError` (`.message`, `.pos` an absolute offset). Meshes are verified while parsing,
+as MLIR does when it builds the attribute.
+
+Entry points for text embedded in a larger document (`sdy_passes` uses them) take `(text, pos)`
+and return `(value, end)`:
+
+* `parse_attribute`: a full attribute, `#sdy.sharding<...>`, `#sdy.sharding_per_value<[...]>`,
+  `#sdy.mesh<...>`, `#sdy<manual_axes{...}>`, the generic `#sdy<sharding<...>>` and the design
+  doc's `sharding<...>` / `mesh<...>`;
+* `parse_tensor_sharding_body`, `parse_tensor_sharding_per_value_body`, `parse_mesh_body`,
+  `parse_manual_axes_body`: the bare forms pretty ops print.
+
+`str(value)` prints the full attribute and `print_body(value)` the bare form.
+
+`shardy_main=True` also accepts Shardy `main`'s reduction forms `unreduced=max{...}`,
+`unreduced=min{...}`, `unreduced=sum{...}` and `unreduced{...}` (newer than jaxlib 0.10.2,
+which rejects them with `expected '{'` / `expected '='`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, TypeVar, Union
+
+from .axes import AxisRef, SubAxisInfo
+from .errors import ShardingParseError
+from .mesh import Mesh, MeshAxis, MeshTable
+from .tensor_sharding import DimensionSharding, ManualAxes, TensorSharding, TensorShardingPerValue
+
+__all__ = [
+    "parse_attribute", "parse_tensor_sharding_body", "parse_tensor_sharding_per_value_body",
+    "parse_mesh_body", "parse_manual_axes_body", "print_body", "parse_tensor_sharding",
+    "parse_tensor_sharding_per_value", "parse_mesh", "parse_mesh_table", "parse_manual_axes",
+    "parse_axis_ref", "mesh_verifier_error", "Attribute",
+]
+
+Attribute = Union[TensorSharding, TensorShardingPerValue, Mesh, ManualAxes]
+T = TypeVar("T")
+
+_INT64_MAX = 2**63 - 1
+_SPACE = re.compile(r"(?:[ \t\n\r]+|//[^\n]*)*")
+_BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
+_DIGITS = re.compile(r"[0-9]+")
+_FLOAT_TAIL = re.compile(r"\.[0-9]*(?:[eE][-+]?[0-9]+)?")
+_HEX = re.compile(r"0x[0-9a-fA-F]+")
+_SIMPLE_STRING = re.compile(r'"([^"\\\n\v\f]*)"')
+_PUNCT = frozenset("<>[]{}(),=:?*+|-")
+_BRACKETS = {">": "<", "]": "[", ")": "(", "}": "{"}
+
+
+def _decode_escapes(raw: str) -> str:
+    out = bytearray()
+    i = 0
+    while i < len(raw):
+        c = raw[i]
+        if c != "\\":
+            j = raw.find("\\", i)
+            j = len(raw) if j < 0 else j
+            out += raw[i:j].encode("utf-8", "surrogateescape")
+            i = j
+            continue
+        nxt = raw[i + 1]
+        if nxt in '"\\':
+            out.append(ord(nxt))
+            i += 2
+        elif nxt == "n":
+            out.append(10)
+            i += 2
+        elif nxt == "t":
+            out.append(9)
+            i += 2
+        else:
+            out.append(int(raw[i + 1 : i + 3], 16))
+            i += 3
+    # Names are byte strings in MLIR; bytes that are not UTF-8 survive as surrogates.
+    return out.decode("utf-8", "surrogateescape")
+
+
+class _Token:
+    __slots__ = ("kind", "start", "end", "value")
+
+    def __init__(self, kind: str, start: int, end: int, value: object = None):
+        self.kind = kind  # 'string', 'int', 'float', 'id', 'at', 'hash', 'eof' or the punctuation
+        self.start = start
+        self.end = end
+        self.value = value
+
+
+def _lex_string(text: str, pos: int, kind: str) -> _Token:
+    m = _SIMPLE_STRING.match(text, pos)
+    if m:
+        return _Token(kind, pos, m.end(), m.group(1))
+    i = pos + 1
+    while True:
+        if i >= len(text) or text[i] in "\n\v\f":
+            raise ShardingParseError("expected '\"' in string literal", text, min(i, len(text)))
+        c = text[i]
+        if c == '"':
+            return _Token(kind, pos, i + 1, _decode_escapes(text[pos + 1 : i]))
+        if c == "\\":
+            nxt = text[i + 1 : i + 2]
+            if nxt and nxt in '"\\nt':
+                i += 2
+                continue
+            if len(text) > i + 2 and text[i + 1] in _HEXDIGITS and text[i + 2] in _HEXDIGITS:
+                i += 3
+                continue
+            raise ShardingParseError("unknown escape in string literal", text, i)
+        i += 1
+
+
+class _Parser:
+    """A one-token-lookahead parser over `text`, MLIR style."""
+
+    __slots__ = ("text", "tok", "prev_end", "shardy_main")
+
+    def __init__(self, text: str, pos: int, shardy_main: bool = False):
+        self.text = text
+        self.shardy_main = shardy_main
+        self.prev_end = pos
+        self.tok = self._lex(pos)
+
+    # -- lexer ---------------------------------------------------------------------------
+
+    def error(self, message: str, pos: int | None = None) -> ShardingParseError:
+        return ShardingParseError(message, self.text, self.tok.start if pos is None else pos)
+
+    def _lex(self, pos: int) -> _Token:
+        text = self.text
+        pos = _SPACE.match(text, pos).end()
+        if pos >= len(text):
+            return _Token("eof", len(text), len(text))
+        c = text[pos]
+        if c == '"':
+            return self._lex_string(pos, "string")
+        if c in _PUNCT:
+            if c == "-" and text.startswith("->", pos):
+                return _Token("->", pos, pos + 2)
+            return _Token(c, pos, pos + 1)
+        if c.isdigit():
+            m = _HEX.match(text, pos)
+            if m:
+                return _Token("int", pos, m.end(), int(m.group(), 16))
+            end = _DIGITS.match(text, pos).end()
+            f = _FLOAT_TAIL.match(text, end)
+            if f and text[end] == ".":
+                return _Token("float", pos, f.end())
+            return _Token("int", pos, end, int(text[pos:end]))
+        if c.isascii() and (c.isalpha() or c == "_"):
+            end = _BARE.match(text, pos).end()
+            return _Token("id", pos, end, text[pos:end])
+        if c == "@":
+            if pos + 1 < len(text) and text[pos + 1] == '"':
+                tok = self._lex_string(pos + 1, "at")
+                tok.start = pos
+                return tok
+            m = _BARE.match(text, pos + 1)
+            if not m:
+                raise ShardingParseError("invalid symbol reference", text, pos)
+            return _Token("at", pos, m.end(), m.group())
+        if c == "#":
+            m = _BARE.match(text, pos + 1) or _DIGITS.match(text, pos + 1)
+            if not m:
+                raise ShardingParseError("invalid attribute name", text, pos)
+            return _Token("hash", pos, m.end(), m.group())
+        if c == ".":
+            if text.startswith("...", pos):
+                return _Token("...", pos, pos + 3)
+            raise ShardingParseError("expected three consecutive dots for an ellipsis", text, pos)
+        if c in "%^!":
+            m = _BARE.match(text, pos + 1) or _DIGITS.match(text, pos + 1)
+            if m:
+                return _Token(c + "id", pos, m.end(), m.group())
+        raise ShardingParseError("unexpected character", text, pos)
+
+    def _lex_string(self, pos: int, kind: str) -> _Token:
+        return _lex_string(self.text, pos, kind)
+
+    # -- token helpers -------------------------------------------------------------------
+
+    def advance(self) -> _Token:
+        tok = self.tok
+        self.prev_end = tok.end
+        self.tok = self._lex(tok.end)
+        return tok
+
+    def optional(self, kind: str) -> bool:
+        if self.tok.kind == kind:
+            self.advance()
+            return True
+        return False
+
+    def expect(self, kind: str) -> None:
+        if self.tok.kind != kind:
+            raise self.error(f"expected '{kind}'")
+        self.advance()
+
+    def optional_keyword(self, word: str) -> bool:
+        if self.tok.kind == "id" and self.tok.value == word:
+            self.advance()
+            return True
+        return False
+
+    def string(self) -> str:
+        if self.tok.kind != "string":
+            raise self.error("expected string")
+        return self.advance().value  # type: ignore[return-value]
+
+    def integer(self) -> int:
+        start = self.tok.start
+        negative = self.optional("-")
+        if self.tok.kind != "int":
+            raise self.error("expected integer value")
+        value = self.advance().value
+        value = -value if negative else value  # type: ignore[operator]
+        if not -_INT64_MAX - 1 <= value <= _INT64_MAX:
+            raise self.error("integer value too large", start)
+        return value
+
+    def comma_list(self, element: Callable[[], T]) -> list[T]:
+        items = [element()]
+        while self.optional(","):
+            items.append(element())
+        return items
+
+    # -- grammar -------------------------------------------------------------------------
+
+    def mesh_axis(self) -> MeshAxis:
+        start = self.tok.start
+        name = self.string()
+        self.expect("=")
+        size = self.integer()
+        if size <= 0:
+            raise self.error(f"axis size must be at least 1, got: {size}", start)
+        return MeshAxis(name, size)
+
+    def mesh(self) -> Mesh:
+        start = self.tok.start
+        self.expect("<")
+        self.expect("[")
+        axes: list[MeshAxis] = []
+        if not self.optional("]"):
+            axes = self.comma_list(self.mesh_axis)
+            self.expect("]")
+        device_ids: list[int] = []
+        if self.optional(","):
+            if not self.optional_keyword("device_ids"):
+                raise self.error("expected 'device_ids'")
+            self.expect("=")
+            self.expect("[")
+            device_ids = self.comma_list(self.integer)
+            self.expect("]")
+        self.expect(">")
+        # Like Shardy's attribute builder, drop iota device ids before verifying.
+        mesh = Mesh(tuple(axes), tuple(device_ids))
+        message = mesh_verifier_error(mesh.axes, mesh.device_ids)
+        if message:
+            raise self.error(message, start)
+        return mesh
+
+    def sub_axis_info(self) -> SubAxisInfo:
+        self.expect("(")
+        pre_size = self.integer()
+        self.expect(")")
+        return SubAxisInfo(pre_size, self.integer())
+
+    def axis_ref(self) -> AxisRef:
+        name = self.string()
+        if self.optional(":"):
+            return AxisRef(name, self.sub_axis_info())
+        return AxisRef(name)
+
+    def dimension_sharding(self) -> DimensionSharding:
+        self.expect("{")
+        axes: list[AxisRef] = []
+        is_closed = True
+        while not self.optional("}"):
+            if axes:
+                self.expect(",")
+            if self.optional("?"):
+                is_closed = False
+                self.expect("}")
+                break
+            axes.append(self.axis_ref())
+        priority = None
+        if self.tok.kind == "id":
+            word = self.advance().value
+            digits = word[1:]  # type: ignore[index]
+            if len(word) < 2 or word[0] != "p" or not digits.isdigit() or not digits.isascii():  # type: ignore[index]
+                raise self.error(f"expecting priority in format 'p<number>', got: {word}", self.prev_end)
+            if digits.startswith("0") and len(digits) > 1:
+                raise self.error(f"priorities with leading zeros are not allowed, got: {word}", self.prev_end)
+            priority = int(digits)
+            if priority > _INT64_MAX:
+                raise self.error(f"expecting integer priority, got: {word}", self.prev_end)
+        return DimensionSharding(tuple(axes), is_closed, priority)
+
+    def mesh_or_ref(self) -> str | Mesh:
+        if self.optional_keyword("mesh"):
+            return self.mesh()
+        tok = self.tok
+        if tok.kind == "at":
+            self.advance()
+            if self.tok.kind == ":" and self.text.startswith("::", self.tok.start):
+                raise self.error("invalid kind of attribute specified", tok.start)
+            return tok.value  # type: ignore[return-value]
+        if tok.kind in ("string", "int", "float") or (tok.kind == "id" and tok.value in ("true", "false", "unit")):
+            raise self.error("invalid kind of attribute specified")
+        raise self.error("expected attribute value")
+
+    def axis_list(self) -> list[AxisRef]:
+        self.expect("{")
+        axes = self.comma_list(self.axis_ref)
+        self.expect("}")
+        return axes
+
+    def tensor_sharding(self) -> TensorSharding:
+        self.expect("<")
+        mesh_or_ref = self.mesh_or_ref()
+        self.expect(",")
+        self.expect("[")
+        dims: list[DimensionSharding] = []
+        if not self.optional("]"):
+            dims = self.comma_list(self.dimension_sharding)
+            self.expect("]")
+        replicated: list[AxisRef] = []
+        unreduced: list[AxisRef] = []
+        reduction = "sum"
+        while self.optional(","):
+            if not replicated and self.optional_keyword("replicated"):
+                self.expect("=")
+                replicated = self.axis_list()
+            elif not unreduced and self.optional_keyword("unreduced"):
+                if self.shardy_main:
+                    if self.optional("="):
+                        for op in ("sum", "max", "min"):
+                            if self.optional_keyword(op):
+                                reduction = op
+                                break
+                else:
+                    self.expect("=")
+                unreduced = self.axis_list()
+            else:
+                raise self.error(
+                    "failed to parse Sdy_TensorSharding, expected valid named axis list after comma"
+                )
+        self.expect(">")
+        return TensorSharding(mesh_or_ref, tuple(dims), tuple(replicated), tuple(unreduced), reduction)
+
+    def tensor_sharding_per_value(self) -> TensorShardingPerValue:
+        self.expect("[")
+        shardings: list[TensorSharding] = []
+        if not self.optional("]"):
+            shardings = self.comma_list(self.tensor_sharding)
+            self.expect("]")
+        return TensorShardingPerValue(tuple(shardings))
+
+    def manual_axes(self) -> ManualAxes:
+        self.expect("{")
+        names: list[str] = []
+        if not self.optional("}"):
+            names = self.comma_list(self.manual_axis_name)
+            self.expect("}")
+        return ManualAxes(tuple(names))
+
+    def manual_axis_name(self) -> str:
+        tok = self.tok
+        if tok.kind == "string":
+            return self.advance().value  # type: ignore[return-value]
+        if tok.kind in ("int", "float", "at") or (tok.kind == "id" and tok.value in ("true", "false", "unit")):
+            raise self.error("invalid kind of attribute specified")
+        raise self.error("expected attribute value")
+
+    def mnemonic_body(self, mnemonic: str) -> Attribute:
+        if mnemonic == "sharding":
+            return self.tensor_sharding()
+        if mnemonic == "mesh":
+            return self.mesh()
+        if mnemonic == "sharding_per_value":
+            self.expect("<")
+            value = self.tensor_sharding_per_value()
+            self.expect(">")
+            return value
+        if mnemonic == "manual_axes":
+            return self.manual_axes()
+        raise self.error(f"unknown sdy attribute: {mnemonic}")
+
+    def attribute(self) -> Attribute:
+        tok = self.tok
+        if tok.kind == "hash":
+            name = tok.value
+            if name == "sdy":
+                # Generic dialect form: #sdy<mnemonic body>
+                self.advance()
+                if self.tok.kind != "<" or self.tok.start != tok.end:
+                    raise self.error("expected '<'")
+                _check_balanced(self.text, self.tok.start)
+                self.advance()
+                mnemonic = self._mnemonic()
+                value = self.mnemonic_body(mnemonic)
+                self.expect(">")
+                return value
+            if isinstance(name, str) and name.startswith("sdy."):
+                mnemonic = name[4:]
+                self.advance()
+                if self.tok.kind != "<" or self.tok.start != tok.end:
+                    raise self.error(f"expected '<' right after #{name}")
+                _check_balanced(self.text, self.tok.start)
+                return self.mnemonic_body(mnemonic)
+            raise self.error(f"expected an sdy attribute, got: #{name}")
+        return self.mnemonic_body(self._mnemonic())
+
+    def _mnemonic(self) -> str:
+        if self.tok.kind != "id":
+            raise self.error("expected an sdy attribute mnemonic (sharding, mesh, sharding_per_value, manual_axes)")
+        return self.advance().value  # type: ignore[return-value]
+
+
+_HEXDIGITS = frozenset("0123456789abcdefABCDEF")
+
+
+def _check_balanced(text: str, pos: int) -> None:
+    """MLIR first cuts a pretty dialect attribute's `<...>` body by bracket matching."""
+    stack: list[tuple[str, int]] = []
+    i = pos
+    n = len(text)
+    while True:
+        if i >= n:
+            if stack:
+                raise ShardingParseError(
+                    f"unbalanced '{stack[-1][0]}' character in pretty dialect name", text, stack[-1][1]
+                )
+            raise ShardingParseError("unexpected nul or EOF in pretty dialect name", text, i)
+        c = text[i]
+        if c in "<[({":
+            stack.append((c, i))
+        elif c == "-" and text.startswith("->", i):
+            i += 1
+        elif c in _BRACKETS:
+            if stack.pop()[0] != _BRACKETS[c]:
+                raise ShardingParseError(f"unbalanced '{c}' character in pretty dialect name", text, i)
+            if not stack:
+                return
+        elif c == '"':
+            i = _lex_string(text, i, "string").end - 1
+        i += 1
+
+
+def mesh_verifier_error(axes, device_ids) -> str | None:
+    """Shardy's `MeshAxisAttr::verify` + `MeshAttr::verify` message, or `None` (rules M1-M6)."""
+    for axis in axes:
+        if axis.size <= 0:
+            return f"axis size must be at least 1, got: {axis.size}"
+    for device_id in device_ids:
+        if device_id < 0:
+            return f"device id must be non-negative, got: {device_id}"
+    if not axes:
+        if len(device_ids) > 1:
+            return "axes is empty and device_ids has more than one element"
+        return None
+    seen: set[str] = set()
+    for axis in axes:
+        if axis.name in seen:
+            return f'duplicate axis name: "{axis.name}"'
+        seen.add(axis.name)
+    if not device_ids:
+        return None
+    # Shardy accumulates the product in a 32-bit int (std::accumulate with init `1`).
+    total = 1
+    for axis in axes:
+        total = ((total * axis.size + 2**31) % 2**32) - 2**31
+    if total != len(device_ids):
+        return (
+            "total product of axis sizes must match total number of device ids, "
+            f"got: {total} != {len(device_ids)}"
+        )
+    ordered = sorted(device_ids)
+    if ordered != list(range(len(device_ids))):
+        return "sorted device ids must be iota(product(axes)), got: " + ", ".join(map(str, ordered))
+    if list(device_ids) == ordered:
+        return (
+            "if the ordered device ids are the same as iota(product(axes)), "
+            "no need to specify them for simplicity"
+        )
+    return None
+
+
+# -- entry points ------------------------------------------------------------------------------
+
+
+def _run(text: str, pos: int, rule: Callable[[_Parser], T], shardy_main: bool = False) -> tuple[T, int]:
+    parser = _Parser(text, pos, shardy_main)
+    value = rule(parser)
+    return value, parser.prev_end
+
+
+def _whole(text: str, rule: Callable[[_Parser], T], shardy_main: bool = False) -> T:
+    parser = _Parser(text, 0, shardy_main)
+    value = rule(parser)
+    if parser.tok.kind != "eof":
+        raise parser.error("unexpected text after the attribute")
+    return value
+
+
+def parse_attribute(text: str, pos: int = 0, *, shardy_main: bool = False) -> tuple[Attribute, int]:
+    """Parses one full sdy attribute at `pos`; returns it and the offset just after it."""
+    return _run(text, pos, _Parser.attribute, shardy_main)
+
+
+def parse_tensor_sharding_body(text: str, pos: int = 0, *, shardy_main: bool = False) -> tuple[TensorSharding, int]:
+    """`<@mesh, [{"x"}, {}]>` or `<mesh<["a"=2]>, [{}]>`."""
+    return _run(text, pos, _Parser.tensor_sharding, shardy_main)
+
+
+def parse_tensor_sharding_per_value_body(
+    text: str, pos: int = 0, *, shardy_main: bool = False
+) -> tuple[TensorShardingPerValue, int]:
+    """`[<@m, [...]>, <...>]`."""
+    return _run(text, pos, _Parser.tensor_sharding_per_value, shardy_main)
+
+
+def parse_mesh_body(text: str, pos: int = 0) -> tuple[Mesh, int]:
+    """`<["x"=2, "y"=4]>` (verified like Shardy)."""
+    return _run(text, pos, _Parser.mesh)
+
+
+def parse_manual_axes_body(text: str, pos: int = 0) -> tuple[ManualAxes, int]:
+    """`{"x", "y"}`."""
+    return _run(text, pos, _Parser.manual_axes)
+
+
+def _expect_kind(value: object, cls: type[T], text: str) -> T:
+    if not isinstance(value, cls):
+        raise ShardingParseError(f"expected a {cls.__name__} attribute, got: {type(value).__name__}", text, 0)
+    return value
+
+
+def _attribute_or_body(body: Callable[[_Parser], T], cls: type[T], shardy_main: bool = False):
+    def rule(p: _Parser) -> T:
+        if p.tok.kind in ("<", "[", "{"):
+            return body(p)
+        return _expect_kind(p.attribute(), cls, p.text)
+
+    return lambda text: _whole(text, rule, shardy_main)
+
+
+def parse_tensor_sharding(text: str, *, shardy_main: bool = False) -> TensorSharding:
+    """A whole string: `#sdy.sharding<...>`, `sharding<...>` or a bare `<...>` body."""
+    return _attribute_or_body(_Parser.tensor_sharding, TensorSharding, shardy_main)(text)
+
+
+def parse_tensor_sharding_per_value(text: str, *, shardy_main: bool = False) -> TensorShardingPerValue:
+    """A whole string: `#sdy.sharding_per_value<[...]>` or a bare `[...]` list."""
+    return _attribute_or_body(_Parser.tensor_sharding_per_value, TensorShardingPerValue, shardy_main)(text)
+
+
+def parse_mesh(text: str) -> Mesh:
+    """A whole string: `#sdy.mesh<...>`, `mesh<...>` or a bare `<...>` body."""
+    return _attribute_or_body(_Parser.mesh, Mesh)(text)
+
+
+def parse_manual_axes(text: str) -> ManualAxes:
+    """A whole string: `#sdy<manual_axes{...}>`, `manual_axes{...}` or a bare `{...}`."""
+    return _attribute_or_body(_Parser.manual_axes, ManualAxes)(text)
+
+
+def parse_axis_ref(text: str) -> AxisRef:
+    """`"x"` or `"x":(2)4`."""
+    return _whole(text, _Parser.axis_ref)
+
+
+def parse_mesh_table(text: str) -> MeshTable:
+    """`sdy.mesh @name = <...>` ops, one after another."""
+
+    def rule(p: _Parser) -> MeshTable:
+        meshes: list[tuple[str, Mesh]] = []
+        seen: set[str] = set()
+        while p.tok.kind != "eof":
+            if not (p.tok.kind == "id" and p.tok.value == "sdy.mesh"):
+                raise p.error("expected 'sdy.mesh'")
+            p.advance()
+            if p.tok.kind != "at":
+                raise p.error("expected valid '@'-identifier for symbol name")
+            name_tok = p.advance()
+            p.expect("=")
+            mesh = p.mesh()
+            if name_tok.value in seen:
+                raise p.error(f"redefinition of symbol named '{name_tok.value}'", name_tok.start)
+            seen.add(name_tok.value)  # type: ignore[arg-type]
+            meshes.append((name_tok.value, mesh))  # type: ignore[arg-type]
+        return MeshTable(tuple(meshes))
+
+    return _whole(text, rule)
+
+
+def print_body(value: Attribute) -> str:
+    """The bare form pretty sdy ops print: `<@m, [...]>`, `[<...>, ...]`, `<[...]>`, `{...}`."""
+    return value.body()
