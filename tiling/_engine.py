@@ -1,0 +1,437 @@
+"""The Numba engine behind `tiling.encode`, `tiling.decode` and `tiling.relayout`.
+
+`encode_into`/`decode_into` have the signatures of their twins in `_reference.py`; `codec.py`
+has checked every input before they run. This module turns a (layout, array) pair into a
+*plan*, the arguments of one kernel from `_kernels.py`, and caches plans per
+(dims, strides, layout, element type), so a repeated call costs a dict lookup and one kernel call.
+
+Which kernel runs (`choose_kernel`): the fast paths in `FAST_PATHS` (one 2-D tile, or a 2-D tile
+followed by `(p,1)` packing p rows into a 32-bit word), else the generic table-driven `move`
+kernel, which handles every layout the reference accepts (any `minor_to_major`, repeated tiles,
+`*`, tiles longer than the rank, `L(n)`, any `E(n)`).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import math
+import os
+import tempfile
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from tiling import _kernels, _reference
+from tiling.dtypes import ElementType
+from tiling.layout import COMBINE_DIMENSION, Layout, tile_steps
+
+__all__ = ["FAST_PATHS", "choose_kernel", "encode_into", "decode_into", "relayout_into"]
+
+FAST_PATHS: dict[tuple[int, tuple[tuple[int, ...], ...]], str] = {
+    # (bits per stored element, tiles) -> kernel family. Any other single tile of one or two
+    # entries also takes "tiled", and any other (a,tc)(p,1) with p*bits == 32, a % p == 0 takes
+    # "packed"; these rows are the formats the benchmarks and tests pin down.
+    (32, ((8, 128),)): "tiled",
+    (32, ((4, 128),)): "tiled",
+    (32, ((2, 128),)): "tiled",
+    (32, ((1, 128),)): "tiled",
+    (16, ((8, 128), (2, 1))): "packed",
+    (8, ((8, 128), (4, 1))): "packed",
+    (4, ((8, 128), (8, 1))): "packed",
+    (1, ((32, 128), (32, 1))): "packed",
+}
+
+
+def choose_kernel(bits: int, container_bits: int, tiles: tuple[tuple[int, ...], ...]) -> str:
+    """"tiled", "packed" or "generic" for a layout's tiles and storage bits.
+
+    >>> choose_kernel(16, 16, ((8, 128), (2, 1))), choose_kernel(32, 32, ((4, 8), (2, 1)))
+    ('packed', 'generic')
+    """
+    if any(COMBINE_DIMENSION in t for t in tiles) or container_bits > 64:
+        return "generic"
+    if bits == container_bits and (not tiles or (len(tiles) == 1 and len(tiles[0]) <= 2)):
+        return "tiled"
+    if (len(tiles) == 2 and len(tiles[0]) == 2 and len(tiles[1]) == 2 and tiles[1][1] == 1
+            and bits <= container_bits and tiles[1][0] * bits == 32
+            and tiles[0][0] % tiles[1][0] == 0 and (bits >= 8 or container_bits == 8)):
+        return "packed"
+    return "generic"
+
+
+# ---------------------------------------------------------------------------------------------
+# Arrays as (flat memory span, base offset, element strides)
+
+
+def _geometry(a: np.ndarray) -> tuple[int, tuple[int, ...]] | None:
+    """(offset of `a[0,...,0]` from the lowest address, strides), in elements; None if a stride
+    is not a multiple of the item size (the caller then copies)."""
+    item = a.itemsize
+    if any(s % item for s in a.strides):
+        return None
+    strides = tuple(s // item for s in a.strides)
+    return sum((d - 1) * -s for d, s in zip(a.shape, strides) if s < 0), strides
+
+
+def _span(a: np.ndarray) -> np.ndarray:
+    """A 1-D C-contiguous view of the memory `a` spans, from its lowest address (no copy).
+
+    `a.size > 0` and its strides are multiples of its item size.
+    """
+    if a.flags.c_contiguous:
+        return a.reshape(-1)
+    item = a.itemsize
+    span = 1 + sum((d - 1) * abs(s) for d, s in zip(a.shape, a.strides)) // item
+    lowest = a[tuple(slice(None, None, -1) if s < 0 else slice(None) for s in a.strides)]
+    return np.lib.stride_tricks.as_strided(lowest, shape=(span,), strides=(item,),
+                                           writeable=lowest.flags.writeable)
+
+
+def _as_words(a: np.ndarray) -> np.ndarray:
+    """The uint64 view of a c128 (16-byte void) array: one more dim of size 2."""
+    return a[..., None].view(np.uint64)
+
+
+# ---------------------------------------------------------------------------------------------
+# Tables for the generic kernel
+
+
+@dataclass(frozen=True, slots=True)
+class _Side:
+    """Where each element of the index space sits on one side (see `_kernels.move`)."""
+
+    grp: tuple[int, ...]      # per logical dim: its group
+    rad: tuple[int, ...]      # per logical dim: its radix inside the group
+    tables: tuple[np.ndarray, ...]  # per group: position of each group index
+
+
+def _strided_side(shape: tuple[int, ...], base: int, strides: tuple[int, ...]) -> _Side:
+    tables = [np.arange(d, dtype=np.int64) * s for d, s in zip(shape, strides)]
+    tables[0] = tables[0] + base
+    return _Side(tuple(range(len(shape))), (1,) * len(shape), tuple(tables))
+
+
+def _positions(cols: list[np.ndarray], physical: tuple[int, ...], tiles) -> np.ndarray:
+    """Linear positions of physical indices (one int64 column per physical dim), spec §3.6."""
+    steps = tile_steps(physical, tiles)
+    final = steps[-1].after if steps else physical
+    n = cols[0].shape[0] if cols else 1
+    for step in steps:
+        cols = [np.zeros(n, np.int64) for _ in range(len(step.ones) - len(cols))] + cols
+        start = len(step.ones) - len(step.spec)
+        merged, acc = cols[:start], 0
+        for j, entry in enumerate(step.spec):
+            acc = acc * step.ones[start + j] + cols[start + j]
+            if entry != COMBINE_DIMENSION:
+                merged.append(acc)
+                acc = 0
+        p = len(merged) - len(step.tile)
+        cols = (merged[:p] + [c // t for c, t in zip(merged[p:], step.tile)]
+                + [c % t for c, t in zip(merged[p:], step.tile)])
+    lin = np.zeros(n, np.int64)
+    for c, d in zip(cols, final):
+        lin = lin * d + c
+    return lin
+
+
+def _layout_groups(physical: tuple[int, ...], tiles) -> list[list[int]]:
+    """Physical dims that a `*` merge ties together (each group sorted major to minor)."""
+    parent = list(range(len(physical)))
+
+    def root(i):
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    deps: list[frozenset[int]] = [frozenset([i]) for i in range(len(physical))]
+    for step in tile_steps(physical, tiles):
+        deps = [frozenset()] * (len(step.ones) - len(deps)) + deps
+        start = len(step.ones) - len(step.spec)
+        merged, acc = deps[:start], frozenset()
+        for j, entry in enumerate(step.spec):
+            acc = acc | deps[start + j]
+            if entry != COMBINE_DIMENSION:
+                merged.append(acc)
+                acc = frozenset()
+        for dep in merged:
+            ids = sorted(dep)
+            for i in ids[1:]:
+                parent[root(i)] = root(ids[0])
+        p = len(merged) - len(step.tile)
+        deps = merged[:p] + merged[p:] + merged[p:]
+    groups: dict[int, list[int]] = {}
+    for i in range(len(physical)):
+        groups.setdefault(root(i), []).append(i)
+    return list(groups.values())
+
+
+def _layout_side(dims: tuple[int, ...], layout: Layout, scale: int) -> _Side:
+    """Tables giving each logical element's position (in elements, times `scale`)."""
+    m2m = layout.major_to_minor
+    physical = tuple(dims[a] for a in m2m)
+    tiles = layout.tiles
+    grp = [0] * len(dims)
+    rad = [1] * len(dims)
+    tables = []
+    for g, members in enumerate(_layout_groups(physical, tiles)):
+        sizes = [physical[p] for p in members]
+        grid = np.indices(sizes, dtype=np.int64).reshape(len(sizes), -1)
+        cols = [np.zeros(grid.shape[1], np.int64) for _ in physical]
+        radix = 1
+        for k in range(len(members) - 1, -1, -1):
+            cols[members[k]] = grid[k]
+            grp[m2m[members[k]]] = g
+            rad[m2m[members[k]]] = radix
+            radix *= sizes[k]
+        tables.append(_positions(cols, physical, tiles) * scale)
+    return _Side(tuple(grp), tuple(rad), tuple(tables))
+
+
+def _dummy_side(base: int = 0) -> _Side:
+    return _Side((0,), (1,), (np.array([base], np.int64),))
+
+
+def _add_word_dim(side: _Side) -> _Side:
+    """c128 moves as two uint64 words: a most-minor index dim of size 2 at offsets 0 and 1."""
+    return _Side(side.grp + (len(side.tables),), side.rad + (1,),
+                 side.tables + (np.arange(2, dtype=np.int64),))
+
+
+def _pack_side(side: _Side, order: tuple[int, ...]):
+    """Kernel arguments for one side, dims permuted into loop `order`."""
+    toff = np.cumsum([0] + [t.size for t in side.tables[:-1]]).astype(np.int64)
+    tab = np.concatenate(side.tables).astype(np.int64) if side.tables else np.zeros(1, np.int64)
+    return (np.array([side.grp[d] for d in order], np.int64),
+            np.array([side.rad[d] for d in order], np.int64), toff, tab)
+
+
+# ---------------------------------------------------------------------------------------------
+# Calling kernels: the first call of each kernel in a process runs under a file lock
+
+
+_WARM: set[str] = set()
+
+
+def _call(kernel, *args) -> None:
+    if kernel.__name__ in _WARM:
+        kernel(*args)
+    else:
+        _first_call(kernel, args)
+
+
+def _first_call(kernel, args) -> None:
+    """Runs a kernel's first call in this process under a cross-process file lock.
+
+    Two processes filling one cold numba cache can pair an index entry with the other's data file
+    (numba issues 4807, 10128); the lock serialises compile-and-save between processes using this
+    package. Should loading a cache entry fail anyway, the kernel drops its cache and compiles in
+    memory, so a damaged cache costs time, never the user's call.
+    """
+    handle = None
+    if _kernels.CACHE_ENABLED:
+        try:
+            handle = open(os.path.join(tempfile.gettempdir(),
+                                       f"tiling-numba-{os.getuid()}.lock"), "a")
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        except OSError:  # no lock to be had: numba's atomic renames still apply
+            handle = None
+    try:
+        try:
+            kernel(*args)
+        except Exception:
+            if not _kernels.CACHE_ENABLED:
+                raise
+            from numba.core.caching import NullCache
+            kernel._cache = NullCache()
+            kernel(*args)
+    finally:
+        if handle is not None:
+            handle.close()
+    _WARM.add(kernel.__name__)
+
+
+# ---------------------------------------------------------------------------------------------
+# Plans: everything that depends only on (dims, strides, dtype, layout), computed once
+
+
+_PLANS: dict = {}
+_MAX_PLANS = 512
+
+
+def _plan(key, build):
+    plan = _PLANS.get(key)
+    if plan is None:
+        if len(_PLANS) >= _MAX_PLANS:
+            _PLANS.clear()
+        plan = _PLANS[key] = build()
+    return plan
+
+
+def _storage_bits(layout: Layout, element: ElementType) -> int:
+    return layout.element_size_in_bits or element.storage_bits
+
+
+def _num_final(physical: tuple[int, ...], layout: Layout) -> int:
+    steps = tile_steps(physical, layout.tiles)
+    return math.prod(steps[-1].after if steps else physical)
+
+
+def _batch_offsets(shape, strides, base: int) -> np.ndarray:
+    """Element offset of the first element of every batch (all dims but the last two)."""
+    off = np.full(1, base, np.int64)
+    for d, s in zip(shape, strides):
+        off = (off[:, None] + np.arange(d, dtype=np.int64) * s).reshape(-1)
+    return off
+
+
+def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool):
+    """Plan for the "tiled"/"packed" kernels, or None. `a` is the logical container array."""
+    nbits = _storage_bits(layout, element)
+    tiles = tuple(t.dimensions for t in layout.tiles)
+    kind = choose_kernel(nbits, a.itemsize * 8, tiles)
+    geometry = _geometry(a)
+    if kind == "generic" or a.size == 0 or geometry is None:
+        return None
+    base, strides = geometry
+    m2m = layout.major_to_minor
+    phys = (1, 1) + tuple(a.shape[d] for d in m2m)
+    pstrides = (0, 0) + tuple(strides[d] for d in m2m)
+    R, C = phys[-2], phys[-1]
+    if not tiles:
+        tr, tc = 1, C
+    elif len(tiles[0]) == 2:
+        tr, tc = tiles[0]
+    else:
+        tr, tc = 1, tiles[0][0]
+    boffs = _batch_offsets(phys[:-2], pstrides[:-2], base)
+    rs, cs = pstrides[-2], pstrides[-1]
+    used = -(-_num_final(phys[2:], layout) * nbits // 8)
+    if kind == "tiled":
+        word = a.dtype
+        kernel = _kernels.encode_tiled if encode else _kernels.decode_tiled
+        extra = ()
+    else:
+        word = np.dtype(np.uint32)
+        kernel = _kernels.encode_packed if encode else _kernels.decode_packed
+        extra = (tiles[1][0], nbits)
+    if encode:
+        def run(x, out):
+            _call(kernel, _span(x), boffs, rs, cs, R, C, tr, tc, *extra, out[:used].view(word))
+            if used < out.size:
+                out[used:] = 0
+    else:
+        def run(buf, out):
+            _call(kernel, buf[:used].view(word), boffs, rs, cs, R, C, tr, tc, *extra, _span(out))
+    return run
+
+
+def _side_for_array(a: np.ndarray) -> _Side:
+    """Tables of a strided container array (c128 already split into uint64 words)."""
+    base, strides = _geometry(a)
+    if a.ndim == 0:
+        return _dummy_side(base)
+    return _strided_side(a.shape, base, strides)
+
+
+def _side_for_layout(dims: tuple[int, ...], layout: Layout, scale: int) -> _Side:
+    if not dims:
+        return _Side((0,), (1,), (_positions([], (), layout.tiles) * scale,))
+    return _layout_side(dims, layout, scale)
+
+
+def _loop(dims: tuple[int, ...], layout: Layout, words: int):
+    """Loop order (physical, major to minor) and sizes for the generic kernel."""
+    order = tuple(layout.major_to_minor) if dims else (0,)
+    sizes = tuple(dims[d] for d in order) if dims else (1,)
+    if words == 2:
+        order, sizes = order + (len(order),), sizes + (2,)
+    return order, np.array(sizes, np.int64)
+
+
+def _words(a: np.ndarray) -> np.ndarray:
+    return _as_words(a) if a.itemsize == 16 else a
+
+
+def _generic_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool):
+    """Plan for the table-driven `move` kernel; `a` is the logical container array."""
+    if _geometry(a) is None:
+        return None
+    dims = a.shape
+    nbits = _storage_bits(layout, element)
+    natural = a.itemsize * 8
+    words = 2 if a.itemsize == 16 else 1
+    word = np.dtype(np.uint64) if words == 2 else a.dtype
+    physical = tuple(dims[d] for d in layout.major_to_minor)
+    n_final = _num_final(physical, layout)
+    used = -(-n_final * nbits // 8)
+    order, sizes = _loop(dims, layout, words)
+    side = _side_for_layout(dims, layout, words)
+    if words == 2:
+        side = _add_word_dim(side)
+    strided = _side_for_array(_words(a))
+    layout_args = _pack_side(side, order)
+    array_args = _pack_side(strided, order)
+    has_padding = n_final > a.size
+
+    if encode:
+        def run(x, out):
+            if x.size == 0:
+                out.fill(0)
+                return
+            if nbits == natural:
+                dst = out[:used].view(word)
+            else:
+                dst = np.zeros(n_final * words, word) if has_padding else np.empty(n_final, word)
+            if has_padding and nbits == natural:
+                dst.fill(0)
+            _call(_kernels.move, sizes, _span(_words(x)), *array_args, dst, *layout_args)
+            if nbits == natural:
+                if used < out.size:
+                    out[used:] = 0
+            elif nbits < 8:
+                _call(_kernels.pack_bits, dst, nbits, out[:used])
+                out[used:] = 0
+            else:
+                _reference.pack(dst, element, nbits, out)
+    else:
+        def run(buf, out):
+            if out.size == 0:
+                return
+            if nbits == natural:
+                src = buf[:used].view(word)
+            elif nbits < 8:
+                src = np.empty(n_final, np.uint8)
+                _call(_kernels.unpack_bits, buf, nbits, src)
+            else:
+                src = np.ascontiguousarray(_reference.unpack(buf, element, nbits, n_final))
+            _call(_kernels.move, sizes, src, *layout_args, _span(_words(out)), *array_args)
+    return run
+
+
+def _array_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool):
+    plan = _fast_plan(a, layout, element, encode) or _generic_plan(a, layout, element, encode)
+    if plan is not None:
+        return plan
+    # strides that are not whole elements: work on a C-contiguous copy
+    inner = _array_plan(np.empty(a.shape, a.dtype), layout, element, encode)
+    if encode:
+        return lambda x, out: inner(np.ascontiguousarray(x), out)
+
+    def run(buf, out):
+        tmp = np.empty(out.shape, out.dtype)
+        inner(buf, tmp)
+        out[...] = tmp
+    return run
+
+
+def encode_into(bits: np.ndarray, layout: Layout, element: ElementType, out: np.ndarray) -> None:
+    """Writes the logical array `bits` (container view, any strides) into `out` (uint8)."""
+    key = (True, bits.shape, bits.strides, bits.dtype, layout, element.name)
+    _plan(key, lambda: _array_plan(bits, layout, element, True))(bits, out)
+
+
+def decode_into(buf: np.ndarray, layout: Layout, element: ElementType, out: np.ndarray) -> None:
+    """Reads `buf` (uint8) into `out`, the container view of the logical result array."""
+    key = (False, out.shape, out.strides, out.dtype, layout, element.name)
+    _plan(key, lambda: _array_plan(out, layout, element, False))(buf, out)

@@ -1,0 +1,255 @@
+"""Numba kernels that move bit patterns between a logical array and a tiled buffer.
+
+Every kernel takes C-contiguous 1-D arrays and plain ints, writes into a caller-allocated output
+and returns None: no Python objects, no exceptions, no float math (values are unsigned
+containers: bf16 as uint16, f32 as uint32, s8/s4/pred as uint8). `tiling._engine` validates
+nothing either; `tiling.codec` has checked every size before a kernel runs, and `_engine` derives
+every index argument from those checked sizes.
+
+A strided array reaches a kernel as a flat span of its memory plus element strides
+(`_engine._flat_span`), so Fortran-ordered, transposed, reversed or sliced sources are read in
+place, without an extra copy. Batch dims (the physical dims before the two a tile covers) arrive
+as `boffs`, the element offset of each batch's first element.
+
+Kernels are compiled lazily on first call (no signature lists, which would compile every variant
+at import) and cached on disk (`cache=True`) unless the environment sets
+`TILING_NUMBA_CACHE=0`. Numba writes each cache file to a temporary name and renames it into
+place, so a reader never sees a torn file; `_engine` serialises first calls across processes with
+a file lock (numba issues 4807 and 10128: two processes filling one cold cache can pair an index
+entry with the other process's data file) and, should loading a cache entry still fail, drops the
+cache for that kernel and compiles in memory instead of failing the user's call.
+
+Threads: none. On the 2-core benchmark machine a `prange` copy of 64 MiB was slower than a serial
+one (about 8-25 ms against 4.5 ms, measured), so every kernel is serial.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numba
+import numpy as np
+
+CACHE_ENABLED = os.environ.get("TILING_NUMBA_CACHE", "1").strip().lower() not in (
+    "0", "false", "no", "off")
+"""Whether kernels use numba's on-disk cache; set `TILING_NUMBA_CACHE=0` to turn it off."""
+
+
+def _kernel(fn):
+    # error_model="numpy": integer division never raises (divisors are checked by the planner).
+    return numba.njit(cache=CACHE_ENABLED, nogil=True, error_model="numpy")(fn)
+
+
+# ---------------------------------------------------------------------------------------------
+# One 2-D tile T(a, tc) over physical dims (batch..., R, C): the T(8,128), T(4,128), T(2,128),
+# T(1,128) fast path, also used for any single tile of one or two entries and for untiled
+# layouts (a=1, tc=C). Tile (i, j) of batch b starts at ((b*NR + i)*NC + j)*a*tc.
+
+
+@_kernel
+def encode_tiled(src, boffs, rs, cs, R, C, a, tc, out):
+    nr = (R + a - 1) // a
+    nc = (C + tc - 1) // tc
+    size = a * tc
+    o = 0
+    for b in range(boffs.size):
+        sb = boffs[b]
+        for i in range(nr):
+            for j in range(nc):
+                c0 = j * tc
+                n = min(tc, C - c0)
+                for r in range(a):
+                    row = i * a + r
+                    if row < R:
+                        s = sb + row * rs + c0 * cs
+                        if cs == 1:
+                            for c in range(n):
+                                out[o + c] = src[s + c]
+                        else:
+                            for c in range(n):
+                                out[o + c] = src[s + c * cs]
+                        for c in range(n, tc):
+                            out[o + c] = 0
+                    else:
+                        for c in range(tc):
+                            out[o + c] = 0
+                    o += tc
+    # o == boffs.size * nr * nc * size here
+    return None
+
+
+@_kernel
+def decode_tiled(buf, boffs, rs, cs, R, C, a, tc, dst):
+    nr = (R + a - 1) // a
+    nc = (C + tc - 1) // tc
+    o = 0
+    for b in range(boffs.size):
+        sb = boffs[b]
+        for i in range(nr):
+            for j in range(nc):
+                c0 = j * tc
+                n = min(tc, C - c0)
+                for r in range(a):
+                    row = i * a + r
+                    if row < R:
+                        s = sb + row * rs + c0 * cs
+                        if cs == 1:
+                            for c in range(n):
+                                dst[s + c] = buf[o + c]
+                        else:
+                            for c in range(n):
+                                dst[s + c * cs] = buf[o + c]
+                    o += tc
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# T(a, tc)(p, 1) with p * bits == 32: each little-endian uint32 word holds p consecutive rows of
+# one column, row r % p at bit (r % p) * bits (spec §5.2). bf16 (8,128)(2,1), s8 (8,128)(4,1),
+# s4 (8,128)(8,1)E(4), pred (32,128)(32,1)E(1); a % p == 0. `out` / `buf` are uint32 views.
+
+
+@_kernel
+def encode_packed(src, boffs, rs, cs, R, C, a, tc, p, bits, out):
+    nr = (R + a - 1) // a
+    nc = (C + tc - 1) // tc
+    mask = np.uint32((1 << bits) - 1)
+    o = 0
+    for b in range(boffs.size):
+        sb = boffs[b]
+        for i in range(nr):
+            for j in range(nc):
+                c0 = j * tc
+                n = min(tc, C - c0)
+                for g in range(a // p):
+                    for c in range(tc):
+                        out[o + c] = 0
+                    for k in range(p):
+                        row = i * a + g * p + k
+                        if row < R:
+                            s = sb + row * rs + c0 * cs
+                            shift = np.uint32(k * bits)
+                            if cs == 1:
+                                for c in range(n):
+                                    out[o + c] |= (np.uint32(src[s + c]) & mask) << shift
+                            else:
+                                for c in range(n):
+                                    out[o + c] |= (np.uint32(src[s + c * cs]) & mask) << shift
+                    o += tc
+    return None
+
+
+@_kernel
+def decode_packed(buf, boffs, rs, cs, R, C, a, tc, p, bits, dst):
+    nr = (R + a - 1) // a
+    nc = (C + tc - 1) // tc
+    mask = np.uint32((1 << bits) - 1)
+    o = 0
+    for b in range(boffs.size):
+        sb = boffs[b]
+        for i in range(nr):
+            for j in range(nc):
+                c0 = j * tc
+                n = min(tc, C - c0)
+                for g in range(a // p):
+                    for k in range(p):
+                        row = i * a + g * p + k
+                        if row < R:
+                            s = sb + row * rs + c0 * cs
+                            shift = np.uint32(k * bits)
+                            if cs == 1:
+                                for c in range(n):
+                                    dst[s + c] = (buf[o + c] >> shift) & mask
+                            else:
+                                for c in range(n):
+                                    dst[s + c * cs] = (buf[o + c] >> shift) & mask
+                    o += tc
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Generic path: any layout the reference accepts. The position of an element on either side is a
+# sum over *groups* of logical dims of a table lookup (tiles only ever split a dim, so without `*`
+# every physical dim is its own group and the position is sum_d table_d[i_d]; a `*` merge joins
+# the merged dims into one group indexed row-major by `radix`). A strided array is the special
+# case table_d[i] = i * stride_d. `move` copies element i of the index space from the source
+# position to the destination position, looping over `sizes` (outer to inner) with an odometer.
+#   side arrays: grp[d] group of loop dim d, rad[d] its radix in that group,
+#                toff[g] where group g's table starts in tab, tab the concatenated tables.
+
+
+@_kernel
+def move(sizes, src, s_grp, s_rad, s_toff, s_tab, dst, d_grp, d_rad, d_toff, d_tab):
+    r = sizes.size
+    for d in range(r):
+        if sizes[d] == 0:
+            return None
+    inner = sizes[r - 1]
+    s_gin = s_grp[r - 1]
+    s_rin = s_rad[r - 1]
+    d_gin = d_grp[r - 1]
+    d_rin = d_rad[r - 1]
+    idx = np.zeros(r, np.int64)
+    s_gidx = np.zeros(s_toff.size, np.int64)
+    d_gidx = np.zeros(d_toff.size, np.int64)
+    rows = 1
+    for d in range(r - 1):
+        rows *= sizes[d]
+    for _ in range(rows):
+        s_gidx[:] = 0
+        d_gidx[:] = 0
+        for d in range(r - 1):
+            s_gidx[s_grp[d]] += idx[d] * s_rad[d]
+            d_gidx[d_grp[d]] += idx[d] * d_rad[d]
+        s_base = 0
+        for g in range(s_toff.size):
+            if g != s_gin:
+                s_base += s_tab[s_toff[g] + s_gidx[g]]
+        d_base = 0
+        for g in range(d_toff.size):
+            if g != d_gin:
+                d_base += d_tab[d_toff[g] + d_gidx[g]]
+        s_t = s_toff[s_gin] + s_gidx[s_gin]
+        d_t = d_toff[d_gin] + d_gidx[d_gin]
+        for i in range(inner):
+            dst[d_base + d_tab[d_t + i * d_rin]] = src[s_base + s_tab[s_t + i * s_rin]]
+        d = r - 2
+        while d >= 0:
+            idx[d] += 1
+            if idx[d] < sizes[d]:
+                break
+            idx[d] = 0
+            d -= 1
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Sub-byte packing for the generic path (E(1), E(2), E(4)): element k at bit k*bits, LSB first.
+
+
+@_kernel
+def pack_bits(values, bits, out):
+    per = 8 // bits
+    mask = np.uint8((1 << bits) - 1)
+    n = values.size
+    full = n // per
+    for byte in range(full):
+        acc = np.uint8(0)
+        for k in range(per):
+            acc |= (values[byte * per + k] & mask) << np.uint8(k * bits)
+        out[byte] = acc
+    if full * per < n:
+        acc = np.uint8(0)
+        for k in range(n - full * per):
+            acc |= (values[full * per + k] & mask) << np.uint8(k * bits)
+        out[full] = acc
+    return None
+
+
+@_kernel
+def unpack_bits(buf, bits, values):
+    per = 8 // bits
+    mask = np.uint8((1 << bits) - 1)
+    for e in range(values.size):
+        values[e] = (buf[e // per] >> np.uint8((e % per) * bits)) & mask
+    return None
