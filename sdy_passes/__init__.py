@@ -1,1 +1,47 @@
-"""sdy_passes"""
+"""A small MLIR IR in Python dataclasses and Shardy's import passes over it.
+
+>>> import sdy_passes
+>>> m = sdy_passes.parse_module('''
+... sdy.mesh @mesh = <["x"=2]>
+... func.func @f(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+...   %0 = stablehlo.negate %arg0 : tensor<8xf32>
+...   return %0 : tensor<8xf32>
+... }''')
+>>> [op.name for op in m.walk()]
+['sdy.mesh', 'func.func', 'stablehlo.negate', 'func.return']
+>>> print(sdy_passes.print_module(m, generic=True), end="")
+"builtin.module"() ({
+  "sdy.mesh"() <{mesh = #sdy.mesh<["x"=2]>, sym_name = "mesh"}> : () -> ()
+  "func.func"() <{function_type = (tensor<8xf32>) -> tensor<8xf32>, sym_name = "f"}> ({
+  ^bb0(%arg0: tensor<8xf32>):
+    %0 = "stablehlo.negate"(%arg0) : (tensor<8xf32>) -> tensor<8xf32>
+    "func.return"(%0) : (tensor<8xf32>) -> ()
+  }) : () -> ()
+}) : () -> ()
+"""
+
+from sdy_passes.attributes import *  # noqa: F401,F403
+from sdy_passes.attributes import __all__ as _attributes_all
+from sdy_passes.errors import IRParseError, PassFailedError, SdyError, VerificationError
+from sdy_passes.ir import (
+    Block, BlockArgument, Module, Operation, OpResult, Region, SymbolTable, Use, Value,
+)
+from sdy_passes.parser import parse_attribute, parse_module, parse_type, split_input
+from sdy_passes.pass_manager import PASSES, PIPELINES, Pass, run_passes
+from sdy_passes.printer import print_module, print_op
+
+__all__ = [
+    "parse_module", "print_module", "print_op", "run_passes", "parse_attribute", "parse_type",
+    "split_input", "verify_module",
+    "Module", "Operation", "Block", "Region", "Value", "OpResult", "BlockArgument", "Use",
+    "SymbolTable", "Pass", "PASSES", "PIPELINES",
+    "SdyError", "IRParseError", "VerificationError", "PassFailedError",
+    *_attributes_all,
+]
+
+
+def __getattr__(name):
+    if name == "verify_module":
+        from sdy_passes.verifier import verify_module
+        return verify_module
+    raise AttributeError(name)

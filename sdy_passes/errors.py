@@ -6,12 +6,44 @@ class SdyError(ValueError):
 
 
 class IRParseError(SdyError):
-    """MLIR text that cannot be read; the message has line:col, the line and a caret."""
+    """MLIR text that cannot be read; the message has line:col, the line and a caret.
+
+    `message` is the bare diagnostic; `filename`, `line`, `col` (1-based) say where;
+    `str(e)` is `file:line:col: error: message`, the source line and a caret under the column.
+    """
+
+    def __init__(self, message: str, filename: str = "-", line: int = 0, col: int = 0,
+                 source_line: str = ""):
+        self.message = message
+        self.filename = filename
+        self.line = line
+        self.col = col
+        self.source_line = source_line
+        text = f"{filename}:{line}:{col}: error: {message}"
+        if source_line:
+            text += f"\n{source_line}\n{' ' * (col - 1)}^"
+        super().__init__(text)
+
+    @classmethod
+    def at(cls, message: str, filename: str, line: int, col: int, source_line: str) -> "IRParseError":
+        return cls(message, filename, line, col, source_line)
 
 
-class VerificationError(SdyError):
+class _LocatedError(SdyError):
+    """An error about an op: `message` (Shardy's text) and the op's `location` (or None).
+
+    `str(e)` is `loc("file":line:col): message`, the way jaxlib reports diagnostics.
+    """
+
+    def __init__(self, message: str, location=None):
+        self.message = message
+        self.location = location
+        super().__init__(f"{location}: {message}" if location is not None else message)
+
+
+class VerificationError(_LocatedError):
     """A module that fails verification; the message carries the op's location."""
 
 
-class PassFailedError(SdyError):
+class PassFailedError(_LocatedError):
     """A pass reported an error (Shardy's message, at the op's location)."""

@@ -1,0 +1,489 @@
+"""Attribute, type and location values: frozen dataclasses, compared by value.
+
+`str(x)` prints each one exactly as MLIR does (the same text in generic and pretty form).
+The `sdy` attributes are the `sharding` package's values (`TensorSharding`,
+`TensorShardingPerValue`, `Mesh`, `ManualAxes`) plus `OpShardingRule` defined here;
+attributes and types of other dialects are kept verbatim (`OpaqueAttr`, `OpaqueType`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Union
+
+__all__ = [
+    "Type", "IntegerType", "FloatType", "IndexType", "NoneType", "ComplexType",
+    "RankedTensorType", "UnrankedTensorType", "TupleType", "FunctionType", "OpaqueType",
+    "TOKEN", "I1", "I32", "I64", "F32", "F64", "INDEX",
+    "Attribute", "IntegerAttr", "BoolAttr", "FloatAttr", "StringAttr", "UnitAttr", "ArrayAttr",
+    "DictionaryAttr", "TypeAttr", "SymbolRefAttr", "DenseArrayAttr", "DenseElementsAttr",
+    "OpaqueAttr", "OpShardingRule",
+    "Location", "UnknownLoc", "FileLineColLoc", "OpaqueLoc",
+    "escape_string", "print_symbol_name", "print_attr_name", "format_float",
+]
+
+
+# --------------------------------------------------------------------------------------------
+# Types
+# --------------------------------------------------------------------------------------------
+
+class Type:
+    """Base of all types (frozen dataclasses)."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class IntegerType(Type):
+    """`i32` (signless), `si32` (`signedness="s"`), `ui8` (`signedness="u"`)."""
+
+    width: int
+    signedness: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.signedness}i{self.width}"
+
+
+@dataclass(frozen=True, slots=True)
+class FloatType(Type):
+    """A float type by its MLIR keyword: `f32`, `bf16`, `f8E4M3FN`, `tf32`, ..."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class IndexType(Type):
+    def __str__(self) -> str:
+        return "index"
+
+
+@dataclass(frozen=True, slots=True)
+class NoneType(Type):
+    def __str__(self) -> str:
+        return "none"
+
+
+@dataclass(frozen=True, slots=True)
+class ComplexType(Type):
+    element_type: Type
+
+    def __str__(self) -> str:
+        return f"complex<{self.element_type}>"
+
+
+@dataclass(frozen=True, slots=True)
+class RankedTensorType(Type):
+    """`tensor<8x?xf32>`: `shape` holds `None` for a dynamic dim; `encoding` is optional."""
+
+    shape: tuple[int | None, ...]
+    element_type: Type
+    encoding: Attribute | None = None
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def has_static_shape(self) -> bool:
+        return None not in self.shape
+
+    def __str__(self) -> str:
+        dims = "".join(("?" if d is None else str(d)) + "x" for d in self.shape)
+        enc = f", {self.encoding}" if self.encoding is not None else ""
+        return f"tensor<{dims}{self.element_type}{enc}>"
+
+
+@dataclass(frozen=True, slots=True)
+class UnrankedTensorType(Type):
+    element_type: Type
+
+    def __str__(self) -> str:
+        return f"tensor<*x{self.element_type}>"
+
+
+@dataclass(frozen=True, slots=True)
+class TupleType(Type):
+    types: tuple[Type, ...]
+
+    def __str__(self) -> str:
+        return f"tuple<{', '.join(map(str, self.types))}>"
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionType(Type):
+    """`(inputs) -> results`; a single non-function result prints without parentheses."""
+
+    inputs: tuple[Type, ...]
+    results: tuple[Type, ...]
+
+    def __str__(self) -> str:
+        return f"({', '.join(map(str, self.inputs))}) -> {print_result_types(self.results)}"
+
+
+@dataclass(frozen=True, slots=True)
+class OpaqueType(Type):
+    """Any other type, kept verbatim: `!stablehlo.token`, `vector<4xf32>`, `!foo.bar<...>`."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def print_result_types(types: tuple[Type, ...]) -> str:
+    if len(types) == 1 and not isinstance(types[0], FunctionType):
+        return str(types[0])
+    return f"({', '.join(map(str, types))})"
+
+
+TOKEN = OpaqueType("!stablehlo.token")
+I1, I32, I64 = IntegerType(1), IntegerType(32), IntegerType(64)
+F32, F64 = FloatType("f32"), FloatType("f64")
+INDEX = IndexType()
+
+
+# --------------------------------------------------------------------------------------------
+# Printing helpers
+# --------------------------------------------------------------------------------------------
+
+_BARE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*\Z")
+
+
+def escape_string(value: str) -> str:
+    """MLIR's string literal: printable ASCII kept, `\\` doubled, other bytes as `\\XX`."""
+    out = []
+    for b in value.encode("utf-8", "surrogateescape"):
+        c = chr(b)
+        if c == "\\":
+            out.append("\\\\")
+        elif 0x20 <= b < 0x7F and c != '"':
+            out.append(c)
+        else:
+            out.append(f"\\{b:02X}")
+    return '"' + "".join(out) + '"'
+
+
+def print_symbol_name(name: str) -> str:
+    """`@name`, quoted when not a bare identifier."""
+    return "@" + (name if _BARE_ID.match(name) else escape_string(name))
+
+
+def print_attr_name(name: str) -> str:
+    """A dictionary key: bare identifier or quoted string."""
+    return name if _BARE_ID.match(name) else escape_string(name)
+
+
+def format_float(value: float, type: Type) -> str:
+    """Print a float the way MLIR's `printFloatValue` does.
+
+    Scientific notation with 6 decimals when that reads back to the same value in `type`;
+    otherwise the shortest round-trip decimal; NaN and infinities in hexadecimal.
+    """
+    if math.isfinite(value):
+        s = f"{value:.6e}"
+        if _round_to(float(s), type) == value:
+            return s
+        r = repr(value)
+        if "." in r or "e" in r:
+            return r.replace("e+", "e+") if "." in r else r.replace("e", ".0e", 1)
+        return r + ".0"
+    return _float_hex(value, type)
+
+
+def _round_to(value: float, type: Type) -> float:
+    name = type.name if isinstance(type, FloatType) else "f64"
+    if name == "f64":
+        return value
+    import numpy as np
+    if name == "f32":
+        return float(np.float32(value))
+    if name == "f16":
+        return float(np.float16(value))
+    import ml_dtypes
+    dtype = getattr(ml_dtypes, {"bf16": "bfloat16"}.get(name, name.lower().replace("f8e", "float8_e")), None)
+    return float(np.array(value).astype(dtype)) if dtype is not None else value
+
+
+def _float_hex(value: float, type: Type) -> str:
+    import numpy as np
+    name = type.name if isinstance(type, FloatType) else "f64"
+    if name == "f32":
+        return f"0x{np.array(value, np.float32).view(np.uint32).item():08X}"
+    if name == "f16":
+        return f"0x{np.array(value, np.float16).view(np.uint16).item():04X}"
+    if name == "bf16":
+        import ml_dtypes
+        return f"0x{np.array(value, ml_dtypes.bfloat16).view(np.uint16).item():04X}"
+    return f"0x{np.array(value, np.float64).view(np.uint64).item():016X}"
+
+
+# --------------------------------------------------------------------------------------------
+# Attributes
+# --------------------------------------------------------------------------------------------
+
+class Attribute:
+    """Base of the attributes defined here. `sharding` values are attributes too."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class IntegerAttr(Attribute):
+    """`3 : i64` (a bare `3` parses as i64)."""
+
+    value: int
+    type: Type = I64
+
+    def __str__(self) -> str:
+        return f"{self.value} : {self.type}"
+
+
+@dataclass(frozen=True, slots=True)
+class BoolAttr(Attribute):
+    """`true` / `false` (MLIR's i1 integer attribute)."""
+
+    value: bool
+
+    def __str__(self) -> str:
+        return "true" if self.value else "false"
+
+
+@dataclass(frozen=True, slots=True)
+class FloatAttr(Attribute):
+    """`1.000000e+00 : f32` (a bare float literal parses as f64)."""
+
+    value: float
+    type: Type = F64
+
+    def __str__(self) -> str:
+        return f"{format_float(self.value, self.type)} : {self.type}"
+
+
+@dataclass(frozen=True, slots=True)
+class StringAttr(Attribute):
+    value: str
+
+    def __str__(self) -> str:
+        return escape_string(self.value)
+
+
+@dataclass(frozen=True, slots=True)
+class UnitAttr(Attribute):
+    """A present-or-absent flag; in a dictionary it prints as just its name."""
+
+    def __str__(self) -> str:
+        return "unit"
+
+
+@dataclass(frozen=True, slots=True)
+class ArrayAttr(Attribute):
+    elements: tuple[Attribute, ...] = ()
+
+    def __str__(self) -> str:
+        return f"[{', '.join(map(str, self.elements))}]"
+
+    def __len__(self) -> int:
+        return len(self.elements)
+
+    def __getitem__(self, i):
+        return self.elements[i]
+
+    def __iter__(self):
+        return iter(self.elements)
+
+
+@dataclass(frozen=True, slots=True)
+class DictionaryAttr(Attribute):
+    """`{a = 1 : i64, flag}`; entries are kept sorted by name (MLIR does the same)."""
+
+    entries: tuple[tuple[str, Attribute], ...] = ()
+
+    def __post_init__(self):
+        object.__setattr__(self, "entries", tuple(sorted(self.entries, key=lambda e: e[0])))
+
+    @classmethod
+    def from_dict(cls, d: dict) -> DictionaryAttr:
+        return cls(tuple(d.items()))
+
+    def as_dict(self) -> dict[str, Attribute]:
+        return dict(self.entries)
+
+    def get(self, name: str, default=None):
+        for k, v in self.entries:
+            if k == name:
+                return v
+        return default
+
+    def __contains__(self, name: str) -> bool:
+        return any(k == name for k, _ in self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __str__(self) -> str:
+        return print_attr_dict(dict(self.entries), empty="{}")
+
+
+def print_attr_dict(attrs: dict, empty: str = "") -> str:
+    """`{k = v, unit_flag}` with keys sorted, or `empty` when there are none."""
+    if not attrs:
+        return empty
+    parts = []
+    for k in sorted(attrs):
+        v = attrs[k]
+        parts.append(print_attr_name(k) if isinstance(v, UnitAttr) else f"{print_attr_name(k)} = {v}")
+    return "{" + ", ".join(parts) + "}"
+
+
+@dataclass(frozen=True, slots=True)
+class TypeAttr(Attribute):
+    type: Type
+
+    def __str__(self) -> str:
+        return str(self.type)
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolRefAttr(Attribute):
+    """`@root` or `@root::@nested`."""
+
+    root: str
+    nested: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return "::".join(print_symbol_name(n) for n in (self.root, *self.nested))
+
+
+@dataclass(frozen=True, slots=True)
+class DenseArrayAttr(Attribute):
+    """`array<i64: 1, 2>` (`array<i64>` when empty)."""
+
+    element_type: Type
+    values: tuple = ()
+
+    def __str__(self) -> str:
+        if not self.values:
+            return f"array<{self.element_type}>"
+        if self.element_type == I1:
+            items = ("true" if v else "false" for v in self.values)
+        elif isinstance(self.element_type, FloatType):
+            items = (format_float(v, self.element_type) for v in self.values)
+        else:
+            items = map(str, self.values)
+        return f"array<{self.element_type}: {', '.join(items)}>"
+
+
+@dataclass(frozen=True, slots=True)
+class DenseElementsAttr(Attribute):
+    """`dense<...> : tensor<...>`: `body` is the canonical text between `dense<` and `>`.
+
+    The parser canonicalises numbers as MLIR prints them (`0.0` → `0.000000e+00`, an all-equal
+    list → a splat) and keeps hex blobs verbatim; the passes only copy the value.
+    """
+
+    body: str
+    type: Type
+
+    def __str__(self) -> str:
+        return f"dense<{self.body}> : {self.type}"
+
+
+@dataclass(frozen=True, slots=True)
+class OpaqueAttr(Attribute):
+    """Any other attribute, kept verbatim: `#stablehlo<comparison_direction LT>`, ..."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _factor_name(i: int) -> str:
+    # i..z, then z_1, z_2, ... (Shardy's factor naming).
+    return chr(ord("i") + i) if i < 18 else f"z_{i - 17}"
+
+
+@dataclass(frozen=True, slots=True)
+class OpShardingRule(Attribute):
+    """`#sdy.op_sharding_rule<([i, j], [j, k])->([i, k]) {i=8, j=4, k=2} reduction={j}>`.
+
+    Each mapping is one tuple per tensor, one tuple of factor indices per dim.
+    """
+
+    operand_mappings: tuple[tuple[tuple[int, ...], ...], ...]
+    result_mappings: tuple[tuple[tuple[int, ...], ...], ...]
+    factor_sizes: tuple[int, ...]
+    reduction_factors: tuple[int, ...] = ()
+    need_replication_factors: tuple[int, ...] = ()
+    permutation_factors: tuple[int, ...] = ()
+    blocked_propagation_factors: tuple[int, ...] = ()
+    is_custom_rule: bool = False
+
+    @classmethod
+    def identity(cls, shape: tuple[int, ...], num_operands: int = 1) -> OpShardingRule:
+        """The rule of an element-wise op on `shape`: `([i, j])->([i, j]) {i=8, j=8}`."""
+        dims = tuple((i,) for i in range(len(shape)))
+        return cls(tuple(dims for _ in range(num_operands)), (dims,), tuple(shape))
+
+    def body(self) -> str:
+        def tensors(mappings):
+            return ", ".join(
+                "[" + ", ".join("".join(_factor_name(f) for f in dim) or "" for dim in t) + "]"
+                for t in mappings)
+        text = f"({tensors(self.operand_mappings)})->({tensors(self.result_mappings)})"
+        text += " {" + ", ".join(f"{_factor_name(i)}={s}" for i, s in enumerate(self.factor_sizes)) + "}"
+        for key, factors in (("reduction", self.reduction_factors),
+                             ("need_replication", self.need_replication_factors),
+                             ("permutation", self.permutation_factors),
+                             ("blocked_propagation", self.blocked_propagation_factors)):
+            if factors:
+                text += f" {key}={{{', '.join(map(_factor_name, factors))}}}"
+        if self.is_custom_rule:
+            text += " custom"
+        return text
+
+    def __str__(self) -> str:
+        return f"#sdy.op_sharding_rule<{self.body()}>"
+
+
+# --------------------------------------------------------------------------------------------
+# Locations
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class UnknownLoc(Attribute):
+    def __str__(self) -> str:
+        return "loc(unknown)"
+
+
+@dataclass(frozen=True, slots=True)
+class FileLineColLoc(Attribute):
+    """`loc("file":line:col)`; the parser gives every op one for its position."""
+
+    filename: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"loc({escape_string(self.filename)}:{self.line}:{self.col})"
+
+
+@dataclass(frozen=True, slots=True)
+class OpaqueLoc(Attribute):
+    """Any other location (`loc("name")`, `loc(callsite(...))`, `loc(fused[...])`), verbatim.
+
+    `text` is the part inside `loc(...)`.
+    """
+
+    text: str
+
+    def __str__(self) -> str:
+        return f"loc({self.text})"
+
+
+Location = Union[UnknownLoc, FileLineColLoc, OpaqueLoc]

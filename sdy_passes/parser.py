@@ -1,0 +1,1155 @@
+"""Read MLIR text: the generic op form of any op, and the pretty form of the ops Shardy's import
+passes meet (builtin/func/sdy/stablehlo; see `PRETTY_OPS`).
+
+`parse_module(text)` returns a `Module`; top-level ops without an enclosing `module` are wrapped
+in one, as MLIR does. Errors are `IRParseError` with `file:line:col`, the source line and a caret.
+`split_input(text)` cuts `// -----` chunks like `--split-input-file`.
+
+The parser is recursive descent over the raw string (no token list), with `parse_X` (must be
+there) / `parse_optional_X` (returns None and consumes nothing) pairs, xdsl-style.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from typing import Callable
+
+from sdy_passes import _sdy_syntax as sdy_syntax
+from sdy_passes.attributes import (
+    F64, I1, I32, I64, ArrayAttr, Attribute, BoolAttr, ComplexType, DenseArrayAttr,
+    DenseElementsAttr, DictionaryAttr, FileLineColLoc, FloatAttr, FloatType, FunctionType,
+    IndexType, IntegerAttr, IntegerType, NoneType, OpaqueAttr, OpaqueLoc, OpaqueType,
+    OpShardingRule, RankedTensorType, StringAttr, SymbolRefAttr, TupleType, Type, TypeAttr,
+    UnitAttr, UnknownLoc, UnrankedTensorType, format_float,
+)
+from sdy_passes.errors import IRParseError
+from sdy_passes.ir import Block, BlockArgument, Module, Operation, Region, Value
+
+__all__ = ["parse_module", "parse_attribute", "parse_type", "split_input", "INHERENT_ATTRS",
+           "PRETTY_OPS", "Parser", "scan_balanced"]
+
+# Inherent attributes (properties) per op: a generic `{...}` dictionary entry with one of these
+# names goes to `properties`, as MLIR does when it builds an op with a properties struct.
+INHERENT_ATTRS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in {
+    "builtin.module": "sym_name sym_visibility",
+    "func.func": "sym_name function_type arg_attrs res_attrs sym_visibility no_inline",
+    "func.call": "callee arg_attrs res_attrs no_inline",
+    "sdy.mesh": "sym_name mesh",
+    "sdy.sharding_constraint": "sharding",
+    "sdy.reshard": "sharding",
+    "sdy.data_flow_edge": "sharding",
+    "sdy.sharding_group": "group_id",
+    "sdy.constant": "value",
+    "sdy.manual_computation": "in_shardings out_shardings manual_axes",
+    "sdy.named_computation": "name in_shardings out_shardings",
+    "sdy.propagation_barrier": "allowed_direction",
+    "stablehlo.constant": "value",
+    "stablehlo.iota": "iota_dimension",
+    "stablehlo.broadcast_in_dim": "broadcast_dimensions",
+    "stablehlo.compare": "comparison_direction compare_type",
+    "stablehlo.dot": "precision_config",
+    "stablehlo.dot_general": "dot_dimension_numbers precision_config algorithm",
+    "stablehlo.slice": "start_indices limit_indices strides",
+    "stablehlo.transpose": "permutation",
+    "stablehlo.concatenate": "dimension",
+    "stablehlo.reduce": "dimensions",
+    "stablehlo.scatter": "scatter_dimension_numbers indices_are_sorted unique_indices",
+    "stablehlo.gather": "dimension_numbers slice_sizes indices_are_sorted",
+    "stablehlo.all_reduce": "replica_groups channel_handle use_global_device_ids",
+    "stablehlo.all_gather": "all_gather_dim replica_groups channel_handle use_global_device_ids",
+    "stablehlo.reduce_scatter": "scatter_dimension replica_groups channel_handle use_global_device_ids",
+    "stablehlo.all_to_all": "split_dimension concat_dimension split_count replica_groups channel_handle",
+    "stablehlo.collective_broadcast": "replica_groups channel_handle",
+    "stablehlo.collective_permute": "source_target_pairs channel_handle",
+    "stablehlo.custom_call": ("call_target_name has_side_effect backend_config api_version "
+                              "called_computations operand_layouts result_layouts output_operand_aliases"),
+    "stablehlo.pad": "edge_padding_low edge_padding_high interior_padding",
+    "stablehlo.reverse": "dimensions",
+    "stablehlo.reduce_precision": "exponent_bits mantissa_bits",
+}.items()}
+
+_WS = re.compile(r"(?:[ \t\r\n]+|//[^\n]*)*")
+_BARE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
+_SUFFIX_ID = re.compile(r"(?:[0-9]+|[A-Za-z$._-][A-Za-z0-9$._-]*)")
+_VALUE_REF = re.compile(r"%((?:[0-9]+|[A-Za-z$._-][A-Za-z0-9$._-]*))(?:#([0-9]+))?")
+_CARET_ID = re.compile(r"\^((?:[0-9]+|[A-Za-z$._-][A-Za-z0-9$._-]*))")
+_SYMBOL = re.compile(r"@([A-Za-z_$.][A-Za-z0-9_$.-]*)")
+_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+_NUMBER = re.compile(r"[-+]?(?:0x[0-9A-Fa-f]+|[0-9]+(?:\.[0-9]*(?:[eE][-+]?[0-9]+)?)?)")
+_INT = re.compile(r"-?[0-9]+")
+_SIMPLE_TENSOR = re.compile(r"tensor<((?:[0-9]+x)*)([a-z][a-z0-9A-Z]*)>")
+_FLOAT_TYPE = re.compile(r"(?:bf16|tf32|f[0-9]+E[0-9]+M[0-9]+[A-Za-z]*|f[0-9]+)(?![A-Za-z0-9_])")
+_INT_TYPE = re.compile(r"([su]?)i([0-9]+)(?![A-Za-z0-9_])")
+_SPLIT = re.compile(r"^// -----.*$", re.MULTILINE)
+
+_CLOSERS = {"<": ">", "(": ")", "[": "]", "{": "}"}
+_TYPE_CACHE: dict[str, Type] = {}
+
+
+def split_input(text: str) -> list[str]:
+    """The chunks between `// -----` lines (like `--split-input-file`)."""
+    return _SPLIT.split(text)
+
+
+def scan_balanced(text: str, pos: int) -> int:
+    """End (exclusive) of the bracketed text starting at `pos` (`<`, `(`, `[` or `{`).
+
+    Strings are skipped and `->` is not a closing `>`, as in MLIR's dialect-body lexer.
+    Raises `IRParseError`-ready `ValueError` with the position when unbalanced.
+    """
+    stack = [_CLOSERS[text[pos]]]
+    i = pos + 1
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            m = _STRING.match(text, i)
+            if not m:
+                raise _Unbalanced("unterminated string", i)
+            i = m.end()
+            continue
+        if c == "-" and text.startswith("->", i):
+            i += 2
+            continue
+        if c in _CLOSERS:
+            stack.append(_CLOSERS[c])
+        elif c in ">)]}":
+            if c != stack[-1]:
+                raise _Unbalanced(f"expected '{stack[-1]}' but found '{c}'", i)
+            stack.pop()
+            if not stack:
+                return i + 1
+        i += 1
+    raise _Unbalanced(f"unexpected end of input, expected '{stack[-1]}'", n)
+
+
+class _Unbalanced(ValueError):
+    def __init__(self, message: str, pos: int):
+        super().__init__(message)
+        self.message = message
+        self.pos = pos
+
+
+def parse_module(text: str, *, filename: str = "-") -> Module:
+    """Parse MLIR text (generic or pretty form) into a `Module`."""
+    return Parser(text, filename).parse_module()
+
+
+def parse_attribute(text: str) -> Attribute:
+    """Parse one attribute, e.g. `dense<1> : tensor<i32>` or `#sdy.sharding<@m, [{}]>`."""
+    p = Parser(text)
+    attr = p.parse_attribute()
+    p.expect_end()
+    return attr
+
+
+def parse_type(text: str) -> Type:
+    """Parse one type, e.g. `tensor<8x?xf32>`."""
+    p = Parser(text)
+    t = p.parse_type()
+    p.expect_end()
+    return t
+
+
+class _Scope:
+    """SSA names defined in one region, and forward references made in it."""
+
+    __slots__ = ("values", "forward", "blocks", "forward_blocks")
+
+    def __init__(self):
+        self.values: dict[str, tuple[Value, ...]] = {}
+        self.forward: dict[str, tuple[Value, int]] = {}
+        self.blocks: dict[str, Block] = {}
+        self.forward_blocks: dict[str, int] = {}
+
+
+class _ForwardRef(Value):
+    """Placeholder for a value used before its definition."""
+
+    __slots__ = ()
+
+
+class Parser:
+    """Position-based recursive-descent MLIR parser. One instance per text."""
+
+    def __init__(self, text: str, filename: str = "-"):
+        self.text = text
+        self.pos = 0
+        self.filename = filename
+        self._line_starts: list[int] | None = None
+        self.scopes: list[_Scope] = []
+        self.attr_aliases: dict[str, Attribute] = {}
+        self.type_aliases: dict[str, Type] = {}
+        self.in_func = 0
+
+    # -- diagnostics ----------------------------------------------------------------------
+    def line_col(self, pos: int) -> tuple[int, int]:
+        if self._line_starts is None:
+            self._line_starts = [0] + [m.end() for m in re.finditer("\n", self.text)]
+        line = bisect.bisect_right(self._line_starts, pos)
+        return line, pos - self._line_starts[line - 1] + 1
+
+    def error(self, message: str, pos: int | None = None) -> IRParseError:
+        pos = self.pos if pos is None else pos
+        line, col = self.line_col(pos)
+        start = self._line_starts[line - 1]
+        end = self.text.find("\n", start)
+        source = self.text[start:end if end >= 0 else len(self.text)]
+        return IRParseError.at(message, self.filename, line, col, source)
+
+    def location(self, pos: int) -> FileLineColLoc:
+        line, col = self.line_col(pos)
+        return FileLineColLoc(self.filename, line, col)
+
+    # -- lexing ---------------------------------------------------------------------------
+    def skip(self) -> int:
+        self.pos = _WS.match(self.text, self.pos).end()
+        return self.pos
+
+    def peek(self, s: str) -> bool:
+        self.skip()
+        return self.text.startswith(s, self.pos)
+
+    def parse_optional(self, s: str) -> bool:
+        """Consume punctuation `s` if it is next."""
+        if self.peek(s):
+            self.pos += len(s)
+            return True
+        return False
+
+    def expect(self, s: str, what: str | None = None) -> None:
+        if not self.parse_optional(s):
+            self.fail_expected(what or f"'{s}'")
+
+    def fail_expected(self, what: str):
+        self.skip()
+        found = self.describe_next()
+        raise self.error(f"expected {what}, found {found}")
+
+    def describe_next(self) -> str:
+        if self.pos >= len(self.text):
+            return "end of input"
+        m = re.compile(r'[A-Za-z0-9_.$%#@^!-]+|"[^"\n]*"?|.').match(self.text, self.pos)
+        return f"'{m.group(0)}'"
+
+    def parse_optional_regex(self, rx: re.Pattern) -> re.Match | None:
+        self.skip()
+        m = rx.match(self.text, self.pos)
+        if m:
+            self.pos = m.end()
+        return m
+
+    def parse_optional_keyword(self, word: str) -> bool:
+        """Consume the bare word `word` (not a prefix of a longer identifier)."""
+        self.skip()
+        m = _BARE_ID.match(self.text, self.pos)
+        if m and m.group(0) == word:
+            self.pos = m.end()
+            return True
+        return False
+
+    def expect_keyword(self, word: str) -> None:
+        if not self.parse_optional_keyword(word):
+            self.fail_expected(f"'{word}'")
+
+    def parse_optional_bare_id(self) -> str | None:
+        m = self.parse_optional_regex(_BARE_ID)
+        return m.group(0) if m else None
+
+    def parse_bare_id(self, what: str = "identifier") -> str:
+        s = self.parse_optional_bare_id()
+        if s is None:
+            self.fail_expected(what)
+        return s
+
+    def parse_optional_string(self) -> str | None:
+        self.skip()
+        m = _STRING.match(self.text, self.pos)
+        if not m:
+            if self.text.startswith('"', self.pos):
+                raise self.error("unterminated string literal")
+            return None
+        self.pos = m.end()
+        return _unescape(m.group(1))
+
+    def parse_string(self, what: str = "string literal") -> str:
+        s = self.parse_optional_string()
+        if s is None:
+            self.fail_expected(what)
+        return s
+
+    def parse_optional_symbol(self) -> str | None:
+        self.skip()
+        if not self.text.startswith("@", self.pos):
+            return None
+        if self.text.startswith('@"', self.pos):
+            self.pos += 1
+            return self.parse_string()
+        m = _SYMBOL.match(self.text, self.pos)
+        if not m:
+            raise self.error("expected symbol name after '@'")
+        self.pos = m.end()
+        return m.group(1)
+
+    def parse_symbol(self) -> str:
+        s = self.parse_optional_symbol()
+        if s is None:
+            self.fail_expected("symbol name (@name)")
+        return s
+
+    def parse_int(self, what: str = "integer") -> int:
+        m = self.parse_optional_regex(_INT)
+        if not m:
+            self.fail_expected(what)
+        return int(m.group(0))
+
+    def balanced(self, what: str) -> str:
+        """Consume a bracketed span starting here and return its text."""
+        self.skip()
+        try:
+            end = scan_balanced(self.text, self.pos)
+        except _Unbalanced as e:
+            raise self.error(f"{e.message} in {what}", e.pos) from None
+        s = self.text[self.pos:end]
+        self.pos = end
+        return s
+
+    def expect_end(self) -> None:
+        self.skip()
+        if self.pos != len(self.text):
+            raise self.error(f"unexpected {self.describe_next()} after the end")
+
+    # -- types ----------------------------------------------------------------------------
+    def parse_type(self) -> Type:
+        t = self.parse_optional_type()
+        if t is None:
+            self.fail_expected("type")
+        return t
+
+    def parse_optional_type(self) -> Type | None:
+        self.skip()
+        text, pos = self.text, self.pos
+        m = _SIMPLE_TENSOR.match(text, pos)
+        if m:  # fast path: static shape, builtin element type
+            key = m.group(0)
+            t = _TYPE_CACHE.get(key)
+            if t is None:
+                el = _builtin_element_type(m.group(2))
+                if el is None:
+                    m = None
+                else:
+                    t = RankedTensorType(tuple(int(d) for d in m.group(1).split("x")[:-1]), el)
+                    _TYPE_CACHE[key] = t
+            if m:
+                self.pos = m.end()
+                return t
+        c = text[pos:pos + 1]
+        if c == "(":
+            return self.parse_function_type()
+        if c == "!":
+            m = re.compile(r"![A-Za-z_][A-Za-z0-9_$.]*").match(text, pos)
+            if not m:
+                raise self.error("expected dialect type after '!'")
+            self.pos = m.end()
+            name = m.group(0)
+            if text.startswith("<", self.pos):
+                return OpaqueType(name + self.balanced("type"))
+            if "." not in name:
+                if name in self.type_aliases:
+                    return self.type_aliases[name]
+                raise self.error(f"undefined symbol alias id '{name[1:]}'", pos)
+            return OpaqueType(name)
+        word = _BARE_ID.match(text, pos)
+        if not word:
+            return None
+        w = word.group(0)
+        if w == "tensor":
+            self.pos = word.end()
+            return self._parse_tensor_body()
+        if w in ("complex", "tuple", "vector", "memref"):
+            self.pos = word.end()
+            if not self.peek("<"):
+                self.fail_expected("'<'")
+            if w == "complex":
+                self.pos += 1
+                el = self.parse_type()
+                self.expect(">")
+                return ComplexType(el)
+            if w == "tuple":
+                self.pos += 1
+                types = [] if self.peek(">") else self.parse_type_list()
+                self.expect(">")
+                return TupleType(tuple(types))
+            return OpaqueType(w + self.balanced("type"))
+        el = _builtin_element_type(w)
+        if el is not None:
+            self.pos = word.end()
+            return el
+        return None
+
+    def _parse_tensor_body(self) -> Type:
+        self.expect("<")
+        if self.parse_optional("*"):
+            self.expect("x")
+            el = self.parse_type()
+            self.expect(">")
+            return UnrankedTensorType(el)
+        dims: list[int | None] = []
+        dim_rx = re.compile(r"(\?|[0-9]+)x")
+        while True:
+            self.skip()
+            m = dim_rx.match(self.text, self.pos)
+            if not m:
+                break
+            dims.append(None if m.group(1) == "?" else int(m.group(1)))
+            self.pos = m.end()
+        el = self.parse_type()
+        enc = self.parse_attribute() if self.parse_optional(",") else None
+        self.expect(">")
+        return RankedTensorType(tuple(dims), el, enc)
+
+    def parse_type_list(self) -> list[Type]:
+        types = [self.parse_type()]
+        while self.parse_optional(","):
+            types.append(self.parse_type())
+        return types
+
+    def parse_paren_type_list(self) -> list[Type]:
+        self.expect("(")
+        if self.parse_optional(")"):
+            return []
+        types = self.parse_type_list()
+        self.expect(")")
+        return types
+
+    def parse_function_type(self) -> FunctionType:
+        inputs = self.parse_paren_type_list()
+        self.expect("->", "'->' in function type")
+        return FunctionType(tuple(inputs), tuple(self.parse_result_types()))
+
+    def parse_result_types(self) -> list[Type]:
+        """`T` or `(T1, T2)` (a parenthesised single function type stays a function type)."""
+        if self.peek("("):
+            save = self.pos
+            types = self.parse_paren_type_list()
+            if self.peek("->"):  # it was the inputs of a function type
+                self.pos = save
+                return [self.parse_function_type()]
+            return types
+        return [self.parse_type()]
+
+    # -- attributes -----------------------------------------------------------------------
+    def parse_attribute(self) -> Attribute:
+        a = self.parse_optional_attribute()
+        if a is None:
+            self.fail_expected("attribute value")
+        return a
+
+    def parse_optional_attribute(self) -> Attribute | None:
+        self.skip()
+        text, pos = self.text, self.pos
+        c = text[pos:pos + 1]
+        if c == "#":
+            return self._parse_hash_attribute()
+        if c == '"':
+            s = self.parse_string()
+            return StringAttr(s)
+        if c == "@":
+            root = self.parse_symbol()
+            nested = []
+            while self.parse_optional("::"):
+                nested.append(self.parse_symbol())
+            return SymbolRefAttr(root, tuple(nested))
+        if c == "[":
+            self.pos += 1
+            elems = []
+            if not self.parse_optional("]"):
+                elems.append(self.parse_attribute())
+                while self.parse_optional(","):
+                    elems.append(self.parse_attribute())
+                self.expect("]", "',' or ']' in array attribute")
+            return ArrayAttr(tuple(elems))
+        if c == "{":
+            return DictionaryAttr.from_dict(self.parse_attr_dict())
+        if c == "-" or c == "+" or c.isdigit():
+            return self._parse_number_attr()
+        word = _BARE_ID.match(text, pos)
+        if word:
+            w = word.group(0)
+            if w in ("true", "false"):
+                self.pos = word.end()
+                return BoolAttr(w == "true")
+            if w == "unit":
+                self.pos = word.end()
+                return UnitAttr()
+            if w == "dense" and text.startswith("<", word.end()):
+                self.pos = word.end()
+                return self._parse_dense()
+            if w == "array" and text.startswith("<", word.end()):
+                self.pos = word.end()
+                return self._parse_dense_array()
+            if w == "loc" and text.startswith("(", word.end()):
+                return self.parse_location()
+            if w in ("affine_map", "affine_set", "strided", "dense_resource", "sparse", "opaque",
+                     "distinct") and text[word.end():word.end() + 1] in ("<", "["):
+                self.pos = word.end()
+                body = self.balanced("attribute")
+                if w == "distinct":
+                    body += self.balanced("attribute")
+                return self._with_optional_type(OpaqueAttr(w + body))
+        t = self.parse_optional_type()
+        if t is not None:
+            return TypeAttr(t)
+        return None
+
+    def _with_optional_type(self, attr: OpaqueAttr) -> OpaqueAttr:
+        if attr.text.startswith(("dense_resource", "sparse", "opaque")) and self.parse_optional(":"):
+            return OpaqueAttr(f"{attr.text} : {self.parse_type()}")
+        return attr
+
+    def _parse_hash_attribute(self) -> Attribute:
+        text, start = self.text, self.pos
+        for prefix in ("#sdy.sharding_per_value<", "#sdy.sharding<", "#sdy.mesh<", "#sdy<manual_axes"):
+            if text.startswith(prefix, start):
+                return self._sdy(sdy_syntax.parse_attribute, start)
+        if text.startswith("#sdy.op_sharding_rule<", start):
+            self.pos = start + len("#sdy.op_sharding_rule")
+            return self._parse_sharding_rule()
+        m = re.compile(r"#[A-Za-z_][A-Za-z0-9_$.-]*").match(text, start)
+        if not m:
+            raise self.error("expected attribute name after '#'")
+        self.pos = m.end()
+        name = m.group(0)
+        if text.startswith("<", self.pos):
+            return OpaqueAttr(name + self.balanced("attribute"))
+        if name in self.attr_aliases:
+            return self.attr_aliases[name]
+        if "." in name:
+            return OpaqueAttr(name)
+        raise self.error(f"undefined symbol alias id '{name[1:]}'", start)
+
+    def _sdy(self, fn: Callable, pos: int):
+        self.skip()
+        try:
+            value, end = fn(self.text, pos)
+        except sdy_syntax.ShardingParseError as e:
+            raise self.error(e.message, e.pos) from None
+        self.pos = end
+        return value
+
+    def _parse_number_attr(self) -> Attribute:
+        start = self.pos
+        m = self.parse_optional_regex(_NUMBER)
+        if not m:
+            raise self.error("expected number")
+        lit = m.group(0)
+        is_float = "." in lit
+        typ = self.parse_type() if self.parse_optional(":") else None
+        if typ is None:
+            typ = F64 if is_float else I64
+        if isinstance(typ, FloatType):
+            if "0x" in lit:
+                return FloatAttr(_float_from_bits(int(lit, 16), typ), typ)
+            return FloatAttr(float(lit), typ)
+        if is_float:
+            raise self.error(f"floating point value not valid for specified type '{typ}'", start)
+        value = int(lit, 0) if "0x" not in lit else int(lit, 16)
+        if typ == I1:
+            if value not in (0, 1):
+                raise self.error("integer constant out of range for attribute", start)
+            return BoolAttr(bool(value))
+        if isinstance(typ, IntegerType):
+            lo, hi = _int_range(typ)
+            if not lo <= value <= hi:
+                raise self.error("integer constant out of range for attribute", start)
+        return IntegerAttr(value, typ)
+
+    def _parse_dense(self) -> DenseElementsAttr:
+        start = self.pos
+        body = self.balanced("dense elements")[1:-1]
+        self.expect(":", "':' and a type after dense<...>")
+        typ = self.parse_type()
+        if not isinstance(typ, (RankedTensorType, OpaqueType)):
+            raise self.error(f"dense elements need a shaped type, got '{typ}'", start)
+        return DenseElementsAttr(_canonical_dense_body(body, typ), typ)
+
+    def _parse_dense_array(self) -> DenseArrayAttr:
+        self.expect("<")
+        el = self.parse_type()
+        values = []
+        if self.parse_optional(":"):
+            while True:
+                self.skip()
+                if el == I1:
+                    w = self.parse_optional_bare_id()
+                    if w not in ("true", "false"):
+                        self.fail_expected("'true' or 'false'")
+                    values.append(w == "true")
+                else:
+                    m = self.parse_optional_regex(_NUMBER)
+                    if not m:
+                        self.fail_expected("number in dense array")
+                    values.append(float(m.group(0)) if isinstance(el, FloatType) else int(m.group(0), 0))
+                if not self.parse_optional(","):
+                    break
+        self.expect(">")
+        return DenseArrayAttr(el, tuple(values))
+
+    def _parse_sharding_rule(self) -> OpShardingRule:
+        """`<([i, j])->([i, j]) {i=8, j=8} reduction={j} ... custom>` after the name."""
+        self.expect("<")
+        names: dict[str, int] = {}
+
+        def factors(text: str, pos: int) -> tuple[int, ...]:
+            out = []
+            for f in re.findall(r"[i-z](?:_[0-9]+)?", text):
+                out.append(names.setdefault(f, _factor_index(f)))
+            if "".join(re.findall(r"[i-z](?:_[0-9]+)?", text)) != text:
+                raise self.error(f"invalid factor list '{text}'", pos)
+            return tuple(out)
+
+        def tensors() -> tuple:
+            self.expect("(")
+            ts = []
+            if not self.peek(")"):
+                while True:
+                    self.expect("[")
+                    dims = []
+                    if not self.peek("]"):
+                        while True:
+                            p = self.skip()
+                            m = re.compile(r"[A-Za-z0-9_]*").match(self.text, p)
+                            self.pos = m.end()
+                            dims.append(factors(m.group(0), p))
+                            if not self.parse_optional(","):
+                                break
+                    self.expect("]")
+                    ts.append(tuple(dims))
+                    if not self.parse_optional(","):
+                        break
+            self.expect(")")
+            return tuple(ts)
+
+        operands = tensors()
+        self.expect("->")
+        results = tensors()
+        self.expect("{")
+        sizes: dict[int, int] = {}
+        if not self.peek("}"):
+            while True:
+                p = self.skip()
+                name = self.parse_bare_id("factor name")
+                self.expect("=")
+                sizes[factors(name, p)[0]] = self.parse_int("factor size")
+                if not self.parse_optional(","):
+                    break
+        self.expect("}")
+        extra: dict[str, tuple[int, ...]] = {}
+        custom = False
+        while not self.parse_optional(">"):
+            key = self.parse_bare_id("'>' or a factor list name")
+            if key == "custom":
+                custom = True
+                continue
+            self.expect("=")
+            self.expect("{")
+            fs = []
+            while not self.peek("}"):
+                p = self.skip()
+                fs.extend(factors(self.parse_bare_id("factor"), p))
+                self.parse_optional(",")
+            self.expect("}")
+            extra[key] = tuple(fs)
+        return OpShardingRule(
+            operands, results, tuple(sizes[i] for i in range(len(sizes))),
+            extra.get("reduction", ()), extra.get("need_replication", ()),
+            extra.get("permutation", ()), extra.get("blocked_propagation", ()), custom)
+
+    def parse_attr_dict(self) -> dict[str, Attribute]:
+        """`{name = value, unit_name, "quoted" = value}` → dict (after checking duplicates)."""
+        self.expect("{")
+        out: dict[str, Attribute] = {}
+        if self.parse_optional("}"):
+            return out
+        while True:
+            p = self.skip()
+            name = self.parse_optional_string()
+            if name is None:
+                name = self.parse_optional_bare_id()
+            if name is None:
+                self.fail_expected("attribute name")
+            if name in out:
+                raise self.error(f"duplicate key '{name}' in dictionary attribute", p)
+            out[name] = self.parse_attribute() if self.parse_optional("=") else UnitAttr()
+            if not self.parse_optional(","):
+                break
+        self.expect("}", "',' or '}' in attribute dictionary")
+        return out
+
+    def parse_optional_attr_dict(self) -> dict[str, Attribute]:
+        return self.parse_attr_dict() if self.peek("{") else {}
+
+    def parse_location(self) -> Attribute:
+        self.expect_keyword("loc")
+        self.skip()
+        body = self.balanced("location")[1:-1].strip()
+        if body == "unknown":
+            return UnknownLoc()
+        m = re.fullmatch(r'"((?:[^"\\]|\\.)*)":([0-9]+):([0-9]+)', body)
+        if m:
+            return FileLineColLoc(_unescape(m.group(1)), int(m.group(2)), int(m.group(3)))
+        if body in self.attr_aliases:
+            return self.attr_aliases[body]
+        return OpaqueLoc(body)
+
+    def parse_optional_trailing_location(self):
+        if self.peek("loc") and self.text.startswith("(", _BARE_ID.match(self.text, self.pos).end()):
+            return self.parse_location()
+        return None
+
+    # -- SSA values -----------------------------------------------------------------------
+    def parse_value_ref(self) -> tuple[str, int, int]:
+        """`%name` or `%name#3` → (name, result number, position)."""
+        p = self.skip()
+        m = _VALUE_REF.match(self.text, p)
+        if not m:
+            self.fail_expected("SSA value (%name)")
+        self.pos = m.end()
+        return m.group(1), int(m.group(2) or 0), p
+
+    def parse_optional_value_ref_list(self) -> list[tuple[str, int, int]]:
+        if not self.peek("%"):
+            return []
+        refs = [self.parse_value_ref()]
+        while self.peek(",") and self.text.startswith("%", _WS.match(self.text, self.pos + 1).end()):
+            self.pos += 1
+            refs.append(self.parse_value_ref())
+        return refs
+
+    def resolve(self, ref: tuple[str, int, int], typ: Type) -> Value:
+        name, idx, pos = ref
+        for scope in reversed(self.scopes):
+            group = scope.values.get(name)
+            if group is not None:
+                if idx >= len(group):
+                    raise self.error(f"result number {idx} out of range for '%{name}' ({len(group)} results)", pos)
+                v = group[idx]
+                break
+        else:
+            key = f"{name}#{idx}"
+            for scope in reversed(self.scopes):
+                if key in scope.forward:
+                    v = scope.forward[key][0]
+                    break
+            else:
+                v = _ForwardRef(typ)
+                self.scopes[-1].forward[key] = (v, pos)
+        if v.type != typ:
+            raise self.error(
+                f"use of value '%{name}' expects different type than prior uses: '{typ}' vs '{v.type}'", pos)
+        return v
+
+    def resolve_all(self, refs, types, pos: int) -> list[Value]:
+        if len(refs) != len(types):
+            raise self.error(f"{len(refs)} operands present, but expected {len(types)}", pos)
+        return [self.resolve(r, t) for r, t in zip(refs, types)]
+
+    def define(self, name: str, values: tuple[Value, ...], pos: int) -> None:
+        scope = self.scopes[-1]
+        if name in scope.values:
+            raise self.error(f"redefinition of SSA value '%{name}'", pos)
+        scope.values[name] = values
+        for i, v in enumerate(values):
+            fwd = scope.forward.pop(f"{name}#{i}", None)
+            if fwd is None:
+                for outer in self.scopes[:-1]:
+                    fwd = outer.forward.pop(f"{name}#{i}", None)
+                    if fwd:
+                        break
+            if fwd is not None:
+                placeholder, ppos = fwd
+                if placeholder.type != v.type:
+                    raise self.error(
+                        f"definition of SSA value '%{name}#{i}' has type '{v.type}', but it was used with type '{placeholder.type}'", pos)
+                placeholder.replace_all_uses_with(v)
+
+    def push_scope(self) -> _Scope:
+        s = _Scope()
+        self.scopes.append(s)
+        return s
+
+    def pop_scope(self) -> None:
+        s = self.scopes.pop()
+        if s.forward:
+            name, (_, pos) = min(s.forward.items(), key=lambda kv: kv[1][1])
+            raise self.error(f"use of undeclared SSA value name '%{name.removesuffix('#0')}'", pos)
+        if s.forward_blocks:
+            name, pos = min(s.forward_blocks.items(), key=lambda kv: kv[1])
+            raise self.error(f"reference to an undefined block '^{name}'", pos)
+
+    # -- blocks and regions ---------------------------------------------------------------
+    def parse_block_arg_list(self) -> list[tuple[str, Type, object, int]]:
+        """`(%a: T loc(...), ...)` → [(name, type, location, pos)]; the `(` is next."""
+        self.expect("(")
+        args = []
+        if self.parse_optional(")"):
+            return args
+        while True:
+            p = self.skip()
+            m = re.compile(r"%(" + _SUFFIX_ID.pattern + ")").match(self.text, p)
+            if not m:
+                self.fail_expected("block argument (%name: type)")
+            self.pos = m.end()
+            self.expect(":")
+            t = self.parse_type()
+            loc = self.parse_optional_trailing_location()
+            args.append((m.group(1), t, loc, p))
+            if not self.parse_optional(","):
+                break
+        self.expect(")", "',' or ')' in block argument list")
+        return args
+
+    def _get_block(self, name: str, pos: int, *, defining: bool) -> Block:
+        scope = self.scopes[-1]
+        block = scope.blocks.get(name)
+        if block is None:
+            block = Block()
+            scope.blocks[name] = block
+            if not defining:
+                scope.forward_blocks[name] = pos
+        elif defining:
+            if name not in scope.forward_blocks:
+                raise self.error(f"redefinition of block '^{name}'", pos)
+        if defining:
+            scope.forward_blocks.pop(name, None)
+        return block
+
+    def parse_region(self, entry_args: list | None = None) -> Region:
+        """`{ ops }` with optional `^label(args):` blocks; `entry_args` come from a pretty op."""
+        self.expect("{")
+        region = Region()
+        self.push_scope()
+        block: Block | None = None
+        if entry_args is not None:
+            block = region.add_block(Block())
+            self._add_block_args(block, entry_args)
+        while True:
+            self.skip()
+            if self.text.startswith("}", self.pos):
+                self.pos += 1
+                break
+            if self.text.startswith("^", self.pos):
+                p = self.pos
+                m = _CARET_ID.match(self.text, p)
+                if not m:
+                    raise self.error("expected block name after '^'")
+                self.pos = m.end()
+                block = self._get_block(m.group(1), p, defining=True)
+                region.add_block(block)
+                if self.peek("("):
+                    self._add_block_args(block, self.parse_block_arg_list())
+                self.expect(":", "':' after block label")
+                continue
+            if self.pos >= len(self.text):
+                raise self.error("expected '}' to close the region, found end of input")
+            if block is None:
+                block = region.add_block(Block())
+            self.parse_operation(block)
+        self.pop_scope()
+        return region
+
+    def _add_block_args(self, block: Block, args) -> None:
+        for name, t, loc, p in args:
+            arg = block.add_argument(t, loc or self.location(p))
+            self.define(name, (arg,), p)
+
+    # -- operations -----------------------------------------------------------------------
+    def parse_module(self) -> Module:
+        self.push_scope()
+        top = Block()
+        while True:
+            self.skip()
+            if self.pos >= len(self.text):
+                break
+            c = self.text[self.pos]
+            if c in "#!" and self._parse_optional_alias_def():
+                continue
+            self.parse_operation(top)
+        self.pop_scope()
+        if len(top.ops) == 1 and top.ops[0].name == "builtin.module":
+            op = top.ops[0].detach()
+            return Module(op)
+        module = Module.create()
+        module.op.location = self.location(0)
+        for op in list(top.ops):
+            module.body.append(op.detach())
+        return module
+
+    def _parse_optional_alias_def(self) -> bool:
+        start = self.pos
+        m = re.compile(r"([#!])([A-Za-z_][A-Za-z0-9_$.]*)").match(self.text, start)
+        if not m or "." in m.group(2):
+            return False
+        self.pos = m.end()
+        if not self.parse_optional("="):
+            self.pos = start
+            return False
+        if m.group(1) == "#":
+            self.attr_aliases[m.group(0)] = self.parse_attribute()
+        else:
+            self.type_aliases[m.group(0)] = self.parse_type()
+        return True
+
+    def parse_operation(self, block: Block) -> Operation:
+        start = self.skip()
+        results: list[tuple[str, int, int]] = []
+        if self.text.startswith("%", start):
+            while True:
+                p = self.skip()
+                m = re.compile(r"%(" + _SUFFIX_ID.pattern + r")(?::([0-9]+))?").match(self.text, p)
+                if not m:
+                    self.fail_expected("result name")
+                self.pos = m.end()
+                results.append((m.group(1), int(m.group(2) or 1), p))
+                if not self.parse_optional(","):
+                    break
+            self.expect("=", "'=' after result names")
+        self.skip()
+        op_pos = self.pos
+        if self.text.startswith('"', op_pos):
+            op = self.parse_generic_op()
+        else:
+            name = self.parse_optional_regex(re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*"))
+            if not name:
+                self.fail_expected("operation name")
+            full = _DEFAULT_DIALECT.get(name.group(0), name.group(0))
+            handler = PRETTY_OPS.get(full)
+            if handler is None:
+                raise self.error(
+                    f"custom assembly form of '{full}' is not supported; write it in the generic "
+                    f'form ("{full}"(...) ... : (...) -> ...)', op_pos)
+            op = Operation(full)
+            op.results = []
+            handler(self, op, sum(n for _, n, _ in results))
+        loc = self.parse_optional_trailing_location()
+        op.location = loc if loc is not None else self.location(start)
+        expected = sum(n for _, n, _ in results)
+        if expected != len(op.results):
+            raise self.error(
+                f"operation defines {len(op.results)} results but was provided {expected} to bind", start)
+        i = 0
+        for name, n, p in results:
+            self.define(name, tuple(op.results[i:i + n]), p)
+            i += n
+        block.append(op)
+        return op
+
+    def parse_generic_op(self) -> Operation:
+        p = self.skip()
+        name = self.parse_string("operation name")
+        op = Operation(name)
+        self.expect("(")
+        refs = self.parse_optional_value_ref_list()
+        self.expect(")", "')' after operands")
+        if self.parse_optional("["):
+            while True:
+                bp = self.skip()
+                m = _CARET_ID.match(self.text, bp)
+                if not m:
+                    self.fail_expected("successor block (^name)")
+                self.pos = m.end()
+                op.successors.append(self._get_block(m.group(1), bp, defining=False))
+                if not self.parse_optional(","):
+                    break
+            self.expect("]")
+        if self.peek("<"):
+            self.pos += 1
+            if not self.peek("{"):
+                self.fail_expected("'{' of properties")
+            op.properties = self.parse_attr_dict()
+            self.expect(">", "'>' after properties")
+        if self.peek("(") and self.text.startswith("{", _WS.match(self.text, self.pos + 1).end()):
+            self.pos += 1
+            while True:
+                op.add_region(self.parse_region())
+                if not self.parse_optional(","):
+                    break
+            self.expect(")", "')' after regions")
+        attrs = self.parse_optional_attr_dict()
+        self.expect(":", "':' and the op's function type")
+        tp = self.skip()
+        ftype = self.parse_type()
+        if not isinstance(ftype, FunctionType):
+            raise self.error(f"expected function type, found '{ftype}'", tp)
+        self._set_attrs(op, attrs)
+        op._operands = []
+        for v in self.resolve_all(refs, ftype.inputs, p):
+            op._add_operand(v)
+        _set_results(op, ftype.results)
+        return op
+
+    def _set_attrs(self, op: Operation, attrs: dict[str, Attribute]) -> None:
+        inherent = INHERENT_ATTRS.get(op.name, frozenset())
+        for k, v in attrs.items():
+            if k in inherent and k not in op.properties:
+                op.properties[k] = v
+            else:
+                op.attributes[k] = v
+
+    # helpers for pretty ops ------------------------------------------------------------
+    def parse_trailing_type_signature(self, op: Operation, refs, num_results: int) -> None:
+        """`: T` (all operands and results have type T) or `: (A, B) -> R`."""
+        self.expect(":", "':' and the op's type")
+        p = self.skip()
+        if self.peek("("):
+            ft = self.parse_function_type()
+            ins, outs = ft.inputs, ft.results
+        else:
+            t = self.parse_type()
+            ins, outs = (t,) * len(refs), (t,) * max(num_results, 1)
+        for v in self.resolve_all(refs, ins, p):
+            op._add_operand(v)
+        _set_results(op, outs)
+
+
+def _set_results(op: Operation, types) -> None:
+    from sdy_passes.ir import OpResult
+    op.results = [OpResult(t, op, i) for i, t in enumerate(types)]
+
+
+_DEFAULT_DIALECT = {"return": "func.return", "call": "func.call", "module": "builtin.module",
+                    "func": "func.func"}
+
+
+def _builtin_element_type(w: str) -> Type | None:
+    m = _INT_TYPE.fullmatch(w)
+    if m:
+        return IntegerType(int(m.group(2)), m.group(1))
+    if _FLOAT_TYPE.fullmatch(w):
+        return FloatType(w)
+    if w == "index":
+        return IndexType()
+    if w == "none":
+        return NoneType()
+    return None
+
+
+def _unescape(s: str) -> str:
+    if "\\" not in s:
+        return s
+    out = bytearray()
+    i = 0
+    while i < len(s):
+        c = s[i]
+        if c == "\\" and i + 1 < len(s):
+            n = s[i + 1]
+            if n in '"\\':
+                out += n.encode()
+                i += 2
+                continue
+            if n == "n":
+                out += b"\n"
+                i += 2
+                continue
+            if n == "t":
+                out += b"\t"
+                i += 2
+                continue
+            if re.fullmatch(r"[0-9A-Fa-f]{2}", s[i + 1:i + 3]):
+                out.append(int(s[i + 1:i + 3], 16))
+                i += 3
+                continue
+        out += c.encode("utf-8", "surrogateescape")
+        i += 1
+    return out.decode("utf-8", "surrogateescape")
+
+
+def _int_range(t: IntegerType) -> tuple[int, int]:
+    w = t.width
+    if t.signedness == "u":
+        return 0, (1 << w) - 1
+    if t.signedness == "s":
+        return -(1 << (w - 1)), (1 << (w - 1)) - 1
+    return -(1 << (w - 1)), (1 << w) - 1  # signless accepts both readings
+
+
+def _float_from_bits(bits: int, t: FloatType) -> float:
+    import numpy as np
+    dt = {"f16": np.float16, "f32": np.float32, "f64": np.float64}.get(t.name)
+    if dt is None:
+        return float("nan")
+    ut = {np.float16: np.uint16, np.float32: np.uint32, np.float64: np.uint64}[dt]
+    return float(np.array(bits, ut).view(dt))
+
+
+def _factor_index(name: str) -> int:
+    if "_" in name:
+        return 17 + int(name.split("_")[1])
+    return ord(name) - ord("i")
+
+
+_DENSE_TOKEN = re.compile(r"\s*(?:(\[)|(\])|(,)|(\()|(\))|(true|false)|([-+]?(?:0x[0-9A-Fa-f]+|[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|inf|nan)))")
+
+
+def _canonical_dense_body(body: str, typ: Type) -> str:
+    """MLIR's printing of a dense literal: canonical numbers, splat when all elements agree."""
+    s = body.strip()
+    if not s or s.startswith('"') or not isinstance(typ, RankedTensorType):
+        return s
+    el = typ.element_type
+    pos, stack, out, leaves = 0, [], [], []
+    try:
+        while pos < len(s):
+            m = _DENSE_TOKEN.match(s, pos)
+            if not m:
+                return s
+            pos = m.end()
+            if m.group(1):
+                out.append("[")
+                stack.append(1)
+            elif m.group(2):
+                out.append("]")
+                stack.pop()
+            elif m.group(3):
+                out.append(", ")
+            elif m.group(4) or m.group(5):
+                return s  # complex literals: keep as written
+            else:
+                lit = m.group(6) or m.group(7)
+                leaf = _canonical_number(lit, el)
+                if leaf is None:
+                    return s
+                leaves.append(leaf)
+                out.append(leaf)
+    except (ValueError, IndexError, OverflowError):
+        return s
+    if stack or not leaves:
+        return s
+    if all(x == leaves[0] for x in leaves):
+        return leaves[0]
+    return "".join(out)
+
+
+def _canonical_number(lit: str, el: Type) -> str | None:
+    if isinstance(el, FloatType):
+        if lit in ("true", "false"):
+            return None
+        if "0x" in lit:
+            return format_float(_float_from_bits(int(lit, 16), el), el)
+        return format_float(float(lit), el)
+    if isinstance(el, IntegerType):
+        if el.width == 1:
+            return {"true": "true", "false": "false", "1": "true", "0": "false"}.get(lit)
+        if lit in ("true", "false") or "." in lit:
+            return None
+        return str(int(lit, 0) if "0x" not in lit else int(lit, 16))
+    if isinstance(el, IndexType):
+        return str(int(lit))
+    return None
+
+
+# The pretty-form op parsers live in `_pretty.py`; they register themselves here.
+PRETTY_OPS: dict[str, Callable[[Parser, Operation, int], None]] = {}
+
+from sdy_passes import _pretty  # noqa: E402,F401  (fills PRETTY_OPS)
