@@ -97,7 +97,7 @@ def _element_size_problem(et: ElementType, bits: int) -> str | None:
                 f"bit width ({et.bit_width})")
     if not et.is_integer:
         return f"E({bits}) for {et.name}: only integer and pred elements may be widened"
-    if bits % 8 or bits > 64:
+    if bits not in (16, 32, 64):
         return f"E({bits}) for {et.name}: a widened element size must be 16, 32 or 64 bits"
     return None
 

@@ -1,0 +1,96 @@
+"""Hypothesis strategies for tiling tests: tiles, layouts, shapes and arrays that fit them."""
+
+import numpy as np
+from hypothesis import strategies as st
+
+from tiling import COMBINE_DIMENSION, ELEMENT_TYPES, Layout, Shape, Tile
+
+STAR = COMBINE_DIMENSION
+INT64_MAX = 2**63 - 1
+
+
+def tiles(max_len=4, max_size=5, star=True):
+    """A valid tile: entries 1..max_size or '*', never '*' last."""
+    entry = st.integers(1, max_size)
+    head = st.lists(st.one_of(entry, st.just(STAR)) if star else entry, max_size=max_len - 1)
+    return st.tuples(head, entry).map(lambda p: Tile(tuple(p[0]) + (p[1],)))
+
+
+@st.composite
+def layouts(draw, rank, *, max_tiles=3, max_tile_len=None, max_size=5, attributes=True):
+    """A valid layout of `rank`, with short, long, repeated and '*' tiles."""
+    m2m = draw(st.permutations(range(rank)))
+    tile_len = max_tile_len or rank + 2
+    ts = draw(st.lists(tiles(tile_len, max_size), max_size=max_tiles))
+    kw = {}
+    if attributes:
+        kw = dict(tail_padding_alignment_in_elements=draw(st.sampled_from([1, 1, 1, 3, 8])),
+                  memory_space=draw(st.sampled_from([0, 0, 1, 5])))
+    return Layout(tuple(m2m), tuple(ts), **kw)
+
+
+@st.composite
+def printable_layouts(draw):
+    """Layouts over the whole int64 range, as `xla_client.Layout` takes them (no S/L/M)."""
+    rank = draw(st.integers(0, 6))
+    m2m = draw(st.permutations(range(rank)))
+    entry = st.one_of(st.integers(1, 300), st.integers(1, INT64_MAX))
+    tile = st.tuples(st.lists(st.one_of(entry, st.just(STAR)), max_size=6), entry).map(
+        lambda p: tuple(p[0]) + (p[1],))
+    ts = draw(st.lists(tile, max_size=4))
+    e = draw(st.one_of(st.just(0), st.sampled_from([1, 2, 4, 8, 16, 32, 64]),
+                       st.integers(0, 2**31 - 1)))
+    return Layout(tuple(m2m), tuple(ts), e)
+
+
+def element_size_choices(name):
+    """E(n) values the codec supports for element type `name`."""
+    et = ELEMENT_TYPES[name]
+    out = [0, et.storage_bits]
+    if et.bit_width < 8:
+        out.append(et.bit_width)
+    if et.is_integer:
+        out += [b for b in (16, 32, 64) if b > et.storage_bits]
+    return sorted(set(out))
+
+
+@st.composite
+def shapes(draw, *, max_rank=4, max_dim=7, types=tuple(ELEMENT_TYPES)):
+    """A static shape with a layout the codec accepts (nested padding allowed)."""
+    name = draw(st.sampled_from(types))
+    rank = draw(st.integers(0, max_rank))
+    dims = tuple(draw(st.lists(st.integers(0, max_dim), min_size=rank, max_size=rank)))
+    layout = draw(layouts(rank))
+    e = draw(st.sampled_from(element_size_choices(name)))
+    return Shape(name, dims, Layout(layout.minor_to_major, layout.tiles, e,
+                                    layout.tail_padding_alignment_in_elements,
+                                    layout.memory_space))
+
+
+def random_array(rng, shape):
+    """A seeded random array of `shape.dtype` covering every bit pattern the type allows."""
+    et = ELEMENT_TYPES[shape.element_type]
+    dims = shape.dimensions
+    if et.name == "pred":
+        return np.asarray(rng.random(dims) < 0.5)
+    if et.bit_width < 8:  # ml_dtypes keeps the value in the low bits of a byte
+        raw = rng.integers(0, 1 << et.bit_width, size=dims, dtype=np.uint8)
+        return raw.view(et.dtype)
+    if et.name == "c128":
+        raw = rng.integers(0, 2**64, size=dims + (2,), dtype=np.uint64)
+        return raw.view(np.complex128).reshape(dims)
+    raw = rng.integers(0, 2 ** (8 * et.dtype.itemsize), size=dims,
+                       dtype=np.dtype(f"u{et.dtype.itemsize}"))
+    return raw.view(et.dtype)
+
+
+def bits_of(x):
+    """Bit patterns for exact comparison (NaN payloads included)."""
+    x = np.asarray(x)
+    if x.dtype.itemsize > 8:
+        return x.reshape(-1).view(np.uint64)
+    return x.view(np.dtype(f"u{x.dtype.itemsize}"))
+
+
+__all__ = ["STAR", "tiles", "layouts", "printable_layouts", "shapes", "random_array", "bits_of",
+           "element_size_choices"]
