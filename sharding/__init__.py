@@ -19,10 +19,21 @@ __all__ = [
     "AxisRef", "SubAxisInfo", "Mesh", "MeshAxis", "MeshTable", "DimensionSharding",
     "TensorSharding", "TensorShardingPerValue", "ManualAxes", "ShardingError",
     "ShardingParseError", "InvalidMeshError", "InvalidShardingError", "verify", "verify_mesh",
+    "DeviceMesh", "ShardedArray", "equivalent", "HloSharding", "to_hlo_sharding", "from_hlo_sharding",
+    "to_named_sharding", "visualize", "ShardingPicture",
 ]
+
+# Simulation (xarray), conversions and pictures load on first use.
+_LAZY = {"DeviceMesh": "simulate", "ShardedArray": "simulate", "equivalent": "simulate",
+         "HloSharding": "hlo", "to_hlo_sharding": "hlo", "from_hlo_sharding": "hlo",
+         "to_named_sharding": "hlo", "visualize": "visualization", "ShardingPicture": "visualization"}
 
 
 def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
     # syntax/verify are imported lazily so the value classes load without them.
     if name in ("verify", "verify_mesh"):
         from . import verify as _verify

@@ -1,0 +1,202 @@
+"""Where a sharding puts data: mesh pieces, tile indices and per-device slices (numpy only).
+
+XLA's rule (spec §5): a mesh position's coordinate along a sub-axis `"x":(m)k` of an axis of
+size `n` is `(c_x // (n // (m*k))) % k`; a dim sharded by refs `r_1..r_j` (major to minor) is
+cut into `n = prod(k_i)` tiles of `c = ceil(D / n)`, and tile `t` (mixed radix over the refs)
+holds `[min(t*c, D), min((t+1)*c, D))`, the rest of its buffer being padding.
+
+Shared by `simulate` (which adds xarray), `hlo` and `visualize`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .axes import AxisRef
+from .errors import ShardingError
+from .mesh import Mesh, MeshTable
+from .tensor_sharding import TensorSharding
+
+__all__ = ["Piece", "Placement", "place", "check_shape"]
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """A mesh axis, or the cut `"name":(pre_size)size` of one that some axis ref needs."""
+
+    name: str
+    pre_size: int
+    size: int
+    axis_size: int
+
+    @property
+    def is_full(self) -> bool:
+        return self.pre_size == 1 and self.size == self.axis_size
+
+    @property
+    def label(self) -> str:
+        """Dim name in simulated arrays: `x` for a full axis, `x:(2)2` for a cut."""
+        return self.name if self.is_full else f"{self.name}:({self.pre_size}){self.size}"
+
+    def axis_ref(self) -> AxisRef:
+        return AxisRef(self.name) if self.is_full else AxisRef.sub(self.name, self.pre_size, self.size)
+
+
+def check_shape(shape) -> tuple[int, ...]:
+    """A global shape as a tuple of non-negative ints, or a clear error."""
+    try:
+        dims = tuple(shape)
+    except TypeError:
+        raise ShardingError(f"expected a shape (a sequence of ints), got: {shape!r}") from None
+    for d in dims:
+        if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 0:
+            raise ShardingError(f"expected non-negative int dims in the shape, got: {shape!r}")
+    return tuple(int(d) for d in dims)
+
+
+def _ref_bounds(ref: AxisRef, mesh: Mesh) -> tuple[int, int]:
+    info = ref.sub_axis_info
+    if info is None:
+        return 1, mesh.axis_size(ref.name)
+    return info.pre_size, info.next_pre_size
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """A verified sharding resolved against its mesh, ready for slice arithmetic.
+
+    `pieces` are the mesh axes in mesh order, each cut at the boundaries of the sub-axes that
+    `cut_by` refs use (most major cut first); every axis ref of a dim is exactly one piece.
+    """
+
+    sharding: TensorSharding
+    mesh: Mesh
+    shape: tuple[int, ...] | None
+    pieces: tuple[Piece, ...]
+    dim_pieces: tuple[tuple[int, ...], ...]
+    """Per tensor dim: indices into `pieces` of its refs, major to minor (as written)."""
+    unreduced_pieces: tuple[int, ...]
+    """Indices into `pieces` covered by `unreduced` axes."""
+
+    @property
+    def piece_sizes(self) -> tuple[int, ...]:
+        return tuple(p.size for p in self.pieces)
+
+    @property
+    def num_tiles(self) -> tuple[int, ...]:
+        """Number of tiles (shards) per tensor dim."""
+        return tuple(math.prod(self.pieces[i].size for i in dims) for dims in self.dim_pieces)
+
+    @property
+    def local_shape(self) -> tuple[int, ...]:
+        """Every device's buffer shape: `ceil(D / tiles)` per dim."""
+        return tuple(-(-d // n) for d, n in zip(self.shape, self.num_tiles))
+
+    @property
+    def tile_pieces(self) -> tuple[int, ...]:
+        """Pieces that shard some dim, in mesh order."""
+        used = {i for dims in self.dim_pieces for i in dims}
+        return tuple(i for i in range(len(self.pieces)) if i in used)
+
+    def device_grid(self) -> np.ndarray:
+        """Device ids as an array with one dim per piece (mesh order)."""
+        return np.asarray(self.mesh.devices, dtype=np.int64).reshape(self.piece_sizes)
+
+    def tile_indices(self) -> np.ndarray:
+        """`tile[..., d]`: the tile index along tensor dim `d` at each piece coordinate."""
+        sizes = self.piece_sizes
+        coords = np.indices(sizes, dtype=np.int64) if sizes else np.zeros((0,), np.int64)
+        out = np.zeros(sizes + (len(self.dim_pieces),), dtype=np.int64)
+        for d, dims in enumerate(self.dim_pieces):
+            for i in dims:  # mixed radix, first ref most major
+                out[..., d] = out[..., d] * self.pieces[i].size + coords[i]
+        return out
+
+    def tile_slices(self, tile: tuple[int, ...]) -> tuple[slice, ...]:
+        """The data part of tile `tile` (one tile index per dim)."""
+        out = []
+        for t, d, c in zip(tile, self.shape, self.local_shape):
+            out.append(slice(min(t * c, d), min((t + 1) * c, d)))
+        return tuple(out)
+
+    def index_map(self) -> dict[int, tuple[slice, ...]]:
+        """`{device_id: slices}` in device-id order."""
+        grid = self.device_grid().reshape(-1)
+        tiles = self.tile_indices().reshape(grid.size, len(self.dim_pieces))
+        found = {int(dev): self.tile_slices(tuple(int(t) for t in tile)) for dev, tile in zip(grid, tiles)}
+        return dict(sorted(found.items()))
+
+
+def resolve(sharding: TensorSharding, mesh) -> Mesh:
+    """The `Mesh` a sharding is bound to; a single `Mesh` binds whatever name it uses."""
+    if not isinstance(sharding, TensorSharding):
+        raise ShardingError(f"expected a TensorSharding, got: {type(sharding).__name__}")
+    if isinstance(sharding.mesh_or_ref, Mesh):
+        if isinstance(mesh, Mesh) and mesh != sharding.mesh_or_ref:
+            raise ShardingError(f"the sharding's inlined mesh {sharding.mesh_or_ref.body()} differs from the "
+                                f"given mesh {mesh.body()}")
+        return sharding.mesh_or_ref
+    if mesh is None:
+        raise ShardingError(f"the sharding names mesh @{sharding.mesh_or_ref}: pass its Mesh or a MeshTable")
+    if not isinstance(mesh, (Mesh, MeshTable)):
+        raise ShardingError(f"expected a Mesh or a MeshTable, got: {type(mesh).__name__}")
+    return sharding.resolve_mesh(mesh)
+
+
+def place(sharding: TensorSharding, mesh, shape, *, cut_by_replicated: bool = False) -> Placement:
+    """Verifies `sharding` on `mesh` for `shape` (Shardy's rules) and resolves its pieces.
+
+    `shape` may be `None` when only the device layout matters (conversions); then the slice
+    methods of the result cannot be used.
+
+    Pieces are cut at the sub-axes of the dims and of `unreduced` (what XLA's export uses), and
+    also of `replicated` when `cut_by_replicated` (for arrays that show every named sub-axis).
+    """
+    from .verify import verify
+
+    m = resolve(sharding, mesh)
+    dims = None if shape is None else check_shape(shape)
+    if m.is_maximal:
+        # A one-device mesh holds everything; Shardy allows only rank 0 there, but an array of any
+        # rank may sit on one device (HloSharding `{maximal device=N}`, JAX's SingleDeviceSharding).
+        verify(sharding, mesh=m)
+        rank = sharding.rank if dims is None else len(dims)
+        return Placement(sharding, m, dims, (), tuple(() for _ in range(rank)), ())
+    if dims is None:
+        verify(sharding, mesh=m)
+    else:
+        verify(sharding, mesh=m, shape=dims)
+
+    cutting = [r for d in sharding.dim_shardings for r in d.axes] + list(sharding.unreduced_axes)
+    if cut_by_replicated:
+        cutting += sharding.replicated_axes
+    cuts: dict[str, set[int]] = {a.name: {1, a.size} for a in m.axes}
+    for ref in cutting:
+        cuts[ref.name].update(_ref_bounds(ref, m))
+    pieces: list[Piece] = []
+    where: dict[tuple[str, int], int] = {}  # (axis, pre_size) -> piece index
+    for axis in m.axes:
+        bounds = sorted(cuts[axis.name])
+        if axis.size == 1:  # a size-1 axis stays a (trivial) piece so it keeps its dim
+            bounds = [1, 1]
+        for lo, hi in zip(bounds, bounds[1:]):
+            where[(axis.name, lo)] = len(pieces)
+            pieces.append(Piece(axis.name, lo, hi // lo, axis.size))
+
+    def pieces_of(ref: AxisRef) -> tuple[int, ...]:
+        lo, hi = _ref_bounds(ref, m)
+        if lo == hi:
+            return (where[(ref.name, 1)],)
+        out = []
+        while lo < hi:
+            i = where[(ref.name, lo)]
+            out.append(i)
+            lo *= pieces[i].size
+        return tuple(out)
+
+    dim_pieces = tuple(tuple(i for r in d.axes for i in pieces_of(r)) for d in sharding.dim_shardings)
+    unreduced = tuple(sorted({i for r in sharding.unreduced_axes for i in pieces_of(r)}))
+    return Placement(sharding, m, dims, tuple(pieces), dim_pieces, unreduced)

@@ -1,0 +1,348 @@
+"""A simulated device mesh on xarray: the per-device shards of a real array, as XLA lays them out.
+
+>>> import numpy as np, sharding
+>>> dm = sharding.DeviceMesh(sharding.Mesh.parse('<["x"=2, "y"=4]>'))
+>>> s = sharding.TensorSharding.parse('#sdy.sharding<@mesh, [{"x"}, {"y"}]>')
+>>> dm.index_map(s, (6, 8))[5]
+(slice(3, 6, None), slice(2, 4, None))
+>>> sh = dm.shard(np.arange(48).reshape(6, 8), s)
+>>> dict(sh.data.sizes)
+{'x': 2, 'y': 4, 'dim_0': 3, 'dim_1': 2}
+>>> (dm.unshard(sh) == np.arange(48).reshape(6, 8)).all()
+np.True_
+
+This is the only module of the package that imports xarray.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterator
+
+import numpy as np
+import xarray as xr
+
+from ._placement import Placement, check_shape, place
+from .errors import ShardingError
+from .mesh import Mesh, MeshTable
+from .tensor_sharding import TensorSharding
+
+__all__ = ["DeviceMesh", "ShardedArray", "equivalent"]
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    """The array's bit patterns, so NaN payloads, -0.0 and bf16/int4 compare exactly."""
+    if a.dtype.itemsize in (1, 2, 4, 8):
+        return a.view(f"u{a.dtype.itemsize}")
+    return np.ascontiguousarray(a).view(np.uint8)
+
+
+def _unreduced_identity(dtype: np.dtype):
+    # -0.0 is the exact additive identity of IEEE floats (x + -0.0 == x bit for bit, even -0.0).
+    zero = np.zeros((), dtype)
+    return zero if dtype.kind == "b" else -zero
+
+
+_REDUCE = {"sum": np.add, "max": np.maximum, "min": np.minimum}
+
+
+class DeviceMesh:
+    """The devices of a `Mesh`, laid out along its axes.
+
+    `devices` is an `xarray.DataArray` of device ids with one dim per mesh axis (row-major
+    positions hold `device_ids`, or iota). Several `DeviceMesh`es may cover the same devices
+    (e.g. `<["a"=4, "b"=2]>` and `<["x"=2, "y"=2, "z"=2]>`); `equivalent` compares placements
+    across them. A sharding that names its mesh (`@m`) is bound to this mesh whatever the name,
+    unless `name` is given; an inlined `mesh<...>` must equal this mesh.
+    """
+
+    __slots__ = ("mesh", "name", "devices")
+
+    def __init__(self, mesh: Mesh | str, *, name: str | None = None):
+        if isinstance(mesh, str):
+            mesh = Mesh.parse(mesh)
+        if not isinstance(mesh, Mesh):
+            raise ShardingError(f"expected a Mesh or mesh text, got: {type(mesh).__name__}")
+        from .verify import verify_mesh
+
+        verify_mesh(mesh)
+        self.mesh = mesh
+        self.name = name
+        ids = np.asarray(mesh.devices, dtype=np.int64).reshape(mesh.shape)
+        self.devices = xr.DataArray(ids, dims=mesh.axis_names, name="device_id")
+
+    def __repr__(self) -> str:
+        label = "" if self.name is None else f"@{self.name} = "
+        return f"DeviceMesh({label}{self.mesh.body()})"
+
+    def _bound(self):
+        return self.mesh if self.name is None else MeshTable(((self.name, self.mesh),))
+
+    def placement(self, sharding: TensorSharding, global_shape, *, cut_by_replicated: bool = False) -> Placement:
+        """The verified sharding resolved on this mesh (pieces, tiles, slices)."""
+        if isinstance(sharding.mesh_or_ref, Mesh) and sharding.mesh_or_ref != self.mesh:
+            raise ShardingError(f"the sharding's inlined mesh {sharding.mesh_or_ref.body()} is not this "
+                                f"device mesh {self.mesh.body()}")
+        return place(sharding, self._bound(), global_shape, cut_by_replicated=cut_by_replicated)
+
+    def index_map(self, sharding: TensorSharding, global_shape) -> dict[int, tuple[slice, ...]]:
+        """`{device_id: slices}`: the part of the global array each device holds (XLA's rule).
+
+        Uneven dims give every device a `ceil(D/n)` buffer; a slice is the data part of it and
+        may be short or empty (the rest is padding). Replicas (implicit or explicit) and
+        unreduced axes get the same slices.
+        """
+        return self.placement(sharding, global_shape).index_map()
+
+    def shard(self, array, sharding: TensorSharding, *, fill=0, copy: bool = False) -> ShardedArray:
+        """Materializes the per-device shards of `array` under `sharding`.
+
+        `array` is a numpy array (any dtype, also ml_dtypes bf16/int4, bool) or an
+        `xarray.DataArray` (its dim names are kept). Shards are read-only views, so replicas
+        share memory and an evenly sharded numpy input is not copied at all (like `np.asarray`;
+        writing to the input later changes the shards). Padding of uneven dims is `fill`.
+        `copy=True` gives every device its own writable buffer.
+
+        Unreduced axes (partial results): with `sum`, the position 0 along them holds the data
+        and the others the additive identity (`-0.0`, `0`, `False`); with `max`/`min` every
+        position holds the data. `unshard` reduces them back.
+        """
+        source = array
+        if isinstance(array, xr.DataArray):
+            values = array.values
+            names = tuple(str(d) for d in array.dims)
+        else:
+            values = np.asarray(array)
+            names = tuple(f"dim_{i}" for i in range(values.ndim))
+        if values.dtype.kind == "O":
+            raise ShardingError("expected an array of numbers or bools, found dtype object")
+        p = self.placement(sharding, values.shape, cut_by_replicated=True)
+        labels = tuple(pc.label for pc in p.pieces)
+        clash = set(labels) & set(names)
+        if clash:
+            raise ShardingError(f"the array's dim names {sorted(clash)} are also mesh axes of {self.mesh.body()}; "
+                                f"rename them (DataArray.rename) before sharding")
+        try:
+            fill_value = np.array(fill, dtype=values.dtype)
+        except (TypeError, ValueError, OverflowError) as e:
+            raise ShardingError(f"fill {fill!r} does not fit dtype {values.dtype}: {e}") from None
+
+        view = _device_view(values, p, fill_value)
+        if copy:
+            view = np.array(view)
+        data = xr.DataArray(view, dims=labels + names, coords=_coords(p, labels, names),
+                            name=source.name if isinstance(source, xr.DataArray) else None)
+        like = source if isinstance(source, xr.DataArray) else None
+        return ShardedArray(data, sharding, self.mesh, p, names, like)
+
+    def unshard(self, sharded: ShardedArray) -> np.ndarray | xr.DataArray:
+        """The global array back from its shards: the exact inverse of `shard`.
+
+        Raises `ShardingError` when replicas disagree. Returns a numpy array, or a DataArray
+        (same dims, coords, name and attrs) when `shard` was given one.
+        """
+        if not isinstance(sharded, ShardedArray):
+            raise ShardingError(f"expected a ShardedArray, got: {type(sharded).__name__}")
+        if sorted(sharded.mesh.devices) != sorted(self.mesh.devices):
+            raise ShardingError(f"the array is sharded over devices {sorted(sharded.mesh.devices)}, "
+                                f"this mesh has {sorted(self.mesh.devices)}")
+        p = sharded.placement
+        labels = tuple(pc.label for pc in p.pieces)
+        data = sharded.data
+        expected = labels + sharded.dims
+        if set(data.dims) != set(expected):
+            raise ShardingError(f"expected the shards' dims {list(expected)}, found {list(data.dims)}")
+        values = data.transpose(*expected).values
+        if values.shape != p.piece_sizes + p.local_shape:
+            raise ShardingError(f"expected shards of shape {p.piece_sizes + p.local_shape}, "
+                                f"found {values.shape}")
+        op = _REDUCE[p.sharding.reduction_op]
+        for i in p.unreduced_pieces:
+            values = op.reduce(values, axis=i, keepdims=True, dtype=values.dtype)
+        tiles = set(p.tile_pieces)
+        for i in range(len(p.pieces)):
+            if i not in tiles and i not in p.unreduced_pieces:
+                _check_replicas(values, i, p)
+        index = tuple(slice(None) if i in tiles else 0 for i in range(len(p.pieces)))
+        out = _assemble(values[index], p)
+        if sharded.like is None:
+            return out
+        like = sharded.like
+        return xr.DataArray(out, coords=like.coords, dims=like.dims, name=like.name, attrs=like.attrs)
+
+
+class ShardedArray:
+    """Per-device shards of a global array, backed by an `xarray.DataArray`.
+
+    `data` has one leading dim per mesh piece (a mesh axis, or a sub-axis such as `x:(2)2` when a
+    sharding cuts the axis) and the tensor's local dims after them. Coordinates: `device_id`
+    over the mesh dims, and `global_<dim>` giving each local element's global index (-1 in
+    padding).
+    """
+
+    __slots__ = ("data", "sharding", "mesh", "placement", "dims", "like")
+
+    def __init__(self, data: xr.DataArray, sharding: TensorSharding, mesh: Mesh, placement: Placement,
+                 dims: tuple[str, ...], like: xr.DataArray | None):
+        self.data = data
+        self.sharding = sharding
+        self.mesh = mesh
+        self.placement = placement
+        self.dims = dims
+        """Names of the tensor dims (the trailing dims of `data`)."""
+        self.like = like
+        """The DataArray given to `shard`, if any (for its coords and attrs)."""
+
+    @property
+    def global_shape(self) -> tuple[int, ...]:
+        return self.placement.shape
+
+    @property
+    def local_shape(self) -> tuple[int, ...]:
+        return self.placement.local_shape
+
+    def index_map(self) -> dict[int, tuple[slice, ...]]:
+        return self.placement.index_map()
+
+    def local(self, device_id: int) -> np.ndarray:
+        """The buffer of one device (padding included)."""
+        grid = self.placement.device_grid()
+        where = np.argwhere(grid == device_id)
+        if len(where) == 0:
+            raise ShardingError(f"device {device_id} is not in mesh {self.mesh.body()}")
+        return self.data.values[tuple(where[0])]
+
+    def per_device(self) -> Iterator[tuple[int, np.ndarray]]:
+        """`(device_id, local buffer)` for every device, in device-id order."""
+        grid = self.placement.device_grid()
+        values = self.data.values
+        for pos in sorted(np.ndindex(grid.shape), key=lambda q: grid[q]):
+            yield int(grid[pos]), values[pos]
+
+    def __repr__(self) -> str:
+        return (f"ShardedArray({self.sharding}, mesh={self.mesh.body()}, global_shape={self.global_shape}, "
+                f"local_shape={self.local_shape}, dtype={self.data.dtype})")
+
+
+def _device_view(values: np.ndarray, p: Placement, fill: np.ndarray) -> np.ndarray:
+    """A read-only `(pieces..., local...)` view of `values` (padded when uneven)."""
+    tiles, local = p.num_tiles, p.local_shape
+    padded_shape = tuple(n * c for n, c in zip(tiles, local))
+    if padded_shape != values.shape:
+        padded = np.empty(padded_shape, values.dtype)
+        padded[...] = fill
+        padded[tuple(slice(0, d) for d in values.shape)] = values
+        values = padded
+    # Split every dim into (its pieces' sizes, as written..., local size), then bring the pieces
+    # into mesh order in front; pieces that shard nothing become broadcast (replica) dims.
+    split, pos, where = [], 0, {}
+    for dims, c in zip(p.dim_pieces, local):
+        for i in dims:
+            where[i] = pos
+            split.append(p.pieces[i].size)
+            pos += 1
+        split.append(c)
+        pos += 1
+    view = values.reshape(split)
+    tile_pieces = p.tile_pieces
+    local_axes = _local_positions(p)
+    view = view.transpose([where[i] for i in tile_pieces] + local_axes)
+    others = tuple(i for i in range(len(p.pieces)) if i not in where)
+    view = np.expand_dims(view, others) if others else view
+    full = p.piece_sizes + local
+    if p.unreduced_pieces and p.sharding.reduction_op == "sum":
+        out = np.array(np.broadcast_to(view, full))
+        front = np.moveaxis(out, p.unreduced_pieces, tuple(range(len(p.unreduced_pieces))))
+        front.reshape((-1,) + front.shape[len(p.unreduced_pieces):])[1:] = _unreduced_identity(values.dtype)
+        out.flags.writeable = False
+        return out
+    view = np.broadcast_to(view, full)  # read-only, replicas share memory
+    return view
+
+
+def _local_positions(p: Placement) -> list[int]:
+    out, pos = [], 0
+    for dims in p.dim_pieces:
+        pos += len(dims)
+        out.append(pos)
+        pos += 1
+    return out
+
+
+def _coords(p: Placement, labels: tuple[str, ...], names: tuple[str, ...]) -> dict:
+    coords = {"device_id": (labels, p.device_grid())}
+    for d, (dims, size, c, name) in enumerate(zip(p.dim_pieces, p.shape, p.local_shape, names)):
+        order = sorted(dims)  # mesh order, as the leading dims of the array
+        sizes = [p.pieces[i].size for i in order]
+        grids = np.indices(sizes, dtype=np.int64) if sizes else np.zeros((0,), np.int64)
+        tile = np.zeros(sizes, np.int64)
+        for i in dims:  # mixed radix in the sharding's order
+            tile = tile * p.pieces[i].size + grids[order.index(i)]
+        index = tile[..., None] * c + np.arange(c)
+        index[index >= size] = -1
+        coords[f"global_{name}"] = (tuple(labels[i] for i in order) + (name,), index)
+    return coords
+
+
+def _check_replicas(values: np.ndarray, axis: int, p: Placement) -> None:
+    if values.shape[axis] <= 1 or values.strides[axis] == 0:
+        return  # views of one buffer agree by construction
+    bits = _bits(values)
+    first = np.take(bits, [0], axis=axis)
+    same = (bits == first).reshape(bits.shape[: axis + 1] + (-1,)).all(axis=-1)
+    if same.all():
+        return
+    bad = tuple(int(i) for i in np.argwhere(~same)[0])
+    grid = p.device_grid()
+    mesh_pos = bad + (0,) * (grid.ndim - len(bad))
+    other = mesh_pos[:axis] + (0,) + mesh_pos[axis + 1:]
+    raise ShardingError(f"replicas disagree along mesh dim {p.pieces[axis].label!r}: device {int(grid[mesh_pos])} "
+                        f"holds different data than device {int(grid[other])}")
+
+
+def _assemble(tiles: np.ndarray, p: Placement) -> np.ndarray:
+    """`(tile pieces in mesh order..., local...)` back to the global array (a fresh copy)."""
+    tile_pieces = p.tile_pieces
+    k = len(tile_pieces)
+    order = []
+    for d, dims in enumerate(p.dim_pieces):
+        order.extend(tile_pieces.index(i) for i in dims)
+        order.append(k + d)
+    padded = tiles.transpose(order).reshape(tuple(n * c for n, c in zip(p.num_tiles, p.local_shape)))
+    return np.array(padded[tuple(slice(0, d) for d in p.shape)], copy=True)
+
+
+def _placement_of(pair, global_shape) -> Placement:
+    if not (isinstance(pair, tuple) and len(pair) == 2):
+        raise ShardingError(f"expected a (sharding, mesh) pair, got: {pair!r}")
+    s, mesh = pair
+    if isinstance(mesh, DeviceMesh):
+        return mesh.placement(s, global_shape)
+    return place(s, mesh, global_shape)
+
+
+def equivalent(a, b, global_shape) -> bool:
+    """Whether two `(sharding, mesh)` pairs put the same data on the same devices.
+
+    `mesh` is a `Mesh`, `MeshTable`, `DeviceMesh` or `None` (for an inlined mesh). Data means the
+    slice of the global array (`index_map`) and, with unreduced axes, which devices hold the
+    partial results of one value (and how they reduce).
+    """
+    shape = check_shape(global_shape)
+    pa, pb = _placement_of(a, shape), _placement_of(b, shape)
+    if pa.index_map() != pb.index_map():
+        return False
+    if not pa.unreduced_pieces and not pb.unreduced_pieces:
+        return True
+    return (pa.sharding.reduction_op == pb.sharding.reduction_op
+            and _partial_groups(pa) == _partial_groups(pb))
+
+
+def _partial_groups(p: Placement) -> frozenset:
+    """Devices that hold the partial results of one slice, grouped."""
+    grid = p.device_grid()
+    groups: dict[tuple, set[int]] = {}
+    for pos in np.ndindex(grid.shape):
+        key = tuple(pos[i] for i in range(len(p.pieces)) if i not in p.unreduced_pieces)
+        groups.setdefault(key, set()).add(int(grid[pos]))
+    return frozenset(frozenset(g) for g in groups.values())

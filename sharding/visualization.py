@@ -1,0 +1,266 @@
+"""Pictures of a placement, for any rank: a text grid, SVG and PNG.
+
+>>> from sharding import Mesh, TensorSharding, visualize
+>>> pic = visualize(TensorSharding.parse('#sdy.sharding<@m, [{"x"}, {}]>'), Mesh.parse('<["x"=2, "y"=2]>'), (4, 3))
+>>> print(pic)
+#sdy.sharding<@m, [{"x"}, {}]> on <["x"=2, "y"=2]>
+global 4x3, tiles 2x1, device buffer 2x3, HloSharding {devices=[2,1,2]<=[4] last_tile_dim_replicate}
+┌─────────────┐
+│ devices 0,1 │
+│ [0:2, 0:3]  │
+├─────────────┤
+│ devices 2,3 │
+│ [2:4, 0:3]  │
+└─────────────┘
+
+A grid shows the last two dims (rows, columns); leading dims get one panel per tile. Cells
+list the devices holding the block, the global slice and the padding. JAX and DTensor draw
+only 1-D and 2-D shardings. matplotlib (PNG only) is imported lazily; SVG needs nothing.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from html import escape
+
+from ._placement import Placement, place
+
+__all__ = ["Block", "ShardingPicture", "visualize"]
+
+_PALETTE = ("#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462", "#b3de69", "#fccde5",
+            "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f")
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One distinct tile of the global array and the devices that hold it."""
+
+    tile: tuple[int, ...]
+    """Tile index along each dim."""
+    slices: tuple[slice, ...]
+    """The data part (global indices; may be empty when the buffer is all padding)."""
+    padding: tuple[int, ...]
+    """Padding elements at the end of the device buffer, per dim."""
+    devices: tuple[int, ...]
+    """Device ids holding this block (replicas), ascending."""
+
+
+def _ids_text(ids: tuple[int, ...]) -> str:
+    # Runs of three or more consecutive ids are written a-b.
+    parts, run = [], [ids[0]]
+    for i in ids[1:]:
+        if i == run[-1] + 1:
+            run.append(i)
+            continue
+        parts.append(run)
+        run = [i]
+    parts.append(run)
+    return ",".join(f"{r[0]}-{r[-1]}" if len(r) >= 3 else ",".join(map(str, r)) for r in parts)
+
+
+def _slice_text(slices) -> str:
+    return "[" + ", ".join(f"{s.start}:{s.stop}" for s in slices) + "]"
+
+
+class ShardingPicture:
+    """Which devices hold which block; `str()` is the text table, `svg()` / `save()` images."""
+
+    def __init__(self, placement: Placement):
+        self.placement = placement
+        p = placement
+        grid = p.device_grid().reshape(-1)
+        tiles = p.tile_indices().reshape(grid.size, len(p.shape))
+        holders: dict[tuple[int, ...], list[int]] = {}
+        for dev, tile in zip(grid, tiles):
+            holders.setdefault(tuple(int(t) for t in tile), []).append(int(dev))
+        blocks = []
+        for tile in sorted(holders):
+            slices = p.tile_slices(tile)
+            pad = tuple(c - (s.stop - s.start) for s, c in zip(slices, p.local_shape))
+            blocks.append(Block(tile, slices, pad, tuple(sorted(holders[tile]))))
+        self.blocks: tuple[Block, ...] = tuple(blocks)
+        """Every distinct tile, in tile order."""
+
+    # -- layout shared by text and images --------------------------------------------------
+
+    def _panels(self):
+        """`(title, rows, cols, {(r, c): Block})` per panel of the last two dims."""
+        p = self.placement
+        rank, tiles = len(p.shape), p.num_tiles
+        lead = rank - 2 if rank >= 2 else 0
+        by_tile = {b.tile: b for b in self.blocks}
+        out = []
+        for head in itertools.product(*[range(n) for n in tiles[:lead]]):
+            rows = tiles[rank - 2] if rank >= 2 else 1
+            cols = tiles[rank - 1] if rank >= 1 else 1
+            cells = {}
+            for r in range(rows):
+                for c in range(cols):
+                    tail = (r, c) if rank >= 2 else (c,) if rank == 1 else ()
+                    cells[(r, c)] = by_tile[head + tail]
+            title = ""
+            if lead:
+                first = by_tile[head + (0,) * (rank - lead)]
+                title = ", ".join(f"dim {d}: {s.start}:{s.stop}" for d, s in enumerate(first.slices[:lead]))
+            out.append((title, rows, cols, cells))
+        return out
+
+    def _cell_lines(self, block: Block) -> list[str]:
+        rank = len(self.placement.shape)
+        shown = block.slices[max(rank - 2, 0):]
+        word = "device" if len(block.devices) == 1 else "devices"
+        lines = [f"{word} {_ids_text(block.devices)}", _slice_text(shown) if shown else "[]"]
+        pads = block.padding[max(rank - 2, 0):]
+        if any(pads):
+            data = any(s.stop > s.start for s in block.slices) or not block.slices
+            lines.append("pad " + ",".join(map(str, pads)) + ("" if data else " (no data)"))
+        return lines
+
+    def header(self) -> list[str]:
+        from .hlo import to_hlo_sharding
+
+        p = self.placement
+        def dims(shape):
+            return "x".join(map(str, shape)) or "()"
+
+        return [f"{p.sharding} on {p.mesh.body()}",
+                f"global {dims(p.shape)}, tiles {dims(p.num_tiles)}, device buffer {dims(p.local_shape)}, "
+                f"HloSharding {to_hlo_sharding(p.sharding, p.mesh)}"]
+
+    # -- text ------------------------------------------------------------------------------
+
+    def text(self) -> str:
+        lines = self.header()
+        panels = self._panels()
+        width = 2 + max(len(line) for b in self.blocks for line in self._cell_lines(b))
+        height = max(len(self._cell_lines(b)) for b in self.blocks)
+        for title, rows, cols, cells in panels:
+            if title:
+                lines.append(title)
+            rule = "─" * width
+            lines.append("┌" + "┬".join([rule] * cols) + "┐")
+            for r in range(rows):
+                content = [self._cell_lines(cells[(r, c)]) for c in range(cols)]
+                for k in range(height):
+                    row = [(" " + (cl[k] if k < len(cl) else "")).ljust(width) for cl in content]
+                    lines.append("│" + "│".join(row) + "│")
+                end = ("├", "┼", "┤") if r < rows - 1 else ("└", "┴", "┘")
+                lines.append(end[0] + end[1].join([rule] * cols) + end[2])
+        if any(any(b.padding) for b in self.blocks):
+            dims = "r,c" if len(self.placement.shape) >= 2 else "n"
+            lines.append(f"pad {dims}: padding at the end of the device buffer along each dim "
+                         "(fill values, not data)")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def __repr__(self) -> str:
+        return f"ShardingPicture({self.placement.sharding}, {self.placement.mesh.body()}, {self.placement.shape})"
+
+    # -- images ----------------------------------------------------------------------------
+
+    _CELL_W, _CELL_H, _GAP, _TOP = 150, 64, 24, 46
+
+    def _shapes(self):
+        """Rectangles `(x, y, w, h, fill, hatched)` and texts `(x, y, text, size)` in pixels."""
+        rects, texts = [], []
+        colors = {b.tile: _PALETTE[i % len(_PALETTE)] for i, b in enumerate(self.blocks)}
+        x0 = 10
+        y = self._TOP
+        for line_no, line in enumerate(self.header()):
+            texts.append((10, 18 + 16 * line_no, line, 12))
+        row_h = 0
+        for title, rows, cols, cells in self._panels():
+            w, h = cols * self._CELL_W, rows * self._CELL_H
+            if title:
+                texts.append((x0, y + 14, title, 12))
+            top = y + (20 if title else 4)
+            for (r, c), b in cells.items():
+                cx, cy = x0 + c * self._CELL_W, top + r * self._CELL_H
+                rects.append((cx, cy, self._CELL_W, self._CELL_H, colors[b.tile], False))
+                rank = len(self.placement.shape)
+                local = self.placement.local_shape
+                if rank >= 1 and b.padding[-1]:
+                    frac = b.padding[-1] / local[-1]
+                    rects.append((cx + self._CELL_W * (1 - frac), cy, self._CELL_W * frac, self._CELL_H, "#ffffff", True))
+                if rank >= 2 and b.padding[-2]:
+                    frac = b.padding[-2] / local[-2]
+                    rects.append((cx, cy + self._CELL_H * (1 - frac), self._CELL_W, self._CELL_H * frac, "#ffffff", True))
+                for k, line in enumerate(self._cell_lines(b)):
+                    texts.append((cx + 6, cy + 16 + 15 * k, line, 11))
+            x0 += w + self._GAP
+            row_h = max(row_h, h + (20 if title else 4))
+        return rects, texts, x0, y + row_h + 10
+
+    def svg(self) -> str:
+        """The picture as an SVG document (no dependencies)."""
+        rects, texts, width, height = self._shapes()
+        width = max(width, 20 + 8 * max(len(t[2]) for t in texts))
+        out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+               f'font-family="monospace">',
+               '<defs><pattern id="pad" width="6" height="6" patternUnits="userSpaceOnUse" '
+               'patternTransform="rotate(45)"><rect width="6" height="6" fill="#ffffff"/>'
+               '<line x1="0" y1="0" x2="0" y2="6" stroke="#999999" stroke-width="2"/></pattern></defs>']
+        for x, y, w, h, fill, hatched in rects:
+            paint = "url(#pad)" if hatched else fill
+            out.append(f'<rect x="{x:g}" y="{y:g}" width="{w:g}" height="{h:g}" fill="{paint}" stroke="#333333"/>')
+        for x, y, text, size in texts:
+            out.append(f'<text x="{x:g}" y="{y:g}" font-size="{size}">{escape(text)}</text>')
+        out.append("</svg>")
+        return "\n".join(out)
+
+    def _repr_svg_(self) -> str:
+        return self.svg()
+
+    def save(self, path) -> None:
+        """Writes `.svg` (no dependencies) or `.png` (needs matplotlib)."""
+        name = str(path)
+        if name.lower().endswith(".svg"):
+            with open(name, "w", encoding="utf-8") as f:
+                f.write(self.svg())
+            return
+        if not name.lower().endswith(".png"):
+            from .errors import ShardingError
+
+            raise ShardingError(f"expected a .svg or .png file name, got: {name}")
+        self._save_png(name)
+
+    def _save_png(self, name: str) -> None:
+        try:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+            from matplotlib.patches import Rectangle
+        except ImportError:
+            from .errors import ShardingError
+
+            raise ShardingError("PNG output needs matplotlib (pip install matplotlib); .svg works without it") from None
+        rects, texts, width, height = self._shapes()
+        width = max(width, 20 + 8 * max(len(t[2]) for t in texts))
+        dpi = 100
+        fig = plt.figure(figsize=(width / dpi, height / dpi), dpi=dpi)
+        ax = fig.add_axes((0, 0, 1, 1))
+        ax.set_xlim(0, width)
+        ax.set_ylim(height, 0)
+        ax.axis("off")
+        for x, y, w, h, fill, hatched in rects:
+            ax.add_patch(Rectangle((x, y), w, h, facecolor=fill, edgecolor="#333333",
+                                   hatch="//" if hatched else None))
+        for x, y, text, size in texts:
+            ax.text(x, y, text, fontsize=size * 0.75, family="monospace", va="baseline")
+        fig.savefig(name, dpi=dpi)
+        plt.close(fig)
+
+
+def visualize(sharding, mesh, global_shape) -> ShardingPicture:
+    """Which devices hold which block of a `global_shape` array under `sharding` on `mesh`.
+
+    `mesh` is a `Mesh`, a `MeshTable`, a `DeviceMesh`, or `None` for an inlined mesh. Works for
+    any rank; `print()` it for the text table, `.svg()` / `.save("x.png")` for images.
+    """
+    if hasattr(mesh, "placement"):  # a DeviceMesh (not imported here: it needs xarray)
+        return ShardingPicture(mesh.placement(sharding, global_shape))
+    return ShardingPicture(place(sharding, mesh, global_shape))
