@@ -44,11 +44,24 @@ class Pass:
 
 PASSES: dict[str, str | type[Pass]] = {
     # "flag": "sdy_passes.<module>:<Class>",  (one line per pass; the class may be given directly)
+    "sdy-lift-inlined-meshes": "sdy_passes.lift_inlined_meshes:LiftInlinedMeshesPass",
+    "sdy-constant-or-scalar-splitter":
+        "sdy_passes.constant_or_scalar_splitter:ConstantOrScalarSplitterPass",
+    "sdy-constant-splitter": "sdy_passes.constant_splitter:ConstantSplitterPass",
+    "sdy-add-data-flow-edges": "sdy_passes.add_data_flow_edges:AddDataFlowEdgesPass",
+    "sdy-manual-axes-cleanup": "sdy_passes.manual_axes_cleanup:ManualAxesCleanupPass",
+    "sdy-apply-sharding-constraints":
+        "sdy_passes.apply_sharding_constraints:ApplyShardingConstraintsPass",
+    "sdy-sharding-group-import": "sdy_passes.sharding_group_import:ShardingGroupImportPass",
 }
 """Registry keyed by Shardy flag name."""
 
 PIPELINES: dict[str, tuple[str, ...]] = {
     # "sdy-import-pipeline": ("sdy-lift-inlined-meshes", ...),
+    # The six import passes in Shardy's mid-2025 order (spec/sdy_passes.md, top table).
+    "sdy-import-pipeline": (
+        "sdy-lift-inlined-meshes", "sdy-constant-or-scalar-splitter", "sdy-add-data-flow-edges",
+        "sdy-manual-axes-cleanup", "sdy-apply-sharding-constraints", "sdy-sharding-group-import"),
 }
 """Named pass sequences (each entry a flag of `PASSES` or another pipeline)."""
 

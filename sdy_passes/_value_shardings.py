@@ -1,0 +1,270 @@
+"""Where a value's sharding lives, and the data-flow ops' edge owners (Shardy's `ir/utils.cc`).
+
+Shared by the passes: `get_sharding(value)` / `set_sharding(value, s)` read and write the one
+place a value's sharding is stored (spec/sdy_passes.md §5, "Where a value's sharding lives"),
+`data_flow_edge_of(target)` is `DataFlowEdgeOp::lookup`, and the `*_edge_owners` functions
+give the owners of each `ShardableDataFlowOpInterface` op (`stablehlo.while`, `case`,
+`optimization_barrier`, `sdy.named_computation`, `sdy.manual_computation`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sharding import DimensionSharding, TensorSharding, TensorShardingPerValue
+
+from sdy_passes.attributes import ArrayAttr, DictionaryAttr, RankedTensorType, UnrankedTensorType
+from sdy_passes.ir import BlockArgument, Operation, OpResult, Value
+
+SHARDING = "sdy.sharding"
+DATA_FLOW_EDGE = "sdy.data_flow_edge"
+MANUAL_COMPUTATION = "sdy.manual_computation"
+NAMED_COMPUTATION = "sdy.named_computation"
+DATA_FLOW_OPS = frozenset({"stablehlo.while", "stablehlo.case", "stablehlo.optimization_barrier",
+                           NAMED_COMPUTATION, MANUAL_COMPUTATION})
+"""Ops implementing `ShardableDataFlowOpInterface`."""
+SINGLE_SHARDING_OPS = frozenset({"sdy.sharding_constraint", "sdy.reshard", DATA_FLOW_EDGE})
+"""Sdy ops whose result sharding is their `sharding` property."""
+COLLECTIVE_OPS = frozenset({"sdy.all_gather", "sdy.all_slice", "sdy.all_reduce", "sdy.all_to_all",
+                            "sdy.collective_permute", "sdy.reduce_scatter"})
+"""Sdy collectives (`CollectiveOpInterface`): the result sharding is `out_sharding`."""
+
+
+# -- types ---------------------------------------------------------------------------------------
+
+def is_shaped(type_) -> bool:
+    return isinstance(type_, (RankedTensorType, UnrankedTensorType))
+
+
+def is_static_shaped(type_) -> bool:
+    return isinstance(type_, RankedTensorType) and type_.has_static_shape
+
+
+def rank_of(type_) -> int:
+    """Rank of a ranked tensor, 0 for anything else (Shardy's `getTensorRank`)."""
+    return type_.rank if isinstance(type_, RankedTensorType) else 0
+
+
+def is_scalar(value: Value) -> bool:
+    return isinstance(value.type, RankedTensorType) and value.type.rank == 0
+
+
+def shape_of(type_) -> tuple:
+    """Shardy's `getTensorShape`: the shape of a ranked tensor, `()` for other types."""
+    return type_.shape if isinstance(type_, RankedTensorType) else ()
+
+
+def open_sharding(mesh_or_ref, type_) -> TensorSharding:
+    """`<@mesh, [{?}, ...]>` for a value of `type_` (`[]` for non-tensors)."""
+    return TensorSharding(mesh_or_ref, tuple(DimensionSharding((), False) for _ in range(rank_of(type_))))
+
+
+# -- owners --------------------------------------------------------------------------------------
+
+def owning_op(value: Value) -> Operation | None:
+    """The defining op of a result, or the op whose region holds a block argument."""
+    if isinstance(value, OpResult):
+        return value.owner
+    return value.owner.parent_op
+
+
+def block_arg_edge_owners(op: Operation) -> list[BlockArgument]:
+    """Body arguments of named/manual computations; none for while, case, barrier."""
+    if op.name in (NAMED_COMPUTATION, MANUAL_COMPUTATION):
+        return list(op.regions[0].block.arguments)
+    return []
+
+
+def edge_owner_from_target(op: Operation, target: Value) -> Value:
+    """The owner for a target of data-flow op `op` (a while body/cond arg maps to the result)."""
+    if op.name == "stablehlo.while" and isinstance(target, BlockArgument):
+        return op.results[target.index]
+    return target
+
+
+def data_flow_edge_of(target: Value) -> Operation | None:
+    """The `sdy.data_flow_edge` of `target`'s owner, if its single use is one (`lookup`)."""
+    op = owning_op(target)
+    if op is None or op.name not in DATA_FLOW_OPS:
+        return None
+    owner = edge_owner_from_target(op, target)
+    if owner.has_one_use:
+        user = owner.uses[0].operation
+        if user.name == DATA_FLOW_EDGE:
+            return user
+    return None
+
+
+def shardable_value(value: Value) -> Value | None:
+    """The value whose sharding stands for `value`, or None if `value` cannot be sharded."""
+    edge = data_flow_edge_of(value)
+    if edge is not None:
+        return edge.result
+    if isinstance(value, OpResult):
+        return value
+    op = owning_op(value)
+    if op is None:
+        return None
+    if op.name == "func.func":
+        return value
+    if op.name in DATA_FLOW_OPS:
+        return edge_owner_from_target(op, value)
+    return None
+
+
+# -- reading -------------------------------------------------------------------------------------
+
+def erase_manual_axes(sharding: TensorSharding, manual_axes) -> TensorSharding:
+    """The in-sharding of a manual computation as seen inside its body (`eraseManualAxes`).
+
+    Drops the leading manual axes of each dim and manual axes from replicated/unreduced.
+    """
+    if not manual_axes:
+        return sharding
+    manual = set(manual_axes)
+    dims = []
+    for dim in sharding.dim_shardings:
+        k = 0
+        while k < len(dim.axes) and dim.axes[k].name in manual:
+            k += 1
+        dims.append(replace(dim, axes=dim.axes[k:]))
+    return replace(sharding, dim_shardings=tuple(dims),
+                   replicated_axes=tuple(a for a in sharding.replicated_axes if a.name not in manual),
+                   unreduced_axes=tuple(a for a in sharding.unreduced_axes if a.name not in manual))
+
+
+def op_shardings(op: Operation) -> tuple[TensorSharding, ...]:
+    """The op's `sdy.sharding` per-value list, `()` when absent."""
+    attr = op.attributes.get(SHARDING)
+    return attr.shardings if isinstance(attr, TensorShardingPerValue) else ()
+
+
+def _per_value(op: Operation, key: str, properties: bool = True) -> tuple[TensorSharding, ...]:
+    attr = (op.properties if properties else op.attributes).get(key)
+    return attr.shardings if isinstance(attr, TensorShardingPerValue) else ()
+
+
+def func_arg_sharding(func: Operation, index: int) -> TensorSharding | None:
+    return _func_attr_sharding(func, "arg_attrs", index)
+
+
+def func_result_sharding(func: Operation, index: int) -> TensorSharding | None:
+    return _func_attr_sharding(func, "res_attrs", index)
+
+
+def _func_attr_sharding(func: Operation, key: str, index: int) -> TensorSharding | None:
+    attrs = func.properties.get(key)
+    if not isinstance(attrs, ArrayAttr) or index >= len(attrs):
+        return None
+    found = attrs[index].get(SHARDING)
+    return found if isinstance(found, TensorSharding) else None
+
+
+def set_func_attr_sharding(func: Operation, key: str, index: int, count: int,
+                           sharding: TensorSharding) -> None:
+    """Set `sdy.sharding` in `arg_attrs`/`res_attrs` entry `index` (creating the list)."""
+    attrs = func.properties.get(key)
+    entries = list(attrs.elements) if isinstance(attrs, ArrayAttr) else [DictionaryAttr()] * count
+    entry = entries[index].as_dict()
+    entry[SHARDING] = sharding
+    entries[index] = DictionaryAttr.from_dict(entry)
+    func.properties[key] = ArrayAttr(tuple(entries))
+
+
+def edge_owner_sharding(op: Operation, owner: Value) -> TensorSharding | None:
+    """`ShardableDataFlowOpInterface::getEdgeOwnerSharding`."""
+    if isinstance(owner, BlockArgument):
+        shardings = _per_value(op, "in_shardings")
+        if op.name == MANUAL_COMPUTATION and shardings:
+            manual = op.properties["manual_axes"].names
+            return erase_manual_axes(shardings[owner.index], manual)
+    elif op.name in (NAMED_COMPUTATION, MANUAL_COMPUTATION):
+        shardings = _per_value(op, "out_shardings")
+    else:
+        shardings = op_shardings(op)
+    return shardings[owner.index] if shardings else None
+
+
+def get_sharding(value: Value) -> TensorSharding | None:
+    """The sharding of `value` (Shardy's `getSharding`), or None."""
+    value = shardable_value(value)
+    if value is None:
+        return None
+    op = owning_op(value)
+    if op.name == "func.func":
+        return func_arg_sharding(op, value.index)
+    if op.name in SINGLE_SHARDING_OPS:
+        return op.properties.get("sharding")
+    if op.name in COLLECTIVE_OPS:
+        return op.properties.get("out_sharding")
+    if op.name in DATA_FLOW_OPS:
+        return edge_owner_sharding(op, value)
+    shardings = op_shardings(op)
+    return shardings[value.index] if shardings else None
+
+
+# -- writing -------------------------------------------------------------------------------------
+
+def _with_sharding_at(shardings, values, index: int, sharding: TensorSharding):
+    """The list with entry `index` replaced; a missing list becomes fully open shardings."""
+    if shardings:
+        out = list(shardings)
+    else:
+        out = [open_sharding(sharding.mesh_or_ref, v.type) for v in values]
+    out[index] = sharding
+    return TensorShardingPerValue(tuple(out))
+
+
+def set_sharding(value: Value, sharding: TensorSharding) -> None:
+    """Store `sharding` where `value`'s sharding lives (Shardy's `setSharding`)."""
+    value = shardable_value(value)
+    if value is None:
+        return
+    op = owning_op(value)
+    if op.name == "func.func":
+        set_func_attr_sharding(op, "arg_attrs", value.index, len(value.owner.arguments), sharding)
+    elif op.name in SINGLE_SHARDING_OPS:
+        op.properties["sharding"] = sharding
+    elif op.name in COLLECTIVE_OPS:
+        op.properties["out_sharding"] = sharding
+    elif op.name in DATA_FLOW_OPS:
+        _set_edge_owner_sharding(op, value, sharding)
+    else:
+        op.attributes[SHARDING] = _with_sharding_at(op_shardings(op), op.results, value.index, sharding)
+
+
+def _set_edge_owner_sharding(op: Operation, owner: Value, sharding: TensorSharding) -> None:
+    if isinstance(owner, BlockArgument):
+        args = block_arg_edge_owners(op)
+        if op.name == MANUAL_COMPUTATION:
+            # Body arguments of a manual computation always have a sharding, so a pass never
+            # writes one; keep the outer sharding's manual axes if it ever happens.
+            outer = op.properties["in_shardings"].shardings
+            manual = op.properties["manual_axes"].names
+            new = list(outer)
+            new[owner.index] = _add_manual_axes(outer[owner.index], sharding, manual)
+            op.properties["in_shardings"] = TensorShardingPerValue(tuple(new))
+            return
+        op.properties["in_shardings"] = _with_sharding_at(_per_value(op, "in_shardings"), args,
+                                                          owner.index, sharding)
+    elif op.name in (NAMED_COMPUTATION, MANUAL_COMPUTATION):
+        op.properties["out_shardings"] = _with_sharding_at(_per_value(op, "out_shardings"), op.results,
+                                                           owner.index, sharding)
+    else:
+        op.attributes[SHARDING] = _with_sharding_at(op_shardings(op), op.results, owner.index, sharding)
+
+
+def _add_manual_axes(outer: TensorSharding, inner: TensorSharding, manual) -> TensorSharding:
+    """`addFreeAxesToManualComputationSharding`: the outer manual prefix, then inner's axes."""
+    manual = set(manual)
+    dims = []
+    for out_dim, in_dim in zip(outer.dim_shardings, inner.dim_shardings):
+        k = 0
+        while k < len(out_dim.axes) and out_dim.axes[k].name in manual:
+            k += 1
+        dims.append(replace(in_dim, axes=out_dim.axes[:k] + in_dim.axes))
+    return replace(inner, mesh_or_ref=outer.mesh_or_ref, dim_shardings=tuple(dims),
+                   replicated_axes=tuple(a for a in outer.replicated_axes if a.name in manual)
+                   + inner.replicated_axes,
+                   unreduced_axes=tuple(a for a in outer.unreduced_axes if a.name in manual)
+                   + inner.unreduced_axes)
