@@ -14,6 +14,7 @@ from .axes import AxisRef, SubAxisInfo
 from .errors import InvalidMeshError, InvalidShardingError, ShardingError, ShardingParseError
 from .mesh import Mesh, MeshAxis, MeshTable
 from .tensor_sharding import DimensionSharding, ManualAxes, TensorSharding, TensorShardingPerValue
+from .verify import verify, verify_mesh  # after the submodule import, so `sharding.verify` is the function
 
 __all__ = [
     "AxisRef", "SubAxisInfo", "Mesh", "MeshAxis", "MeshTable", "DimensionSharding",
@@ -34,9 +35,4 @@ def __getattr__(name):
         import importlib
 
         return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
-    # syntax/verify are imported lazily so the value classes load without them.
-    if name in ("verify", "verify_mesh"):
-        from . import verify as _verify
-
-        return getattr(_verify, name)
     raise AttributeError(name)

@@ -8,7 +8,7 @@ part: `m` is its pre-size, `k` its size and `m*k` its next pre-size. A full axis
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from .errors import ShardingError
 
@@ -109,7 +109,7 @@ def _same_name_key(ref: AxisRef) -> tuple[int, int, int]:
     info = ref.sub_axis_info
     if info is None:
         return (1, 0, 0)
-    return (0 if info.pre_size == 1 else 2, info.pre_size, info.size)
+    return (0 if info.pre_size <= 1 else 2, info.pre_size, info.size)
 
 
 def mesh_sort_key(ref: AxisRef, mesh: Mesh) -> tuple[int, tuple[int, int, int]]:
@@ -121,15 +121,35 @@ def mesh_sort_key(ref: AxisRef, mesh: Mesh) -> tuple[int, tuple[int, int, int]]:
     return (len(mesh.axes) if index is None else index, _same_name_key(ref))
 
 
+def _less_same_name(a: AxisRef, b: AxisRef) -> bool:
+    # Shardy's `AxisRefAttr::operator<` for one name. With a pre-size < 1 (invalid, but it
+    # reaches the order check) a sub-axis and the full axis are unordered, as in Shardy.
+    ia, ib = a.sub_axis_info, b.sub_axis_info
+    if ia is None:
+        return ib is not None and ib.pre_size > 1
+    if ib is None:
+        return ia.pre_size == 1
+    return (ia.pre_size, ia.size) < (ib.pre_size, ib.size)
+
+
 def mesh_less(a: AxisRef, b: AxisRef, mesh: Mesh) -> bool:
-    """Shardy's `AxisRefAttr::getMeshComparator(mesh)(a, b)`."""
-    return mesh_sort_key(a, mesh) < mesh_sort_key(b, mesh)
+    """Shardy's `AxisRefAttr::getMeshComparator(mesh)(a, b)`.
+
+    A name not in the mesh is greater than every mesh axis (Shardy's comparator stops at the
+    first mesh axis it recognises); two different unknown names are unordered here (undefined
+    behaviour in Shardy).
+    """
+    if a.name == b.name:
+        return _less_same_name(a, b)
+    ia, ib = mesh.axis_index(a.name), mesh.axis_index(b.name)
+    if ia is None:
+        return False
+    return ib is None or ia < ib
 
 
-def is_sorted(refs: Iterable[AxisRef], mesh: Mesh) -> bool:
-    """Whether `refs` are in mesh order (equal neighbours allowed, as `llvm::is_sorted`)."""
-    keys = [mesh_sort_key(r, mesh) for r in refs]
-    return all(keys[i] <= keys[i + 1] for i in range(len(keys) - 1))
+def is_sorted(refs: Sequence[AxisRef], mesh: Mesh) -> bool:
+    """Whether `refs` are in mesh order (as `llvm::is_sorted` with the mesh comparator)."""
+    return not any(mesh_less(refs[i + 1], refs[i], mesh) for i in range(len(refs) - 1))
 
 
 def sort_axis_refs(refs: Iterable[AxisRef], mesh: Mesh) -> tuple[AxisRef, ...]:

@@ -442,8 +442,10 @@ def _check_balanced(text: str, pos: int) -> None:
         elif c == "-" and text.startswith("->", i):
             i += 1
         elif c in _BRACKETS:
-            if stack.pop()[0] != _BRACKETS[c]:
-                raise ShardingParseError(f"unbalanced '{c}' character in pretty dialect name", text, i)
+            top = stack.pop()[0]
+            if top != _BRACKETS[c]:
+                # MLIR names the bracket it expected to close, at the offending closer.
+                raise ShardingParseError(f"unbalanced '{top}' character in pretty dialect name", text, i)
             if not stack:
                 return
         elif c == '"':

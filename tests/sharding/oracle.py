@@ -1,0 +1,108 @@
+"""jaxlib's Shardy as the oracle: parse + verify + print many small modules in one child process.
+
+A case is a mesh body, a sharding attribute text and a tensor type; it is wrapped into
+
+    sdy.mesh @mesh = <mesh>
+    func.func @f(%arg0: <type> {sdy.sharding = <sharding>}) -> <type> { return %arg0 : <type> }
+
+jaxlib reports either the printed mesh and sharding, or its first diagnostic without the
+location/op prefix (`'func.func' op arg 0 - `, `custom op 'sdy.mesh' `).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from sharding.errors import ShardingError, ShardingParseError
+from sharding.syntax import parse_mesh_table, parse_tensor_sharding
+from sharding.verify import sharding_errors
+from tests.jaxlib_child import run_child
+
+_CODE = r"""
+import re
+from jax._src.interpreters import mlir as jmlir
+from jax._src.lib.mlir import ir
+
+PREFIX = re.compile(r"^(?:'func\.func' op arg \d+ - |custom op 'sdy\.mesh' )")
+ctx = jmlir.make_ir_context()
+ctx.enable_multithreading(False)
+RESULT = []
+with ctx, ir.Location.unknown():
+    for case in PAYLOAD:
+        try:
+            printed = str(ir.Module.parse(case["module"]))
+        except ir.MLIRError as e:
+            diags = e.error_diagnostics
+            RESULT.append({"ok": False, "error": PREFIX.sub("", diags[0].message) if diags else str(e)})
+            continue
+        mesh = sharding = None
+        for line in printed.splitlines():
+            line = line.strip()
+            if line.startswith("sdy.mesh @mesh = "):
+                mesh = line[len("sdy.mesh @mesh = "):]
+            if "{sdy.sharding = " in line:
+                sharding = line.split("{sdy.sharding = ", 1)[1].rsplit("}) -> ", 1)[0]
+        RESULT.append({"ok": True, "mesh": mesh, "sharding": sharding})
+"""
+
+
+@dataclass(frozen=True)
+class Case:
+    mesh: str
+    """Body of `sdy.mesh @mesh = ...`."""
+    sharding: str
+    """The attribute, e.g. `#sdy.sharding<@mesh, [{"a"}]>`."""
+    type: str
+    """The tensor type, e.g. `tensor<8x8xf32>`."""
+
+    def module(self) -> str:
+        return (
+            f"sdy.mesh @mesh = {self.mesh}\n"
+            f"func.func @f(%arg0: {self.type} {{sdy.sharding = {self.sharding}}}) -> {self.type} "
+            f"{{ return %arg0 : {self.type} }}"
+        )
+
+
+def jaxlib_results(cases: list[Case]) -> list[dict]:
+    """One child process for all cases."""
+    return run_child(_CODE, [dict(asdict(c), module=c.module()) for c in cases])
+
+
+def shape_of(type_text: str):
+    """`tensor<8x?xf32>` -> (8, None); other types are passed through as text."""
+    if not type_text.startswith("tensor<") or type_text.startswith("tensor<*"):
+        return type_text
+    dims = type_text[len("tensor<") : -1].split("x")[:-1]
+    return tuple(None if d == "?" else int(d) for d in dims)
+
+
+def our_results(case: Case) -> dict:
+    """What this library says about a case: printed forms, or candidate messages."""
+    try:
+        table = parse_mesh_table(f"sdy.mesh @mesh = {case.mesh}")
+    except ShardingParseError as e:
+        return {"ok": False, "errors": [e.message]}
+    try:
+        sharding = parse_tensor_sharding(case.sharding)
+    except ShardingParseError as e:
+        return {"ok": False, "errors": [e.message]}
+    try:
+        errors = sharding_errors(sharding, mesh=table, shape=shape_of(case.type))
+    except ShardingError as e:
+        return {"ok": False, "errors": [str(e)]}
+    if errors:
+        return {"ok": False, "errors": list(errors)}
+    return {"ok": True, "mesh": table["mesh"].body(), "sharding": str(sharding)}
+
+
+def mismatches(cases: list[Case], theirs: list[dict]) -> list[str]:
+    """Human-readable differences between jaxlib and this library."""
+    out = []
+    for case, their in zip(cases, theirs):
+        ours = our_results(case)
+        if their["ok"]:
+            if not ours["ok"] or ours["mesh"] != their["mesh"] or ours["sharding"] != their["sharding"]:
+                out.append(f"{case}\n  jaxlib: {their}\n  ours:   {ours}")
+        elif ours["ok"] or their["error"] not in ours["errors"]:
+            out.append(f"{case}\n  jaxlib: {their['error']!r}\n  ours:   {ours}")
+    return out
