@@ -327,11 +327,14 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
 
 
 def _side_for_array(a: np.ndarray) -> _Side:
-    """Tables of a strided container array (c128 already split into uint64 words)."""
-    base, strides = _geometry(a)
-    if a.ndim == 0:
-        return _dummy_side(base)
-    return _strided_side(a.shape, base, strides)
+    """Tables of a strided logical container array (c128: plus its two-word dim)."""
+    words = _words(a)
+    base, strides = _geometry(words)
+    side = _dummy_side(base) if a.ndim == 0 else _strided_side(a.shape, base, strides[:a.ndim])
+    if words.ndim > a.ndim:
+        side = _Side(side.grp + (len(side.tables),), side.rad + (1,),
+                     side.tables + (np.arange(2, dtype=np.int64) * strides[-1],))
+    return side
 
 
 def _side_for_layout(dims: tuple[int, ...], layout: Layout, scale: int) -> _Side:
@@ -369,7 +372,7 @@ def _generic_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: b
     side = _side_for_layout(dims, layout, words)
     if words == 2:
         side = _add_word_dim(side)
-    strided = _side_for_array(_words(a))
+    strided = _side_for_array(a)
     layout_args = _pack_side(side, order)
     array_args = _pack_side(strided, order)
     has_padding = n_final > a.size

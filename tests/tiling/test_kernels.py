@@ -1,0 +1,293 @@
+"""The Numba engine (`tiling._engine` + `tiling._kernels`) is bit-identical to `_reference.py`.
+
+Kernels compile once per container-dtype pair (and are cached on disk), so the tests reuse a few
+container types rather than every element type for the fast paths.
+"""
+
+import os
+import subprocess
+import sys
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.tiling.strategies import bits_of, random_array, shapes
+from tiling import ELEMENT_TYPES, Layout, Shape, byte_size
+from tiling import _engine, _reference
+from tiling.layout import Tile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# The formats of FAST_PATHS, each with an element type whose storage has that many bits.
+FAST_TYPES = {32: ["f32"], 16: ["bf16"], 8: ["s8", "pred"], 4: ["s4"], 1: ["pred"]}
+
+
+def _views(x):
+    """The same logical array in several memory orders, none of them copied into C order."""
+    yield "C", x
+    if x.ndim:
+        yield "F", np.asfortranarray(x)
+        rev = np.ascontiguousarray(x[(slice(None, None, -1),) * x.ndim])
+        yield "reversed", rev[(slice(None, None, -1),) * x.ndim]
+        big = np.zeros(tuple(2 * d for d in x.shape), x.dtype)
+        big[(slice(None, None, 2),) * x.ndim] = x
+        yield "strided", big[(slice(None, None, 2),) * x.ndim]
+        yield "transposed", np.ascontiguousarray(x.T).T
+
+
+def _reference_bytes(x, shape):
+    et = ELEMENT_TYPES[shape.element_type]
+    out = np.empty(byte_size(shape, allow_nested_padding=True), np.uint8)
+    _reference.encode_into(x.view(et.container), shape.layout, et, out)
+    return out
+
+
+def _engine_bytes(x, shape, garbage=0xA5):
+    et = ELEMENT_TYPES[shape.element_type]
+    out = np.full(byte_size(shape, allow_nested_padding=True), garbage, np.uint8)
+    _engine.encode_into(x.view(et.container), shape.layout, et, out)
+    return out
+
+
+def _engine_decode(buf, shape, order="C"):
+    et = ELEMENT_TYPES[shape.element_type]
+    out = np.zeros(shape.dimensions, et.dtype, order=order)
+    _engine.decode_into(buf, shape.layout, et, out.view(et.container))
+    return out
+
+
+def _check(x, shape):
+    """Encode in every memory order equals the reference; decode inverts it exactly."""
+    x = np.array(x)  # a C-ordered copy that stays 0-d for rank 0
+    expected = _reference_bytes(x, shape)
+    for name, view in _views(x):
+        got = _engine_bytes(view, shape)
+        assert np.array_equal(got, expected), f"{shape} encode from a {name} array"
+    for order in ("C", "F"):
+        back = _engine_decode(expected, shape, order)
+        assert np.array_equal(bits_of(back), bits_of(x)), f"{shape} decode into {order} order"
+
+
+# ---------------------------------------------------------------------------------------------
+# Dispatch
+
+
+@pytest.mark.parametrize("key", list(_engine.FAST_PATHS))
+def test_fast_path_table_dispatches_as_listed(key):
+    bits, tiles = key
+    container = 8 if bits < 8 else bits
+    assert _engine.choose_kernel(bits, container, tiles) == _engine.FAST_PATHS[key]
+
+
+@pytest.mark.parametrize("bits, container, tiles", [
+    (32, 32, ((4, 8), (2, 1))),          # packing that is not 32 bits per word
+    (32, 32, ((2, -(2**63), 128),)),      # '*'
+    (32, 32, ((1, 8, 128),)),             # a 3-d tile
+    (16, 16, ((8, 128), (2, 1, 1, 1))),   # second tile reaching the tile-count dims
+    (16, 16, ((1024,), (128,), (2, 1))),  # 1-d TPU packing
+    (8, 8, ((2, 128), (4, 1))),           # packing tile does not divide the first
+    (32, 8, ((8, 128),)),                 # widened storage
+    (128, 128, ((8, 128),)),              # c128 moves as two words
+])
+def test_other_layouts_take_the_generic_path(bits, container, tiles):
+    assert _engine.choose_kernel(bits, container, tiles) == "generic"
+
+
+# ---------------------------------------------------------------------------------------------
+# Fast paths: uneven shapes, batch dims, dims smaller than a tile, size 0, memory orders
+
+
+FAST_DIMS = [(37, 300), (8, 128), (3, 2, 33, 129), (1, 5), (5,), (), (0, 130), (2, 0, 7)]
+
+
+@pytest.mark.parametrize("dims", FAST_DIMS, ids=str)
+@pytest.mark.parametrize("key", list(_engine.FAST_PATHS), ids=str)
+def test_fast_paths_match_reference(key, dims):
+    bits, tiles = key
+    rng = np.random.default_rng(len(dims) * 1000 + bits)
+    for name in FAST_TYPES[bits]:
+        e = bits if bits < 8 and ELEMENT_TYPES[name].bit_width < 8 else 0
+        m2m = tuple(range(len(dims) - 1, -1, -1))
+        shape = Shape(name, dims, Layout(m2m, tiles, e))
+        x = random_array(rng, shape)
+        _check(x, shape)
+
+
+@pytest.mark.parametrize("text", [
+    "f32[3,37,300]{1,2,0:T(2,128)}",          # minor_to_major that transposes
+    "bf16[3,20,300]{1,2,0:T(8,128)(2,1)}",
+    "s8[5,37,260]{0,2,1:T(32,128)(4,1)}",
+    "s4[70,300]{1,0:T(64,128)(8,1)E(4)}",
+    "u4[9,130]{0,1:T(8,128)(8,1)E(4)}",
+    "s2[40,300]{1,0:T(16,128)(16,1)E(2)}",
+    "pred[33,129]{1,0:T(32,128)(32,1)E(1)}",
+    "pred[40,300]{1,0:T(8,128)(4,1)}",
+    "f8e4m3fn[17,130]{1,0:T(8,128)(4,1)}",
+    "f16[9,129]{1,0:T(8,128)(2,1)}",
+    "f32[7,3,129]{2,1,0:T(4,128)}",
+    "f32[200]{0:T(8,128)}",                   # a tile longer than the rank
+    "s32[]{:T(128)}",
+    "f64[5,130]{1,0:T(8,128)}",
+    "f32[5,7]{0,1}",                          # untiled, transposing
+    "f32[3,5]{1,0:T(2,2)L(7)}",               # tail padding after a fast path
+])
+def test_tpu_strings_match_reference(text):
+    shape = Shape.parse(text)
+    _check(random_array(np.random.default_rng(1), shape), shape)
+
+
+# ---------------------------------------------------------------------------------------------
+# Generic path
+
+
+@pytest.mark.parametrize("text", [
+    "bf16[2,3,1004]{2,1,0:T(2,*,128)(2,1)}",
+    "bf16[3000]{0:T(1024)(128)(2,1)}",
+    "f32[2,7,8,11,10]{4,3,2,1,0:T(*,*,2,*,3)}",
+    "f32[8,8]{1,0:T(2,4)(2,1,1,1)}",
+    "f32[64,64,64]{0,2,1:T(4,8)(2,1)}",
+    "f32[]{:T(256)}",
+    "pred[8,8,8]{0,2,1:T(8,128)E(32)}",       # widened storage
+    "s4[5,7]{0,1:T(4,2)E(16)}",               # sign-extended sub-byte type
+    "u4[17,5]{0,1:E(4)}",                     # packing without tiles
+    "f4e2m1fn[5]{0:E(4)}",
+    "c128[3,5]{0,1:T(2,2)}",
+    "c64[3,5,4]{0,2,1:T(2,*,3)L(5)}",
+    "f32[4,4]{1,0:T(4,4)(3)}",                # nested padding (behind allow_nested_padding)
+    "s8[6,5,4]{2,0,1:T(2,*,3)(2,*,2)}",       # '*' in a later tile: merges tile dims
+])
+def test_generic_layouts_match_reference(text):
+    shape = Shape.parse(text)
+    _check(random_array(np.random.default_rng(2), shape), shape)
+
+
+FUZZ = settings(max_examples=int(os.environ["TILING_FUZZ_EXAMPLES"])) \
+    if os.environ.get("TILING_FUZZ_EXAMPLES") else settings()  # long runs: TILING_FUZZ_EXAMPLES=5000
+
+
+@FUZZ
+@given(shapes(), st.integers(0, 2**32 - 1))
+def test_random_layouts_match_reference(shape, seed):
+    _check(random_array(np.random.default_rng(seed), shape), shape)
+
+
+@st.composite
+def tpu_like_shapes(draw):
+    """Fast-path formats on uneven dims with a random minor_to_major and batch dims."""
+    bits, tiles = draw(st.sampled_from(list(_engine.FAST_PATHS)))
+    name = draw(st.sampled_from(FAST_TYPES[bits]))
+    e = bits if bits < 8 and ELEMENT_TYPES[name].bit_width < 8 else 0
+    rank = draw(st.integers(1, 4))
+    dims = tuple(draw(st.lists(st.integers(0, 40), min_size=rank - 1, max_size=rank - 1))) \
+        + (draw(st.integers(0, 300)),)
+    m2m = tuple(draw(st.permutations(range(rank))))
+    return Shape(name, dims, Layout(m2m, tiles, e))
+
+
+@given(tpu_like_shapes(), st.integers(0, 2**32 - 1))
+def test_fast_paths_on_random_shapes(shape, seed):
+    _check(random_array(np.random.default_rng(seed), shape), shape)
+
+
+# ---------------------------------------------------------------------------------------------
+# Words and bits (spec §5.2), through the engine
+
+
+def test_bf16_words():
+    x = np.random.default_rng(7).standard_normal((16, 256)).astype(ml_dtypes.bfloat16)
+    w = _engine_bytes(x, Shape.parse("bf16[16,256]{1,0:T(8,128)(2,1)}")).view(np.uint32)
+    bits = x.view(np.uint16).astype(np.uint32)
+    assert w[0] == bits[0, 0] | bits[1, 0] << 16
+    assert w[128] == bits[2, 0] | bits[3, 0] << 16
+    assert w[512] == bits[0, 128] | bits[1, 128] << 16
+
+
+def test_s4_and_pred_words():
+    rng = np.random.default_rng(8)
+    x4 = rng.integers(-8, 8, size=(8, 256)).astype(ml_dtypes.int4)
+    w = _engine_bytes(x4, Shape.parse("s4[8,256]{1,0:T(8,128)(8,1)E(4)}")).view(np.uint32)
+    nib = x4.view(np.uint8).astype(np.uint32) & 0xF
+    assert w.size == 256 and w[3] == sum(int(nib[r, 3]) << (4 * r) for r in range(8))
+    xp = rng.random((64, 256)) < 0.5
+    w = _engine_bytes(xp, Shape.parse("pred[64,256]{1,0:T(32,128)(32,1)E(1)}")).view(np.uint32)
+    assert w.size == 512
+    assert int(w[5]) == sum(int(xp[r, 5]) << r for r in range(32))
+    assert int(w[128]) == sum(int(xp[r, 128]) << r for r in range(32))
+
+
+def test_nan_payloads_and_every_bit_pattern_survive():
+    raw = np.arange(2**16, dtype=np.uint16).reshape(256, 256)
+    x = raw.view(ml_dtypes.bfloat16)
+    _check(x, Shape.parse("bf16[256,256]{1,0:T(8,128)(2,1)}"))
+
+
+def test_padding_is_zero_whatever_out_held():
+    shape = Shape.parse("f32[9,130]{1,0:T(8,128)}")
+    x = np.full((9, 130), -1.0, np.float32)
+    buf = _engine_bytes(x, shape, garbage=0xFF).view(np.uint32)
+    tiles = buf.reshape(2, 2, 8, 128)
+    assert (tiles[1, :, 1:, :] == 0).all() and (tiles[:, 1, :, 2:] == 0).all()
+
+
+def test_plans_are_reused_across_calls():
+    shape = Shape.parse("f32[8,128]{1,0:T(8,128)}")
+    x = np.arange(1024, dtype=np.float32).reshape(8, 128)
+    first = _engine_bytes(x, shape)
+    n = len(_engine._PLANS)
+    assert np.array_equal(_engine_bytes(x + 1, shape).view(np.float32), (x + 1).reshape(-1))
+    assert len(_engine._PLANS) == n and np.array_equal(first.view(np.float32), x.reshape(-1))
+
+
+def test_readonly_and_unaligned_inputs():
+    shape = Shape.parse("f32[9,130]{1,0:T(8,128)}")
+    x = np.random.default_rng(3).standard_normal((9, 130)).astype(np.float32)
+    expected = _reference_bytes(x, shape)
+    ro = x.copy()
+    ro.flags.writeable = False
+    assert np.array_equal(_engine_bytes(ro, shape), expected)
+    raw = np.zeros(x.nbytes + 1, np.uint8)
+    unaligned = raw[1:].view(np.float32).reshape(9, 130)
+    unaligned[...] = x
+    assert np.array_equal(_engine_bytes(unaligned, shape), expected)
+    record = np.zeros((9, 130), dtype=[("a", np.uint8), ("x", np.float32)])
+    record["x"] = x  # strides of 5 bytes: not whole elements, the engine copies
+    assert np.array_equal(_engine_bytes(record["x"], shape), expected)
+
+
+# ---------------------------------------------------------------------------------------------
+# Bounds: every kernel index stays in range (numba's boundscheck on, in a child process)
+
+_BOUNDS_CHILD = """
+import numpy as np
+from tests.tiling.strategies import random_array
+from tests.tiling.test_kernels import _check
+from tiling import Shape
+texts = {texts!r}
+for i, text in enumerate(texts):
+    shape = Shape.parse(text)
+    _check(random_array(np.random.default_rng(i), shape), shape)
+print("checked", len(texts))
+"""
+
+
+@pytest.mark.slow
+def test_kernels_stay_in_bounds():
+    texts = ["f32[37,300]{1,0:T(8,128)}", "f32[3,37,300]{1,2,0:T(2,128)}",
+             "bf16[3,20,300]{1,2,0:T(8,128)(2,1)}", "s4[70,300]{1,0:T(64,128)(8,1)E(4)}",
+             "pred[33,129]{1,0:T(32,128)(32,1)E(1)}", "bf16[2,3,1004]{2,1,0:T(2,*,128)(2,1)}",
+             "f32[4,4]{1,0:T(4,4)(3)}", "u4[17,5]{0,1:E(4)}", "f32[]{:T(256)}",
+             "c128[3,5]{0,1:T(2,2)}", "f32[0,130]{1,0:T(8,128)}"]
+    env = dict(os.environ, NUMBA_BOUNDSCHECK="1", TILING_NUMBA_CACHE="0", PYTHONPATH=ROOT)
+    child = subprocess.run([sys.executable, "-c", _BOUNDS_CHILD.format(texts=texts)], cwd=ROOT,
+                           env=env, capture_output=True, text=True, timeout=600)
+    assert child.returncode == 0, child.stderr[-3000:]
+    assert f"checked {len(texts)}" in child.stdout
+
+
+def test_tile_objects_and_tuples_give_the_same_plan():
+    a = Layout((1, 0), (Tile((8, 128)),))
+    b = Layout((1, 0), ((8, 128),))
+    assert a == b and hash(a) == hash(b)
