@@ -179,20 +179,57 @@ def print_attr_name(name: str) -> str:
 
 
 def format_float(value: float, type: Type) -> str:
-    """Print a float the way MLIR's `printFloatValue` does.
+    """Print a float the way MLIR's `printFloatValue` does (via APFloat::toString).
 
-    Scientific notation with 6 decimals when that reads back to the same value in `type`;
-    otherwise the shortest round-trip decimal; NaN and infinities in hexadecimal.
+    First 6 significant digits in scientific notation padded to 6 decimals (`1.000980e-01`)
+    when that reads back to the same value of `type`; else the shortest round-trip digits
+    (precision 2 + p*59/196, trailing zeros dropped, plain when at most 3 zeros of padding);
+    NaN, infinities and anything without a '.' in hexadecimal.
     """
     if math.isfinite(value):
-        s = f"{value:.6e}"
+        m, e = f"{value:.5e}".split("e")
+        s = f"{m}0e{e[0]}{int(e[1:]):02d}" if "." in m else f"{m}.000000e{e[0]}{int(e[1:]):02d}"
         if _round_to(float(s), type) == value:
             return s
-        r = repr(value)
-        if "." in r or "e" in r:
-            return r.replace("e+", "e+") if "." in r else r.replace("e", ".0e", 1)
-        return r + ".0"
+        s = _apfloat_natural(value, type)
+        if "." in s:
+            return s
     return _float_hex(value, type)
+
+
+_PRECISION_BITS = {"f64": 53, "f32": 24, "f16": 11, "bf16": 8, "tf32": 11}
+
+
+def _apfloat_natural(value: float, type: Type) -> str:
+    """APFloat::toString with its default arguments (natural precision, padding 3)."""
+    bits = _PRECISION_BITS.get(type.name if isinstance(type, FloatType) else "f64", 53)
+    precision = 2 + bits * 59 // 196
+    neg = value < 0
+    mant, exp10 = f"{abs(value):.{precision - 1}e}".split("e")
+    digits = mant.replace(".", "").rstrip("0") or "0"
+    exp = int(exp10) - (len(digits) - 1)  # value = int(digits) * 10**exp
+    n = len(digits)
+    sign = "-" if neg else ""
+    if exp >= 0:
+        scientific = exp > 3 or n + exp > precision
+    else:
+        msd = exp + n - 1
+        scientific = msd < 0 and -msd > 3
+    if not scientific:
+        if exp >= 0:
+            return sign + digits + "0" * exp
+        point = n + exp
+        if point > 0:
+            return sign + digits[:point] + "." + digits[point:]
+        return sign + "0." + "0" * (-point) + digits
+    sci_exp = exp + n - 1
+    body = digits[0] + "." + (digits[1:] or "0")
+    return f"{sign}{body}E{'+' if sci_exp >= 0 else '-'}{abs(sci_exp)}"
+
+
+def round_float(value: float, type: Type) -> float:
+    """`value` rounded to the nearest value of float type `type` (as a Python float)."""
+    return _round_to(value, type)
 
 
 def _round_to(value: float, type: Type) -> float:

@@ -12,6 +12,7 @@ there) / `parse_optional_X` (returns None and consumes nothing) pairs, xdsl-styl
 from __future__ import annotations
 
 import bisect
+import math
 import re
 from typing import Callable
 
@@ -21,7 +22,7 @@ from sdy_passes.attributes import (
     DenseElementsAttr, DictionaryAttr, FileLineColLoc, FloatAttr, FloatType, FunctionType,
     IndexType, IntegerAttr, IntegerType, NoneType, OpaqueAttr, OpaqueLoc, OpaqueType,
     OpShardingRule, RankedTensorType, StringAttr, SymbolRefAttr, TupleType, Type, TypeAttr,
-    UnitAttr, UnknownLoc, UnrankedTensorType, format_float,
+    UnitAttr, UnknownLoc, UnrankedTensorType, format_float, round_float as _round_float,
 )
 from sdy_passes.errors import IRParseError
 from sdy_passes.ir import Block, BlockArgument, Module, Operation, Region, Value
@@ -522,7 +523,7 @@ class Parser:
         self.pos = m.end()
         name = m.group(0)
         if text.startswith("<", self.pos):
-            return OpaqueAttr(name + self.balanced("attribute"))
+            return OpaqueAttr(_canonical_opaque(name + self.balanced("attribute")))
         if name in self.attr_aliases:
             return self.attr_aliases[name]
         if "." in name:
@@ -551,7 +552,7 @@ class Parser:
         if isinstance(typ, FloatType):
             if "0x" in lit:
                 return FloatAttr(_float_from_bits(int(lit, 16), typ), typ)
-            return FloatAttr(float(lit), typ)
+            return FloatAttr(_round_float(float(lit), typ), typ)
         if is_float:
             raise self.error(f"floating point value not valid for specified type '{typ}'", start)
         value = int(lit, 0) if "0x" not in lit else int(lit, 16)
@@ -1075,11 +1076,12 @@ def _int_range(t: IntegerType) -> tuple[int, int]:
 
 
 def _float_from_bits(bits: int, t: FloatType) -> float:
+    import ml_dtypes
     import numpy as np
-    dt = {"f16": np.float16, "f32": np.float32, "f64": np.float64}.get(t.name)
+    dt = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "bf16": ml_dtypes.bfloat16}.get(t.name)
     if dt is None:
         return float("nan")
-    ut = {np.float16: np.uint16, np.float32: np.uint32, np.float64: np.uint64}[dt]
+    ut = {2: np.uint16, 4: np.uint32, 8: np.uint64}[np.dtype(dt).itemsize]
     return float(np.array(bits, ut).view(dt))
 
 
@@ -1090,6 +1092,31 @@ def _factor_index(name: str) -> int:
 
 
 _DENSE_TOKEN = re.compile(r"\s*(?:(\[)|(\])|(,)|(\()|(\))|(true|false)|([-+]?(?:0x[0-9A-Fa-f]+|[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|inf|nan)))")
+
+
+_NEWLINE_WS = re.compile(r'"(?:[^"\\]|\\.)*"|\s*\n\s*')
+
+
+def _canonical_opaque(text: str) -> str:
+    """Verbatim dialect attribute text, with the layout MLIR would print.
+
+    Line breaks go (none after an opening or before a closing bracket, one space elsewhere), and
+    `#stablehlo.mesh` is written the way its printer does (`axes=[<name = "x", size = 2>]`).
+    """
+    if "\n" in text:
+        def fix(m: re.Match) -> str:
+            tok = m.group(0)
+            if tok.startswith('"'):
+                return tok
+            before = text[m.start() - 1] if m.start() else ""
+            after = text[m.end():m.end() + 1]
+            return "" if before in "<[({" or after in ">])}," else " "
+        text = _NEWLINE_WS.sub(fix, text)
+    if "#stablehlo.mesh<" in text:
+        text = re.sub(r"#stablehlo\.mesh<\s*axes\s*=\s*\[", "#stablehlo.mesh<axes=[", text)
+        text = text.replace("#stablehlo.mesh_axis<", "<")
+        text = re.sub(r"\]\s*,\s*device_ids\s*=\s*", "], device_ids=", text)
+    return text
 
 
 def _canonical_dense_body(body: str, typ: Type) -> str:
@@ -1136,8 +1163,12 @@ def _canonical_number(lit: str, el: Type) -> str | None:
         if lit in ("true", "false"):
             return None
         if "0x" in lit:
-            return format_float(_float_from_bits(int(lit, 16), el), el)
-        return format_float(float(lit), el)
+            value = _float_from_bits(int(lit, 16), el)
+            if not math.isfinite(value):  # keep NaN payloads: print the bits as given
+                width = {"f16": 4, "bf16": 4, "f32": 8, "f64": 16}.get(el.name, len(lit) - 2)
+                return f"0x{int(lit, 16):0{width}X}"
+            return format_float(value, el)
+        return format_float(_round_float(float(lit), el), el)
     if isinstance(el, IntegerType):
         if el.width == 1:
             return {"true": "true", "false": "false", "1": "true", "0": "false"}.get(lit)
