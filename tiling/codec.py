@@ -17,15 +17,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from tiling import _reference
+from tiling import _engine
 from tiling.dtypes import ELEMENT_TYPES, element_type_for_dtype
 from tiling.errors import LayoutError
 from tiling.layout import Layout, Shape, as_shape, byte_size, check_encodable
 
 __all__ = ["encode", "decode"]
 
-_ENCODE_ENGINE = _reference.encode_into
-_DECODE_ENGINE = _reference.decode_into
+# The Numba engine (`_engine.py`, kernels in `_kernels.py`); `_reference.py` has the same two
+# functions in plain numpy, and the tests hold the two bit-identical.
+_ENCODE_ENGINE = _engine.encode_into
+_DECODE_ENGINE = _engine.decode_into
 
 
 def _shape_for_array(x: np.ndarray, layout: Layout | Shape | str) -> Shape:
