@@ -27,7 +27,7 @@ def quote(name: str) -> str:
     if name.isascii() and name.isprintable() and '"' not in name and "\\" not in name:
         return f'"{name}"'
     out = []
-    for b in name.encode("utf-8"):
+    for b in name.encode("utf-8", "surrogateescape"):
         if b == 0x5C:
             out.append("\\\\")
         elif 0x20 <= b < 0x7F and b != 0x22:
