@@ -19,9 +19,12 @@ from tiling.layout import (
     linear_index,
     tiled_dimensions,
 )
+from tiling.relayout import relayout
+from tiling.tpu import tpu_layout
 
 __all__ = [
     "COMBINE_DIMENSION", "ELEMENT_TYPES", "ElementType", "Layout", "LayoutError",
     "LayoutParseError", "Shape", "Tile", "UnsupportedLayoutError", "byte_size",
-    "check_encodable", "decode", "encode", "linear_index", "tiled_dimensions",
+    "check_encodable", "decode", "encode", "linear_index", "relayout", "tiled_dimensions",
+    "tpu_layout",
 ]

@@ -438,3 +438,84 @@ def decode_into(buf: np.ndarray, layout: Layout, element: ElementType, out: np.n
     """Reads `buf` (uint8) into `out`, the container view of the logical result array."""
     key = (False, out.shape, out.strides, out.dtype, layout, element.name)
     _plan(key, lambda: _array_plan(out, layout, element, False))(buf, out)
+
+
+# ---------------------------------------------------------------------------------------------
+# relayout: buffer in one layout -> buffer in another, without the logical array
+
+
+def _logical_view(buf: np.ndarray, dims: tuple[int, ...], layout: Layout, container: np.dtype):
+    """The logical array an untiled, natural-width buffer holds, as a strided view of it."""
+    physical = tuple(dims[d] for d in layout.major_to_minor)
+    n = math.prod(dims)
+    flat = buf[:n * container.itemsize].view(container)
+    return flat.reshape(physical).transpose(np.argsort(layout.major_to_minor))
+
+
+def _is_plain(layout: Layout, element: ElementType) -> bool:
+    """No tiles and whole-container storage: the buffer is a strided view of the array."""
+    return not layout.tiles and _storage_bits(layout, element) == element.container.itemsize * 8
+
+
+def _plan_relayout(dims, src: Layout, dst: Layout, element: ElementType):
+    container = element.container
+    n = math.prod(dims)
+    if n == 0:
+        return lambda buf, out: out.fill(0)
+    src_used = -(-_num_final(tuple(dims[d] for d in src.major_to_minor), src)
+                 * _storage_bits(src, element) // 8)
+    if _is_plain(src, element):
+        def run(buf, out):  # one pass: the source buffer is a strided view of the array
+            encode_into(_logical_view(buf, dims, src, container), dst, element, out)
+        return run
+    if _is_plain(dst, element):
+        used = n * container.itemsize
+
+        def run(buf, out):  # one pass: decode straight into the destination buffer
+            decode_into(buf[:src_used], src, element, _logical_view(out, dims, dst, container))
+            out[used:] = 0
+        return run
+    words = 2 if container.itemsize == 16 else 1
+    word = np.dtype(np.uint64) if words == 2 else container
+    natural = container.itemsize * 8
+    order, sizes = _loop(dims, dst, words)
+    sides = []
+    for layout in (src, dst):
+        side = _side_for_layout(dims, layout, words)
+        sides.append(_pack_side(_add_word_dim(side) if words == 2 else side, order))
+    s_bits, d_bits = _storage_bits(src, element), _storage_bits(dst, element)
+    s_final = _num_final(tuple(dims[d] for d in src.major_to_minor), src)
+    d_final = _num_final(tuple(dims[d] for d in dst.major_to_minor), dst)
+    d_used = -(-d_final * d_bits // 8)
+    has_padding = d_final > n
+
+    def run(buf, out):
+        if s_bits == natural:
+            s = buf[:src_used].view(word)
+        elif s_bits < 8:
+            s = np.empty(s_final, np.uint8)
+            _call(_kernels.unpack_bits, buf, s_bits, s)
+        else:
+            s = np.ascontiguousarray(_reference.unpack(buf, element, s_bits, s_final))
+        if d_bits == natural:
+            d = out[:d_used].view(word)
+            if has_padding:
+                d.fill(0)
+        else:
+            d = (np.zeros if has_padding else np.empty)(d_final, container)
+        _call(_kernels.move, sizes, s, *sides[0], d, *sides[1])
+        if d_bits == natural:
+            out[d_used:] = 0
+        elif d_bits < 8:
+            _call(_kernels.pack_bits, d, d_bits, out[:d_used])
+            out[d_used:] = 0
+        else:
+            _reference.pack(d, element, d_bits, out)
+    return run
+
+
+def relayout_into(buf: np.ndarray, dims: tuple[int, ...], src: Layout, dst: Layout,
+                  element: ElementType, out: np.ndarray) -> None:
+    """Rewrites `buf` (uint8, layout `src`) into `out` (uint8, layout `dst`); inputs checked."""
+    key = ("r", dims, src, dst, element.name)
+    _plan(key, lambda: _plan_relayout(dims, src, dst, element))(buf, out)

@@ -1,0 +1,86 @@
+"""`relayout`: a physical buffer in one layout rewritten into another, in one pass.
+
+>>> import numpy as np, tiling
+>>> x = np.arange(12, dtype=np.float32).reshape(3, 4)
+>>> tiled = tiling.encode(x, "{1,0:T(2,2)}")
+>>> row_major = relayout(tiled, "f32[3,4]{1,0:T(2,2)}", "{1,0}")
+>>> bool((row_major.view(np.float32) == x.reshape(-1)).all())
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tiling import _engine
+from tiling.codec import _check_buffer
+from tiling.dtypes import ELEMENT_TYPES
+from tiling.errors import LayoutError
+from tiling.layout import Layout, Shape, as_shape, byte_size, check_encodable
+
+__all__ = ["relayout"]
+
+
+def relayout(buffer, src_shape: Shape | str, dst_layout: Layout | Shape | str, *,
+             out: np.ndarray | None = None, allow_nested_padding: bool = False) -> np.ndarray:
+    """Converts a physical buffer from the layout of `src_shape` to `dst_layout`.
+
+    Each element moves once, straight from its place in `buffer` to its place in the result;
+    the logical array is never built. (Buffers with sub-byte `E(n)` or widened storage that
+    need a layout change are unpacked into, or packed from, a temporary of the padded
+    element count.) Padding in the result is zero.
+
+    Parameters
+    ----------
+    buffer : ndarray of uint8 or bytes-like
+        Exactly `byte_size(src_shape)` bytes, C-contiguous, e.g. a TPU dump in
+        `bf16[...]{1,0:T(8,128)(2,1)}`.
+    src_shape : Shape or str
+        Element type, dimensions and layout of `buffer`.
+    dst_layout : Layout, Shape or str
+        The layout to produce (`{1,0}` for row-major); a shape must have the same element type
+        and dimensions as `src_shape`.
+    out : ndarray, optional
+        C-contiguous writeable `uint8` array of exactly the destination's byte size.
+    allow_nested_padding : bool
+        Accept later tiles that pad again (see `tiling.check_encodable`).
+
+    Returns
+    -------
+    ndarray of uint8
+        `out`, or a new buffer.
+    """
+    src = as_shape(src_shape)
+    if isinstance(dst_layout, str):
+        text = dst_layout.lstrip()
+        dst_layout = Layout.parse(dst_layout) if text.startswith("{") else Shape.parse(dst_layout)
+    if isinstance(dst_layout, Shape):
+        if (dst_layout.element_type, dst_layout.dimensions) != (src.element_type,
+                                                                src.dimensions):
+            raise LayoutError(
+                f"destination {dst_layout} must have the element type and dimensions of the "
+                f"source {src}")
+        dst_layout = dst_layout.layout
+    if not isinstance(dst_layout, Layout):
+        raise LayoutError(f"expected a Layout, a Shape or their text for the destination, "
+                          f"found {dst_layout!r}")
+    if dst_layout.rank != src.rank:
+        raise LayoutError(f"destination layout {dst_layout} has rank {dst_layout.rank} but the "
+                          f"source {src} has rank {src.rank}")
+    dst = Shape(src.element_type, src.dimensions, dst_layout, src.dynamic_dimensions)
+    for shape in (src, dst):
+        check_encodable(shape, allow_nested_padding=allow_nested_padding)
+    if isinstance(buffer, (bytes, bytearray, memoryview)):
+        buffer = np.frombuffer(buffer, np.uint8)
+    _check_buffer(buffer, byte_size(src, allow_nested_padding=allow_nested_padding), "buffer",
+                  writeable=False)
+    nbytes = byte_size(dst, allow_nested_padding=allow_nested_padding)
+    if out is None:
+        out = np.empty(nbytes, np.uint8)
+    else:
+        _check_buffer(out, nbytes, "out", writeable=True)
+        if np.may_share_memory(out, buffer):
+            raise LayoutError("out must not overlap the buffer")
+    _engine.relayout_into(buffer.reshape(-1), src.dimensions, src.layout, dst.layout,
+                          ELEMENT_TYPES[src.element_type], out.reshape(-1))
+    return out
