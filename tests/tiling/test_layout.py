@@ -1,10 +1,11 @@
 """Parsing and printing of layouts and shapes (spec §2), and every rejection (spec §8)."""
 
+import os
 import re
 import string
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tiling import (
@@ -284,3 +285,28 @@ def test_fuzz_mutated_shapes_only_raise_layout_error(shape, data):
     j = data.draw(st.integers(i, min(len(text), i + 3)))
     insert = data.draw(st.sampled_from(GRAMMAR + list(string.printable)))
     _try_parse(text[:i] + insert + text[j:])
+
+
+LONG_FUZZ = int(os.environ.get("TILING_LONG_FUZZ", "0"))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not LONG_FUZZ, reason="set TILING_LONG_FUZZ=<examples> for the long fuzz")
+@settings(max_examples=max(LONG_FUZZ, 1))
+@given(st.one_of(st.lists(st.sampled_from(GRAMMAR), max_size=60).map("".join),
+                 st.text(max_size=80)))
+def test_long_fuzz_only_raises_layout_error(text):
+    _try_parse(text)
+
+
+big = st.integers(-(2**64), 2**64)
+
+
+@given(st.lists(big, max_size=4), st.lists(st.lists(big, max_size=4), max_size=3), big, big,
+       big, big)
+def test_fuzz_constructor_only_raises_layout_error(m2m, tiles, e, tail, space, meta):
+    try:
+        layout = Layout(m2m, tiles, e, tail, space, meta)
+    except LayoutError:
+        return
+    assert Layout.parse(str(layout)) == layout
