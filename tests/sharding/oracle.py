@@ -106,3 +106,34 @@ def mismatches(cases: list[Case], theirs: list[dict]) -> list[str]:
         elif ours["ok"] or their["error"] not in ours["errors"]:
             out.append(f"{case}\n  jaxlib: {their['error']!r}\n  ours:   {ours}")
     return out
+
+
+_ATTR_CODE = r"""
+from jax._src.interpreters import mlir as jmlir
+from jax._src.lib.mlir import ir
+
+ctx = jmlir.make_ir_context()
+ctx.enable_multithreading(False)
+RESULT = []
+with ctx, ir.Location.unknown():
+    for prefix, attr in PAYLOAD:
+        text = prefix + "func.func @f(%arg0: tensor<8xf32> {sdy.x = " + attr + "}) -> tensor<8xf32> { return %arg0 : tensor<8xf32> }"
+        try:
+            printed = str(ir.Module.parse(text))
+        except ir.MLIRError as e:
+            RESULT.append({"ok": False, "error": e.error_diagnostics[0].message})
+            continue
+        lines = [l.strip() for l in printed.splitlines()]
+        attr_line = next(l for l in lines if "{sdy.x = " in l)
+        RESULT.append({
+            "ok": True,
+            "meshes": [l for l in lines if l.startswith("sdy.mesh ")],
+            "attr": attr_line.split("{sdy.x = ", 1)[1].rsplit("}) -> ", 1)[0],
+        })
+"""
+
+
+def jaxlib_print_attributes(items: list[tuple[str, str]]) -> list[dict]:
+    """jaxlib's printed form of `(mesh ops, attribute)` pairs; the attribute is put on a func arg
+    under a name Shardy does not verify (`sdy.x`)."""
+    return run_child(_ATTR_CODE, items)
