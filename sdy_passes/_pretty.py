@@ -561,12 +561,12 @@ def _print_compare(pr: Printer, op, indent):
     ct = op.properties.get("compare_type")
     if attrs is None or d is None or len(op.operands) != 2 or len(op.results) != 1:
         return False
-    text = f"stablehlo.compare  {d}, {pr.operands(op.operands)}"
+    text = f"stablehlo.compare {d}, {pr.operands(op.operands)}"
     if ct is not None:
         t = _enum_value(ct, "comparison_type")
         if t is None:
             return False
-        text += f",  {t}"
+        text += f", {t}"
     pr.out.append(text + _opt_dict(attrs))
     _print_type_signature(pr, op, functional=True)
     return True
@@ -788,8 +788,10 @@ _register("stablehlo.dot_general")((_parse_dot_general, _print_dot_general))
 
 
 def _parse_barrier_op(p: Parser, op, n):
+    p._set_attrs(op, p.parse_optional_attr_dict())  # jaxlib writes the attributes first
     refs = p.parse_optional_value_ref_list()
-    p._set_attrs(op, p.parse_optional_attr_dict())
+    if not op.attributes and not op.properties:
+        p._set_attrs(op, p.parse_optional_attr_dict())
     if refs:
         p.expect(":")
         pos = p.skip()
@@ -858,10 +860,10 @@ def _print_while(pr: Printer, op, indent):
         out.append(" : " + ", ".join(map(str, op.operand_types)))
     if attrs:
         out.append(" attributes " + print_attr_dict(attrs))
-    out.append("\n" + " " * (indent + 2) + "cond ")
-    pr.print_region(cond, indent + 2, print_entry_args=False, print_empty_block=False)
+    out.append("\n" + " " * indent + "cond ")
+    pr.print_region(cond, indent, print_entry_args=False, print_empty_block=False)
     out.append(" do ")
-    pr.print_region(body, indent + 2, print_entry_args=False, print_empty_block=False)
+    pr.print_region(body, indent, print_entry_args=False, print_empty_block=False)
     return True
 
 

@@ -934,7 +934,7 @@ class Parser:
             op.results = []
             handler(self, op, sum(n for _, n, _ in results))
         loc = self.parse_optional_trailing_location()
-        op.location = loc if loc is not None else self.location(start)
+        op.location = loc if loc is not None else self.location(op_pos)  # MLIR: the op name
         expected = sum(n for _, n, _ in results)
         if expected != len(op.results):
             raise self.error(

@@ -1,7 +1,284 @@
-"""Module verification (filled in below)."""
+"""Verify a module the way MLIR + Shardy do for the ops the import passes meet.
 
-from sdy_passes.ir import Module
+`verify_module(module)` raises `VerificationError(message, location)` for the first problem, with
+Shardy's message text and prefix (`'func.func' op arg 0 - unknown axis name: "c"`):
+
+* symbols: unique names (`redefinition of symbol named 'mesh'`), meshes valid (M1-M7);
+* every sdy sharding — func argument/result attributes, `sdy.sharding` on any op, the `sharding`
+  of constraint/reshard/data-flow-edge ops, the in/out shardings of manual and named
+  computations — checked by `sharding.verify` against the module's meshes and the value's type,
+  with the axes bound by enclosing manual computations;
+* `sdy.data_flow_edge`, `sdy.manual_computation`, `sdy.named_computation`,
+  `sdy.propagation_barrier` op rules; `func.call` callees exist.
+"""
+
+from __future__ import annotations
+
+from sharding import InvalidMeshError, InvalidShardingError, Mesh, MeshTable, TensorSharding
+from sharding import TensorShardingPerValue, ManualAxes
+from sharding.verify import sharding_errors, verify_mesh
+
+from sdy_passes.attributes import ArrayAttr, DictionaryAttr, FunctionType, RankedTensorType, TypeAttr
+from sdy_passes.errors import VerificationError
+from sdy_passes.ir import Module, Operation, symbol_name
+
+__all__ = ["verify_module"]
+
+_SHARDING_OPS = ("sdy.sharding_constraint", "sdy.reshard", "sdy.data_flow_edge")
 
 
 def verify_module(module: Module) -> None:
-    """Raise `VerificationError` when the module is invalid."""
+    """Raise `VerificationError` for the first invalid op (module order, parents first)."""
+    meshes = _mesh_table(module)
+    for op in module.walk():
+        _verify_op(op, module, meshes)
+
+
+def _fail(op: Operation, message: str):
+    raise VerificationError(f"'{op.name}' op {message}", op.location)
+
+
+def _mesh_table(module: Module) -> MeshTable:
+    seen: dict[str, Operation] = {}
+    entries = []
+    for op in module.ops:
+        name = symbol_name(op)
+        if name is None:
+            continue
+        if name in seen:
+            raise VerificationError(f"redefinition of symbol named '{name}'", op.location)
+        seen[name] = op
+        if op.name == "sdy.mesh":
+            mesh = op.properties.get("mesh")
+            if not isinstance(mesh, Mesh):
+                _fail(op, "requires attribute 'mesh' of type MeshAttr")
+            try:
+                verify_mesh(mesh)
+            except InvalidMeshError as e:
+                _fail(op, str(e))
+            entries.append((name, mesh))
+    return MeshTable(tuple(entries))
+
+
+def _shape(t):
+    """What `sharding.verify` takes as the value's type: dims, or the type's text."""
+    return t.shape if isinstance(t, RankedTensorType) else str(t)
+
+
+def _bound_manual_axes(op: Operation, *, include_self: bool = False) -> tuple[str, ...]:
+    """Axes made manual by the manual computations enclosing `op`."""
+    axes: list[str] = []
+    chain = [op] if include_self else []
+    chain += list(op.ancestors())
+    for a in chain:
+        if a.name == "sdy.manual_computation":
+            m = a.properties.get("manual_axes")
+            if isinstance(m, ManualAxes):
+                axes.extend(m.names)
+    return tuple(axes)
+
+
+def _check_sharding(op, sharding, t, meshes, prefix: str, manual_axes=()) -> None:
+    try:
+        errors = sharding_errors(sharding, mesh=meshes, shape=None if t is None else _shape(t),
+                                 manual_axes=manual_axes)
+    except (InvalidMeshError, InvalidShardingError) as e:
+        errors = (str(e),)
+    if errors:
+        _fail(op, prefix + errors[0])
+
+
+def _value_prefix(kind: str, count: int, index: int) -> str:
+    return f"{kind} - " if count == 1 else f"{kind} {index} - "
+
+
+def _check_per_value(op, per_value, types, meshes, kind: str, manual_axes=()) -> None:
+    """`verifyTensorShardingPerValueAttr`: count, then each sharding against its type."""
+    shardings = per_value.shardings
+    if not types and len(shardings) == 1:
+        first = shardings[0]
+        mesh = first.mesh_or_ref if isinstance(first.mesh_or_ref, Mesh) else meshes.get(first.mesh_or_ref)
+        if mesh is not None and (mesh.is_maximal or first.is_fully_replicated):
+            _check_sharding(op, first, None, meshes, _value_prefix(kind, 0, 0), manual_axes)
+            return
+    if len(shardings) != len(types):
+        _fail(op, f"{kind} shardings don't match number of values: {len(shardings)} shardings vs "
+                  f"{len(types)} values")
+    for i, (s, t) in enumerate(zip(shardings, types)):
+        _check_sharding(op, s, t, meshes, _value_prefix(kind, len(types), i), manual_axes)
+
+
+def _verify_op(op: Operation, module: Module, meshes: MeshTable) -> None:
+    name = op.name
+    bound = _bound_manual_axes(op)
+    if "sdy.sharding" in op.attributes:
+        s = op.attributes["sdy.sharding"]
+        if not isinstance(s, TensorShardingPerValue):
+            _fail(op, "should have a sharding attribute of type TensorShardingPerValueAttr")
+        _check_per_value(op, s, op.result_types, meshes, "result", bound)
+    if name == "func.func":
+        _verify_func(op, meshes)
+    elif name in _SHARDING_OPS:
+        s = op.properties.get("sharding")
+        if name == "sdy.data_flow_edge":
+            _verify_edge(op)
+        if s is None and name != "sdy.data_flow_edge":
+            _fail(op, "requires attribute 'sharding'")
+        if s is not None:
+            if not isinstance(s, TensorSharding):
+                _fail(op, "attribute 'sharding' failed to satisfy constraint: Tensor sharding")
+            if len(op.results) == 1:
+                _check_sharding(op, s, op.result.type, meshes, "", bound)
+    elif name == "sdy.manual_computation":
+        _verify_manual(op, meshes, bound)
+    elif name == "sdy.named_computation":
+        _verify_named(op, meshes, bound)
+    elif name == "sdy.propagation_barrier":
+        d = op.properties.get("allowed_direction")
+        if getattr(d, "value", None) == 3:
+            _fail(op, "cannot specify `BOTH` as the direction. Not blocking propagation direction "
+                      "makes the op redundant.")
+    elif name == "func.call":
+        callee = op.properties.get("callee")
+        target = module.lookup_symbol(callee.root) if callee is not None else None
+        if target is None or target.name != "func.func":
+            _fail(op, f"'{callee}' does not reference a valid function")
+
+
+def _verify_func(op: Operation, meshes: MeshTable) -> None:
+    ft = op.properties.get("function_type")
+    if not isinstance(ft, TypeAttr) or not isinstance(ft.type, FunctionType):
+        _fail(op, "requires attribute 'function_type'")
+    ft = ft.type
+    region = op.regions[0] if op.regions else None
+    if region is not None and region.blocks and region.block.arg_types != ft.inputs:
+        _fail(op, "type of entry block arguments must match the function signature")
+    for key, types, kind in (("arg_attrs", ft.inputs, "arg"), ("res_attrs", ft.results, "result")):
+        attrs = op.properties.get(key)
+        if attrs is None:
+            continue
+        if not isinstance(attrs, ArrayAttr) or len(attrs) != len(types):
+            _fail(op, f"expects {key} to be an array of {len(types)} dictionaries")
+        for i, (d, t) in enumerate(zip(attrs, types)):
+            if not isinstance(d, DictionaryAttr) or "sdy.sharding" not in d:
+                continue
+            s = d.get("sdy.sharding")
+            if not isinstance(s, TensorSharding):
+                _fail(op, f"{kind} {i} - should have a sharding attribute of type TensorShardingAttr")
+            _check_sharding(op, s, t, meshes, f"{kind} {i} - ")
+
+
+def _verify_edge(op: Operation) -> None:
+    if len(op.operands) != 1 or len(op.results) != 1:
+        _fail(op, "expects one operand and one result")
+    t = op.result.type
+    if not (isinstance(t, RankedTensorType) and t.has_static_shape):
+        _fail(op, f"expected sdy.data_flow_edge to have a static-shaped result. type: {t}")
+    x = op.operands[0]
+    if x.num_uses != 1:
+        _fail(op, "expected input of sdy.data_flow_edge to have a single user")
+    owner = getattr(x, "owner", None)
+    if isinstance(owner, Operation) and owner.name.startswith("sdy.") and owner.name not in (
+            "sdy.named_computation", "sdy.manual_computation"):
+        _fail(op, "expected input of sdy.data_flow_edge to not be defined by an SdyDialect op "
+                  "(other than an sdy.named_computation).")
+
+
+def _terminator_types(op: Operation):
+    region = op.regions[0] if op.regions else None
+    if region is None or not region.blocks or region.block.terminator is None:
+        return ()
+    return region.block.terminator.operand_types
+
+
+def _verify_manual(op: Operation, meshes: MeshTable, bound: tuple[str, ...]) -> None:
+    props = op.properties
+    ins, outs, manual = props.get("in_shardings"), props.get("out_shardings"), props.get("manual_axes")
+    if not isinstance(ins, TensorShardingPerValue) or not isinstance(outs, TensorShardingPerValue):
+        _fail(op, "requires attributes 'in_shardings' and 'out_shardings'")
+    if not isinstance(manual, ManualAxes):
+        _fail(op, "requires attribute 'manual_axes'")
+    for axis in manual.names:
+        if axis in bound:
+            _fail(op, f'operates on axis "{axis}" which is already bound by a parent '
+                      "sdy.manual_computation op")
+    region = op.regions[0] if op.regions and op.regions[0].blocks else None
+    if region is None:
+        _fail(op, "expects a body with one block")
+    manual_set = set(manual.names)
+    for kind, global_types, local_types, per_value in (
+            ("operand", op.operand_types, region.block.arg_types, ins),
+            ("result", op.result_types, _terminator_types(op), outs)):
+        if not global_types and not local_types and not per_value.shardings:
+            continue
+        _check_per_value(op, per_value, global_types, meshes, kind, bound)
+        if len(global_types) != len(local_types):
+            _fail(op, f"number of op {kind}s and region {kind}s must match. Op has "
+                      f"{len(global_types)} op {kind}s and {len(local_types)} region {kind}s")
+        for i, (gt, lt, s) in enumerate(zip(global_types, local_types, per_value.shardings)):
+            mesh = s.mesh_or_ref if isinstance(s.mesh_or_ref, Mesh) else meshes.get(s.mesh_or_ref)
+            for d, dim in enumerate(s.dim_shardings):
+                seen_free = None
+                for ref in dim.axes:
+                    if ref.name not in manual_set:
+                        seen_free = seen_free or ref
+                    elif seen_free is not None:
+                        prev = dim.axes[dim.axes.index(ref) - 1]
+                        _fail(op, f"{kind} sharding at index {i} must have all manual axes come before "
+                                  f"free axes in its dimension sharding at index {d}. Saw manual axis "
+                                  f"{ref} after free axis {prev}")
+            if not isinstance(gt, RankedTensorType):
+                continue
+            new_dims = []
+            for size, dim in zip(gt.shape, s.dim_shardings):
+                if size is None:
+                    new_dims.append(None)
+                    continue
+                factor = 1
+                for ref in dim.axes:
+                    if ref.name in manual_set and mesh is not None:
+                        factor *= ref.sub_axis_info.size if ref.sub_axis_info else mesh.axis_size(ref.name)
+                if size % factor:
+                    _fail(op, f"{kind} dimension size {size} is not divisible by the manual axes size {factor}")
+                new_dims.append(size // factor)
+            expected = RankedTensorType(tuple(new_dims), gt.element_type)
+            if expected != lt:
+                _fail(op, f"{kind} shape, corresponding sharding, and region {kind} shape at index {i} "
+                          f"must match. Expected local shape {expected}, actual local shape {lt}")
+    if not ins.shardings and not outs.shardings:
+        return
+    common = None
+    for s in (*ins.shardings, *outs.shardings):
+        mesh = s.mesh_or_ref if isinstance(s.mesh_or_ref, Mesh) else meshes.get(s.mesh_or_ref)
+        if mesh is None or mesh.is_empty:
+            continue
+        if common is None:
+            common = mesh
+        elif mesh != common:
+            common = False
+            break
+    if common is False and manual.names:
+        _fail(op, "all in and out shardings must be bound to the same mesh or an empty mesh.")
+    for axis in manual.names:
+        if common and not common.has_axis(axis):
+            _fail(op, f'unknown manual axis: "{axis}"')
+
+
+def _verify_named(op: Operation, meshes: MeshTable, bound: tuple[str, ...]) -> None:
+    region = op.regions[0] if op.regions and op.regions[0].blocks else None
+    if region is None:
+        _fail(op, "expects a body with one block")
+    for inner, outer, inner_name, outer_name in (
+            (region.block.arg_types, op.operand_types, "block argument", "operand"),
+            (_terminator_types(op), op.result_types, "returned value", "result")):
+        if len(inner) != len(outer):
+            raise VerificationError(f"number of {inner_name}s must match the number of {outer_name}s: "
+                                    f"{len(inner)} != {len(outer)}", op.location)
+        for i, (a, b) in enumerate(zip(inner, outer)):
+            if a != b:
+                raise VerificationError(f"expected the type of the {i}'th {inner_name} to match the type "
+                                        f"of the corresponding {outer_name}: '{a}' vs '{b}'", op.location)
+    for key, types in (("in_shardings", op.operand_types), ("out_shardings", op.result_types)):
+        s = op.properties.get(key)
+        if s is not None:
+            _check_per_value(op, s, types, meshes, key, bound)
