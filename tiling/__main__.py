@@ -1,4 +1,6 @@
-"""Command line: `python -m tiling show "bf16[4,8]{1,0:T(2,4)(2,1)}"` prints the memory map.
+"""Command line: `python -m tiling show "bf16[4,8]{1,0:T(2,4)(2,1)}"` prints the memory map;
+`python -m tiling encode x.npy "{1,0:T(8,128)}" x.bin` and
+`python -m tiling decode x.bin "f32[256,512]{1,0:T(8,128)}" x.npy` convert files.
 
 Subcommands are registered in `_build_parser`; each is a `_cmd_<name>(args) -> int` function.
 Errors from the package (`LayoutError`) print their message and exit with status 2.
@@ -92,6 +94,88 @@ def _cmd_show(args) -> int:
     return 0
 
 
+class _Progress:
+    """A one-line progress bar on stderr for large inputs (silent below `threshold` bytes)."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.total, self.done, self.enabled = max(total, 1), 0, enabled
+
+    def step(self, nbytes: int, what: str) -> None:
+        self.done += nbytes
+        if self.enabled:
+            frac = min(self.done / self.total, 1.0)
+            bar = "#" * int(frac * 30)
+            print(f"\r[{bar:<30}] {frac:6.1%} {what:<8}", end="", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.enabled:
+            print(file=sys.stderr, flush=True)
+
+
+_CHUNK = 16 << 20
+_PROGRESS_THRESHOLD = 64 << 20
+
+
+def _copy_in_chunks(src: np.ndarray, dst: np.ndarray, progress: _Progress, what: str) -> None:
+    """dst[...] = src for flat byte arrays, chunk by chunk so the bar moves."""
+    for start in range(0, src.size, _CHUNK):
+        stop = min(start + _CHUNK, src.size)
+        dst[start:stop] = src[start:stop]
+        progress.step(stop - start, what)
+
+
+def _show_progress(args, nbytes: int) -> bool:
+    return args.progress if args.progress is not None else nbytes >= _PROGRESS_THRESHOLD
+
+
+def _cmd_encode(args) -> int:
+    from tiling.codec import encode
+    from tiling.layout import Layout
+
+    target = args.layout
+    target = Layout.parse(target) if target.lstrip().startswith("{") else Shape.parse(target)
+    x = np.load(args.input, mmap_mode="r", allow_pickle=False)
+    if x.dtype.kind == "V":  # ml_dtypes arrays (bf16, int4, fp8) are saved as raw bytes
+        if not isinstance(target, Shape) or target.dtype.itemsize != x.dtype.itemsize:
+            raise LayoutError(f"{args.input} holds raw {x.dtype.itemsize}-byte values (how .npy "
+                              "stores bf16, int4, fp8); give the full shape, e.g. "
+                              f"'bf16[{','.join(map(str, x.shape))}]{{...}}', to say their type")
+        x = x.view(target.dtype)
+    progress = _Progress(2 * x.nbytes, _show_progress(args, x.nbytes))
+    data = np.empty(x.shape, x.dtype)
+    _copy_in_chunks(x.reshape(-1).view(np.uint8), data.reshape(-1).view(np.uint8), progress,
+                    "read")
+    buf = encode(data, target, allow_nested_padding=args.allow_nested_padding)
+    progress.step(0, "encode")
+    with open(args.output, "wb") as f:
+        for start in range(0, buf.size, _CHUNK):
+            f.write(buf[start:start + _CHUNK].data)
+            progress.step(min(_CHUNK, buf.size - start) * x.nbytes // max(buf.size, 1), "write")
+    progress.close()
+    print(f"wrote {buf.size} bytes to {args.output}", file=sys.stderr)
+    return 0
+
+
+def _cmd_decode(args) -> int:
+    from tiling.codec import decode
+
+    shape = Shape.parse(args.shape)
+    nbytes = byte_size(shape, allow_nested_padding=args.allow_nested_padding)
+    raw = np.memmap(args.input, np.uint8, mode="r") if nbytes else np.zeros(0, np.uint8)
+    if raw.size != nbytes:
+        raise LayoutError(f"{args.input} holds {raw.size} bytes but {shape} takes {nbytes}")
+    progress = _Progress(2 * nbytes, _show_progress(args, nbytes))
+    buf = np.empty(nbytes, np.uint8)
+    _copy_in_chunks(raw, buf, progress, "read")
+    y = decode(buf, shape, allow_nested_padding=args.allow_nested_padding)
+    progress.step(0, "decode")
+    np.save(args.output, y, allow_pickle=False)
+    progress.step(nbytes, "write")
+    progress.close()
+    print(f"wrote {shape.element_type}{list(y.shape)} to {args.output}", file=sys.stderr)
+    return 0
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m tiling",
                                      description="XLA tiled layouts: inspect and convert.")
@@ -101,6 +185,21 @@ def _build_parser() -> argparse.ArgumentParser:
     show.add_argument("--limit", type=int, default=4096,
                       help="list at most this many elements and slots (default 4096)")
     show.set_defaults(func=_cmd_show)
+    for name, func, help_, what, what_help in (
+            ("encode", _cmd_encode, "write the tiled buffer of an .npy array to a file",
+             "layout", 'a layout "{1,0:T(8,128)(2,1)}" or a full shape (needed for bf16, int4, '
+                       'fp8 arrays, which .npy stores as raw bytes)'),
+            ("decode", _cmd_decode, "read a tiled buffer file back into an .npy array",
+             "shape", 'e.g. "bf16[256,512]{1,0:T(8,128)(2,1)}"')):
+        cmd = sub.add_parser(name, help=help_)
+        cmd.add_argument("input", help=".npy array" if name == "encode" else "raw buffer file")
+        cmd.add_argument(what, help=what_help)
+        cmd.add_argument("output", help="raw buffer file" if name == "encode" else ".npy file")
+        cmd.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                         help="progress bar on stderr (default: for inputs of 64 MiB or more)")
+        cmd.add_argument("--allow-nested-padding", action="store_true",
+                         help="accept later tiles that pad again (tiling.check_encodable)")
+        cmd.set_defaults(func=func)
     return parser
 
 

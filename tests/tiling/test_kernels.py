@@ -291,3 +291,38 @@ def test_tile_objects_and_tuples_give_the_same_plan():
     a = Layout((1, 0), (Tile((8, 128)),))
     b = Layout((1, 0), ((8, 128),))
     assert a == b and hash(a) == hash(b)
+
+
+# ---------------------------------------------------------------------------------------------
+# python -m tiling encode / decode
+
+
+def test_cli_encode_decode_round_trip(tmp_path, capsys):
+    from tiling.__main__ import main
+
+    x = np.random.default_rng(4).standard_normal((9, 130)).astype(ml_dtypes.bfloat16)
+    np.save(tmp_path / "x.npy", x)  # .npy keeps bf16 as raw 2-byte values
+    text = "bf16[9,130]{1,0:T(8,128)(2,1)}"
+    assert main(["encode", str(tmp_path / "x.npy"), text, str(tmp_path / "x.bin"),
+                 "--progress"]) == 0
+    raw = np.fromfile(tmp_path / "x.bin", np.uint8)
+    assert np.array_equal(raw, _reference_bytes(x, Shape.parse(text)))
+    assert main(["decode", str(tmp_path / "x.bin"), text, str(tmp_path / "y.npy")]) == 0
+    y = np.load(tmp_path / "y.npy")
+    assert np.array_equal(y.view(np.uint16), x.view(np.uint16))
+    assert "100.0%" in capsys.readouterr().err
+
+
+def test_cli_errors_exit_2(tmp_path, capsys):
+    from tiling.__main__ import main
+
+    np.save(tmp_path / "b.npy", np.zeros((3, 4), ml_dtypes.bfloat16))
+    assert main(["encode", str(tmp_path / "b.npy"), "{1,0}", str(tmp_path / "b.bin")]) == 2
+    assert "give the full shape" in capsys.readouterr().err
+    np.save(tmp_path / "f.npy", np.zeros((3, 4), np.float32))
+    assert main(["encode", str(tmp_path / "f.npy"), "{0}", str(tmp_path / "f.bin")]) == 2
+    assert "rank" in capsys.readouterr().err
+    (tmp_path / "short.bin").write_bytes(b"\0" * 10)
+    assert main(["decode", str(tmp_path / "short.bin"), "f32[3,4]{1,0}",
+                 str(tmp_path / "o.npy")]) == 2
+    assert "holds 10 bytes but f32[3,4]{1,0} takes 48" in capsys.readouterr().err

@@ -1,9 +1,11 @@
 """`tiling.relayout`: bit-identical to encoding the logical array in the destination layout."""
 
+import os
+
 import ml_dtypes
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tiling
@@ -56,6 +58,11 @@ def test_relayout_matches_encoding_in_the_destination(src, dst):
     _check(random_array(np.random.default_rng(5), shape), shape, Layout.parse(dst))
 
 
+FUZZ = settings(max_examples=int(os.environ["TILING_FUZZ_EXAMPLES"])) \
+    if os.environ.get("TILING_FUZZ_EXAMPLES") else settings()  # long runs: TILING_FUZZ_EXAMPLES=5000
+
+
+@FUZZ
 @given(shapes(), st.data(), st.integers(0, 2**32 - 1))
 def test_random_relayouts(src, data, seed):
     e = data.draw(st.sampled_from(element_size_choices(src.element_type)))
