@@ -220,8 +220,8 @@ def to_hlo_sharding(sharding: TensorSharding, mesh=None, *, manual_axes: ManualA
     if replicas > 1:
         tile_dims.append(replicas)
         subgroups.append("replicated")
-    if subgroups == ["replicated"] and replicas == m.total_size:
-        return "{replicated}"
+    if subgroups in ([], ["replicated"]) and all(t == 1 for t in p.num_tiles):
+        return "{replicated}"  # also a one-device mesh (checked with jaxlib)
     if m.device_ids:
         devices = p.device_grid().transpose(order).reshape(-1)
         if subgroups and subgroups[-1] == "replicated":

@@ -156,9 +156,8 @@ class DeviceMesh:
         if values.shape != p.piece_sizes + p.local_shape:
             raise ShardingError(f"expected shards of shape {p.piece_sizes + p.local_shape}, "
                                 f"found {values.shape}")
-        op = _REDUCE[p.sharding.reduction_op]
         for i in p.unreduced_pieces:
-            values = op.reduce(values, axis=i, keepdims=True, dtype=values.dtype)
+            values = _reduce_partials(values, i, p.sharding.reduction_op)
         tiles = set(p.tile_pieces)
         for i in range(len(p.pieces)):
             if i not in tiles and i not in p.unreduced_pieces:
@@ -252,8 +251,13 @@ def _device_view(values: np.ndarray, p: Placement, fill: np.ndarray) -> np.ndarr
     full = p.piece_sizes + local
     if p.unreduced_pieces and p.sharding.reduction_op == "sum":
         out = np.array(np.broadcast_to(view, full))
-        front = np.moveaxis(out, p.unreduced_pieces, tuple(range(len(p.unreduced_pieces))))
-        front.reshape((-1,) + front.shape[len(p.unreduced_pieces):])[1:] = _unreduced_identity(values.dtype)
+        identity = _unreduced_identity(values.dtype)
+        for coords in np.ndindex(*[p.pieces[i].size for i in p.unreduced_pieces]):
+            if any(coords):  # position 0 along the unreduced axes keeps the data
+                index = [slice(None)] * out.ndim
+                for i, c in zip(p.unreduced_pieces, coords):
+                    index[i] = c
+                out[tuple(index)] = identity
         out.flags.writeable = False
         return out
     view = np.broadcast_to(view, full)  # read-only, replicas share memory
@@ -282,6 +286,20 @@ def _coords(p: Placement, labels: tuple[str, ...], names: tuple[str, ...]) -> di
         index[index >= size] = -1
         coords[f"global_{name}"] = (tuple(labels[i] for i in order) + (name,), index)
     return coords
+
+
+def _reduce_partials(values: np.ndarray, axis: int, op: str) -> np.ndarray:
+    """Reduces partial results along one mesh dim (kept, size 1).
+
+    When the partials are exactly what `shard` made (identity, or copies for max/min), the data
+    is taken as is: arithmetic would quiet signalling NaNs and so not be bit-exact.
+    """
+    first = np.take(values, [0], axis=axis)
+    rest = np.take(values, range(1, values.shape[axis]), axis=axis)
+    made = first if op != "sum" else np.broadcast_to(np.asarray(_unreduced_identity(values.dtype)), first.shape)
+    if (_bits(rest) == _bits(np.ascontiguousarray(made))).all():
+        return first
+    return _REDUCE[op].reduce(values, axis=axis, keepdims=True, dtype=values.dtype)
 
 
 def _check_replicas(values: np.ndarray, axis: int, p: Placement) -> None:
