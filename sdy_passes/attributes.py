@@ -473,7 +473,8 @@ class OpShardingRule(Attribute):
                 "[" + ", ".join("".join(_factor_name(f) for f in dim) or "" for dim in t) + "]"
                 for t in mappings)
         text = f"({tensors(self.operand_mappings)})->({tensors(self.result_mappings)})"
-        text += " {" + ", ".join(f"{_factor_name(i)}={s}" for i, s in enumerate(self.factor_sizes)) + "}"
+        if self.factor_sizes:  # a rule without factors (rank 0) prints no sizes: `([])->([])`
+            text += " {" + ", ".join(f"{_factor_name(i)}={s}" for i, s in enumerate(self.factor_sizes)) + "}"
         for key, factors in (("reduction", self.reduction_factors),
                              ("need_replication", self.need_replication_factors),
                              ("permutation", self.permutation_factors),

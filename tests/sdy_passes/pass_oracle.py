@@ -8,13 +8,17 @@ its own single-threaded MLIR context, exactly as `shared/oracle/sdy_oracle.py` d
 `Verdict` per item: `ok` with the generic-form output, or the error lines. When the child dies
 (a segfault, §11.2) the batch is retried one item per child, and the items that still kill their
 child get `Verdict(crashed=True)`: no verdict, never a pass.
+
+`run_jaxlib_matrix(texts, pass_lists)` first canonicalises each text (parse + generic print) and
+then runs every pass list on the canonical text, all in one child: it returns, per text, the
+canonical `Verdict` and one `Verdict` per pass list.
 """
 
 from dataclasses import dataclass
 
 from tests.jaxlib_child import ChildFailed, run_child
 
-_CODE = r"""
+_RUN_ONE = r"""
 import time
 from jax._src.interpreters import mlir as jax_mlir
 from jax._src.lib.mlir import ir, passmanager
@@ -26,8 +30,7 @@ def diag_lines(diags):
         out.extend("  note %s: %s" % (n.location, n.message) for n in d.notes)
     return out
 
-RESULT = []
-for text, pipeline in PAYLOAD:
+def run_one(text, pipeline):
     ctx = jax_mlir.make_ir_context()
     ctx.enable_multithreading(False)
     with ctx, ir.Location.unknown():
@@ -38,9 +41,20 @@ for text, pipeline in PAYLOAD:
                 passmanager.PassManager.parse(pipeline).run(module.operation)
             asm = module.operation.get_asm(print_generic_op_form=True)
         except ir.MLIRError as e:
-            RESULT.append({"ok": False, "errors": diag_lines(e.error_diagnostics) or [str(e)]})
-            continue
-        RESULT.append({"ok": True, "text": asm, "seconds": time.perf_counter() - start})
+            return {"ok": False, "errors": diag_lines(e.error_diagnostics) or [str(e)]}
+        return {"ok": True, "text": asm, "seconds": time.perf_counter() - start}
+"""
+
+_CODE = _RUN_ONE + """
+RESULT = [run_one(text, pipeline) for text, pipeline in PAYLOAD]
+"""
+
+_MATRIX_CODE = _RUN_ONE + """
+RESULT = []
+for text, pipelines in PAYLOAD:
+    canonical = run_one(text, "")
+    results = [run_one(canonical["text"], p) for p in pipelines] if canonical["ok"] else []
+    RESULT.append([canonical, results])
 """
 
 # jaxlib 0.10.2 registers only the new name (spec/sdy_passes.md §6.3).
@@ -92,3 +106,34 @@ def run_jaxlib_passes(items, *, timeout=300):
         except ChildFailed:
             verdicts.append(Verdict(crashed=True))
     return verdicts
+
+
+
+def run_jaxlib_matrix(texts, pass_lists, *, timeout=600):
+    """Per text: `(canonical, [one Verdict per pass list])`, run on the canonical text.
+
+    A text whose child crashes (alone) gets `(Verdict(crashed=True), [])`.
+    """
+    pipelines = [pipeline_text(p) for p in pass_lists]
+
+    def convert(raw):
+        canonical, results = raw
+        return _verdict(canonical), [_verdict(r) for r in results]
+
+    payload = [[t, pipelines] for t in texts]
+    try:
+        return [convert(r) for r in run_child(_MATRIX_CODE, payload, timeout=timeout)]
+    except ChildFailed:
+        pass
+    out = []
+    for one in payload:
+        try:
+            out.append(convert(run_child(_MATRIX_CODE, [one], timeout=timeout)[0]))
+        except ChildFailed:
+            # Find which pass list crashes: run them one child each.
+            canonical = run_jaxlib_passes([(one[0], [])])[0]
+            if not canonical.ok:
+                out.append((canonical, []))
+                continue
+            out.append((canonical, run_jaxlib_passes([(canonical.text, p) for p in pass_lists])))
+    return out
