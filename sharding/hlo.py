@@ -210,9 +210,10 @@ def to_hlo_sharding(sharding: TensorSharding, mesh=None, *, manual_axes: ManualA
     used = set(order) | set(p.unreduced_pieces)
     manual_pieces = [i for i, pc in enumerate(p.pieces) if pc.name in manual and i not in used]
     for kind, group in (("manual", manual_pieces), ("unreduced", list(p.unreduced_pieces))):
-        if group:
+        size = math.prod(p.pieces[i].size for i in group)
+        if size > 1:  # XLA keeps no subgroup dim of size 1
             order += group
-            tile_dims.append(math.prod(p.pieces[i].size for i in group))
+            tile_dims.append(size)
             subgroups.append(kind)
     rest = [i for i in range(len(p.pieces)) if i not in set(order)]
     order += rest
@@ -347,11 +348,6 @@ def to_named_sharding(sharding: TensorSharding, mesh=None, *, devices=None):
     explicit `replicated` axes need nothing in JAX; unreduced axes are not supported (JAX allows
     them only on `Explicit` mesh axes).
     """
-    try:
-        import jax
-        from jax.sharding import Mesh as JaxMesh, NamedSharding, PartitionSpec
-    except ImportError:
-        raise ShardingError("to_named_sharding needs jax (pip install jax)") from None
     m = resolve(sharding, mesh)
     if m.is_empty or m.is_maximal:
         raise ShardingError(f"mesh {m.body()} has no axes; a NamedSharding needs a mesh with axes "
@@ -360,6 +356,11 @@ def to_named_sharding(sharding: TensorSharding, mesh=None, *, devices=None):
         raise ShardingError("unreduced axes have no NamedSharding form here: JAX allows them only on "
                             f"Explicit mesh axes, found unreduced={{{', '.join(map(str, sharding.unreduced_axes))}}}")
     p = place(sharding, m, None)
+    try:
+        import jax
+        from jax.sharding import Mesh as JaxMesh, NamedSharding, PartitionSpec
+    except ImportError:
+        raise ShardingError("to_named_sharding needs jax (pip install jax)") from None
     pool = list(jax.devices() if devices is None else devices)
     if max(m.devices) >= len(pool):
         raise ShardingError(f"mesh {m.body()} needs {max(m.devices) + 1} devices, found {len(pool)}")
