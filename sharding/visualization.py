@@ -102,7 +102,8 @@ class ShardingPicture:
             title = ""
             if lead:
                 first = by_tile[head + (0,) * (rank - lead)]
-                title = ", ".join(f"dim {d}: {s.start}:{s.stop}" for d, s in enumerate(first.slices[:lead]))
+                title = ", ".join(f"dim {d}: {s.start}:{s.stop}" + (f" (pad {first.padding[d]})" if first.padding[d] else "")
+                                  for d, s in enumerate(first.slices[:lead]))
             out.append((title, rows, cols, cells))
         return out
 
