@@ -127,9 +127,7 @@ class DeviceMesh:
         except (TypeError, ValueError, OverflowError) as e:
             raise ShardingError(f"fill {fill!r} does not fit dtype {values.dtype}: {e}") from None
 
-        view = _device_view(values, p, fill_value)
-        if copy:
-            view = np.array(view)
+        view = _device_view(values, p, fill_value, copy)
         data = xr.DataArray(view, dims=labels + names, coords=_coords(p, labels, names),
                             name=source.name if isinstance(source, xr.DataArray) else None)
         like = source if isinstance(source, xr.DataArray) else None
@@ -223,8 +221,12 @@ class ShardedArray:
                 f"local_shape={self.local_shape}, dtype={self.data.dtype})")
 
 
-def _device_view(values: np.ndarray, p: Placement, fill: np.ndarray) -> np.ndarray:
-    """A read-only `(pieces..., local...)` view of `values` (padded when uneven)."""
+def _device_view(values: np.ndarray, p: Placement, fill: np.ndarray, copy: bool) -> np.ndarray:
+    """The `(pieces..., local...)` array of every device's buffer.
+
+    Without `copy`: a read-only view of `values` (of a padded copy when uneven) in which replicas
+    share memory. With `copy`: writable, and no two devices share memory.
+    """
     tiles, local = p.num_tiles, p.local_shape
     padded_shape = tuple(n * c for n, c in zip(tiles, local))
     if padded_shape != values.shape:
@@ -232,6 +234,8 @@ def _device_view(values: np.ndarray, p: Placement, fill: np.ndarray) -> np.ndarr
         padded[...] = fill
         padded[tuple(slice(0, d) for d in values.shape)] = values
         values = padded
+    elif copy:
+        values = values.copy()  # a plain memcpy; the per-device views below do not overlap
     # Split every dim into (its pieces' sizes, as written..., local size), then bring the pieces
     # into mesh order in front; pieces that shard nothing become broadcast (replica) dims.
     split, pos, where = [], 0, {}
@@ -243,9 +247,7 @@ def _device_view(values: np.ndarray, p: Placement, fill: np.ndarray) -> np.ndarr
         split.append(c)
         pos += 1
     view = values.reshape(split)
-    tile_pieces = p.tile_pieces
-    local_axes = _local_positions(p)
-    view = view.transpose([where[i] for i in tile_pieces] + local_axes)
+    view = view.transpose([where[i] for i in p.tile_pieces] + _local_positions(p))
     others = tuple(i for i in range(len(p.pieces)) if i not in where)
     view = np.expand_dims(view, others) if others else view
     full = p.piece_sizes + local
@@ -258,10 +260,11 @@ def _device_view(values: np.ndarray, p: Placement, fill: np.ndarray) -> np.ndarr
                 for i, c in zip(p.unreduced_pieces, coords):
                     index[i] = c
                 out[tuple(index)] = identity
-        out.flags.writeable = False
+        out.flags.writeable = copy
         return out
-    view = np.broadcast_to(view, full)  # read-only, replicas share memory
-    return view
+    if copy:
+        return np.array(np.broadcast_to(view, full)) if others else view
+    return np.broadcast_to(view, full)  # read-only, replicas share memory
 
 
 def _local_positions(p: Placement) -> list[int]:

@@ -417,3 +417,15 @@ def test_sharded_array_repr():
     assert isinstance(sh, ShardedArray)
     assert repr(sh) == ('ShardedArray(#sdy.sharding<@m, [{"x"}, {}]>, mesh=<["x"=2]>, global_shape=(4, 2), '
                         'local_shape=(2, 2), dtype=float32)')
+
+
+def test_copy_gives_every_device_its_own_writable_buffer():
+    dm = DeviceMesh(M('<["x"=2, "y"=4]>'))
+    x = np.arange(64, dtype=np.float32).reshape(8, 8)
+    for text in ('#sdy.sharding<@m, [{"x"}, {"y"}]>', '#sdy.sharding<@m, [{"y"}, {}]>'):
+        sh = dm.shard(x, S(text), copy=True)
+        local = dict(sh.per_device())
+        assert not any(np.shares_memory(local[a], local[b]) for a in local for b in local if a < b)
+        assert not any(np.shares_memory(v, x) for v in local.values())
+        local[5][...] = -1
+        assert (x >= 0).all()
