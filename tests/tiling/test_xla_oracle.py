@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from tests.jaxlib_child import run_child
 from tiling import Layout, LayoutError, Shape
 
-from .strategies import printable_layouts, shapes
+from .strategies import STAR, printable_layouts, shapes
 
 pytestmark = pytest.mark.jaxlib
 
@@ -86,6 +86,8 @@ XLA_REJECTS = [
 def oracle():
     layouts = _collect(printable_layouts(), NUM_LAYOUTS)
     spelled = _collect(spelled_shapes(), NUM_SHAPES)
+    # Guard the abort cases explicitly (spec §2.2 rule 9): only positive sizes or '*' go out.
+    assert all(d > 0 or d == STAR for x in layouts for t in x.tiles for d in t.dimensions)
     payload = {
         "layouts": [[list(x.minor_to_major), [list(t.dimensions) for t in x.tiles],
                      x.element_size_in_bits] for x in layouts],
