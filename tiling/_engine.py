@@ -198,12 +198,34 @@ def _add_word_dim(side: _Side) -> _Side:
                  side.tables + (np.arange(2, dtype=np.int64),))
 
 
+def _run_of(table: np.ndarray) -> tuple[int, int]:
+    """(run, step) with table[k] == table[k - k % run] + (k % run) * step for every k.
+
+    The run is the first arithmetic stretch; when the rest of the table does not repeat that
+    pattern, (1, 0): one lookup per element.
+    """
+    n = table.size
+    if n <= 1:
+        return 1, 0
+    diffs = np.diff(table)
+    step = int(diffs[0])
+    changes = np.flatnonzero(diffs != step)
+    run = n if changes.size == 0 else int(changes[0]) + 1
+    if run < n:
+        k = np.arange(n)
+        if not np.array_equal(table, table[k - k % run] + (k % run) * step):
+            return 1, 0
+    return run, step
+
+
 def _pack_side(side: _Side, order: tuple[int, ...]):
     """Kernel arguments for one side, dims permuted into loop `order`."""
     toff = np.cumsum([0] + [t.size for t in side.tables[:-1]]).astype(np.int64)
     tab = np.concatenate(side.tables).astype(np.int64) if side.tables else np.zeros(1, np.int64)
+    inner = order[-1]
+    run, step = _run_of(side.tables[side.grp[inner]]) if side.rad[inner] == 1 else (1, 0)
     return (np.array([side.grp[d] for d in order], np.int64),
-            np.array([side.rad[d] for d in order], np.int64), toff, tab)
+            np.array([side.rad[d] for d in order], np.int64), toff, tab, run, step)
 
 
 # ---------------------------------------------------------------------------------------------
