@@ -237,6 +237,12 @@ def _round_to(value: float, type: Type) -> float:
     if name == "f64":
         return value
     import numpy as np
+    with np.errstate(over="ignore", invalid="ignore"):  # out of range rounds to ±inf
+        return _round_numpy(value, name)
+
+
+def _round_numpy(value: float, name: str) -> float:
+    import numpy as np
     if name == "f32":
         return float(np.float32(value))
     if name == "f16":

@@ -134,7 +134,11 @@ class _Unbalanced(ValueError):
 
 def parse_module(text: str, *, filename: str = "-") -> Module:
     """Parse MLIR text (generic or pretty form) into a `Module`."""
-    return Parser(text, filename).parse_module()
+    parser = Parser(text, filename)
+    try:
+        return parser.parse_module()
+    except RecursionError:
+        raise parser.error("nesting too deep", parser.pos) from None
 
 
 def parse_attribute(text: str) -> Attribute:
@@ -567,12 +571,12 @@ class Parser:
         return IntegerAttr(value, typ)
 
     def _parse_dense(self) -> DenseElementsAttr:
-        start = self.pos
         body = self.balanced("dense elements")[1:-1]
         self.expect(":", "':' and a type after dense<...>")
+        tp = self.skip()
         typ = self.parse_type()
         if not isinstance(typ, (RankedTensorType, OpaqueType)):
-            raise self.error(f"dense elements need a shaped type, got '{typ}'", start)
+            raise self.error(f"elements literal type must be a shaped type, got '{typ}'", tp)
         return DenseElementsAttr(_canonical_dense_body(body, typ), typ)
 
     def _parse_dense_array(self) -> DenseArrayAttr:

@@ -20,3 +20,19 @@ def _id(path):
 def test_generic_parse_print_gives_the_text_back(path):
     text = path.read_text()
     assert_same_ir(print_module(parse_module(text), generic=True), text)
+
+
+@pytest.mark.parametrize("path", PRETTY, ids=_id)
+def test_pretty_input_parses_to_the_generic_module(path):
+    module = parse_module(path.read_text())
+    generic = path.with_name(path.name.replace(".in.mlir", ".in.generic.mlir")).read_text()
+    assert_same_ir(print_module(module, generic=True), generic)
+
+
+@pytest.mark.parametrize("path", PRETTY, ids=_id)
+def test_our_pretty_form_reads_back_to_the_same_module(path):
+    module = parse_module(path.read_text())
+    pretty = print_module(module)
+    again = parse_module(pretty)
+    assert_same_ir(print_module(again, generic=True), print_module(module, generic=True))
+    assert_same_ir(print_module(again), pretty)

@@ -1,0 +1,241 @@
+"""The parser: one test per grammar rule, error messages with line:col and caret, fuzzing."""
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sharding import Mesh, TensorSharding, TensorShardingPerValue
+
+from sdy_passes import (
+    ArrayAttr, BoolAttr, DenseArrayAttr, DenseElementsAttr, DictionaryAttr, FileLineColLoc,
+    FloatAttr, FunctionType, IntegerAttr, IntegerType, IRParseError, OpaqueAttr, OpaqueLoc,
+    OpaqueType, RankedTensorType, StringAttr, SymbolRefAttr, TupleType, TypeAttr, UnitAttr,
+    UnknownLoc, UnrankedTensorType, parse_attribute, parse_module, parse_type, print_module,
+    split_input,
+)
+from sdy_passes.attributes import F32, F64, I1, I32, I64, TOKEN, ComplexType, FloatType, OpShardingRule
+from tests.conftest import SDY_CASES
+from tests.sdy_passes.strategies import sharding_rules
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("tensor<8x?xf32>", RankedTensorType((8, None), F32)),
+    ("tensor<f32>", RankedTensorType((), F32)),
+    ("tensor<*xbf16>", UnrankedTensorType(FloatType("bf16"))),
+    ("tensor<4xi32, #foo.enc>", RankedTensorType((4,), I32, OpaqueAttr("#foo.enc"))),
+    ("!stablehlo.token", TOKEN),
+    ("!foo.bar<1, \"x>\">", OpaqueType('!foo.bar<1, "x>">')),
+    ("tuple<tensor<f32>, !stablehlo.token>", TupleType((RankedTensorType((), F32), TOKEN))),
+    ("complex<f32>", ComplexType(F32)),
+    ("ui8", IntegerType(8, "u")),
+    ("si4", IntegerType(4, "s")),
+    ("f8E4M3FN", FloatType("f8E4M3FN")),
+    ("(tensor<f32>, i1) -> (i32, i64)", FunctionType((RankedTensorType((), F32), I1), (I32, I64))),
+    ("() -> ((i32) -> i64)", FunctionType((), (FunctionType((I32,), (I64,)),))),
+    ("vector<4xf32>", OpaqueType("vector<4xf32>")),
+])
+def test_types(text, expected):
+    assert parse_type(text) == expected
+    assert str(expected) == text
+
+
+@pytest.mark.parametrize("text, expected, printed", [
+    ("3", IntegerAttr(3, I64), "3 : i64"),
+    ("-3 : i32", IntegerAttr(-3, I32), None),
+    ("true", BoolAttr(True), None),
+    ("1 : i1", BoolAttr(True), "true"),
+    ("1.5", FloatAttr(1.5, F64), "1.500000e+00 : f64"),
+    ("0x7FC00000 : f32", None, "0x7FC00000 : f32"),
+    ('"a\\"b\\\\c\\0A"', StringAttr('a"b\\c\n'), '"a\\22b\\\\c\\0A"'),  # MLIR prints '"' as \22
+    ("unit", UnitAttr(), None),
+    ("[1, \"x\"]", ArrayAttr((IntegerAttr(1), StringAttr("x"))), "[1 : i64, \"x\"]"),
+    ("{b = 1, a, \"c d\" = @f}", DictionaryAttr((("b", IntegerAttr(1)), ("a", UnitAttr()), ("c d", SymbolRefAttr("f")))),
+     '{a, b = 1 : i64, "c d" = @f}'),
+    ("@a::@b", SymbolRefAttr("a", ("b",)), None),
+    ('@"x y"', SymbolRefAttr("x y"), None),
+    ("array<i64: 1, 2>", DenseArrayAttr(I64, (1, 2)), None),
+    ("array<i64>", DenseArrayAttr(I64, ()), None),
+    ("array<i1: true, false>", DenseArrayAttr(I1, (True, False)), None),
+    ("tensor<2xf32>", TypeAttr(RankedTensorType((2,), F32)), None),
+    ("dense<[1, 1]> : tensor<2xi32>", DenseElementsAttr("1", RankedTensorType((2,), I32)), "dense<1> : tensor<2xi32>"),
+    ("dense<0.0> : tensor<f32>", None, "dense<0.000000e+00> : tensor<f32>"),
+    ("dense<[[1.5, 2.0]]> : tensor<1x2xf32>", None, "dense<[[1.500000e+00, 2.000000e+00]]> : tensor<1x2xf32>"),
+    ('dense<"0xDEADBEEF"> : tensor<1xi32>', None, None),
+    ("dense<[true, false]> : tensor<2xi1>", None, None),
+    ("#stablehlo<comparison_direction LT>", OpaqueAttr("#stablehlo<comparison_direction LT>"), None),
+    ("#foo.bar<\"->>\", (a) -> [b]>", None, None),
+    ('#sdy.sharding<@mesh, [{"x"}, {?}]>', TensorSharding.parse('#sdy.sharding<@mesh, [{"x"}, {?}]>'), None),
+    ('#sdy.sharding_per_value<[<@mesh, []>]>', TensorShardingPerValue.parse('#sdy.sharding_per_value<[<@mesh, []>]>'), None),
+    ('#sdy.mesh<["x"=2]>', Mesh.parse('<["x"=2]>'), None),
+    ('#sdy<manual_axes{"a"}>', None, None),
+    ("#sdy.op_sharding_rule<([i, j], [j, k])->([i, k]) {i=8, j=4, k=2} reduction={j}>", None, None),
+    ("#sdy.op_sharding_rule<([ij])->([i, j]) {i=2, j=4} need_replication={i} custom>", None, None),
+    ("loc(\"f.mlir\":3:4)", FileLineColLoc("f.mlir", 3, 4), None),
+    ("loc(unknown)", UnknownLoc(), None),
+    ("loc(callsite(\"a\" at \"b\":1:2))", OpaqueLoc('callsite("a" at "b":1:2)'), None),
+])
+def test_attributes(text, expected, printed):
+    attr = parse_attribute(text)
+    if expected is not None:
+        assert attr == expected
+    assert str(attr) == (printed or text)
+
+
+@settings(max_examples=100)
+@given(sharding_rules())
+def test_sharding_rule_round_trip(rule):
+    assert parse_attribute(str(rule)) == rule
+
+
+def test_sharding_rule_identity():
+    assert str(OpShardingRule.identity((8, 8))) == "#sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=8}>"
+
+
+@pytest.mark.parametrize("value, t, text", [
+    (1.0, F32, "1.000000e+00"),
+    (0.10009765625, FloatType("bf16"), "1.000980e-01"),  # 6 significant digits, zero-padded
+    (-2.5e-10, F64, "-2.500000e-10"),
+    (3.14159265358979, F64, "3.14159265358979"),
+    (0.1234567, F64, "0.1234567"),
+    (math.nan, F32, "0x7FC00000"),
+    (math.inf, F64, "0x7FF0000000000000"),
+    (-math.inf, FloatType("bf16"), "0xFF80"),
+])
+def test_float_printing(value, t, text):
+    from sdy_passes.attributes import format_float
+    assert format_float(value, t) == text
+
+
+def test_generic_op_with_everything():
+    m = parse_module("""
+    "t.op"() ({
+      ^bb0(%a: i32 loc("x":1:1)):
+        "t.br"()[^bb1] : () -> ()
+      ^bb1:
+        %0:2 = "t.two"() : () -> (i32, f32)
+        "t.use"(%0#1, %a, %0) {t.flag} : (f32, i32, i32) -> ()
+    }, {
+    }) {t.x = 1} : () -> () loc("file":9:9)
+    """)
+    op = m.ops[0]
+    assert op.location == FileLineColLoc("file", 9, 9)
+    r0, r1 = op.regions
+    b0, b1 = r0.blocks
+    assert r1.blocks == [] and b0.ops[0].successors == [b1]
+    two, use = b1.ops
+    assert use.operands == (two.results[1], b0.arguments[0], two.results[0])
+    assert b0.arguments[0].location == FileLineColLoc("x", 1, 1)
+    assert use.attributes == {"t.flag": UnitAttr()}
+
+
+def test_forward_references_resolve():
+    m = parse_module("""
+    "t.graph"() ({
+      "t.use"(%late) : (i32) -> ()
+      %late = "t.def"() : () -> i32
+    }) : () -> ()""")
+    use, late = m.ops[0].regions[0].block.ops
+    assert use.operands == (late.result,) and late.result.users == [use]
+
+
+def test_inherent_attributes_written_as_discardable_become_properties():
+    m = parse_module("""
+    func.func @f(%arg0: tensor<4xf32>) -> tensor<8xf32> {
+      %0 = "stablehlo.all_gather"(%arg0) {all_gather_dim = 0 : i64, t.other = 1} : (tensor<4xf32>) -> tensor<8xf32>
+      return %0 : tensor<8xf32>
+    }""")
+    op = m.funcs()[0].regions[0].block.ops[0]
+    assert list(op.properties) == ["all_gather_dim"] and list(op.attributes) == ["t.other"]
+
+
+def test_top_level_ops_are_wrapped_in_a_module_and_aliases_resolve():
+    m = parse_module("""
+    #loc = loc("a.py":4:2)
+    !tok = !stablehlo.token
+    %0 = "t.op"() : () -> !tok loc(#loc)
+    """)
+    op = m.ops[0]
+    assert m.op.name == "builtin.module" and op.result.type == TOKEN
+    assert op.location == FileLineColLoc("a.py", 4, 2)
+
+
+def test_named_module_with_attributes():
+    m = parse_module('module @m attributes {mhlo.x = 1 : i32} {\n}')
+    assert m.op.properties["sym_name"] == StringAttr("m")
+    assert m.op.attributes == {"mhlo.x": IntegerAttr(1, I32)}
+    assert print_module(m) == 'module @m attributes {mhlo.x = 1 : i32} {\n}\n'
+
+
+def test_default_op_location_is_the_op_name():
+    m = parse_module("func.func @f(%arg0: tensor<f32>) -> tensor<f32> {\n  %0 = stablehlo.abs %arg0 : tensor<f32>\n  return %0 : tensor<f32>\n}", filename="in.mlir")
+    assert m.funcs()[0].regions[0].block.ops[0].location == FileLineColLoc("in.mlir", 2, 8)
+
+
+def test_split_input():
+    chunks = split_input("a\n// -----\nb\n// ----- trailing\nc")
+    assert chunks == ["a\n", "\nb\n", "\nc"]
+
+
+def _error(text):
+    with pytest.raises(IRParseError) as info:
+        parse_module(text, filename="t.mlir")
+    return info.value
+
+
+@pytest.mark.parametrize("text, line, col, message", [
+    ('"t.a"() : () -> (', 1, 18, "expected type, found end of input"),
+    ("func.func @f() {\n  %0 = stablehlo.frobnicate : tensor<f32>\n}", 2, 8,
+     "custom assembly form of 'stablehlo.frobnicate' is not supported; write it in the generic form"),
+    ('"t.a"(%x) : (i32) -> ()', 1, 7, "use of undeclared SSA value name '%x'"),
+    ('%0 = "t.a"() : () -> i32\n%0 = "t.b"() : () -> i32', 2, 1, "redefinition of SSA value '%0'"),
+    ('%0 = "t.a"() : () -> i32\n"t.b"(%0) : (f32) -> ()', 2, 7,
+     "use of value '%0' expects different type than prior uses: 'f32' vs 'i32'"),
+    ('%0:2 = "t.a"() : () -> i32', 1, 1, "operation defines 1 results but was provided 2 to bind"),
+    ('"t.a"() {x = dense<1> : i32} : () -> ()', 1, 25, "elements literal type must be a shaped type, got 'i32'"),
+    ('"t.a"() {x = #sdy.sharding<@m, [{"a"}, {?, "b"}]>} : () -> ()', 1, 42, "expected '}'"),
+    ('sdy.mesh @m = <["x"=2, "y"=0]>', 1, 24, "axis size must be at least 1, got: 0"),  # as jaxlib
+    ('"t.a"() {x = 300 : i8} : () -> ()', 1, 14, "integer constant out of range for attribute"),
+    ('"t.a"() {x = 1, x = 2} : () -> ()', 1, 17, "duplicate key 'x' in dictionary attribute"),
+    ('"t.a"() : () -> () loc(', 1, 24, "unexpected end of input, expected ')' in location"),
+    ('"t.a"()[^bb9] : () -> ()', 1, 9, "reference to an undefined block '^bb9'"),
+    ('"t.a"() {x = "abc} : () -> ()', 1, 14, "unterminated string literal"),
+])
+def test_errors_have_line_col_source_and_caret(text, line, col, message):
+    err = _error(text)
+    assert (err.line, err.col) == (line, col)
+    assert err.message.startswith(message)
+    source = text.splitlines()[line - 1]
+    assert str(err) == f"t.mlir:{line}:{col}: error: {err.message}\n{source}\n{' ' * (col - 1)}^"
+    assert isinstance(err, ValueError)
+
+
+@pytest.mark.skipif(not SDY_CASES.is_dir(), reason="../shared/sdy_cases is absent")
+@settings(max_examples=200)
+@given(st.data())
+def test_malformed_text_only_raises_ir_parse_error(data):
+    texts = [p.read_text() for p in sorted(SDY_CASES.glob("sdy-lift-inlined-meshes/*.mlir"))[:12]]
+    text = data.draw(st.sampled_from(texts))[:2500]
+    for _ in range(data.draw(st.integers(1, 4))):
+        i = data.draw(st.integers(0, len(text)))
+        op = data.draw(st.sampled_from(["delete", "insert", "duplicate"]))
+        if op == "delete":
+            text = text[:i] + text[i + data.draw(st.integers(1, 6)):]
+        elif op == "insert":
+            text = text[:i] + data.draw(st.text(alphabet='%#@^"<>{}[](),:=-!?*x0123456789 \n.ab/\\', max_size=4)) + text[i:]
+        else:
+            j = data.draw(st.integers(0, len(text)))
+            text = text[:i] + text[j:j + 30] + text[i:]
+    try:
+        parse_module(text)
+    except IRParseError:
+        pass
+
+
+@settings(max_examples=100)
+@given(st.text(max_size=60))
+def test_random_text_only_raises_ir_parse_error(text):
+    try:
+        parse_module(text)
+    except IRParseError:
+        pass
