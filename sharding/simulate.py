@@ -229,12 +229,14 @@ def _device_view(values: np.ndarray, p: Placement, fill: np.ndarray, copy: bool)
     """
     tiles, local = p.num_tiles, p.local_shape
     padded_shape = tuple(n * c for n, c in zip(tiles, local))
+    replicas = any(i not in {j for dims in p.dim_pieces for j in dims} for i in range(len(p.pieces)))
     if padded_shape != values.shape:
         padded = np.empty(padded_shape, values.dtype)
-        padded[...] = fill
+        for d, size in enumerate(values.shape):  # fill only the padding, then copy the data once
+            padded[(slice(None),) * d + (slice(size, None),)] = fill
         padded[tuple(slice(0, d) for d in values.shape)] = values
         values = padded
-    elif copy:
+    elif copy and not replicas:
         values = values.copy()  # a plain memcpy; the per-device views below do not overlap
     # Split every dim into (its pieces' sizes, as written..., local size), then bring the pieces
     # into mesh order in front; pieces that shard nothing become broadcast (replica) dims.
@@ -309,16 +311,18 @@ def _check_replicas(values: np.ndarray, axis: int, p: Placement) -> None:
     if values.shape[axis] <= 1 or values.strides[axis] == 0:
         return  # views of one buffer agree by construction
     bits = _bits(values)
-    first = np.take(bits, [0], axis=axis)
-    same = (bits == first).reshape(bits.shape[: axis + 1] + (-1,)).all(axis=-1)
-    if same.all():
-        return
-    bad = tuple(int(i) for i in np.argwhere(~same)[0])
-    grid = p.device_grid()
-    mesh_pos = bad + (0,) * (grid.ndim - len(bad))
-    other = mesh_pos[:axis] + (0,) + mesh_pos[axis + 1:]
-    raise ShardingError(f"replicas disagree along mesh dim {p.pieces[axis].label!r}: device {int(grid[mesh_pos])} "
-                        f"holds different data than device {int(grid[other])}")
+    before = (slice(None),) * axis
+    first = bits[before + (0,)]
+    for k in range(1, values.shape[axis]):
+        other = bits[before + (k,)]
+        if np.array_equal(first, other):
+            continue
+        where = tuple(int(i) for i in np.argwhere(first != other)[0])
+        grid = p.device_grid()
+        pos = where[:axis] + (k,) + where[axis: grid.ndim - 1]
+        ref = pos[:axis] + (0,) + pos[axis + 1:]
+        raise ShardingError(f"replicas disagree along mesh dim {p.pieces[axis].label!r}: device {int(grid[pos])} "
+                            f"holds different data than device {int(grid[ref])}")
 
 
 def _assemble(tiles: np.ndarray, p: Placement) -> np.ndarray:
@@ -330,7 +334,10 @@ def _assemble(tiles: np.ndarray, p: Placement) -> np.ndarray:
         order.extend(tile_pieces.index(i) for i in dims)
         order.append(k + d)
     padded = tiles.transpose(order).reshape(tuple(n * c for n, c in zip(p.num_tiles, p.local_shape)))
-    return np.array(padded[tuple(slice(0, d) for d in p.shape)], copy=True)
+    out = padded[tuple(slice(0, d) for d in p.shape)]
+    if out.shape != padded.shape or np.may_share_memory(padded, tiles):
+        return np.array(out, copy=True)  # compact, and never a view of the shards
+    return out  # the reshape already copied
 
 
 def _placement_of(pair, global_shape) -> Placement:
