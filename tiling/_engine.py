@@ -281,12 +281,26 @@ _PLANS: dict = {}
 _MAX_PLANS = 512
 
 
-def _plan(key, build):
-    plan = _PLANS.get(key)
+_BY_ID: dict = {}
+
+
+def _plan(key, layout, build):
+    """The plan for `key` (which holds everything but the layout) and `layout`.
+
+    Looked up by the layout object's id first (hashing a Layout costs about as much as a small
+    kernel call), then by value; the id entry keeps the layout alive, so ids are never reused.
+    """
+    entry = _BY_ID.get((id(layout),) + key)
+    if entry is not None and entry[0] is layout:
+        return entry[1]
+    plan = _PLANS.get((layout,) + key)
     if plan is None:
         if len(_PLANS) >= _MAX_PLANS:
             _PLANS.clear()
-        plan = _PLANS[key] = build()
+        plan = _PLANS[(layout,) + key] = build()
+    if len(_BY_ID) >= _MAX_PLANS:
+        _BY_ID.clear()
+    _BY_ID[(id(layout),) + key] = (layout, plan)
     return plan
 
 
@@ -339,8 +353,11 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
         extra = (tiles[1][0], nbits)
     if encode:
         def run(x, out):
-            _call(kernel, _span(x), boffs, rs, cs, R, C, tr, tc, *extra, out[:used].view(word))
-            if used < out.size:
+            if used == out.size:
+                _call(kernel, _span(x), boffs, rs, cs, R, C, tr, tc, *extra, out.view(word))
+            else:
+                _call(kernel, _span(x), boffs, rs, cs, R, C, tr, tc, *extra,
+                      out[:used].view(word))
                 out[used:] = 0
     else:
         def run(buf, out):
@@ -452,14 +469,14 @@ def _array_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: boo
 
 def encode_into(bits: np.ndarray, layout: Layout, element: ElementType, out: np.ndarray) -> None:
     """Writes the logical array `bits` (container view, any strides) into `out` (uint8)."""
-    key = (True, bits.shape, bits.strides, bits.dtype, layout, element.name)
-    _plan(key, lambda: _array_plan(bits, layout, element, True))(bits, out)
+    key = (True, bits.shape, bits.strides, bits.dtype, element.name)
+    _plan(key, layout, lambda: _array_plan(bits, layout, element, True))(bits, out)
 
 
 def decode_into(buf: np.ndarray, layout: Layout, element: ElementType, out: np.ndarray) -> None:
     """Reads `buf` (uint8) into `out`, the container view of the logical result array."""
-    key = (False, out.shape, out.strides, out.dtype, layout, element.name)
-    _plan(key, lambda: _array_plan(out, layout, element, False))(buf, out)
+    key = (False, out.shape, out.strides, out.dtype, element.name)
+    _plan(key, layout, lambda: _array_plan(out, layout, element, False))(buf, out)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -539,5 +556,5 @@ def _plan_relayout(dims, src: Layout, dst: Layout, element: ElementType):
 def relayout_into(buf: np.ndarray, dims: tuple[int, ...], src: Layout, dst: Layout,
                   element: ElementType, out: np.ndarray) -> None:
     """Rewrites `buf` (uint8, layout `src`) into `out` (uint8, layout `dst`); inputs checked."""
-    key = ("r", dims, src, dst, element.name)
-    _plan(key, lambda: _plan_relayout(dims, src, dst, element))(buf, out)
+    key = ("r", dims, dst, element.name)
+    _plan(key, src, lambda: _plan_relayout(dims, src, dst, element))(buf, out)

@@ -51,6 +51,30 @@ def _shape_for_array(x: np.ndarray, layout: Layout | Shape | str) -> Shape:
     raise LayoutError(f"expected a Layout, a Shape or their text, found {layout!r}")
 
 
+_CHECKED: dict = {}
+_MAX_CHECKED = 1024
+
+
+def _checked(x: np.ndarray, layout, allow_nested_padding: bool):
+    """(shape, byte size, element type, container dtype) for `x` in `layout`, validated once per
+    (layout, dtype, dims): a repeated small call then costs a dict lookup, not a re-derivation.
+
+    Keyed by the layout object's id (hashing a Layout costs more than a small encode); the entry
+    holds the layout, so the id cannot be reused while it is cached.
+    """
+    key = (id(layout), x.dtype, x.shape, allow_nested_padding)
+    hit = _CHECKED.get(key)
+    if hit is None or hit[0] is not layout:
+        shape = _shape_for_array(x, layout)
+        et = ELEMENT_TYPES[shape.element_type]
+        hit = (layout, shape, byte_size(shape, allow_nested_padding=allow_nested_padding), et,
+               et.container)
+        if len(_CHECKED) >= _MAX_CHECKED:
+            _CHECKED.clear()
+        _CHECKED[key] = hit
+    return hit[1:]
+
+
 def _native(x: np.ndarray) -> np.ndarray:
     return x if x.dtype.isnative else x.astype(x.dtype.newbyteorder("="))
 
@@ -73,16 +97,14 @@ def encode(array, layout: Layout | Shape | str, *, out: np.ndarray | None = None
         Accept later tiles that pad again (see `tiling.check_encodable`).
     """
     x = np.asarray(array)
-    shape = _shape_for_array(x, layout)
-    nbytes = byte_size(shape, allow_nested_padding=allow_nested_padding)
+    shape, nbytes, et, container = _checked(x, layout, allow_nested_padding)
     if out is None:
         out = np.empty(nbytes, np.uint8)
     else:
         _check_buffer(out, nbytes, "out", writeable=True)
         if np.may_share_memory(out, x):
             raise LayoutError("out must not overlap the input array")
-    et = ELEMENT_TYPES[shape.element_type]
-    _ENCODE_ENGINE(_native(x).view(et.container), shape.layout, et, out.reshape(-1))
+    _ENCODE_ENGINE(_native(x).view(container), shape.layout, et, out.reshape(-1))
     return out
 
 
