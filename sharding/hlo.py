@@ -271,9 +271,10 @@ def from_hlo_sharding(text: str | HloSharding, *, rank: int | None = None, num_d
     reshape dim (`axis_0`, ...), cut into sub-axes where the tile dims need it, so no
     `device_ids` are needed; an explicit device list (or an iota that is no simple transpose)
     gives one axis per tile dim with `device_ids`. Replicated subgroups stay implicit;
-    unreduced ones become `unreduced`. `rank` is required for `{replicated}` and
-    `{maximal ...}`-free texts that do not carry it; `num_devices` sizes the mesh of
-    `{replicated}` (else the empty mesh `<[]>`). The sharding names `@mesh_name`.
+    unreduced ones become `unreduced`. `{maximal device=N}` gives the maximal mesh
+    `<[], device_ids=[N]>`. `rank` is required for `{replicated}` (the text does not carry it)
+    and checked otherwise; `num_devices` sizes the mesh of `{replicated}` (else the empty mesh
+    `<[]>`) and is checked otherwise. The sharding names `@mesh_name`.
     """
     hlo = text if isinstance(text, HloSharding) else HloSharding.parse(text)
     if hlo.kind == "manual" or "manual" in hlo.subgroups:

@@ -429,3 +429,26 @@ def test_copy_gives_every_device_its_own_writable_buffer():
         assert not any(np.shares_memory(v, x) for v in local.values())
         local[5][...] = -1
         assert (x >= 0).all()
+
+
+@given(st.data())
+def test_round_trip_with_any_axis_names(data):
+    from tests.sharding.strategies import meshes
+
+    mesh = data.draw(meshes().filter(lambda m: m.total_size <= 64))
+    rank = 0 if mesh.is_maximal else data.draw(st.integers(0, 2))
+    s = data.draw(shardings(mesh, rank=rank))
+    x = _random_array(data.draw, tuple(data.draw(st.integers(0, 5)) for _ in range(rank)), "float32")
+    dm = DeviceMesh(mesh)
+    assert _bits(dm.unshard(dm.shard(x, s))) == _bits(x)
+
+
+def test_non_contiguous_input_and_mesh_text():
+    dm = DeviceMesh('<["x"=2, "y"=3]>')
+    x = np.arange(60).reshape(6, 10).T[::2]  # strided, transposed
+    s = S('#sdy.sharding<@m, [{"y"}, {"x"}]>')
+    sh = dm.shard(x, s)
+    for dev, local in sh.per_device():
+        part = x[sh.index_map()[dev]]
+        assert (local[: part.shape[0], : part.shape[1]] == part).all()
+    assert (dm.unshard(sh) == x).all()
