@@ -122,6 +122,10 @@ class DeviceMesh:
         if clash:
             raise ShardingError(f"the array's dim names {sorted(clash)} are also mesh axes of {self.mesh.body()}; "
                                 f"rename them (DataArray.rename) before sharding")
+        reserved = {"device_id"} | {f"global_{n}" for n in names}
+        if reserved & (set(labels) | set(names)):
+            raise ShardingError(f"the names {sorted(reserved & (set(labels) | set(names)))} are taken by the shards' "
+                                "coordinates (device_id, global_<dim>); rename the dims or mesh axes")
         try:
             fill_value = np.array(fill, dtype=values.dtype)
         except (TypeError, ValueError, OverflowError) as e:

@@ -452,3 +452,8 @@ def test_non_contiguous_input_and_mesh_text():
         part = x[sh.index_map()[dev]]
         assert (local[: part.shape[0], : part.shape[1]] == part).all()
     assert (dm.unshard(sh) == x).all()
+
+
+def test_reserved_coordinate_names():
+    with pytest.raises(ShardingError, match=r"taken by the shards' coordinates"):
+        DeviceMesh(M('<["device_id"=2]>')).shard(np.zeros(4), S('#sdy.sharding<@m, [{"device_id"}]>'))
