@@ -203,7 +203,7 @@ class ShardingPicture:
                f'font-family="monospace">',
                '<defs><pattern id="pad" width="6" height="6" patternUnits="userSpaceOnUse" '
                'patternTransform="rotate(45)"><rect width="6" height="6" fill="#ffffff"/>'
-               '<line x1="0" y1="0" x2="0" y2="6" stroke="#999999" stroke-width="2"/></pattern></defs>']
+               '<line x1="0" y1="0" x2="0" y2="6" stroke="#cccccc" stroke-width="2"/></pattern></defs>']
         for x, y, w, h, fill, hatched in rects:
             paint = "url(#pad)" if hatched else fill
             out.append(f'<rect x="{x:g}" y="{y:g}" width="{w:g}" height="{h:g}" fill="{paint}" stroke="#333333"/>')
@@ -248,7 +248,8 @@ class ShardingPicture:
         ax.set_ylim(height, 0)
         ax.axis("off")
         for x, y, w, h, fill, hatched in rects:
-            ax.add_patch(Rectangle((x, y), w, h, facecolor=fill, edgecolor="#333333",
+            # light hatch lines keep the cell text readable on top of the padding
+            ax.add_patch(Rectangle((x, y), w, h, facecolor=fill, edgecolor="#cccccc" if hatched else "#333333",
                                    hatch="//" if hatched else None))
         for x, y, text, size in texts:
             ax.text(x, y, text, fontsize=size * 0.75, family="monospace", va="baseline")
