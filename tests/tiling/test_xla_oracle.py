@@ -21,6 +21,7 @@ pytestmark = pytest.mark.jaxlib
 
 NUM_LAYOUTS = 600
 NUM_SHAPES = 300
+NUM_MUTANTS = 600
 
 CHILD = """
 from jax._src.lib import xla_client as xc
@@ -73,6 +74,42 @@ def spelled_shapes(draw):
     return text, shape
 
 
+@st.composite
+def grammar_texts(draw):
+    """Shape text from the grammar with wrong parts on purpose: attribute order and repeats,
+    non-permutations, rank mismatches, zero and '*'-last tiles, E(n) for any type. Never a
+    negative tile or L(n) < 1, which abort XLA."""
+    name = draw(st.sampled_from(["f32", "bf16", "s4", "pred", "s8", "u2", "c64"]))
+    dims = draw(st.lists(st.integers(0, 9), max_size=3))
+    text = name + "[" + ",".join(draw(st.sampled_from(["", "", "<="])) + str(d)
+                                 for d in dims) + "]"
+    if draw(st.integers(0, 4)) == 0:
+        return text
+    m2m = draw(st.one_of(st.permutations(range(len(dims))),
+                         st.lists(st.integers(0, 3), max_size=4)))
+    attrs = draw(st.lists(st.one_of(
+        st.just("D(D,C+)"),
+        st.lists(st.lists(st.sampled_from(["0", "1", "2", "3", "128", "*"]), min_size=1,
+                          max_size=4).map(lambda t: "(" + ",".join(t) + ")"),
+                 min_size=1, max_size=3).map(lambda ts: "T" + "".join(ts)),
+        st.integers(1, 9).map("L({})".format),
+        st.sampled_from([0, 1, 2, 4, 8, 16, 32, 64]).map("E({})".format),
+        st.integers(0, 3).map("S({})".format),
+        st.integers(0, 9).map("M({})".format)), max_size=4))
+    body = ",".join(map(str, m2m))
+    if attrs or draw(st.booleans()):
+        body += ":" + "".join(attrs)
+    return text + "{" + body + "}"
+
+
+def _library_accepts(text):
+    """The canonical text if the library parses `text`, else None."""
+    try:
+        return str(Shape.parse(text))
+    except LayoutError:
+        return None
+
+
 # Strings XLA's parser rejects without aborting; the library must reject them too. (XLA reads a
 # bare `T` as one empty tile, `T()`, which its layout validation rejects; so does the library.)
 XLA_REJECTS = [
@@ -86,14 +123,17 @@ XLA_REJECTS = [
 def oracle():
     layouts = _collect(printable_layouts(), NUM_LAYOUTS)
     spelled = _collect(spelled_shapes(), NUM_SHAPES)
+    # (XLA's HLO grammar has no `{}` layout on a scalar; the library allows it on its own.)
+    mutants = [t for t in _collect(grammar_texts(), NUM_MUTANTS) if "[]{}" not in t]
     # Guard the abort cases explicitly (spec §2.2 rule 9): only positive sizes or '*' go out.
     assert all(d > 0 or d == STAR for x in layouts for t in x.tiles for d in t.dimensions)
     payload = {
         "layouts": [[list(x.minor_to_major), [list(t.dimensions) for t in x.tiles],
                      x.element_size_in_bits] for x in layouts],
-        "shapes": [text for text, _ in spelled] + XLA_REJECTS,
+        "shapes": [text for text, _ in spelled] + XLA_REJECTS + mutants,
     }
     result = run_child(CHILD, payload)
+    result["mutants"] = list(zip(mutants, result["shapes"][len(spelled) + len(XLA_REJECTS):]))
     return layouts, spelled, result
 
 
@@ -133,5 +173,32 @@ def test_rejected_by_both(oracle):
     _, spelled, result = oracle
     for text, (status, message) in zip(XLA_REJECTS, result["shapes"][len(spelled):]):
         assert status == "error", (text, message)
-        with pytest.raises(LayoutError):
+        with pytest.raises(LayoutError) as info:
             Shape.parse(text)
+        if "minor to major size" in str(info.value):  # the same words as XLA's parser
+            assert str(info.value).split(" at position")[0] in message
+
+
+# Layouts XLA's (unverified) parser reads and the library refuses, by design (spec §8).
+REFUSED_BY_DESIGN = re.compile(
+    r"tile dimension 0|cannot be the last|minor_to_major entry .* (repeated|out of range)"
+    r"|E\(\d+\)")
+
+
+def test_grammar_texts_agree_with_xla(oracle):
+    """Accepted by the library => XLA prints the same; rejected by XLA => rejected here too."""
+    _, _, result = oracle
+    assert len(result["mutants"]) >= 300
+    bad = []
+    for text, (status, xla) in result["mutants"]:
+        ours = _library_accepts(text)
+        if ours is not None:
+            if status != "ok" or xla != ours:
+                bad.append((text, ours, status, xla[:300]))
+        elif status == "ok":
+            try:
+                Shape.parse(text)
+            except LayoutError as e:
+                if not REFUSED_BY_DESIGN.search(str(e)):
+                    bad.append((text, str(e), status, xla))
+    assert not bad[:5]
