@@ -68,6 +68,12 @@ def is_terminator(op: Operation) -> bool:
     return op.name in TERMINATORS or op.name.startswith("cf.")
 
 
+def mlir_use_order_users(value) -> list[Operation]:
+    """The users of `value` in MLIR's use-list order: newest use first (MLIR prepends a new use),
+    so sharding-group copies come out in the order Shardy makes them."""
+    return [use.operation for use in reversed(value.uses)]
+
+
 def convert_constants(root: Operation) -> None:
     """Phase A: `stablehlo.constant` → `sdy.constant`, in place (same results and attributes)."""
     for op in root.walk():
@@ -267,7 +273,7 @@ class _Splitter:
         if copy.name == "func.call":
             new_callee = self.clone_func(self.callee(copy))
             copy.properties["callee"] = SymbolRefAttr(new_callee)
-        for user in result.users:
+        for user in mlir_use_order_users(result):
             if user.name == SHARDING_GROUP:
                 self.splicer.insert_before(user.clone(mapping), op)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from sdy_passes.constant_or_scalar_splitter import (
     CONSTANT_SOURCES, SHARDING_GROUP, Splicer, convert_constants, is_pure_elementwise,
+    mlir_use_order_users,
 )
 from sdy_passes.ir import Module, Operation, OpResult
 from sdy_passes.pass_manager import Pass
@@ -74,6 +75,6 @@ def _copy(result: OpResult, mapping: dict, splicer: Splicer) -> None:
         if isinstance(operand, OpResult):
             _copy(operand, mapping, splicer)
     splicer.insert_before(op.clone(mapping), op)
-    for user in result.users:
+    for user in mlir_use_order_users(result):
         if user.name == SHARDING_GROUP:
             splicer.insert_before(user.clone(mapping), op)

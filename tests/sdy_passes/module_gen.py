@@ -85,6 +85,7 @@ class _Gen:
         self.nc_counter = 0
         self.mesh_names = {}  # kind -> names declared
         self.funcs = []  # (name, arg types, result types)
+        self.group_ids = set()
         self.lines = []
 
     # --- naming -----------------------------------------------------------------------------
@@ -307,12 +308,12 @@ class _Gen:
 
     def gen_op(self, indent, scope):
         kinds = ["const", "const", "iota", "unary", "binary", "binary", "bcast", "slice", "reshape",
-                 "transpose", "dot", "constraint", "constraint", "group", "reshard", "barrier",
-                 "all_reduce", "sdy_const"]
+                 "transpose", "dot", "constraint", "constraint", "chain", "group", "group", "reshard",
+                 "barrier", "all_reduce", "sdy_const"]
         if scope.depth < 2:
             kinds += ["nc", "while", "case", "call"]
             if scope.manual_mesh is None:
-                kinds += ["mc"]
+                kinds += ["mc", "mc"]
         getattr(self, "op_" + self.draw(st.sampled_from(kinds)))(indent, scope)
 
     def op_const(self, indent, scope):
@@ -380,8 +381,10 @@ class _Gen:
         self.op_line(indent, [res], "stablehlo.dot", [x, y], "", self.maybe_sharding_attr([res], scope))
         scope.values.append(res)
 
-    def op_constraint(self, indent, scope, name="sdy.sharding_constraint"):
+    def op_constraint(self, indent, scope, name="sdy.sharding_constraint", last=False):
         x = self.pick(scope, lambda v: v.shape is not None and v.element == F32)
+        if last and scope.values and scope.values[-1].shape is not None and scope.values[-1].element == F32:
+            x = scope.values[-1]
         if x is None:
             return
         body = self.value_sharding(x, scope, closed_only=self.draw(st.booleans()))
@@ -390,6 +393,14 @@ class _Gen:
         (res,) = self.results([x.shape])
         self.op_line(indent, [res], name, [x], f" <{{sharding = #sdy.sharding{body}}}>")
         scope.values.append(res)
+
+    def op_chain(self, indent, scope):
+        """Two or three constraints in a row on one value (the chain rule of apply)."""
+        for _ in range(self.draw(st.integers(2, 3))):
+            before = len(scope.values)
+            self.op_constraint(indent, scope, last=True)
+            if len(scope.values) == before:
+                return
 
     def op_reshard(self, indent, scope):
         self.op_constraint(indent, scope, "sdy.reshard")
@@ -402,8 +413,9 @@ class _Gen:
         group = (SHAPES.index(x.shape) if x.shape in SHAPES else 4 + len(x.shape)) * 10 + self.draw(st.integers(0, 1))
         if scope.bound_axes:
             group += 100
-        if self.draw(st.integers(0, 9)) == 0:
-            group = self.draw(st.integers(0, 3))
+        if self.group_ids and self.draw(st.integers(0, 4)) == 0:
+            group = self.draw(st.sampled_from(sorted(self.group_ids)))  # maybe another shape/scope
+        self.group_ids.add(group)
         self.emit(indent, f'"sdy.sharding_group"({x.name}) <{{group_id = {group} : i64}}> : ({x.type}) -> ()')
 
     def op_barrier(self, indent, scope):
@@ -625,7 +637,7 @@ class _Gen:
 
 
 @st.composite
-def modules(draw, *, inline_meshes=True, max_ops=6):
+def modules(draw, *, inline_meshes=True, max_ops=12):
     """A small valid module in generic form.
 
     `inline_meshes=False` keeps every sharding on a named mesh (jaxlib's
