@@ -17,6 +17,7 @@ from tiling.layout import (
     byte_size,
     check_encodable,
     linear_index,
+    logical_index,
     tiled_dimensions,
 )
 from tiling.relayout import relayout
@@ -25,6 +26,6 @@ from tiling.tpu import tpu_layout
 __all__ = [
     "COMBINE_DIMENSION", "ELEMENT_TYPES", "ElementType", "Layout", "LayoutError",
     "LayoutParseError", "Shape", "Tile", "UnsupportedLayoutError", "byte_size",
-    "check_encodable", "decode", "encode", "linear_index", "relayout", "tiled_dimensions",
-    "tpu_layout",
+    "check_encodable", "decode", "encode", "linear_index", "logical_index", "relayout",
+    "tiled_dimensions", "tpu_layout",
 ]

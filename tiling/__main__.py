@@ -17,7 +17,8 @@ import numpy as np
 
 from tiling.errors import LayoutError
 from tiling.layout import (
-    Shape, byte_size, check_encodable, linear_index, num_elements, tiled_dimensions,
+    Shape, byte_size, check_encodable, linear_index, logical_index, num_elements,
+    tiled_dimensions,
 )
 
 
@@ -75,14 +76,14 @@ def memory_map(shape: Shape, *, limit: int = 4096) -> str:
     else:
         per_line = dims[shape.layout.minor_to_major[0]] if dims else 1
     per_line = max(1, min(per_line, 64))
-    by_slot: dict[int, str] = {int(v): _format_index(e) for v, e in zip(lin, index)}
     listed = min(slots, limit)
-    cell = max([len(s) for s in by_slot.values()] + [2])
+    held, is_element = logical_index(np.arange(listed), shape)
+    names = [_format_index(e) if ok else "--" for e, ok in zip(held, is_element)]
+    cell = max([len(name) for name in names] + [2])
     lines.append("")
     lines.append(f"memory order (-- = padding), {per_line} slots per line")
     for start in range(0, listed, per_line):
-        stop = min(start + per_line, listed)
-        cells = " ".join(f"{by_slot.get(k, '--'):>{cell}}" for k in range(start, stop))
+        cells = " ".join(f"{name:>{cell}}" for name in names[start:start + per_line])
         lines.append(f"  {start:>{width}}: {cells}")
     if listed < slots:
         lines.append(f"  ... ({slots - listed} more slots)")

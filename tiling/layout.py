@@ -32,7 +32,8 @@ from tiling.errors import LayoutError, LayoutParseError, UnsupportedLayoutError
 
 __all__ = [
     "COMBINE_DIMENSION", "UNBOUNDED_SIZE", "Tile", "Layout", "Shape", "TileStep",
-    "tile_steps", "tiled_dimensions", "linear_index", "byte_size", "check_encodable",
+    "tile_steps", "tiled_dimensions", "linear_index", "logical_index", "byte_size",
+    "check_encodable",
 ]
 
 COMBINE_DIMENSION = -(2**63)
@@ -694,3 +695,59 @@ def linear_index(index, shape: Shape | str):
     for c, d in zip(cols, final):
         lin = lin * d + c
     return lin[()]
+
+
+def logical_index(slots, shape: Shape | str):
+    """The inverse of `linear_index`: which logical element each buffer slot holds.
+
+    Returns `(index, is_element)`: `index` has shape `slots.shape + (rank,)` (-1 where the slot
+    is padding or outside the buffer) and `is_element` says which slots hold an element.
+
+    >>> index, is_element = logical_index([0, 8, 9], "f32[3,5]{1,0:T(2,2)}")
+    >>> index.tolist(), is_element.tolist()
+    ([[0, 0], [0, 4], [-1, -1]], [True, True, False])
+    """
+    shape = as_shape(shape)
+    _check_static(shape)
+    slots = np.asarray(slots)
+    if slots.dtype.kind not in "iu" and not (slots.size == 0 and slots.dtype.kind == "f"):
+        raise LayoutError(f"slots must hold integers, found dtype {slots.dtype}")
+    steps = tile_steps(shape.physical_dimensions, shape.layout.tiles)
+    final = steps[-1].after if steps else shape.physical_dimensions
+    if math.prod(final) > _INT64_MAX:
+        raise UnsupportedLayoutError(f"{shape} has more than 2**63 element slots")
+    valid = (slots >= 0) & (slots < math.prod(final))
+    rest = np.where(valid, slots, 0).astype(np.int64)
+    cols: list[np.ndarray] = []
+    for d in reversed(final):  # unravel in the fully tiled shape
+        cols.insert(0, rest % max(d, 1))
+        rest = rest // max(d, 1)
+    for step in reversed(steps):
+        k = len(step.tile)
+        p = len(step.combined) - k
+        merged = [c * t + o for c, t, o in zip(cols[p:p + k], step.tile, cols[p + k:])]
+        for m, size in zip(merged, step.combined[p:]):
+            valid &= m < size  # padding added by this tile
+        combined = cols[:p] + merged
+        start = len(step.ones) - len(step.spec)
+        ones, group, g = combined[:start], [], start
+        for pos, entry in enumerate(step.spec):  # split each '*' group back into its dims
+            group.append(step.ones[start + pos])
+            if entry != COMBINE_DIMENSION:
+                value, parts = combined[g], []
+                for d in reversed(group):
+                    parts.insert(0, value % max(d, 1))
+                    value = value // max(d, 1)
+                ones += parts
+                group, g = [], g + 1
+        extra = len(step.ones) - len(step.before)
+        for c in ones[:extra]:
+            valid &= c == 0  # the leading 1s a long tile added
+        cols = ones[extra:]
+    logical: list[np.ndarray] = [np.empty(0)] * shape.rank
+    for i, axis in enumerate(shape.layout.major_to_minor):
+        logical[axis] = cols[i]
+    index = (np.stack(logical, axis=-1) if shape.rank
+             else np.zeros(slots.shape + (0,), np.int64))
+    index[~valid] = -1
+    return index, valid

@@ -58,3 +58,10 @@ def test_errors_exit_2_with_caret(capsys):
     code, out, err = show(capsys, "f32[3,5]{1,0:E(16)T(2,2)}")
     assert code == 2 and not out
     assert "T must come before E" in err and err.rstrip().endswith("^")
+
+
+def test_limited_listing_names_real_elements(capsys):
+    # Only 16 slots listed: each still names the element it holds (none of them is padding).
+    _, out, _ = show(capsys, "bf16[1000,1000]{1,0:T(8,128)(2,1)}", "--limit", "16")
+    line = next(ln for ln in out.splitlines() if re.match(r"\s+0: ", ln))
+    assert line.split(": ", 1)[1].split() == [f"{r},{c}" for c in range(8) for r in range(2)]

@@ -4,11 +4,14 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given
 
 from tiling import (
     LayoutError, Shape, UnsupportedLayoutError, byte_size, check_encodable, linear_index,
-    tiled_dimensions,
+    logical_index, tiled_dimensions,
 )
+
+from .strategies import shapes
 
 
 def grid(shape):
@@ -173,3 +176,26 @@ def test_dynamic_shapes_have_no_index():
         byte_size("f32[?]")
     with pytest.raises(UnsupportedLayoutError, match="M\\(n\\)"):
         byte_size("f32[3]{0:M(8)}")
+
+
+@given(shapes(max_rank=4, max_dim=6))
+def test_logical_index_inverts_linear_index(shape):
+    """Every slot holds at most one element, each element exactly one slot; the rest is padding."""
+    from tiling.layout import num_elements
+    slots = np.arange(num_elements(shape) + 3)  # a few past the end, too
+    held, is_element = logical_index(slots, shape)
+    count = int(np.prod(shape.dimensions))
+    assert int(is_element.sum()) == count
+    assert (held[~is_element] == -1).all()
+    assert np.array_equal(linear_index(held[is_element], shape), slots[is_element])
+
+
+def test_logical_index_examples():
+    held, is_element = logical_index(np.arange(24), "f32[3,5]{1,0:T(2,2)}")
+    names = [",".join(map(str, e)) if ok else "--" for e, ok in zip(held.tolist(), is_element)]
+    assert " ".join(names) == ("0,0 0,1 1,0 1,1 0,2 0,3 1,2 1,3 0,4 -- 1,4 -- "
+                               "2,0 2,1 -- -- 2,2 2,3 -- -- 2,4 -- -- --")
+    held, _ = logical_index(51, "f32[8,8]{1,0:T(2,4)(2,1,1,1)}")
+    assert held.tolist() == [6, 5]
+    with pytest.raises(LayoutError, match="integers"):
+        logical_index([0.5], "f32[3]")
