@@ -17,16 +17,17 @@ import fcntl
 import math
 import os
 import tempfile
-import threading
+import time
 from dataclasses import dataclass
 
 import numpy as np
 
-from tiling import _kernels, _reference
+from tiling import _reference
 from tiling.dtypes import ElementType
 from tiling.layout import COMBINE_DIMENSION, Layout, tile_steps
 
-__all__ = ["FAST_PATHS", "choose_kernel", "encode_into", "decode_into", "relayout_into"]
+__all__ = ["FAST_PATHS", "choose_kernel", "encode_into", "decode_into", "relayout_into",
+           "load_kernels"]
 
 FAST_PATHS: dict[tuple[int, tuple[tuple[int, ...], ...]], str] = {
     # (bits per stored element, tiles) -> kernel family. Any other single tile of one or two
@@ -226,6 +227,40 @@ def _pack_side(side: _Side, order: tuple[int, ...]):
     run, step = _run_of(side.tables[side.grp[inner]]) if side.rad[inner] == 1 else (1, 0)
     return (np.array([side.grp[d] for d in order], np.int64),
             np.array([side.rad[d] for d in order], np.int64), toff, tab, run, step)
+
+
+# ---------------------------------------------------------------------------------------------
+# Numba is imported on first need. Importing numba and initialising its compiler takes 0.5-1 s,
+# far more than the numpy reference needs for a small array, so until the kernels are loaded,
+# arrays of at most SMALL_BYTES go to `_reference` (bit-identical, and held so by the tests);
+# the kernels load on the first larger array, or once the reference has spent
+# REFERENCE_BUDGET_SECONDS in this process.
+
+_kernels = None
+SMALL_BYTES = 1 << 20
+REFERENCE_BUDGET_SECONDS = 0.05
+_reference_seconds = 0.0
+
+
+def load_kernels():
+    """Imports `tiling._kernels` (and numba); later calls always take the Numba engine."""
+    global _kernels
+    if _kernels is None:
+        from tiling import _kernels as kernels
+        _kernels = kernels
+    return _kernels
+
+
+def _on_reference(nbytes: int) -> bool:
+    return (_kernels is None and nbytes <= SMALL_BYTES
+            and _reference_seconds < REFERENCE_BUDGET_SECONDS)
+
+
+def _timed(fn, *args) -> None:
+    global _reference_seconds
+    start = time.perf_counter()
+    fn(*args)
+    _reference_seconds += time.perf_counter() - start
 
 
 # ---------------------------------------------------------------------------------------------
@@ -452,6 +487,7 @@ def _generic_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: b
 
 
 def _array_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool):
+    load_kernels()
     plan = _fast_plan(a, layout, element, encode) or _generic_plan(a, layout, element, encode)
     if plan is not None:
         return plan
@@ -469,12 +505,16 @@ def _array_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: boo
 
 def encode_into(bits: np.ndarray, layout: Layout, element: ElementType, out: np.ndarray) -> None:
     """Writes the logical array `bits` (container view, any strides) into `out` (uint8)."""
+    if _on_reference(out.size):
+        return _timed(_reference.encode_into, bits, layout, element, out)
     key = (True, bits.shape, bits.strides, bits.dtype, element.name)
     _plan(key, layout, lambda: _array_plan(bits, layout, element, True))(bits, out)
 
 
 def decode_into(buf: np.ndarray, layout: Layout, element: ElementType, out: np.ndarray) -> None:
     """Reads `buf` (uint8) into `out`, the container view of the logical result array."""
+    if _on_reference(buf.size):
+        return _timed(_reference.decode_into, buf, layout, element, out)
     key = (False, out.shape, out.strides, out.dtype, element.name)
     _plan(key, layout, lambda: _array_plan(out, layout, element, False))(buf, out)
 
@@ -497,6 +537,7 @@ def _is_plain(layout: Layout, element: ElementType) -> bool:
 
 
 def _plan_relayout(dims, src: Layout, dst: Layout, element: ElementType):
+    load_kernels()
     container = element.container
     n = math.prod(dims)
     if n == 0:
@@ -556,5 +597,9 @@ def _plan_relayout(dims, src: Layout, dst: Layout, element: ElementType):
 def relayout_into(buf: np.ndarray, dims: tuple[int, ...], src: Layout, dst: Layout,
                   element: ElementType, out: np.ndarray) -> None:
     """Rewrites `buf` (uint8, layout `src`) into `out` (uint8, layout `dst`); inputs checked."""
+    if _on_reference(buf.size + out.size):
+        logical = np.empty(dims, element.container)
+        _timed(_reference.decode_into, buf, src, element, logical)
+        return _timed(_reference.encode_into, logical, dst, element, out)
     key = ("r", dims, dst, element.name)
     _plan(key, src, lambda: _plan_relayout(dims, src, dst, element))(buf, out)

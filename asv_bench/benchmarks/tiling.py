@@ -88,3 +88,201 @@ class Decode(_Codec):
         else:
             _reference.decode_into(self.buf, self.shape.layout, self.et,
                                    self.out_arr.view(self.et.container))
+
+
+# ---------------------------------------------------------------------------------------------
+# The Numba engine against its baselines (issue "tiling at memory-bandwidth speed"). Each class
+# times the kernel path, the numpy reference and the baseline in the same run, so the ratios
+# (baseline time / kernel time) are taken under the same machine load.
+
+
+def _random_array(name, dims, seed=0):
+    rng = np.random.default_rng(seed)
+    et = tiling.ELEMENT_TYPES[name]
+    if name == "pred":
+        return rng.random(dims) < 0.5
+    if et.bit_width < 8:  # ml_dtypes int4: the value in the low bits of a byte
+        return rng.integers(0, 1 << et.bit_width, size=dims, dtype=np.uint8).view(et.dtype)
+    raw = rng.integers(0, 256, size=tuple(dims) + (et.dtype.itemsize,), dtype=np.uint8)
+    return raw.view(et.dtype).reshape(dims)
+
+
+def _skip_large(nbytes):
+    if nbytes > (8 << 20) and os.environ.get("TILING_BENCH_SKIP_LARGE"):
+        raise NotImplementedError("large case skipped (TILING_BENCH_SKIP_LARGE)")
+
+
+class _Engine:
+    """Common setup: `x` in `shape`, its buffer, outputs, and a copy baseline of x's bytes."""
+
+    def _setup(self, text, impl):
+        self.shape = tiling.Shape.parse(text)
+        _skip_large(int(np.prod(self.shape.dimensions)) * self.shape.dtype.itemsize)
+        self.et = tiling.ELEMENT_TYPES[self.shape.element_type]
+        self.x = _random_array(self.shape.element_type, self.shape.dimensions)
+        self.buf = tiling.encode(self.x, self.shape, allow_nested_padding=True)
+        self.out_buf = np.empty_like(self.buf)
+        self.out_arr = np.empty_like(self.x)
+        # np.copyto of the same bytes: the logical array's bytes (what the user holds)
+        self.src = self.x.reshape(-1).view(np.uint8)
+        self.dst = np.empty_like(self.src)
+
+    def _encode(self, impl):
+        if impl == "kernel":
+            tiling.encode(self.x, self.shape, out=self.out_buf, allow_nested_padding=True)
+        elif impl == "reference":
+            _reference.encode_into(self.x.view(self.et.container), self.shape.layout, self.et,
+                                   self.out_buf)
+        else:
+            self._baseline_encode()
+
+    def _decode(self, impl):
+        if impl == "kernel":
+            tiling.decode(self.buf, self.shape, out=self.out_arr, allow_nested_padding=True)
+        elif impl == "reference":
+            _reference.decode_into(self.buf, self.shape.layout, self.et,
+                                   self.out_arr.view(self.et.container))
+        else:
+            self._baseline_decode()
+
+    def _baseline_encode(self):
+        np.copyto(self.dst, self.src)
+
+    _baseline_decode = _baseline_encode
+
+
+TPU_FORMATS = {  # target: encode and decode >= 1.2x np.copyto of the array's bytes
+    "f32 T(8,128)": "f32[{n},{n}]{{1,0:T(8,128)}}",
+    "bf16 T(8,128)(2,1)": "bf16[{n},{n}]{{1,0:T(8,128)(2,1)}}",
+    "s8 T(8,128)(4,1)": "s8[{n},{n}]{{1,0:T(8,128)(4,1)}}",
+    "s4 T(8,128)(8,1)E(4)": "s4[{n},{n}]{{1,0:T(8,128)(8,1)E(4)}}",
+}
+
+
+class _TPU(_Engine):
+    params = [list(TPU_FORMATS), [4096], ["kernel", "reference", "copyto"]]
+    param_names = ["format", "size", "impl"]
+    timeout = 300
+
+
+class EncodeTPU(_TPU):
+    def setup(self, fmt, n, impl):
+        self._setup(TPU_FORMATS[fmt].format(n=n), impl)
+        self._encode(impl)
+
+    def time_encode(self, fmt, n, impl):
+        self._encode(impl)
+
+
+class DecodeTPU(_TPU):
+    def setup(self, fmt, n, impl):
+        self._setup(TPU_FORMATS[fmt].format(n=n), impl)
+        self._decode(impl)
+
+    def time_decode(self, fmt, n, impl):
+        self._decode(impl)
+
+
+class PackPred(_Engine):
+    """PRED 1-bit `(32,128)(32,1)E(1)`; target: encode <= np.packbits, decode <= np.unpackbits."""
+
+    params = [[4096], ["kernel", "reference", "numpy"]]
+    param_names = ["size", "impl"]
+    timeout = 300
+
+    def setup(self, n, impl):
+        self._setup(f"pred[{n},{n}]{{1,0:T(32,128)(32,1)E(1)}}", impl)
+        self.packed = np.packbits(self.x)
+        self._encode(impl)
+        self._decode(impl)
+
+    def _baseline_encode(self):
+        np.packbits(self.x)
+
+    def _baseline_decode(self):
+        np.unpackbits(self.packed)
+
+    def time_encode(self, n, impl):
+        self._encode(impl)
+
+    def time_decode(self, n, impl):
+        self._decode(impl)
+
+
+GENERIC = {  # target: >= 0.8x np.copyto
+    "f32[64,64,64]{0,2,1:T(4,8)(2,1)}": "f32[64,64,64]{0,2,1:T(4,8)(2,1)}",
+    "bf16 T(2,*,128)(2,1)": "bf16[64,48,1004]{2,1,0:T(2,*,128)(2,1)}",
+    "f32 T(*,*,2,*,3)": "f32[20,7,8,110,10]{4,3,2,1,0:T(*,*,2,*,3)}",
+    "bf16[N]{0:T(1024)(128)(2,1)}": "bf16[4194304]{0:T(1024)(128)(2,1)}",
+}
+
+
+class EncodeGeneric(_Engine):
+    params = [list(GENERIC), ["kernel", "reference", "copyto"]]
+    param_names = ["layout", "impl"]
+    timeout = 300
+
+    def setup(self, case, impl):
+        self._setup(GENERIC[case], impl)
+        self._encode(impl)
+        self._decode(impl)
+
+    def time_encode(self, case, impl):
+        self._encode(impl)
+
+    def time_decode(self, case, impl):
+        self._decode(impl)
+
+
+class SmallTile:
+    """One f32[8,128] tile through the public API with out=: per-call overhead (target <= 2 us)."""
+
+    params = [["encode", "decode"]]
+    param_names = ["op"]
+
+    def setup(self, op):
+        self.layout = tiling.Layout.parse("{1,0:T(8,128)}")
+        self.shape = tiling.Shape.parse("f32[8,128]{1,0:T(8,128)}")
+        self.x = np.arange(1024, dtype=np.float32).reshape(8, 128)
+        self.out_buf = np.empty(4096, np.uint8)
+        self.out_arr = np.empty_like(self.x)
+        self.buf = tiling.encode(self.x, self.layout)
+        self.time_call(op)
+
+    def time_call(self, op):
+        if op == "encode":
+            tiling.encode(self.x, self.layout, out=self.out_buf)
+        else:
+            tiling.decode(self.buf, self.shape, out=self.out_arr)
+
+
+RELAYOUTS = {
+    "bf16 (8,128)(2,1) -> row-major": ("bf16[{n},{n}]{{1,0:T(8,128)(2,1)}}", "{1,0}"),
+    "f32 T(8,128) -> T(2,128)": ("f32[{n},{n}]{{1,0:T(8,128)}}", "{1,0:T(2,128)}"),
+    "bf16 (8,128)(2,1) -> transposed (8,128)(2,1)": ("bf16[{n},{n}]{{1,0:T(8,128)(2,1)}}",
+                                                     "{0,1:T(8,128)(2,1)}"),
+}
+
+
+class Relayout(_Engine):
+    """One pass (`kernel`) against decode + encode through the logical array, and np.copyto."""
+
+    params = [list(RELAYOUTS), [4096], ["kernel", "decode+encode", "copyto"]]
+    param_names = ["case", "size", "impl"]
+    timeout = 300
+
+    def setup(self, case, n, impl):
+        src, dst = RELAYOUTS[case]
+        self._setup(src.format(n=n), impl)
+        self.dst_layout = tiling.Layout.parse(dst)
+        self.out_dst = tiling.relayout(self.buf, self.shape, self.dst_layout)
+        self.time_relayout(case, n, impl)
+
+    def time_relayout(self, case, n, impl):
+        if impl == "kernel":
+            tiling.relayout(self.buf, self.shape, self.dst_layout, out=self.out_dst)
+        elif impl == "decode+encode":
+            tiling.decode(self.buf, self.shape, out=self.out_arr)
+            tiling.encode(self.out_arr, self.dst_layout, out=self.out_dst)
+        else:
+            np.copyto(self.dst, self.src)

@@ -19,6 +19,8 @@ from tiling import ELEMENT_TYPES, Layout, Shape, byte_size
 from tiling import _engine, _reference
 from tiling.layout import Tile
 
+_engine.load_kernels()  # small arrays would otherwise take the reference engine
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # The formats of FAST_PATHS, each with an element type whose storage has that many bits.
@@ -326,3 +328,28 @@ def test_cli_errors_exit_2(tmp_path, capsys):
     assert main(["decode", str(tmp_path / "short.bin"), "f32[3,4]{1,0}",
                  str(tmp_path / "o.npy")]) == 2
     assert "holds 10 bytes but f32[3,4]{1,0} takes 48" in capsys.readouterr().err
+
+
+_LAZY_CHILD = """
+import sys
+import numpy as np
+import tiling
+assert "numba" not in sys.modules, "import tiling must not import numba"
+x = np.arange(256 * 256, dtype=np.float32).reshape(256, 256)
+small = tiling.encode(x, "{1,0:T(8,128)}")
+assert "numba" not in sys.modules, "a small first encode runs on the numpy reference"
+big = np.arange(1024 * 1024, dtype=np.float32).reshape(1024, 1024)
+buf = tiling.encode(big, "{1,0:T(8,128)}")
+assert "numba" in sys.modules, "a large encode loads the kernels"
+assert np.array_equal(tiling.decode(buf, "f32[1024,1024]{1,0:T(8,128)}"), big)
+assert np.array_equal(tiling.encode(x, "{1,0:T(8,128)}"), small)
+print("lazy ok")
+"""
+
+
+def test_numba_loads_only_when_an_array_needs_it():
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    child = subprocess.run([sys.executable, "-c", _LAZY_CHILD], cwd=ROOT, env=env,
+                           capture_output=True, text=True, timeout=300)
+    assert child.returncode == 0, child.stderr[-3000:]
+    assert "lazy ok" in child.stdout

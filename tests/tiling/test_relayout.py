@@ -16,6 +16,9 @@ from tiling.dtypes import ELEMENT_TYPES
 from .strategies import element_size_choices, layouts, random_array, shapes
 
 
+_engine.load_kernels()  # small arrays would otherwise take the reference engine
+
+
 def _reference_bytes(x, shape):
     """Bytes of `x` in `shape`, from the plain-numpy reference engine."""
     et = ELEMENT_TYPES[shape.element_type]

@@ -1,0 +1,56 @@
+"""Start-up cost in a fresh interpreter (`timeraw_`): import, first encode, cold compile.
+
+Targets: `import tiling` + first encode with a warm numba cache <= 0.5 s; a cold compile of one
+kernel <= 2 s. Compare `timeraw_first_encode_*` with `timeraw_import_tiling` and
+`timeraw_import_numpy` to see what the first call itself costs.
+"""
+
+import pathlib
+
+ROOT = str(pathlib.Path(__file__).resolve().parents[2])
+
+_PATH = f"import sys; sys.path.insert(0, {ROOT!r})\n"
+
+_ENCODE = """
+import numpy as np
+import tiling
+tiling.encode(np.ones((256, 256), np.float32), "{1,0:T(8,128)}")
+"""
+
+_ENCODE_LARGE = """
+import numpy as np
+import tiling
+tiling.encode(np.ones((2048, 2048), np.float32), "{1,0:T(8,128)}")
+"""
+
+# Runs (untimed, in a child) the same encode once so the on-disk cache is warm. The code goes
+# as hex: asv pastes setup code into a string without escaping quotes or backslashes.
+_WARM = """
+import subprocess, sys
+subprocess.run([sys.executable, "-c", bytes.fromhex("{hex}").decode()], check=True)
+"""
+
+
+def timeraw_import_numpy():
+    return "import numpy"
+
+
+def timeraw_import_tiling():
+    return _PATH + "import tiling"
+
+
+def timeraw_first_encode_warm_cache():
+    """import + first encode of a 256x256 f32 array (the numba cache warmed beforehand)."""
+    code = _PATH + _ENCODE
+    return code, _WARM.format(hex=code.encode().hex())
+
+
+def timeraw_first_large_encode_warm_cache():
+    """import + first encode of a 2048x2048 f32 array: this one loads the numba kernel."""
+    code = _PATH + _ENCODE_LARGE
+    return code, _WARM.format(hex=code.encode().hex())
+
+
+def timeraw_first_large_encode_cold_compile():
+    """import + compiling the T(8,128) kernel from scratch (numba cache turned off)."""
+    return "import os; os.environ['TILING_NUMBA_CACHE'] = '0'\n" + _PATH + _ENCODE_LARGE
