@@ -179,52 +179,90 @@ def print_attr_name(name: str) -> str:
 
 
 def format_float(value: float, type: Type) -> str:
-    """Print a float the way MLIR's `printFloatValue` does (via APFloat::toString).
+    """Print a float exactly as MLIR's `printFloatValue` does.
 
-    First 6 significant digits in scientific notation padded to 6 decimals (`1.000980e-01`)
-    when that reads back to the same value of `type`; else the shortest round-trip digits
-    (precision 2 + p*59/196, trailing zeros dropped, plain when at most 3 zeros of padding);
-    NaN, infinities and anything without a '.' in hexadecimal.
+    First `APFloat::toString(6, 0, false)` (`1.000000e+00`, `1.000980e-01`), kept when it reads
+    back to the same value of `type`; else `APFloat::toString()` (shortest natural digits,
+    `0.1234567`, `9.99999974E-6`) when that has a '.'; else the bits in hexadecimal (NaN,
+    infinities, `0x412E848200000000` for 1000001.0).
     """
     if math.isfinite(value):
-        m, e = f"{value:.5e}".split("e")
-        s = f"{m}0e{e[0]}{int(e[1:]):02d}" if "." in m else f"{m}.000000e{e[0]}{int(e[1:]):02d}"
+        s = _apfloat_to_string(value, type, 6, 0, False)
         if _round_to(float(s), type) == value:
             return s
-        s = _apfloat_natural(value, type)
+        s = _apfloat_to_string(value, type, 0, 3, True)
         if "." in s:
             return s
     return _float_hex(value, type)
 
 
-_PRECISION_BITS = {"f64": 53, "f32": 24, "f16": 11, "bf16": 8, "tf32": 11}
+def _precision_bits(type: Type) -> int:
+    name = type.name if isinstance(type, FloatType) else "f64"
+    fixed = {"f64": 53, "f32": 24, "f16": 11, "bf16": 8, "tf32": 11, "f80": 64, "f128": 113}
+    if name in fixed:
+        return fixed[name]
+    m = re.match(r"f[0-9]+E[0-9]+M([0-9]+)", name)
+    return int(m.group(1)) + 1 if m else 53
 
 
-def _apfloat_natural(value: float, type: Type) -> str:
-    """APFloat::toString with its default arguments (natural precision, padding 3)."""
-    bits = _PRECISION_BITS.get(type.name if isinstance(type, FloatType) else "f64", 53)
-    precision = 2 + bits * 59 // 196
-    neg = value < 0
-    mant, exp10 = f"{abs(value):.{precision - 1}e}".split("e")
-    digits = mant.replace(".", "").rstrip("0") or "0"
-    exp = int(exp10) - (len(digits) - 1)  # value = int(digits) * 10**exp
-    n = len(digits)
-    sign = "-" if neg else ""
-    if exp >= 0:
-        scientific = exp > 3 or n + exp > precision
+def _apfloat_to_string(value: float, type: Type, precision: int, max_padding: int,
+                       truncate_zero: bool) -> str:
+    """LLVM's `APFloat::toString(Str, FormatPrecision, FormatMaxPadding, TruncateZero)`."""
+    sign = "-" if math.copysign(1.0, value) < 0 else ""
+    value = abs(value)
+    if value == 0:
+        if max_padding:
+            return sign + "0"
+        return sign + ("0.0E+0" if truncate_zero else "0.0" + "0" * max(precision - 1, 0) + "e+00")
+    if not precision:
+        precision = 2 + _precision_bits(type) * 59 // 196
+    # Exact decimal significand: value = digits * 10**exp.
+    num, den = value.as_integer_ratio()
+    t = den.bit_length() - 1  # den is a power of two
+    digits, exp = (num * 5 ** t, -t) if t else (num, 0)
+    # Drop the decimal digits beyond what the precision can need (truncating, like LLVM).
+    bits_required = (precision * 196 + 58) // 59
+    if digits.bit_length() > bits_required:
+        removable = (digits.bit_length() - bits_required) * 59 // 196
+        if removable:
+            digits //= 10 ** removable
+            exp += removable
+    text = str(digits)
+    stripped = text.rstrip("0")
+    exp += len(text) - len(stripped)
+    text = stripped
+    if len(text) > precision:  # round half up to `precision` digits
+        dropped = len(text) - precision
+        kept = int(text[:precision]) + (text[precision] >= "5")
+        exp += dropped
+        text = str(kept)
+        if len(text) > precision:  # carried into a new digit: 99..9 → 100..0
+            exp += len(text) - precision
+            text = text[:precision]
+        stripped = text.rstrip("0")
+        exp += len(text) - len(stripped)
+        text = stripped
+    n = len(text)
+    if not max_padding:
+        scientific = True
+    elif exp >= 0:
+        scientific = exp > max_padding or n + exp > precision
     else:
         msd = exp + n - 1
-        scientific = msd < 0 and -msd > 3
-    if not scientific:
-        if exp >= 0:
-            return sign + digits + "0" * exp
-        point = n + exp
-        if point > 0:
-            return sign + digits[:point] + "." + digits[point:]
-        return sign + "0." + "0" * (-point) + digits
-    sci_exp = exp + n - 1
-    body = digits[0] + "." + (digits[1:] or "0")
-    return f"{sign}{body}E{'+' if sci_exp >= 0 else '-'}{abs(sci_exp)}"
+        scientific = msd < 0 and -msd > max_padding
+    if scientific:
+        e = exp + n - 1
+        mantissa = text[0] + "." + ("0" if n == 1 and truncate_zero else text[1:])
+        if not truncate_zero and precision > n - 1:
+            mantissa += "0" * (precision - n + 1)
+        exp_text = str(abs(e)).rjust(1 if truncate_zero else 2, "0")
+        return f"{sign}{mantissa}{'E' if truncate_zero else 'e'}{'+' if e >= 0 else '-'}{exp_text}"
+    if exp >= 0:
+        return sign + text + "0" * exp
+    whole = exp + n
+    if whole > 0:
+        return sign + text[:whole] + "." + text[whole:]
+    return sign + "0." + "0" * (-whole) + text
 
 
 def round_float(value: float, type: Type) -> float:
@@ -328,7 +366,7 @@ class ArrayAttr(Attribute):
     elements: tuple[Attribute, ...] = ()
 
     def __str__(self) -> str:
-        return f"[{', '.join(map(str, self.elements))}]"
+        return f"[{', '.join(map(_print_elided, self.elements))}]"
 
     def __len__(self) -> int:
         return len(self.elements)
@@ -338,6 +376,16 @@ class ArrayAttr(Attribute):
 
     def __iter__(self):
         return iter(self.elements)
+
+
+def _print_elided(attr: Attribute) -> str:
+    # Inside an array MLIR leaves out the default types: `[1, 2.500000e+00]` (i64, f64).
+    if isinstance(attr, IntegerAttr) and attr.type == I64:
+        return str(attr.value)
+    if isinstance(attr, FloatAttr) and attr.type == F64:
+        text = format_float(attr.value, F64)
+        return text if not text.startswith("0x") else str(attr)  # hex keeps its type
+    return str(attr)
 
 
 @dataclass(frozen=True, slots=True)

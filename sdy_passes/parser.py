@@ -682,8 +682,8 @@ class Parser:
             name = self.parse_optional_string()
             if name is None:
                 name = self.parse_optional_bare_id()
-            if name is None:
-                self.fail_expected("attribute name")
+            if not name:
+                raise self.error("expected valid attribute name", p)
             if name in out:
                 raise self.error(f"duplicate key '{name}' in dictionary attribute", p)
             out[name] = self.parse_attribute() if self.parse_optional("=") else UnitAttr()

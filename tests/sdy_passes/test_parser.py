@@ -49,7 +49,7 @@ def test_types(text, expected):
     ("0x7FC00000 : f32", None, "0x7FC00000 : f32"),
     ('"a\\"b\\\\c\\0A"', StringAttr('a"b\\c\n'), '"a\\22b\\\\c\\0A"'),  # MLIR prints '"' as \22
     ("unit", UnitAttr(), None),
-    ("[1, \"x\"]", ArrayAttr((IntegerAttr(1), StringAttr("x"))), "[1 : i64, \"x\"]"),
+    ("[1, \"x\", 2 : i32, 1.5]", ArrayAttr((IntegerAttr(1), StringAttr("x"), IntegerAttr(2, I32), FloatAttr(1.5))), "[1, \"x\", 2 : i32, 1.500000e+00]"),
     ("{b = 1, a, \"c d\" = @f}", DictionaryAttr((("b", IntegerAttr(1)), ("a", UnitAttr()), ("c d", SymbolRefAttr("f")))),
      '{a, b = 1 : i64, "c d" = @f}'),
     ("@a::@b", SymbolRefAttr("a", ("b",)), None),
