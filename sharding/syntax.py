@@ -50,7 +50,23 @@ _FLOAT_TAIL = re.compile(r"\.[0-9]*(?:[eE][-+]?[0-9]+)?")
 _HEX = re.compile(r"0x[0-9a-fA-F]+")
 _SIMPLE_STRING = re.compile(r'"([^"\\\n\v\f]*)"')
 _PUNCT = frozenset("<>[]{}(),=:?*+|-")
+_FAST_TOKEN = re.compile(
+    r"""(?>(?:[ \t\n\r]+|//[^\n]*)*)(?:
+      "(?P<string>[^"\\\n\v\f]*)"
+    | (?P<punct>->|[<>\[\]{}(),=:?*+|])
+    | (?P<id>[A-Za-z_][A-Za-z0-9_$.]*)
+    | @(?P<at>[A-Za-z_][A-Za-z0-9_$.]*)
+    | (?P<digits>[0-9]{1,18})(?![.0-9x])
+    )""",
+    re.X,
+)
+_BALANCE_STOP = re.compile(r'[<>\[\](){}"\x00]|->')
 _BRACKETS = {">": "<", "]": "[", ")": "(", "}": "{"}
+
+
+def _to_int(digits: str, base: int) -> int:
+    # Anything this long is out of int64 range; avoid Python's huge-int conversion limit.
+    return int(digits, base) if len(digits) <= 40 else 2**64
 
 
 def _decode_escapes(raw: str) -> str:
@@ -128,9 +144,31 @@ class _Parser:
     # -- lexer ---------------------------------------------------------------------------
 
     def error(self, message: str, pos: int | None = None) -> ShardingParseError:
+        if self.tok.kind == "error":
+            # As in MLIR, a lexer error replaces the parser's complaint about that token.
+            return self.tok.value  # type: ignore[return-value]
         return ShardingParseError(message, self.text, self.tok.start if pos is None else pos)
 
     def _lex(self, pos: int) -> _Token:
+        # Fast path: one regex for the common tokens (the group name is the token kind).
+        m = _FAST_TOKEN.match(self.text, pos)
+        if m is not None:
+            kind = m.lastgroup
+            value = m.group(kind)  # type: ignore[arg-type]
+            if kind == "punct":
+                return _Token(value, m.start(kind), m.end())  # type: ignore[arg-type]
+            if kind == "digits":
+                return _Token("int", m.start(kind), m.end(), int(value))  # type: ignore[arg-type]
+            # Strings and symbols: the token starts one character before the group.
+            return _Token(kind, m.start(kind) - 1 if kind != "id" else m.start(kind), m.end(), value)  # type: ignore[arg-type]
+        # Lexer errors surface only when the parser looks at the token: text after a complete
+        # attribute embedded in a larger document may be anything.
+        try:
+            return self._lex_slow(pos)
+        except ShardingParseError as e:
+            return _Token("error", e.pos, e.pos, e)
+
+    def _lex_slow(self, pos: int) -> _Token:
         text = self.text
         pos = _SPACE.match(text, pos).end()
         if pos >= len(text):
@@ -142,15 +180,15 @@ class _Parser:
             if c == "-" and text.startswith("->", pos):
                 return _Token("->", pos, pos + 2)
             return _Token(c, pos, pos + 1)
-        if c.isdigit():
+        if "0" <= c <= "9":
             m = _HEX.match(text, pos)
             if m:
-                return _Token("int", pos, m.end(), int(m.group(), 16))
+                return _Token("int", pos, m.end(), _to_int(m.group()[2:], 16))
             end = _DIGITS.match(text, pos).end()
             f = _FLOAT_TAIL.match(text, end)
-            if f and text[end] == ".":
+            if f and end < len(text) and text[end] == ".":
                 return _Token("float", pos, f.end())
-            return _Token("int", pos, end, int(text[pos:end]))
+            return _Token("int", pos, end, _to_int(text[pos:end], 10))
         if c.isascii() and (c.isalpha() or c == "_"):
             end = _BARE.match(text, pos).end()
             return _Token("id", pos, end, text[pos:end])
@@ -295,7 +333,7 @@ class _Parser:
                 raise self.error(f"expecting priority in format 'p<number>', got: {word}", self.prev_end)
             if digits.startswith("0") and len(digits) > 1:
                 raise self.error(f"priorities with leading zeros are not allowed, got: {word}", self.prev_end)
-            priority = int(digits)
+            priority = _to_int(digits, 10)
             if priority > _INT64_MAX:
                 raise self.error(f"expecting integer priority, got: {word}", self.prev_end)
         return DimensionSharding(tuple(axes), is_closed, priority)
@@ -399,21 +437,39 @@ class _Parser:
                 self.advance()
                 if self.tok.kind != "<" or self.tok.start != tok.end:
                     raise self.error("expected '<'")
-                _check_balanced(self.text, self.tok.start)
-                self.advance()
-                mnemonic = self._mnemonic()
-                value = self.mnemonic_body(mnemonic)
-                self.expect(">")
-                return value
+
+                def generic() -> Attribute:
+                    self.advance()
+                    value = self.mnemonic_body(self._mnemonic())
+                    self.expect(">")
+                    return value
+
+                return self._pretty_body(generic)
             if isinstance(name, str) and name.startswith("sdy."):
                 mnemonic = name[4:]
                 self.advance()
                 if self.tok.kind != "<" or self.tok.start != tok.end:
                     raise self.error(f"expected '<' right after #{name}")
-                _check_balanced(self.text, self.tok.start)
-                return self.mnemonic_body(mnemonic)
+                return self._pretty_body(lambda: self.mnemonic_body(mnemonic))
             raise self.error(f"expected an sdy attribute, got: #{name}")
         return self.mnemonic_body(self._mnemonic())
+
+    def _pretty_body(self, parse: Callable[[], Attribute]) -> Attribute:
+        """MLIR first cuts the `<...>` body of `#sdy.x<...>` by bracket matching, then parses it.
+
+        The bracket scan can only fail where the grammar fails too, or where a comment hides
+        brackets from the grammar; it runs only then (it costs as much as the parse).
+        """
+        start = self.tok.start
+        try:
+            value = parse()
+        except ShardingParseError:
+            _check_balanced(self.text, start)
+            raise
+        body = self.text[start : self.prev_end]
+        if "//" in body or "->" in body or "\x00" in body:
+            _check_balanced(self.text, start)
+        return value
 
     def _mnemonic(self) -> str:
         if self.tok.kind != "id":
@@ -428,29 +484,28 @@ def _check_balanced(text: str, pos: int) -> None:
     """MLIR first cuts a pretty dialect attribute's `<...>` body by bracket matching."""
     stack: list[tuple[str, int]] = []
     i = pos
-    n = len(text)
     while True:
-        if i >= n:
+        m = _BALANCE_STOP.search(text, i)
+        if m is None or m.group() == "\x00":
+            # MLIR's buffer ends with a NUL, so a NUL character ends the body too.
             if stack:
                 raise ShardingParseError(
                     f"unbalanced '{stack[-1][0]}' character in pretty dialect name", text, stack[-1][1]
                 )
-            raise ShardingParseError("unexpected nul or EOF in pretty dialect name", text, i)
-        c = text[i]
+            raise ShardingParseError("unexpected nul or EOF in pretty dialect name", text, len(text) if m is None else m.start())
+        c = m.group()
+        i = m.end()
         if c in "<[({":
-            stack.append((c, i))
-        elif c == "-" and text.startswith("->", i):
-            i += 1
+            stack.append((c, m.start()))
         elif c in _BRACKETS:
             top = stack.pop()[0]
             if top != _BRACKETS[c]:
                 # MLIR names the bracket it expected to close, at the offending closer.
-                raise ShardingParseError(f"unbalanced '{top}' character in pretty dialect name", text, i)
+                raise ShardingParseError(f"unbalanced '{top}' character in pretty dialect name", text, m.start())
             if not stack:
                 return
         elif c == '"':
-            i = _lex_string(text, i, "string").end - 1
-        i += 1
+            i = _lex_string(text, m.start(), "string").end
 
 
 def mesh_verifier_error(axes, device_ids) -> str | None:

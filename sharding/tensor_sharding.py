@@ -140,6 +140,9 @@ class TensorSharding:
         shards = self.num_shards_per_dim(mesh)
         if len(shape) != len(shards):
             raise InvalidShardingError(f"sharding doesn't match tensor rank: {len(shards)} != {len(shape)}")
+        for d, n in enumerate(shards):
+            if n < 1:
+                raise InvalidShardingError(f"dim {d} is split into {n} shards; verify the sharding first")
         return tuple(-(-d // n) for d, n in zip(shape, shards))
 
     def replicated_mesh_axes(self, mesh: Mesh | MeshTable, *, explicit: bool | None = None) -> tuple[AxisRef, ...]:
