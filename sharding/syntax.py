@@ -617,7 +617,13 @@ def parse_tensor_sharding_per_value(text: str, *, shardy_main: bool = False) -> 
 
 
 def parse_mesh(text: str) -> Mesh:
-    """A whole string: `#sdy.mesh<...>`, `mesh<...>` or a bare `<...>` body."""
+    """A whole string: `#sdy.mesh<...>`, `mesh<...>`, a bare `<...>` body or one
+    `sdy.mesh @name = <...>` op (the name is dropped; `MeshTable.parse` keeps it)."""
+    if text.lstrip().startswith("sdy.mesh"):
+        table = parse_mesh_table(text)
+        if len(table) != 1:
+            raise ShardingParseError(f"expected one sdy.mesh op, got {len(table)}", text, 0)
+        return table.meshes[0][1]
     return _attribute_or_body(_Parser.mesh, Mesh)(text)
 
 

@@ -47,6 +47,7 @@ def test_sharding_prints_like_shardy(text, printed):
         ('<[]>', '#sdy.mesh<[]>'),
         ('#sdy.mesh<[], device_ids=[3]>', '#sdy.mesh<[], device_ids=[3]>'),
         ('mesh<["x"=0x10]>', '#sdy.mesh<["x"=16]>'),
+        ('sdy.mesh @mesh_xy = <["x"=4, "y"=2]>', '#sdy.mesh<["x"=4, "y"=2]>'),
     ],
 )
 def test_mesh_prints_like_shardy(text, printed):
