@@ -244,7 +244,7 @@ def _verify_manual(op: Operation, meshes: MeshTable, bound: tuple[str, ...]) -> 
             expected = RankedTensorType(tuple(new_dims), gt.element_type)
             if expected != lt:
                 _fail(op, f"{kind} shape, corresponding sharding, and region {kind} shape at index {i} "
-                          f"must match. Expected local shape {expected}, actual local shape {lt}")
+                          f"must match. Expected local shape '{expected}', actual local shape '{lt}'")
     if not ins.shardings and not outs.shardings:
         return
     common = None
@@ -268,6 +268,10 @@ def _verify_named(op: Operation, meshes: MeshTable, bound: tuple[str, ...]) -> N
     region = op.regions[0] if op.regions and op.regions[0].blocks else None
     if region is None:
         _fail(op, "expects a body with one block")
+    returned = _terminator_types(op)
+    if tuple(returned) != op.result_types:  # result type inference runs first
+        _fail(op, f"inferred type(s) {_types(returned)} are incompatible with return type(s) of "
+                  f"operation {_types(op.result_types)}")
     for inner, outer, inner_name, outer_name in (
             (region.block.arg_types, op.operand_types, "block argument", "operand"),
             (_terminator_types(op), op.result_types, "returned value", "result")):
@@ -282,3 +286,7 @@ def _verify_named(op: Operation, meshes: MeshTable, bound: tuple[str, ...]) -> N
         s = op.properties.get(key)
         if s is not None:
             _check_per_value(op, s, types, meshes, key, bound)
+
+
+def _types(types) -> str:
+    return ", ".join(f"'{t}'" for t in types)

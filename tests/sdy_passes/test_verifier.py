@@ -1,0 +1,101 @@
+"""The verifier: one test per message, and the same messages and locations as jaxlib."""
+
+import pytest
+
+from sdy_passes import FileLineColLoc, VerificationError, parse_module, verify_module
+from tests.conftest import SDY_CASES
+from tests.jaxlib_child import run_child
+
+MESH = 'sdy.mesh @mesh = <["a"=2, "b"=2]>\n'
+
+
+def _func(body: str, args: str = "%arg0: tensor<8x8xf32>", results: str = "tensor<8x8xf32>") -> str:
+    return MESH + f"func.func @f({args}) -> {results} {{\n{body}\n}}\n"
+
+
+# (module text, expected message, line, col): every message is jaxlib's.
+CASES = [
+    (MESH + 'func.func @f(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"c"}, {}]>}) -> tensor<8x8xf32> {\n  return %arg0 : tensor<8x8xf32>\n}\n',
+     "'func.func' op arg 0 - unknown axis name: \"c\"", 2, 1),
+    (MESH + 'func.func @f(%arg0: tensor<8x8xf32>) -> (tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@other, [{}, {}]>}) {\n  return %arg0 : tensor<8x8xf32>\n}\n',
+     "'func.func' op result 0 - unknown mesh: @other", 2, 1),
+    (_func('  %0 = stablehlo.add %arg0, %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"a"}, {"a"}]>]>} : tensor<8x8xf32>\n  return %0 : tensor<8x8xf32>'),
+     "'stablehlo.add' op result - duplicate axis ref: \"a\"", 3, 8),
+    (_func('  %0 = stablehlo.add %arg0, %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"a"}, {}]>, <@mesh, [{}, {}]>]>} : tensor<8x8xf32>\n  return %0 : tensor<8x8xf32>'),
+     "'stablehlo.add' op result shardings don't match number of values: 2 shardings vs 1 values", 3, 8),
+    (_func('  %0:2 = stablehlo.optimization_barrier {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"a"}, {}]>, <@mesh, [{"b"}]>]>} %arg0, %arg0 : tensor<8x8xf32>, tensor<8x8xf32>\n  return %0#0 : tensor<8x8xf32>'),
+     "'stablehlo.optimization_barrier' op result 1 - sharding doesn't match tensor rank: 1 != 2", 3, 10),
+    (_func('  %0 = stablehlo.add %arg0, %arg0 {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>} : tensor<8x8xf32>\n  return %0 : tensor<8x8xf32>'),
+     "'stablehlo.add' op should have a sharding attribute of type TensorShardingPerValueAttr", 3, 8),
+    (_func('  %0 = sdy.sharding_constraint %arg0 <@mesh, [{}, {}p1]> : tensor<8x8xf32>\n  return %0 : tensor<8x8xf32>'),
+     "'sdy.sharding_constraint' op dim 1 is empty and closed but has a priority", 3, 8),
+    (_func('  %0 = sdy.reshard %arg0 <@mesh, [{"b"}, {}], replicated={"b"}> : tensor<8x8xf32>\n  return %0 : tensor<8x8xf32>'),
+     "'sdy.reshard' op duplicate axis ref: \"b\"", 3, 8),
+    (_func('  %0 = stablehlo.abs %arg0 : tensor<8x8xf32>\n  %1 = sdy.data_flow_edge %0 : tensor<8x8xf32>\n  %2 = stablehlo.add %0, %1 : tensor<8x8xf32>\n  return %2 : tensor<8x8xf32>'),
+     "'sdy.data_flow_edge' op expected input of sdy.data_flow_edge to have a single user", 4, 8),
+    (_func('  %0 = sdy.reshard %arg0 <@mesh, [{}, {}]> : tensor<8x8xf32>\n  %1 = sdy.data_flow_edge %0 : tensor<8x8xf32>\n  return %1 : tensor<8x8xf32>'),
+     "'sdy.data_flow_edge' op expected input of sdy.data_flow_edge to not be defined by an SdyDialect op (other than an sdy.named_computation).", 4, 8),
+    (_func('  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"b", "a"}, {}]>] out_shardings=[<@mesh, [{"a"}, {}]>] manual_axes={"a"} (%arg1: tensor<4x8xf32>) {\n    sdy.return %arg1 : tensor<4x8xf32>\n  } : (tensor<8x8xf32>) -> tensor<8x8xf32>\n  return %0 : tensor<8x8xf32>'),
+     "'sdy.manual_computation' op operand sharding at index 0 must have all manual axes come before free axes in its dimension sharding at index 0. Saw manual axis \"a\" after free axis \"b\"", 3, 8),
+    (_func('  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"a"}, {}]>] out_shardings=[<@mesh, [{"a"}, {}]>] manual_axes={"a"} (%arg1: tensor<8x8xf32>) {\n    sdy.return %arg1 : tensor<8x8xf32>\n  } : (tensor<8x8xf32>) -> tensor<8x8xf32>\n  return %0 : tensor<8x8xf32>'),
+     "'sdy.manual_computation' op operand shape, corresponding sharding, and region operand shape at index 0 must match. Expected local shape 'tensor<4x8xf32>', actual local shape 'tensor<8x8xf32>'", 3, 8),
+    (_func('  %0 = sdy.manual_computation(%arg0) in_shardings=[] out_shardings=[<@mesh, [{}, {}]>] manual_axes={} (%arg1: tensor<8x8xf32>) {\n    sdy.return %arg1 : tensor<8x8xf32>\n  } : (tensor<8x8xf32>) -> tensor<8x8xf32>\n  return %0 : tensor<8x8xf32>'),
+     "'sdy.manual_computation' op operand shardings don't match number of values: 0 shardings vs 1 values", 3, 8),
+    (_func('  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"a"}, {}]>] out_shardings=[<@mesh, [{"a"}, {}]>] manual_axes={"a"} (%arg1: tensor<4x8xf32>) {\n    %1 = sdy.sharding_constraint %arg1 <@mesh, [{"a"}, {}]> : tensor<4x8xf32>\n    sdy.return %1 : tensor<4x8xf32>\n  } : (tensor<8x8xf32>) -> tensor<8x8xf32>\n  return %0 : tensor<8x8xf32>'),
+     "'sdy.sharding_constraint' op operates on axis \"a\" which is already bound by a parent sdy.manual_computation op", 4, 10),
+    (_func('  %0 = sdy.named_computation<"x">(%arg0) in_shardings=[<@mesh, [{"c"}, {}]>] (%arg1: tensor<8x8xf32>) {\n    sdy.return %arg1 : tensor<8x8xf32>\n  } : (tensor<8x8xf32>) -> tensor<8x8xf32>\n  return %0 : tensor<8x8xf32>'),
+     "'sdy.named_computation' op in_shardings - unknown axis name: \"c\"", 3, 8),
+    (_func('  %0 = sdy.named_computation<"x">(%arg0) (%arg1: tensor<4x8xf32>) {\n    sdy.return %arg1 : tensor<4x8xf32>\n  } : (tensor<8x8xf32>) -> tensor<8x8xf32>\n  return %0 : tensor<8x8xf32>'),
+     "'sdy.named_computation' op inferred type(s) 'tensor<4x8xf32>' are incompatible with return type(s) of operation 'tensor<8x8xf32>'", 3, 8),
+    (_func('  %0 = sdy.named_computation<"x">(%arg0) (%arg1: tensor<4x8xf32>) {\n    %c = stablehlo.constant dense<0.0> : tensor<8x8xf32>\n    sdy.return %c : tensor<8x8xf32>\n  } : (tensor<8x8xf32>) -> tensor<8x8xf32>\n  return %0 : tensor<8x8xf32>'),
+     "expected the type of the 0'th block argument to match the type of the corresponding operand: 'tensor<4x8xf32>' vs 'tensor<8x8xf32>'", 3, 8),
+    (_func('  %0 = sdy.propagation_barrier %arg0 allowed_direction=BOTH : tensor<8x8xf32>\n  return %0 : tensor<8x8xf32>'),
+     "'sdy.propagation_barrier' op cannot specify `BOTH` as the direction. Not blocking propagation direction makes the op redundant.", 3, 8),
+    ('sdy.mesh @mesh = <["a"=2]>\nsdy.mesh @mesh = <["a"=4]>\n', "redefinition of symbol named 'mesh'", 2, 1),
+]
+
+
+@pytest.mark.parametrize("text, message, line, col", CASES, ids=range(len(CASES)))
+def test_messages(text, message, line, col):
+    module = parse_module(text)
+    with pytest.raises(VerificationError) as info:
+        verify_module(module)
+    assert info.value.message == message
+    assert info.value.location == FileLineColLoc("-", line, col)
+    assert str(info.value) == f'loc("-":{line}:{col}): {message}'
+
+
+def test_valid_module_passes():
+    verify_module(parse_module(_func('  %0 = sdy.sharding_constraint %arg0 <@mesh, [{"a", ?}, {}]> : tensor<8x8xf32>\n  return %0 : tensor<8x8xf32>')))
+
+
+@pytest.mark.skipif(not SDY_CASES.is_dir(), reason="../shared/sdy_cases is absent")
+def test_every_golden_input_and_output_verifies():
+    for path in sorted(SDY_CASES.glob("*/*.mlir")):
+        if path.name.endswith(".in.mlir"):
+            continue
+        verify_module(parse_module(path.read_text()))
+
+
+_JAX = '''
+from jax._src.interpreters import mlir as jax_mlir
+from jax._src.lib.mlir import ir
+RESULT = []
+for text in PAYLOAD:
+    ctx = jax_mlir.make_ir_context()
+    ctx.enable_multithreading(False)
+    with ctx, ir.Location.unknown():
+        try:
+            ir.Module.parse(text)
+            RESULT.append(None)
+        except ir.MLIRError as e:
+            d = e.error_diagnostics[0]
+            RESULT.append(f"{d.location}: {d.message}")
+'''
+
+
+@pytest.mark.jaxlib
+def test_messages_match_jaxlib():
+    expected = run_child(_JAX, [text for text, *_ in CASES])
+    for (text, message, line, col), got in zip(CASES, expected):
+        assert got == f'loc("-":{line}:{col}): {message}'
