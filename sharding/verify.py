@@ -15,11 +15,17 @@ from .mesh import Mesh, MeshTable, symbol_name
 from .syntax import mesh_verifier_error
 from .tensor_sharding import TensorSharding
 
-__all__ = ["verify", "verify_mesh", "sharding_errors"]
+__all__ = ["verify", "verify_mesh", "sharding_errors", "NO_TYPE"]
+
+NO_TYPE = "<<NULL TYPE>>"
+"""`shape=NO_TYPE` verifies like Shardy does for a sharding without a value type (the single
+sharding of an op with no results): a maximal or fully replicated sharding must have rank 0 and
+no replicated or unreduced axes."""
 
 Shape = Union[Sequence[Union[int, None]], str, None]
 """A tensor's global shape (`None` entries are dynamic dims), a type string for non-tensor
-values (`"!stablehlo.token"`) or unranked tensors (`"tensor<*xf32>"`), or `None` (no type)."""
+values (`"!stablehlo.token"`) or unranked tensors (`"tensor<*xf32>"`), `NO_TYPE`, or `None`
+(the type is unknown: only the checks that do not need it)."""
 
 
 def _i64(x: int) -> int:
@@ -92,7 +98,7 @@ def _tensor_sharding_errors(
     rank0_only = (
         sharding.rank != 0 or sharding.replicated_axes or sharding.unreduced_axes
     )
-    if mesh.is_maximal:
+    if mesh.is_maximal or (shape == NO_TYPE and sharding.is_fully_replicated):
         if rank0_only:
             return ("a maximal sharding can only have a sharding with rank 0 and no replicated or unreduced axes.",)
         return ()

@@ -216,3 +216,15 @@ def test_spec_examples_agree_with_jaxlib():
         Case('<["a"=2]>', '#sdy.sharding<mesh<["x"=2, "y"=4]>, [{"x"}, {"y"}]>', "tensor<8x8xf32>"),
     ]
     _assert_agrees(cases)
+
+
+def test_no_type_like_an_op_without_results():
+    from sharding.verify import NO_TYPE
+
+    mesh = Mesh.parse('<["a"=2]>')
+    verify(TensorSharding.parse("<@m, []>"), mesh=mesh, shape=NO_TYPE)
+    with pytest.raises(InvalidShardingError, match="^a maximal sharding can only have a sharding with rank 0"):
+        verify(TensorSharding.parse("<@m, [{}]>"), mesh=mesh, shape=NO_TYPE)
+    with pytest.raises(InvalidShardingError, match="^a maximal sharding can only have a sharding with rank 0"):
+        verify(TensorSharding.parse('<@m, [], replicated={"a"}>'), mesh=mesh, shape=NO_TYPE)
+    verify(TensorSharding.parse("<@m, [{}]>"), mesh=mesh)  # shape=None: the type is just unknown
