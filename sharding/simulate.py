@@ -16,7 +16,6 @@ This is the only module of the package that imports xarray.
 
 from __future__ import annotations
 
-import math
 from typing import Iterator
 
 import numpy as np

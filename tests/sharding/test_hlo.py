@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from sharding import (DeviceMesh, HloSharding, InvalidShardingError, Mesh, MeshAxis, MeshTable, ShardingError,
-                      TensorSharding, equivalent, from_hlo_sharding, to_hlo_sharding, to_named_sharding)
+                      TensorSharding, from_hlo_sharding, to_hlo_sharding, to_named_sharding)
 from tests.sharding import _device_oracle as oracle
 from tests.sharding.strategies import shardings
 from tests.sharding.test_simulate import small_meshes
