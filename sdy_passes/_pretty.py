@@ -507,8 +507,16 @@ ELEMENTWISE = (
     "reshape bitcast_convert").split()
 
 
+_ARITY = {**dict.fromkeys(("add and atan2 divide maximum minimum multiply or power remainder shift_left "
+                           "shift_right_arithmetic shift_right_logical subtract xor").split(), 2),
+          "clamp": 3, "select": 3}
+
+
 def _parse_elementwise(p: Parser, op, n):
-    refs = p.parse_optional_value_ref_list()
+    refs = [p.parse_value_ref()]
+    for _ in range(_ARITY.get(op.name.removeprefix("stablehlo."), 1) - 1):
+        p.expect(",")
+        refs.append(p.parse_value_ref())
     p._set_attrs(op, p.parse_optional_attr_dict())
     p.parse_trailing_type_signature(op, refs, 1)
 
