@@ -230,3 +230,56 @@ def test_to_named_sharding_errors_before_importing_jax(monkeypatch):
         to_named_sharding(S('#sdy.sharding<@m, [{}], unreduced={"x"}>'), M('<["x"=2]>'))
     with pytest.raises(ShardingError, match="needs jax"):
         to_named_sharding(S('#sdy.sharding<@m, [{"x"}]>'), M('<["x"=2]>'))
+
+
+_MANUAL_CODE = r"""
+import glob, os, re
+import numpy as np
+import jax
+from jax._src import compiler
+from jax._src.interpreters import mlir as jmlir
+from jax._src.lib import xla_client as xc
+from jax._src.lib.mlir import ir
+
+DEVS = jax.devices()
+RESULT = []
+for k, case in enumerate(PAYLOAD["cases"]):
+    text = PAYLOAD["template"].format(k=k, **case)
+    with jmlir.make_ir_context():
+        module = ir.Module.parse(text)
+        opts = compiler.get_compile_options(num_replicas=1, num_partitions=8,
+                                            device_assignment=np.array(DEVS).reshape(1, 8), backend=DEVS[0].client)
+        compiler.backend_compile_and_load(DEVS[0].client, module, xc.DeviceList(tuple(DEVS)), opts, [])
+    dump = glob.glob(os.path.join(PAYLOAD["dir"], f"*.m{k}.*after_shardy-xla*.txt"))[0]
+    # the constraint becomes a copy of the add
+    found = re.findall(r"copy\(%add[.0-9]*\), sharding=(\{[^}]*\}\}?)", open(dump).read())
+    RESULT.append(found)
+"""
+
+_MANUAL_TEMPLATE = """module @m{k} attributes {{mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32}} {{
+  sdy.mesh @mesh = {mesh}
+  func.func public @main(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {{
+    %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{{"x"}}, {{}}]>] out_shardings=[<@mesh, [{{"x"}}, {{}}]>] manual_axes={{"x"}} (%arg1: tensor<4x8xf32>) {{
+      %1 = stablehlo.add %arg1, %arg1 : tensor<4x8xf32>
+      %2 = sdy.sharding_constraint %1 <@mesh, {dims}> : tensor<4x8xf32>
+      %3 = stablehlo.multiply %2, %2 : tensor<4x8xf32>
+      sdy.return %3 : tensor<4x8xf32>
+    }} : (tensor<8x8xf32>) -> tensor<8x8xf32>
+    return %0 : tensor<8x8xf32>
+  }}
+}}"""
+
+
+@pytest.mark.jaxlib
+def test_manual_axes_equal_xla_export_live(tmp_path):
+    """Inside `sdy.manual_computation`: the sharding XLA gives a constraint after its `shardy-xla` pass."""
+    from tests.jaxlib_child import run_child
+
+    cases = [dict(mesh='<["x"=2, "y"=4]>', dims=d) for d in ('[{"y"}, {}]', '[{"y":(2)2}, {}]', '[{}, {}]', '[{}, {"y"}]')]
+    cases += [dict(mesh='<["x"=2, "y"=2, "z"=2]>', dims=d) for d in ('[{"z"}, {"y"}]', '[{"z", "y"}, {}]', '[{}, {"y"}]')]
+    flags = f"--xla_force_host_platform_device_count=8 --xla_dump_to={tmp_path} --xla_dump_hlo_pass_re=shardy-xla"
+    found = run_child(_MANUAL_CODE, {"cases": cases, "template": _MANUAL_TEMPLATE, "dir": str(tmp_path)},
+                      env={"XLA_FLAGS": flags})
+    for case, shardings_seen in zip(cases, found):
+        ours = to_hlo_sharding(S(f"#sdy.sharding<@mesh, {case['dims']}>"), M(case["mesh"]), manual_axes=["x"])
+        assert shardings_seen and set(shardings_seen) == {ours}, (case, shardings_seen, ours)
