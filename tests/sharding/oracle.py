@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from sharding.errors import ShardingError, ShardingParseError
-from sharding.syntax import parse_mesh_table, parse_tensor_sharding
+from sharding.syntax import parse_mesh_table, parse_tensor_sharding, parse_tensor_sharding_body
 from sharding.verify import sharding_errors
 from tests.jaxlib_child import run_child
 
@@ -23,7 +23,7 @@ import re
 from jax._src.interpreters import mlir as jmlir
 from jax._src.lib.mlir import ir
 
-PREFIX = re.compile(r"^(?:'func\.func' op arg \d+ - |custom op 'sdy\.mesh' )")
+PREFIX = re.compile(r"^(?:'func\.func' op arg \d+ - |custom op 'sdy\.(?:mesh|sharding_constraint)' |'sdy\.sharding_constraint' op )")
 ctx = jmlir.make_ir_context()
 ctx.enable_multithreading(False)
 RESULT = []
@@ -42,6 +42,8 @@ with ctx, ir.Location.unknown():
                 mesh = line[len("sdy.mesh @mesh = "):]
             if "{sdy.sharding = " in line:
                 sharding = line.split("{sdy.sharding = ", 1)[1].rsplit("}) -> ", 1)[0]
+            if "sdy.sharding_constraint %arg0 " in line:
+                sharding = line.split("sdy.sharding_constraint %arg0 ", 1)[1].rsplit(" : ", 1)[0]
         RESULT.append({"ok": True, "mesh": mesh, "sharding": sharding})
 """
 
@@ -54,8 +56,18 @@ class Case:
     """The attribute, e.g. `#sdy.sharding<@mesh, [{"a"}]>`."""
     type: str
     """The tensor type, e.g. `tensor<8x8xf32>`."""
+    form: str = "arg"
+    """"arg": a func argument attribute; "constraint": the bare body of a pretty
+    `sdy.sharding_constraint` (`sharding` is then `<@mesh, [...]>`)."""
 
     def module(self) -> str:
+        if self.form == "constraint":
+            return (
+                f"sdy.mesh @mesh = {self.mesh}\n"
+                f"func.func @f(%arg0: {self.type}) -> {self.type} {{\n"
+                f"  %0 = sdy.sharding_constraint %arg0 {self.sharding} : {self.type}\n"
+                f"  return %0 : {self.type}\n}}"
+            )
         return (
             f"sdy.mesh @mesh = {self.mesh}\n"
             f"func.func @f(%arg0: {self.type} {{sdy.sharding = {self.sharding}}}) -> {self.type} "
@@ -83,7 +95,12 @@ def our_results(case: Case) -> dict:
     except ShardingParseError as e:
         return {"ok": False, "errors": [e.message]}
     try:
-        sharding = parse_tensor_sharding(case.sharding)
+        if case.form == "constraint":
+            sharding, end = parse_tensor_sharding_body(case.sharding)
+            if case.sharding[end:].strip():
+                return {"ok": False, "errors": ["(text after the sharding)"]}
+        else:
+            sharding = parse_tensor_sharding(case.sharding)
     except ShardingParseError as e:
         return {"ok": False, "errors": [e.message]}
     try:
@@ -92,7 +109,8 @@ def our_results(case: Case) -> dict:
         return {"ok": False, "errors": [str(e)]}
     if errors:
         return {"ok": False, "errors": list(errors)}
-    return {"ok": True, "mesh": table["mesh"].body(), "sharding": str(sharding)}
+    printed = sharding.body() if case.form == "constraint" else str(sharding)
+    return {"ok": True, "mesh": table["mesh"].body(), "sharding": printed}
 
 
 def mismatches(cases: list[Case], theirs: list[dict]) -> list[str]:

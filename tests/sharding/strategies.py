@@ -272,3 +272,11 @@ def sub_axis_cases(draw) -> Case:
     dims = tuple(DimensionSharding(tuple(draw(st.lists(ref, max_size=3))), draw(st.booleans())) for _ in range(rank))
     sharding = TensorSharding("mesh", dims, tuple(draw(st.lists(ref, max_size=2))), tuple(draw(st.lists(ref, max_size=2))))
     return Case(mesh.body(), str(sharding), draw(tensor_types(rank)))
+
+
+def as_constraint(case: Case) -> Case:
+    """The same sharding as the bare body of a pretty `sdy.sharding_constraint`."""
+    text = case.sharding
+    if text.startswith("#sdy.sharding<"):
+        text = text[len("#sdy.sharding"):]
+    return Case(case.mesh, text, case.type, "constraint")

@@ -9,7 +9,7 @@ from sharding import (
 from sharding.syntax import mesh_verifier_error
 from sharding.verify import sharding_errors
 from tests.sharding.oracle import Case, jaxlib_results, mismatches
-from tests.sharding.strategies import mutated_cases, noisy_cases, sub_axis_cases, valid_cases
+from tests.sharding.strategies import as_constraint, mutated_cases, noisy_cases, sub_axis_cases, valid_cases
 
 M_AB = '<["a"=2, "b"=4]>'
 M_A8 = '<["a"=8, "b"=2]>'
@@ -228,3 +228,12 @@ def test_no_type_like_an_op_without_results():
     with pytest.raises(InvalidShardingError, match="^a maximal sharding can only have a sharding with rank 0"):
         verify(TensorSharding.parse('<@m, [], replicated={"a"}>'), mesh=mesh, shape=NO_TYPE)
     verify(TensorSharding.parse("<@m, [{}]>"), mesh=mesh)  # shape=None: the type is just unknown
+
+
+@pytest.mark.jaxlib
+def test_pretty_op_bodies_like_jaxlib():
+    """Bare `<@mesh, [...]>` bodies of `sdy.sharding_constraint` (no bracket pre-scan there)."""
+    cases = [as_constraint(c) for c in _collect(valid_cases().map(lambda pair: pair[0]), N_CASES // 4)]
+    cases += [as_constraint(c) for c in _collect(noisy_cases(), N_CASES // 4)]
+    cases += [as_constraint(c) for c in _collect(mutated_cases(), N_CASES // 2)]
+    _assert_agrees(cases)
