@@ -75,6 +75,23 @@ def _checked(x: np.ndarray, layout, allow_nested_padding: bool):
     return hit[1:]
 
 
+def _checked_shape(shape, allow_nested_padding: bool):
+    """(shape, byte size, element type, container) for decode, validated once per shape object
+    (or text), like `_checked`."""
+    key = (id(shape), allow_nested_padding)
+    hit = _CHECKED.get(key)
+    if hit is None or hit[0] is not shape:
+        parsed = as_shape(shape)
+        check_encodable(parsed, allow_nested_padding=allow_nested_padding)
+        et = ELEMENT_TYPES[parsed.element_type]
+        hit = (shape, parsed, byte_size(parsed, allow_nested_padding=allow_nested_padding), et,
+               et.container)
+        if len(_CHECKED) >= _MAX_CHECKED:
+            _CHECKED.clear()
+        _CHECKED[key] = hit
+    return hit[1:]
+
+
 def _native(x: np.ndarray) -> np.ndarray:
     return x if x.dtype.isnative else x.astype(x.dtype.newbyteorder("="))
 
@@ -126,13 +143,10 @@ def decode(buffer, shape: Shape | str, *, out: np.ndarray | None = None,
     if isinstance(shape, Layout):
         raise LayoutError(f"decode needs a Shape (element type and dimensions), found the "
                           f"layout {shape}; write e.g. 'f32[3,5]{shape}'")
-    shape = as_shape(shape)
-    check_encodable(shape, allow_nested_padding=allow_nested_padding)
+    shape, nbytes, et, container = _checked_shape(shape, allow_nested_padding)
     if isinstance(buffer, (bytes, bytearray, memoryview)):
         buffer = np.frombuffer(buffer, np.uint8)
-    nbytes = byte_size(shape, allow_nested_padding=allow_nested_padding)
     _check_buffer(buffer, nbytes, "buffer", writeable=False)
-    et = ELEMENT_TYPES[shape.element_type]
     if out is None:
         out = np.empty(shape.dimensions, et.dtype)
     else:
@@ -146,7 +160,7 @@ def decode(buffer, shape: Shape | str, *, out: np.ndarray | None = None,
             raise LayoutError("out must be C-contiguous and writeable")
         if np.may_share_memory(out, buffer):
             raise LayoutError("out must not overlap the buffer")
-    _DECODE_ENGINE(buffer.reshape(-1), shape.layout, et, out.view(et.container))
+    _DECODE_ENGINE(buffer.reshape(-1), shape.layout, et, out.view(container))
     return out
 
 

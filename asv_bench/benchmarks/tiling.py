@@ -18,7 +18,7 @@ try:
 except ImportError:  # `asv run --python=same` from a checkout that is not installed
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
     import tiling
-from tiling import _reference
+from tiling import _engine, _reference
 
 FORMATS = {  # name -> (element type, layout)
     "f32 T(8,128)": ("f32", "{1,0:T(8,128)}"),
@@ -116,6 +116,7 @@ class _Engine:
     """Common setup: `x` in `shape`, its buffer, outputs, and a copy baseline of x's bytes."""
 
     def _setup(self, text, impl):
+        _engine.load_kernels()  # (small arrays would take the reference until numba loads)
         self.shape = tiling.Shape.parse(text)
         _skip_large(int(np.prod(self.shape.dimensions)) * self.shape.dtype.itemsize)
         self.et = tiling.ELEMENT_TYPES[self.shape.element_type]
@@ -235,21 +236,29 @@ class EncodeGeneric(_Engine):
 
 
 class SmallTile:
-    """One f32[8,128] tile through the public API with out=: per-call overhead (target <= 2 us)."""
+    """One f32[8,128] tile through the public API with out=: per-call overhead (target <= 2 us).
 
-    params = [["encode", "decode"]]
-    param_names = ["op"]
+    impl "kernel" loads numba first; "reference" is what a fresh process uses for small arrays
+    until numba loads (see `tiling._engine.SMALL_BYTES`).
+    """
 
-    def setup(self, op):
+    params = [["encode", "decode"], ["kernel", "reference"]]
+    param_names = ["op", "impl"]
+
+    def setup(self, op, impl):
+        if impl == "kernel":
+            _engine.load_kernels()
+        else:
+            _engine.REFERENCE_BUDGET_SECONDS = float("inf")
         self.layout = tiling.Layout.parse("{1,0:T(8,128)}")
         self.shape = tiling.Shape.parse("f32[8,128]{1,0:T(8,128)}")
         self.x = np.arange(1024, dtype=np.float32).reshape(8, 128)
         self.out_buf = np.empty(4096, np.uint8)
         self.out_arr = np.empty_like(self.x)
         self.buf = tiling.encode(self.x, self.layout)
-        self.time_call(op)
+        self.time_call(op, impl)
 
-    def time_call(self, op):
+    def time_call(self, op, impl):
         if op == "encode":
             tiling.encode(self.x, self.layout, out=self.out_buf)
         else:
