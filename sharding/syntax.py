@@ -426,7 +426,7 @@ class _Parser:
             return value
         if mnemonic == "manual_axes":
             return self.manual_axes()
-        raise self.error(f"unknown sdy attribute: {mnemonic}")
+        raise self.error(f"unknown attribute `{mnemonic}` in dialect `sdy`", self.prev_end)
 
     def attribute(self) -> Attribute:
         tok = self.tok
@@ -438,19 +438,24 @@ class _Parser:
                 if self.tok.kind != "<" or self.tok.start != tok.end:
                     raise self.error("expected '<'")
 
-                def generic() -> Attribute:
-                    self.advance()
-                    value = self.mnemonic_body(self._mnemonic())
-                    self.expect(">")
-                    return value
-
-                return self._pretty_body(generic)
+                # MLIR cuts the body by bracket matching and lets the attribute parser ignore
+                # whatever it leaves before the closing '>' (`#sdy<manual_axes{} x>` parses).
+                end = _check_balanced(self.text, self.tok.start)
+                self.advance()
+                value = self.mnemonic_body(self._mnemonic())
+                if self.prev_end > end - 1:
+                    raise self.error("expected '>'")
+                self.prev_end = end
+                self.tok = self._lex(end)
+                return value
             if isinstance(name, str) and name.startswith("sdy."):
                 mnemonic = name[4:]
                 self.advance()
                 if self.tok.kind != "<" or self.tok.start != tok.end:
-                    raise self.error(f"expected '<' right after #{name}")
+                    raise self.error("expected '<'")
                 return self._pretty_body(lambda: self.mnemonic_body(mnemonic))
+            if "." not in name and not self.text.startswith("<", tok.end):  # type: ignore[operator]
+                raise self.error(f"undefined symbol alias id '{name}'")
             raise self.error(f"expected an sdy attribute, got: #{name}")
         return self.mnemonic_body(self._mnemonic())
 
@@ -480,8 +485,8 @@ class _Parser:
 _HEXDIGITS = frozenset("0123456789abcdefABCDEF")
 
 
-def _check_balanced(text: str, pos: int) -> None:
-    """MLIR first cuts a pretty dialect attribute's `<...>` body by bracket matching."""
+def _check_balanced(text: str, pos: int) -> int:
+    """MLIR first cuts a dialect attribute's `<...>` body by bracket matching; returns its end."""
     stack: list[tuple[str, int]] = []
     i = pos
     while True:
@@ -503,7 +508,7 @@ def _check_balanced(text: str, pos: int) -> None:
                 # MLIR names the bracket it expected to close, at the offending closer.
                 raise ShardingParseError(f"unbalanced '{top}' character in pretty dialect name", text, m.start())
             if not stack:
-                return
+                return i
         elif c == '"':
             i = _lex_string(text, m.start(), "string").end
 

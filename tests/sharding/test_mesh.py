@@ -68,3 +68,49 @@ def test_printing_matches_jaxlib():
         assert result["ok"], (str(table), str(attr), result)
         assert result["meshes"] == str(table).splitlines()
         assert result["attr"] == str(attr)
+
+
+EDITS = [("[", ""), ("]", ""), ("<", ""), (">", ""), ('"', '"x'), ("{", "{,"), ("}", ",}"), ("<[", "<[,"),
+         ("manual_axes", "manual_axe"), ("]", "],"), ("}", "}phigh"), ('"', ""), (",", ""), ("=", "=-"),
+         ("@", ""), ("(", "(x"), ("{", "{?, "), ("}>", "} x>")]
+# Messages that depend on the text around the attribute (an attribute dictionary here).
+CONTEXT = ("expected '}' in attribute dictionary", "created with unregistered dialect")
+
+
+@st.composite
+def edited_attributes(draw):
+    table, attr = draw(printable_items())
+    text = str(attr)
+    old, new = draw(st.sampled_from(EDITS))
+    spots = [i for i in range(len(text)) if text.startswith(old, i)]
+    if spots:
+        i = draw(st.sampled_from(spots))
+        text = text[:i] + new + text[i + len(old):]
+    return str(table) + "\n", text
+
+
+@pytest.mark.jaxlib
+def test_edited_attributes_fail_like_jaxlib():
+    from sharding import ShardingParseError
+    from sharding.syntax import parse_attribute
+
+    items = []
+
+    @settings(max_examples=400, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(edited_attributes())
+    def collect(item):
+        items.append(item)
+
+    collect()
+    bad = []
+    for (prefix, text), theirs in zip(items, jaxlib_print_attributes(items)):
+        try:
+            value, end = parse_attribute(text)
+            ours = {"ok": True, "attr": str(value)} if not text[end:].strip() else None
+        except ShardingParseError as e:
+            ours = {"ok": False, "error": e.message}
+        if ours is None or any(c in theirs.get("error", "") for c in CONTEXT):
+            continue
+        if theirs["ok"] != ours["ok"] or theirs.get("attr", theirs.get("error")) != ours.get("attr", ours.get("error")):
+            bad.append(f"{text!r}\n  jaxlib: {theirs}\n  ours:   {ours}")
+    assert not bad, "\n".join(bad[:10])
