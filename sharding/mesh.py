@@ -9,7 +9,7 @@ from typing import Iterator
 from .axes import quote
 from .errors import ShardingError
 
-__all__ = ["MeshAxis", "Mesh", "MeshTable", "symbol_name"]
+__all__ = ["MeshAxis", "Mesh", "MeshTable", "symbol_name", "mesh_verifier_error"]
 
 
 def symbol_name(name: str) -> str:
@@ -185,3 +185,42 @@ class MeshTable:
 
     def __str__(self) -> str:
         return "\n".join(f"sdy.mesh {symbol_name(n)} = {m.body()}" for n, m in self.meshes)
+
+
+def mesh_verifier_error(axes, device_ids) -> str | None:
+    """Shardy's `MeshAxisAttr::verify` + `MeshAttr::verify` message, or `None` (rules M1-M6)."""
+    for axis in axes:
+        if axis.size <= 0:
+            return f"axis size must be at least 1, got: {axis.size}"
+    for device_id in device_ids:
+        if device_id < 0:
+            return f"device id must be non-negative, got: {device_id}"
+    if not axes:
+        if len(device_ids) > 1:
+            return "axes is empty and device_ids has more than one element"
+        return None
+    seen: set[str] = set()
+    for axis in axes:
+        if axis.name in seen:
+            return f'duplicate axis name: "{axis.name}"'
+        seen.add(axis.name)
+    if not device_ids:
+        return None
+    # Shardy accumulates the product in a 32-bit int (std::accumulate with init `1`).
+    total = 1
+    for axis in axes:
+        total = ((total * axis.size + 2**31) % 2**32) - 2**31
+    if total != len(device_ids):
+        return (
+            "total product of axis sizes must match total number of device ids, "
+            f"got: {total} != {len(device_ids)}"
+        )
+    ordered = sorted(device_ids)
+    if ordered != list(range(len(device_ids))):
+        return "sorted device ids must be iota(product(axes)), got: " + ", ".join(map(str, ordered))
+    if list(device_ids) == ordered:
+        return (
+            "if the ordered device ids are the same as iota(product(axes)), "
+            "no need to specify them for simplicity"
+        )
+    return None

@@ -29,14 +29,14 @@ from typing import Callable, TypeVar, Union
 
 from .axes import AxisRef, SubAxisInfo
 from .errors import ShardingParseError
-from .mesh import Mesh, MeshAxis, MeshTable
+from .mesh import Mesh, MeshAxis, MeshTable, mesh_verifier_error
 from .tensor_sharding import DimensionSharding, ManualAxes, TensorSharding, TensorShardingPerValue
 
 __all__ = [
     "parse_attribute", "parse_tensor_sharding_body", "parse_tensor_sharding_per_value_body",
     "parse_mesh_body", "parse_manual_axes_body", "print_body", "parse_tensor_sharding",
     "parse_tensor_sharding_per_value", "parse_mesh", "parse_mesh_table", "parse_manual_axes",
-    "parse_axis_ref", "mesh_verifier_error", "Attribute",
+    "parse_axis_ref", "Attribute",
 ]
 
 Attribute = Union[TensorSharding, TensorShardingPerValue, Mesh, ManualAxes]
@@ -511,45 +511,6 @@ def _check_balanced(text: str, pos: int) -> int:
                 return i
         elif c == '"':
             i = _lex_string(text, m.start(), "string").end
-
-
-def mesh_verifier_error(axes, device_ids) -> str | None:
-    """Shardy's `MeshAxisAttr::verify` + `MeshAttr::verify` message, or `None` (rules M1-M6)."""
-    for axis in axes:
-        if axis.size <= 0:
-            return f"axis size must be at least 1, got: {axis.size}"
-    for device_id in device_ids:
-        if device_id < 0:
-            return f"device id must be non-negative, got: {device_id}"
-    if not axes:
-        if len(device_ids) > 1:
-            return "axes is empty and device_ids has more than one element"
-        return None
-    seen: set[str] = set()
-    for axis in axes:
-        if axis.name in seen:
-            return f'duplicate axis name: "{axis.name}"'
-        seen.add(axis.name)
-    if not device_ids:
-        return None
-    # Shardy accumulates the product in a 32-bit int (std::accumulate with init `1`).
-    total = 1
-    for axis in axes:
-        total = ((total * axis.size + 2**31) % 2**32) - 2**31
-    if total != len(device_ids):
-        return (
-            "total product of axis sizes must match total number of device ids, "
-            f"got: {total} != {len(device_ids)}"
-        )
-    ordered = sorted(device_ids)
-    if ordered != list(range(len(device_ids))):
-        return "sorted device ids must be iota(product(axes)), got: " + ", ".join(map(str, ordered))
-    if list(device_ids) == ordered:
-        return (
-            "if the ordered device ids are the same as iota(product(axes)), "
-            "no need to specify them for simplicity"
-        )
-    return None
 
 
 # -- entry points ------------------------------------------------------------------------------

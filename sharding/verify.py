@@ -12,7 +12,7 @@ from typing import Sequence, Union
 from .axes import AxisRef, is_sorted, mesh_sort_key
 from .errors import InvalidMeshError, InvalidShardingError
 from .mesh import Mesh, MeshTable, symbol_name
-from .syntax import mesh_verifier_error
+from .mesh import mesh_verifier_error
 from .tensor_sharding import TensorSharding
 
 __all__ = ["verify", "verify_mesh", "sharding_errors", "NO_TYPE"]

@@ -1,14 +1,16 @@
 """Local shapes, shards per dim and replicated axes; the design doc's examples (spec §6 Ex 5)."""
 
 import itertools
+import json
 import math
+import pathlib
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sharding import AxisRef, InvalidShardingError, Mesh, MeshTable, TensorSharding
+from sharding import AxisRef, InvalidShardingError, Mesh, MeshAxis, MeshTable, TensorSharding, verify
 from tests.sharding.strategies import meshes, shardings
 
 
@@ -110,3 +112,29 @@ def test_local_shape_covers_every_slice(data):
     unreduced = s.unreduced_axes
     sizes = [r.size(mesh) for r in free] + [r.size(mesh) for r in unreduced]
     assert math.prod(s.num_shards_per_dim(mesh)) * math.prod(sizes) == mesh.total_size
+
+
+ORACLE_JSON = pathlib.Path(__file__).resolve().parents[3] / "shared" / "oracle" / "jax_device_maps.json"
+
+
+def _recorded_cases():
+    if not ORACLE_JSON.exists():
+        return []
+    return [c for c in json.loads(ORACLE_JSON.read_text()) if "sdy" in c]
+
+
+@pytest.mark.skipif(not ORACLE_JSON.exists(), reason="shared/oracle/jax_device_maps.json is absent")
+@pytest.mark.parametrize("case", _recorded_cases(), ids=lambda c: c["sdy"])
+def test_recorded_jax_and_xla_cases(case):
+    """Texts printed by JAX/XLA round-trip and verify; local shapes and slices agree."""
+    s = TensorSharding.parse(case["sdy"])
+    assert str(s) == case["sdy"]
+    mesh = Mesh(tuple(MeshAxis(n, k) for n, k in case["mesh_axes"]), tuple(case["device_ids"] or ()))
+    if isinstance(s.mesh_or_ref, Mesh):
+        assert s.mesh_or_ref.axes == mesh.axes
+    verify(s, mesh=mesh, shape=tuple(case["shape"]))
+    expected = case.get("shard_shape") or case.get("padded_shard_shape")
+    if expected:
+        assert list(s.local_shape(tuple(case["shape"]), mesh)) == expected
+    got = placement(mesh, s, tuple(case["shape"]))
+    assert {str(k): [list(x) for x in v] for k, v in got.items()} == case["per_device"]

@@ -6,7 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from sharding import (
     InvalidMeshError, InvalidShardingError, Mesh, MeshAxis, MeshTable, TensorSharding, verify, verify_mesh,
 )
-from sharding.syntax import mesh_verifier_error
+from sharding.mesh import mesh_verifier_error
 from sharding.verify import sharding_errors
 from tests.sharding.oracle import Case, jaxlib_results, mismatches
 from tests.sharding.strategies import as_constraint, mutated_cases, noisy_cases, sub_axis_cases, valid_cases
