@@ -135,15 +135,18 @@ class TensorSharding:
         m = self.resolve_mesh(mesh)
         return tuple(d.sharded_size(m) for d in self.dim_shardings)
 
-    def local_shape(self, shape: tuple[int, ...], mesh: Mesh | MeshTable) -> tuple[int, ...]:
-        """Per-device buffer shape: `ceil(dim / shards)` (uneven dims are padded at the end)."""
+    def local_shape(self, shape: tuple[int | None, ...], mesh: Mesh | MeshTable) -> tuple[int | None, ...]:
+        """Per-device buffer shape: `ceil(dim / shards)` (uneven dims are padded at the end).
+
+        Dynamic dims (`None`) stay dynamic.
+        """
         shards = self.num_shards_per_dim(mesh)
         if len(shape) != len(shards):
             raise InvalidShardingError(f"sharding doesn't match tensor rank: {len(shards)} != {len(shape)}")
         for d, n in enumerate(shards):
             if n < 1:
                 raise InvalidShardingError(f"dim {d} is split into {n} shards; verify the sharding first")
-        return tuple(-(-d // n) for d, n in zip(shape, shards))
+        return tuple(None if d is None else -(-d // n) for d, n in zip(shape, shards))
 
     def replicated_mesh_axes(self, mesh: Mesh | MeshTable, *, explicit: bool | None = None) -> tuple[AxisRef, ...]:
         """Parts of the mesh that shard no dim (and are not unreduced), in mesh order.

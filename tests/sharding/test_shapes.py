@@ -63,6 +63,7 @@ def test_uneven_dims_are_padded():
     assert s.local_shape((7, 3, 8), mesh) == (1, 2, 3)
     mesh, s = parse('<["x"=2, "y"=4]>', '<@m, [{"x"}, {"y"}]>')
     assert s.local_shape((7, 6), mesh) == (4, 2)
+    assert s.local_shape((None, 6), mesh) == (None, 2)
 
 
 def test_reshape_keeps_elements_on_devices():
