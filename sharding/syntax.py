@@ -235,7 +235,8 @@ class _Parser:
 
     def expect(self, kind: str) -> None:
         if self.tok.kind != kind:
-            raise self.error(f"expected '{kind}'")
+            # MLIR reports a wrong token at the end of the previous one.
+            raise self.error(f"expected '{kind}'", self.prev_end)
         self.advance()
 
     def optional_keyword(self, word: str) -> bool:
@@ -330,12 +331,12 @@ class _Parser:
             word = self.advance().value
             digits = word[1:]  # type: ignore[index]
             if len(word) < 2 or word[0] != "p" or not digits.isdigit() or not digits.isascii():  # type: ignore[index]
-                raise self.error(f"expecting priority in format 'p<number>', got: {word}", self.prev_end)
+                raise self.error(f"expecting priority in format 'p<number>', got: {word}")
             if digits.startswith("0") and len(digits) > 1:
-                raise self.error(f"priorities with leading zeros are not allowed, got: {word}", self.prev_end)
+                raise self.error(f"priorities with leading zeros are not allowed, got: {word}")
             priority = _to_int(digits, 10)
             if priority > _INT64_MAX:
-                raise self.error(f"expecting integer priority, got: {word}", self.prev_end)
+                raise self.error(f"expecting integer priority, got: {word}")
         return DimensionSharding(tuple(axes), is_closed, priority)
 
     def mesh_or_ref(self) -> str | Mesh:

@@ -245,3 +245,24 @@ def test_round_trip_per_value_and_manual_axes(shardings_, names):
     assert TensorShardingPerValue.parse(str(per_value)) == per_value
     manual = ManualAxes(tuple(names))
     assert ManualAxes.parse(str(manual)) == manual
+
+
+@pytest.mark.parametrize(
+    "text, at",
+    [
+        # A wrong token is reported at the end of the previous token, as MLIR does ...
+        ('<@m, [{"a"}   {}]>', '   {}]>'),
+        ('<@m, [{"a"}, {}], replicated {"a"}>', ' {"a"}>'),
+        ('<@m, [{"a"},\n  ]>', "\n  ]>"),
+        # ... other errors at the current token.
+        ("<@m, [{a}]>", "a}]>"),
+        ('<@m, [{"a"}p01  , {}]>', ", {}]>"),
+        ('<@m, [{"a":(1)x}]>', "x}]>"),
+        ('<@m, [{}],  foo>', "foo>"),
+        ('<mesh<["a"=2], ids=[1]>, []>', "ids=[1]>, []>"),
+    ],
+)
+def test_error_positions(text, at):
+    with pytest.raises(ShardingParseError) as info:
+        parse_tensor_sharding(text)
+    assert text[info.value.pos:] == at
