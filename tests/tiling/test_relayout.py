@@ -61,8 +61,9 @@ def test_relayout_matches_encoding_in_the_destination(src, dst):
     _check(random_array(np.random.default_rng(5), shape), shape, Layout.parse(dst))
 
 
+# Long fuzz runs: TILING_FUZZ_EXAMPLES=5000 python -m pytest tests/tiling -k random
 FUZZ = settings(max_examples=int(os.environ["TILING_FUZZ_EXAMPLES"])) \
-    if os.environ.get("TILING_FUZZ_EXAMPLES") else settings()  # long runs: TILING_FUZZ_EXAMPLES=5000
+    if os.environ.get("TILING_FUZZ_EXAMPLES") else settings()
 
 
 @FUZZ
