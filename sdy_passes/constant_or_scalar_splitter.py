@@ -216,6 +216,7 @@ class _Splitter:
     def region_pass(self, region: Region, func: Operation) -> None:
         constants: dict[Operation, None] = {}  # ordered sets
         expansions: dict[Operation, None] = {}
+        self.groups_of: dict[OpResult, list[Operation]] = {}
         self.walk(region, func, constants, expansions)
         self.splicer.flush()
         for op in [*expansions, *reversed(constants)]:
@@ -273,9 +274,18 @@ class _Splitter:
         if copy.name == "func.call":
             new_callee = self.clone_func(self.callee(copy))
             copy.properties["callee"] = SymbolRefAttr(new_callee)
-        for user in mlir_use_order_users(result):
-            if user.name == SHARDING_GROUP:
-                self.splicer.insert_before(user.clone(mapping), op)
+        for user in self.group_users(result):
+            self.splicer.insert_before(user.clone(mapping), op)
+
+    def group_users(self, result: OpResult) -> list[Operation]:
+        """`result`'s sharding-group users in MLIR use order. They do not change during a region
+        pass (only copies are added, using copies), so one scan per value keeps a constant with N
+        users linear (Shardy scans all users for every copy: quadratic)."""
+        found = self.groups_of.get(result)
+        if found is None:
+            found = self.groups_of[result] = [
+                u for u in mlir_use_order_users(result) if u.name == SHARDING_GROUP]
+        return found
 
     def clone_func(self, func: Operation) -> str:
         """Shardy's `cloneFuncRecursively`: a copy of `func` (and of every func it calls,

@@ -12,6 +12,7 @@ there) / `parse_optional_X` (returns None and consumes nothing) pairs, xdsl-styl
 from __future__ import annotations
 
 import bisect
+import gc
 import math
 import re
 from typing import Callable
@@ -83,6 +84,18 @@ _SIMPLE_TENSOR = re.compile(r"tensor<((?:[0-9]+x)*)([a-z][a-z0-9A-Z]*)>")
 _FLOAT_TYPE = re.compile(r"(?:bf16|tf32|f[0-9]+E[0-9]+M[0-9]+[A-Za-z]*|f[0-9]+)(?![A-Za-z0-9_])")
 _INT_TYPE = re.compile(r"([su]?)i([0-9]+)(?![A-Za-z0-9_])")
 _SPLIT = re.compile(r"^// -----.*$", re.MULTILINE)
+# Spans used as cache keys (the full parser decides; a key is only stored when it parsed
+# exactly that span): an sdy attribute nested at most three levels, with plain strings, and
+# an op signature of bracket-free types `(tensor<8xf32>, i32) -> tensor<8xf32>`.
+_STR = r'"[^"\\\n]*"'
+_SDY_ATTR = re.compile(
+    rf'#sdy[a-z_.]*<(?:[^<>"]|{_STR}|<(?:[^<>"]|{_STR}|<(?:[^<>"]|{_STR})*>)*>)*>')
+_TYPE_TEXT = r"[A-Za-z0-9_.?!*]+(?:<[A-Za-z0-9_.?!*]*>)?"  # no separators inside: no backtracking
+_TYPES_TEXT = rf"\((?:{_TYPE_TEXT}(?:, {_TYPE_TEXT})*)?\)"
+_SIGNATURE = re.compile(rf"{_TYPES_TEXT} -> (?:{_TYPES_TEXT}|{_TYPE_TEXT})")
+
+_NOT_SPACE = frozenset(chr(c) for c in range(128)) - set(" \t\r\n/")
+
 
 _CLOSERS = {"<": ">", "(": ")", "[": "]", "{": "}"}
 _TYPE_CACHE: dict[str, Type] = {}
@@ -135,10 +148,17 @@ class _Unbalanced(ValueError):
 def parse_module(text: str, *, filename: str = "-") -> Module:
     """Parse MLIR text (generic or pretty form) into a `Module`."""
     parser = Parser(text, filename)
+    # The IR is a graph of reference cycles that all stay alive: collecting while building it
+    # only costs time (it grows with the module size).
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
     try:
         return parser.parse_module()
     except RecursionError:
         raise parser.error("nesting too deep", parser.pos) from None
+    finally:
+        if gc_was_enabled:
+            gc.enable()
 
 
 def parse_attribute(text: str) -> Attribute:
@@ -186,7 +206,8 @@ class Parser:
         self.scopes: list[_Scope] = []
         self.attr_aliases: dict[str, Attribute] = {}
         self.type_aliases: dict[str, Type] = {}
-        self.in_func = 0
+        self._sdy_cache: dict[str, Attribute] = {}
+        self._signature_cache: dict[str, FunctionType] = {}
 
     # -- diagnostics ----------------------------------------------------------------------
     def line_col(self, pos: int) -> tuple[int, int]:
@@ -209,12 +230,15 @@ class Parser:
 
     # -- lexing ---------------------------------------------------------------------------
     def skip(self) -> int:
-        self.pos = _WS.match(self.text, self.pos).end()
+        """Move past whitespace and comments; returns the new position."""
+        pos = self.pos
+        if self.text[pos:pos + 1] in _NOT_SPACE:  # the common case: a token is next
+            return pos
+        self.pos = _WS.match(self.text, pos).end()
         return self.pos
 
     def peek(self, s: str) -> bool:
-        self.skip()
-        return self.text.startswith(s, self.pos)
+        return self.text.startswith(s, self.skip())
 
     def parse_optional(self, s: str) -> bool:
         """Consume punctuation `s` if it is next."""
@@ -517,7 +541,17 @@ class Parser:
         text, start = self.text, self.pos
         for prefix in ("#sdy.sharding_per_value<", "#sdy.sharding<", "#sdy.mesh<", "#sdy<manual_axes"):
             if text.startswith(prefix, start):
-                return self._sdy(sdy_syntax.parse_attribute, start)
+                # The same sharding text recurs on many ops: parse each distinct one once.
+                m = _SDY_ATTR.match(text, start)
+                if m:
+                    value = self._sdy_cache.get(m.group(0))
+                    if value is not None:
+                        self.pos = m.end()
+                        return value
+                value = self._sdy(sdy_syntax.parse_attribute, start)
+                if m and self.pos == m.end():
+                    self._sdy_cache[m.group(0)] = value
+                return value
         if text.startswith("#sdy.op_sharding_rule<", start):
             self.pos = start + len("#sdy.op_sharding_rule")
             return self._parse_sharding_rule()
@@ -639,17 +673,17 @@ class Parser:
         operands = tensors()
         self.expect("->")
         results = tensors()
-        self.expect("{")
         sizes: dict[int, int] = {}
-        if not self.peek("}"):
-            while True:
-                p = self.skip()
-                name = self.parse_bare_id("factor name")
-                self.expect("=")
-                sizes[factors(name, p)[0]] = self.parse_int("factor size")
-                if not self.parse_optional(","):
-                    break
-        self.expect("}")
+        if self.parse_optional("{"):  # absent for a rule without factors: `([])->([])`
+            if not self.peek("}"):
+                while True:
+                    p = self.skip()
+                    name = self.parse_bare_id("factor name")
+                    self.expect("=")
+                    sizes[factors(name, p)[0]] = self.parse_int("factor size")
+                    if not self.parse_optional(","):
+                        break
+            self.expect("}")
         extra: dict[str, tuple[int, ...]] = {}
         custom = False
         while not self.parse_optional(">"):
@@ -984,9 +1018,16 @@ class Parser:
         attrs = self.parse_optional_attr_dict()
         self.expect(":", "':' and the op's function type")
         tp = self.skip()
-        ftype = self.parse_type()
-        if not isinstance(ftype, FunctionType):
-            raise self.error(f"expected function type, found '{ftype}'", tp)
+        m = _SIGNATURE.match(self.text, tp)
+        ftype = self._signature_cache.get(m.group(0)) if m else None
+        if ftype is not None:
+            self.pos = m.end()
+        else:
+            ftype = self.parse_type()
+            if not isinstance(ftype, FunctionType):
+                raise self.error(f"expected function type, found '{ftype}'", tp)
+            if m and self.pos == m.end():
+                self._signature_cache[m.group(0)] = ftype
         self._set_attrs(op, attrs)
         op._operands = []
         for v in self.resolve_all(refs, ftype.inputs, p):

@@ -137,3 +137,54 @@ def run_jaxlib_matrix(texts, pass_lists, *, timeout=600):
                 continue
             out.append((canonical, run_jaxlib_passes([(canonical.text, p) for p in pass_lists])))
     return out
+
+
+# -- comparing with our passes ---------------------------------------------------------------------
+
+def run_ours(text, passes):
+    """(ok, generic text) or (False, (message, location string)) for this library."""
+    import sdy_passes
+    from sdy_passes.errors import SdyError
+
+    module = sdy_passes.parse_module(text)
+    try:
+        sdy_passes.run_passes(module, passes)
+    except SdyError as e:
+        return False, (getattr(e, "message", str(e)), str(getattr(e, "location", "")))
+    return True, sdy_passes.print_module(module, generic=True)
+
+
+def compare(text, passes, verdict):
+    """None when this library agrees with jaxlib's `verdict` for `passes` on `text`, else a
+    report: outputs equal up to SSA renaming, or the same first error message."""
+    from tests.sdy_passes.ssa import normalize_ssa
+
+    ok, ours = run_ours(text, passes)
+    if verdict.ok:
+        if not ok:
+            return f"jaxlib succeeded, we failed: {ours}"
+        a, b = normalize_ssa(ours).splitlines(), normalize_ssa(verdict.text).splitlines()
+        if a != b:
+            diff = next((f"line {i + 1}:\n  ours:   {x}\n  jaxlib: {y}"
+                         for i, (x, y) in enumerate(zip(a, b)) if x != y), f"{len(a)} vs {len(b)} lines")
+            return f"outputs differ at {diff}"
+        return None
+    message = verdict.errors[0].partition(": ")[2]
+    if ok:
+        return f"jaxlib failed with {verdict.errors[0]!r}, we succeeded"
+    if ours[0] != message:
+        return f"messages differ:\n  ours:   {ours[0]}\n  jaxlib: {message}"
+    return None
+
+
+def assert_match_jaxlib(texts, passes):
+    """Every text (any form jaxlib parses) gives the same result here and in jaxlib."""
+    failures = []
+    for text, (canonical, verdicts) in zip(texts, run_jaxlib_matrix(texts, [passes])):
+        assert canonical.ok, f"jaxlib cannot read the input: {canonical.errors}\n{text}"
+        if verdicts[0].crashed:
+            continue
+        report = compare(canonical.text, passes, verdicts[0])
+        if report:
+            failures.append(f"{report}\n--- input ---\n{canonical.text}")
+    assert not failures, f"{len(failures)} disagreement(s); first:\n{failures[0]}"

@@ -18,12 +18,9 @@ import hypothesis.strategies as st
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 
-import sdy_passes
-from sdy_passes.errors import SdyError
 from sdy_passes.pass_manager import PIPELINES
 from tests.sdy_passes.module_gen import modules
-from tests.sdy_passes.pass_oracle import run_jaxlib_matrix
-from tests.sdy_passes.ssa import normalize_ssa
+from tests.sdy_passes.pass_oracle import compare, run_jaxlib_matrix
 
 PIPELINE = list(PIPELINES["sdy-import-pipeline"])
 # jaxlib's apply-sharding-constraints crashes or corrupts symbols on some inlined meshes
@@ -33,43 +30,6 @@ NAMED_ONLY = [[p] for p in PIPELINE] + [PIPELINE]
 
 EXAMPLES = int(os.environ.get("SDY_FUZZ_EXAMPLES", "3"))
 BATCH = int(os.environ.get("SDY_FUZZ_BATCH", "40"))
-
-
-def _ours(text, passes):
-    """(ok, generic text or (message, location string)) for our implementation."""
-    module = sdy_passes.parse_module(text)
-    try:
-        sdy_passes.run_passes(module, passes)
-    except SdyError as e:
-        return False, (getattr(e, "message", str(e)), str(getattr(e, "location", "")))
-    return True, sdy_passes.print_module(module, generic=True)
-
-
-def _first_error(verdict):
-    """(message, location) of jaxlib's first diagnostic: `loc("-":3:5): message`."""
-    line = verdict.errors[0]
-    location, _, message = line.partition(": ")
-    return message, location
-
-
-def compare(text, passes, verdict):
-    """None when we agree with jaxlib's `verdict` on `passes` over `text`, else a report."""
-    ok, ours = _ours(text, passes)
-    if verdict.ok:
-        if not ok:
-            return f"jaxlib succeeded, we failed: {ours}"
-        if normalize_ssa(ours) != normalize_ssa(verdict.text):
-            a, b = normalize_ssa(ours).splitlines(), normalize_ssa(verdict.text).splitlines()
-            diff = next((f"line {i + 1}:\n  ours:   {x}\n  jaxlib: {y}"
-                         for i, (x, y) in enumerate(zip(a, b)) if x != y), f"{len(a)} vs {len(b)} lines")
-            return f"outputs differ at {diff}"
-        return None
-    message, location = _first_error(verdict)
-    if ok:
-        return f"jaxlib failed with {verdict.errors[0]!r}, we succeeded"
-    if ours[0] != message:
-        return f"messages differ:\n  ours:   {ours[0]}\n  jaxlib: {message}"
-    return None
 
 
 def check_batch(texts, pass_lists):

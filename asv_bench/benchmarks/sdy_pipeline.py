@@ -1,0 +1,135 @@
+"""`sdy-import-pipeline` (the six import passes) on generated modules of 1k, 10k and 100k ops.
+
+The module is an element-wise chain fed by one constant, with a sharding constraint every 10 ops
+(`chain_module`). Each measurement is parse + passes + generic print, in this process for
+`sdy_passes`, and inside a child process for jaxlib 0.10.2 (the benchmark process never imports
+jax): `track_jaxlib_seconds` returns the time jaxlib itself measured for the same text, and
+`track_ratio_to_jaxlib` our time over jaxlib's (< 1: we are faster).
+
+Targets (issue 7): time per op at 100k <= 1.5x at 1k (`track_seconds_per_op`); ratio <= 10 at 1k;
+faster than jaxlib at 100k, where jaxlib's constant splitter is quadratic. jaxlib at 100k takes
+about 45 s; it is skipped when the estimate from 10k (x100, quadratic) exceeds
+`SDY_BENCH_JAXLIB_LIMIT` seconds (default 90), and entirely when `SDY_BENCH_NO_JAXLIB` is set.
+"""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+try:
+    import sdy_passes
+except ImportError:  # `asv run --python=same` from a checkout that is not installed
+    sys.path.insert(0, str(ROOT))
+    import sdy_passes
+
+PIPELINE = list(sdy_passes.PIPELINES["sdy-import-pipeline"])
+
+_JAXLIB_CHILD = """
+import json, sys, time
+from jax._src.interpreters import mlir as jax_mlir
+from jax._src.lib.mlir import ir, passmanager
+text = sys.stdin.read()
+ctx = jax_mlir.make_ir_context()
+ctx.enable_multithreading(False)
+with ctx, ir.Location.unknown():
+    start = time.perf_counter()
+    module = ir.Module.parse(text)
+    passmanager.PassManager.parse("builtin.module(%s)").run(module.operation)
+    out = module.operation.get_asm(print_generic_op_form=True)
+    print(json.dumps({"seconds": time.perf_counter() - start, "chars": len(out)}))
+"""
+
+
+def chain_module(n_ops):
+    """`n_ops` ops in one func: a constant, then element-wise ops each using the previous value
+    and the constant, with `sdy.sharding_constraint` as every 10th op, then `return`."""
+    lines = ['sdy.mesh @mesh = <["x"=4, "y"=2]>',
+             "func.func @main(%arg0: tensor<16x16xf32>) -> tensor<16x16xf32> {",
+             "  %0 = stablehlo.constant dense<1.000000e+00> : tensor<16x16xf32>"]
+    ops = ("add", "multiply", "subtract", "maximum")
+    prev = "%arg0"
+    for i in range(1, n_ops - 1):
+        if i % 10 == 0:
+            lines.append(f'  %{i} = sdy.sharding_constraint {prev} <@mesh, [{{"x"}}, {{"y"}}]> : tensor<16x16xf32>')
+        else:
+            lines.append(f"  %{i} = stablehlo.{ops[i % 4]} {prev}, %0 : tensor<16x16xf32>")
+        prev = f"%{i}"
+    lines.append(f"  return {prev} : tensor<16x16xf32>")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def run_ours(text):
+    module = sdy_passes.parse_module(text)
+    sdy_passes.run_passes(module, PIPELINE)
+    return sdy_passes.print_module(module, generic=True)
+
+
+def run_jaxlib(text, timeout=600):
+    """Seconds jaxlib takes for parse + pipeline + print of `text` (measured in a child)."""
+    code = _JAXLIB_CHILD % ",".join(PIPELINE)
+    proc = subprocess.run([sys.executable, "-c", code], input=text, capture_output=True, text=True,
+                          timeout=timeout, env=dict(os.environ, JAX_PLATFORMS="cpu"))
+    if proc.returncode != 0:
+        raise RuntimeError(f"jaxlib child failed: {proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])["seconds"]
+
+
+def _has_jaxlib():
+    import importlib.util
+    return importlib.util.find_spec("jaxlib") is not None and not os.environ.get("SDY_BENCH_NO_JAXLIB")
+
+
+class ImportPipeline:
+    """parse + six passes + generic print of a chain module of `n_ops` ops."""
+
+    params = [[1_000, 10_000, 100_000]]
+    param_names = ["n_ops"]
+    timeout = 900
+    number = 1
+    repeat = (1, 3, 30.0)
+
+    def setup(self, n_ops):
+        self.text = chain_module(n_ops)
+        run_ours(self.text)  # warm-up; also checks the module goes through
+
+    def time_import_pipeline(self, n_ops):
+        run_ours(self.text)
+
+    def _ours_seconds(self):
+        best = float("inf")
+        for _ in range(3 if len(self.text) < 2_000_000 else 1):
+            start = time.perf_counter()
+            run_ours(self.text)
+            best = min(best, time.perf_counter() - start)
+        return best
+
+    def track_seconds_per_op(self, n_ops):
+        return self._ours_seconds() / n_ops
+
+    track_seconds_per_op.unit = "seconds"
+
+    def _jaxlib_seconds(self, n_ops):
+        if not _has_jaxlib():
+            raise NotImplementedError("jaxlib is not installed (or SDY_BENCH_NO_JAXLIB is set)")
+        if n_ops > 10_000:
+            estimate = run_jaxlib(chain_module(10_000)) * (n_ops / 10_000) ** 2
+            limit = float(os.environ.get("SDY_BENCH_JAXLIB_LIMIT", "90"))
+            if estimate > limit:
+                raise NotImplementedError(f"jaxlib would take about {estimate:.0f} s (> {limit:.0f} s)")
+        return run_jaxlib(self.text)
+
+    def track_jaxlib_seconds(self, n_ops):
+        return self._jaxlib_seconds(n_ops)
+
+    track_jaxlib_seconds.unit = "seconds"
+
+    def track_ratio_to_jaxlib(self, n_ops):
+        """Our seconds / jaxlib's seconds on the same text (< 1: faster than jaxlib)."""
+        return self._ours_seconds() / self._jaxlib_seconds(n_ops)
+
+    track_ratio_to_jaxlib.unit = "ratio"
