@@ -68,17 +68,28 @@ def is_terminator(op: Operation) -> bool:
     return op.name in TERMINATORS or op.name.startswith("cf.")
 
 
-def mlir_use_order_users(value) -> list[Operation]:
-    """The users of `value` in MLIR's use-list order: newest use first (MLIR prepends a new use),
-    so sharding-group copies come out in the order Shardy makes them."""
-    return [use.operation for use in reversed(value.uses)]
+def mlir_use_order_users(value, converted) -> list[Operation]:
+    """The users of `value` in MLIR's use-list order, so sharding-group copies come out in the
+    order Shardy makes them.
+
+    MLIR prepends each new use, so a parsed value lists its users newest first; but a converted
+    constant's uses were moved over by replace-all-uses-with, which leaves them oldest first.
+    `converted` is the set of ops `convert_constants` renamed.
+    """
+    uses = value.uses if value.owner in converted else reversed(value.uses)
+    return [use.operation for use in uses]
 
 
-def convert_constants(root: Operation) -> None:
-    """Phase A: `stablehlo.constant` → `sdy.constant`, in place (same results and attributes)."""
+def convert_constants(root: Operation) -> set[Operation]:
+    """Phase A: `stablehlo.constant` → `sdy.constant`, in place (same results and attributes).
+
+    Returns the converted ops (Shardy replaces them, which reorders their use lists)."""
+    converted = set()
     for op in root.walk():
         if op.name == "stablehlo.constant":
             op.name = "sdy.constant"
+            converted.add(op)
+    return converted
 
 
 # -- batched IR edits ----------------------------------------------------------------------------
@@ -171,13 +182,13 @@ class ConstantOrScalarSplitterPass(Pass):
     summary = "Gives every non-constant use its own copy of constant and scalar-broadcast sub-computations."
 
     def run(self, module: Module) -> None:
-        convert_constants(module.op)
-        _Splitter(module).run()
+        _Splitter(module, convert_constants(module.op)).run()
 
 
 class _Splitter:
-    def __init__(self, module: Module):
+    def __init__(self, module: Module, converted: set[Operation]):
         self.module = module
+        self.converted = converted
         self.table = module.symbol_table()
         self.counter = itertools.count()
         self.non_constant_ncs: set[str] = set()
@@ -284,7 +295,7 @@ class _Splitter:
         found = self.groups_of.get(result)
         if found is None:
             found = self.groups_of[result] = [
-                u for u in mlir_use_order_users(result) if u.name == SHARDING_GROUP]
+                u for u in mlir_use_order_users(result, self.converted) if u.name == SHARDING_GROUP]
         return found
 
     def clone_func(self, func: Operation) -> str:

@@ -33,8 +33,7 @@ class ConstantSplitterPass(Pass):
 
     def run(self, module: Module) -> None:
         for func in module.funcs():
-            convert_constants(func)
-            _split(func)
+            _split(func, convert_constants(func))
 
 
 def _is_constant_expression(op: Operation, constants: dict) -> bool:
@@ -44,7 +43,7 @@ def _is_constant_expression(op: Operation, constants: dict) -> bool:
         isinstance(v, OpResult) and v.owner in constants for v in op.operands)
 
 
-def _split(func: Operation) -> None:
+def _split(func: Operation, converted: set[Operation]) -> None:
     splicer = Splicer()
     constants: dict[Operation, None] = {}
     for op in func.walk(post_order=True):
@@ -56,7 +55,7 @@ def _split(func: Operation) -> None:
         for i, value in enumerate(op.operands):
             if isinstance(value, OpResult) and value.owner in constants:
                 mapping: dict = {}
-                _copy(value, mapping, splicer)
+                _copy(value, mapping, splicer, converted)
                 op.set_operand(i, mapping[value])
     splicer.flush()
     for op in reversed(constants):
@@ -67,14 +66,14 @@ def _split(func: Operation) -> None:
     splicer.flush()
 
 
-def _copy(result: OpResult, mapping: dict, splicer: Splicer) -> None:
+def _copy(result: OpResult, mapping: dict, splicer: Splicer, converted: set[Operation]) -> None:
     if result in mapping:
         return
     op = result.owner
     for operand in op.operands:
         if isinstance(operand, OpResult):
-            _copy(operand, mapping, splicer)
+            _copy(operand, mapping, splicer, converted)
     splicer.insert_before(op.clone(mapping), op)
-    for user in mlir_use_order_users(result):
+    for user in mlir_use_order_users(result, converted):
         if user.name == SHARDING_GROUP:
             splicer.insert_before(user.clone(mapping), op)
