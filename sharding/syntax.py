@@ -60,6 +60,22 @@ _FAST_TOKEN = re.compile(
     )""",
     re.X,
 )
+# Fast path: (whitespace, token) pairs for a whole window in one call; a token this does not
+# know comes out as one character and sends the parser to the precise path.
+_FAST_SPLIT = re.compile(
+    r"""((?>[ \t\n\r]*))(
+      "[^"\\\n\v\f]*"
+    | ->|[<>\[\]{}(),=:?*+|]
+    | [0-9]{1,18}(?![.0-9x])
+    | [A-Za-z_][A-Za-z0-9_$.]*
+    | @[A-Za-z_][A-Za-z0-9_$.]*
+    | \#[A-Za-z_][A-Za-z0-9_$.]*(?=<)
+    | .|\n|\Z
+    )""",
+    re.X,
+)
+_FAST_PUNCT = frozenset("<>[]{}(),=:?*+|-")
+_WINDOW = 4096
 _BALANCE_STOP = re.compile(r'[<>\[\](){}"\x00]|->')
 _BRACKETS = {">": "<", "]": "[", ")": "(", "}": "{"}
 
@@ -97,27 +113,25 @@ def _decode_escapes(raw: str) -> str:
     return out.decode("utf-8", "surrogateescape")
 
 
-class _Token:
-    __slots__ = ("kind", "start", "end", "value")
-
-    def __init__(self, kind: str, start: int, end: int, value: object = None):
-        self.kind = kind  # 'string', 'int', 'float', 'id', 'at', 'hash', 'eof' or the punctuation
-        self.start = start
-        self.end = end
-        self.value = value
+Token = tuple  # (kind, start, end, value); kind is 'string', 'int', 'float', 'id', 'at', 'hash',
+# 'eof', 'error' (value: the lexer's ShardingParseError) or the punctuation itself.
 
 
-def _lex_string(text: str, pos: int, kind: str) -> _Token:
+class _Retry(Exception):
+    """The fast path met something it does not handle (or an error): rerun precisely."""
+
+
+def _lex_string(text: str, pos: int, kind: str) -> Token:
     m = _SIMPLE_STRING.match(text, pos)
     if m:
-        return _Token(kind, pos, m.end(), m.group(1))
+        return (kind, pos, m.end(), m.group(1))
     i = pos + 1
     while True:
         if i >= len(text) or text[i] in "\n\v\f":
             raise ShardingParseError("expected '\"' in string literal", text, min(i, len(text)))
         c = text[i]
         if c == '"':
-            return _Token(kind, pos, i + 1, _decode_escapes(text[pos + 1 : i]))
+            return (kind, pos, i + 1, _decode_escapes(text[pos + 1 : i]))
         if c == "\\":
             nxt = text[i + 1 : i + 2]
             if nxt and nxt in '"\\nt':
@@ -131,131 +145,188 @@ def _lex_string(text: str, pos: int, kind: str) -> _Token:
 
 
 class _Parser:
-    """A one-token-lookahead parser over `text`, MLIR style."""
+    """A one-token-lookahead parser over `text`, MLIR style.
 
-    __slots__ = ("text", "tok", "prev_end", "shardy_main")
+    The current token is `kind`, `value`, `start`, `end`. With `fast=True` the tokens come
+    from one regex pass over a window of the text, without positions; anything unusual or
+    wrong raises `_Retry`, and the caller reparses precisely (positions, exact errors).
+    """
 
-    def __init__(self, text: str, pos: int, shardy_main: bool = False):
+    __slots__ = ("text", "kind", "value", "start", "end", "prev_end", "shardy_main", "fast", "tokens", "i", "pos0")
+
+    def __init__(self, text: str, pos: int, shardy_main: bool = False, fast: bool = False):
         self.text = text
         self.shardy_main = shardy_main
         self.prev_end = pos
-        self.tok = self._lex(pos)
+        self.fast = fast
+        self.pos0 = pos
+        if fast:
+            window = text[pos : pos + _WINDOW]
+            if "//" in window:
+                raise _Retry  # comments need positions for MLIR's bracket pre-scan
+            self.tokens = _FAST_SPLIT.findall(window)
+            while self.tokens and not self.tokens[-1][1]:
+                self.tokens.pop()  # trailing whitespace
+            if self.tokens and pos + _WINDOW < len(text):
+                self.tokens.pop()  # may be cut by the window
+            self.i = -1
+            self.kind, self.value, self.start, self.end = "", None, -1, -1
+            self._next_fast()
+        else:
+            self.kind, self.start, self.end, self.value = self._lex(pos)
 
     # -- lexer ---------------------------------------------------------------------------
 
-    def error(self, message: str, pos: int | None = None) -> ShardingParseError:
-        if self.tok.kind == "error":
+    def error(self, message: str, pos: int | None = None) -> Exception:
+        if self.fast:
+            return _Retry()
+        if self.kind == "error":
             # As in MLIR, a lexer error replaces the parser's complaint about that token.
-            return self.tok.value  # type: ignore[return-value]
-        return ShardingParseError(message, self.text, self.tok.start if pos is None else pos)
+            return self.value  # type: ignore[return-value]
+        return ShardingParseError(message, self.text, self.start if pos is None else pos)
 
-    def _lex(self, pos: int) -> _Token:
-        # Fast path: one regex for the common tokens (the group name is the token kind).
+    def _next_fast(self) -> None:
+        self.i += 1
+        if self.i >= len(self.tokens):
+            if self.pos0 + _WINDOW < len(self.text):
+                raise _Retry  # ran past the window
+            self.kind = "eof"
+            return
+        text = self.tokens[self.i][1]
+        c = text[0]
+        if c == '"':
+            if len(text) < 2 or text[-1] != '"':
+                raise _Retry
+            self.kind, self.value = "string", text[1:-1]
+        elif c in _FAST_PUNCT:
+            self.kind = text
+        elif "0" <= c <= "9":
+            self.kind, self.value = "int", int(text)
+        elif c == "@" or c == "#":
+            if len(text) < 2:
+                raise _Retry
+            self.kind, self.value = ("at" if c == "@" else "hash"), text[1:]
+        elif c.isascii() and (c.isalpha() or c == "_"):
+            self.kind, self.value = "id", text
+        else:
+            raise _Retry
+
+    def fast_end(self) -> int:
+        """The offset after the consumed tokens (fast mode)."""
+        return self.pos0 + sum(len(ws) + len(tok) for ws, tok in self.tokens[: self.i])
+
+    def _lex(self, pos: int) -> Token:
+        # One regex for the common tokens (the group name is the token kind).
         m = _FAST_TOKEN.match(self.text, pos)
         if m is not None:
             kind = m.lastgroup
             value = m.group(kind)  # type: ignore[arg-type]
             if kind == "punct":
-                return _Token(value, m.start(kind), m.end())  # type: ignore[arg-type]
+                return (value, m.start(kind), m.end(), None)  # type: ignore[arg-type]
             if kind == "digits":
-                return _Token("int", m.start(kind), m.end(), int(value))  # type: ignore[arg-type]
+                return ("int", m.start(kind), m.end(), int(value))  # type: ignore[arg-type]
             # Strings and symbols: the token starts one character before the group.
-            return _Token(kind, m.start(kind) - 1 if kind != "id" else m.start(kind), m.end(), value)  # type: ignore[arg-type]
+            return (kind, m.start(kind) - 1 if kind != "id" else m.start(kind), m.end(), value)  # type: ignore[arg-type]
         # Lexer errors surface only when the parser looks at the token: text after a complete
         # attribute embedded in a larger document may be anything.
         try:
             return self._lex_slow(pos)
         except ShardingParseError as e:
-            return _Token("error", e.pos, e.pos, e)
+            return ("error", e.pos, e.pos, e)
 
-    def _lex_slow(self, pos: int) -> _Token:
+    def _lex_slow(self, pos: int) -> Token:
         text = self.text
         pos = _SPACE.match(text, pos).end()
         if pos >= len(text):
-            return _Token("eof", len(text), len(text))
+            return ("eof", len(text), len(text), None)
         c = text[pos]
         if c == '"':
-            return self._lex_string(pos, "string")
+            return _lex_string(text, pos, "string")
         if c in _PUNCT:
             if c == "-" and text.startswith("->", pos):
-                return _Token("->", pos, pos + 2)
-            return _Token(c, pos, pos + 1)
+                return ("->", pos, pos + 2, None)
+            return (c, pos, pos + 1, None)
         if "0" <= c <= "9":
             m = _HEX.match(text, pos)
             if m:
-                return _Token("int", pos, m.end(), _to_int(m.group()[2:], 16))
+                return ("int", pos, m.end(), _to_int(m.group()[2:], 16))
             end = _DIGITS.match(text, pos).end()
             f = _FLOAT_TAIL.match(text, end)
             if f and end < len(text) and text[end] == ".":
-                return _Token("float", pos, f.end())
-            return _Token("int", pos, end, _to_int(text[pos:end], 10))
+                return ("float", pos, f.end(), None)
+            return ("int", pos, end, _to_int(text[pos:end], 10))
         if c.isascii() and (c.isalpha() or c == "_"):
             end = _BARE.match(text, pos).end()
-            return _Token("id", pos, end, text[pos:end])
+            return ("id", pos, end, text[pos:end])
         if c == "@":
             if pos + 1 < len(text) and text[pos + 1] == '"':
-                tok = self._lex_string(pos + 1, "at")
-                tok.start = pos
-                return tok
+                _, _, end, value = _lex_string(text, pos + 1, "at")
+                return ("at", pos, end, value)
             m = _BARE.match(text, pos + 1)
             if not m:
                 raise ShardingParseError("invalid symbol reference", text, pos)
-            return _Token("at", pos, m.end(), m.group())
+            return ("at", pos, m.end(), m.group())
         if c == "#":
             m = _BARE.match(text, pos + 1) or _DIGITS.match(text, pos + 1)
             if not m:
                 raise ShardingParseError("invalid attribute name", text, pos)
-            return _Token("hash", pos, m.end(), m.group())
+            return ("hash", pos, m.end(), m.group())
         if c == ".":
             if text.startswith("...", pos):
-                return _Token("...", pos, pos + 3)
+                return ("...", pos, pos + 3, None)
             raise ShardingParseError("expected three consecutive dots for an ellipsis", text, pos)
         if c in "%^!":
             m = _BARE.match(text, pos + 1) or _DIGITS.match(text, pos + 1)
             if m:
-                return _Token(c + "id", pos, m.end(), m.group())
+                return (c + "id", pos, m.end(), m.group())
         raise ShardingParseError("unexpected character", text, pos)
-
-    def _lex_string(self, pos: int, kind: str) -> _Token:
-        return _lex_string(self.text, pos, kind)
 
     # -- token helpers -------------------------------------------------------------------
 
-    def advance(self) -> _Token:
-        tok = self.tok
-        self.prev_end = tok.end
-        self.tok = self._lex(tok.end)
-        return tok
+    def advance(self) -> object:
+        """Consumes the current token; returns its value."""
+        value = self.value
+        if self.fast:
+            self._next_fast()
+        else:
+            self.prev_end = self.end
+            self.kind, self.start, self.end, self.value = self._lex(self.end)
+        return value
+
+    def jump(self, pos: int) -> None:
+        """Continues lexing at `pos` (precise mode)."""
+        self.prev_end = pos
+        self.kind, self.start, self.end, self.value = self._lex(pos)
 
     def optional(self, kind: str) -> bool:
-        if self.tok.kind == kind:
+        if self.kind == kind:
             self.advance()
             return True
         return False
 
     def expect(self, kind: str) -> None:
-        if self.tok.kind != kind:
+        if self.kind != kind:
             # MLIR reports a wrong token at the end of the previous one.
             raise self.error(f"expected '{kind}'", self.prev_end)
         self.advance()
 
     def optional_keyword(self, word: str) -> bool:
-        if self.tok.kind == "id" and self.tok.value == word:
+        if self.kind == "id" and self.value == word:
             self.advance()
             return True
         return False
 
     def string(self) -> str:
-        if self.tok.kind != "string":
+        if self.kind != "string":
             raise self.error("expected string")
-        return self.advance().value  # type: ignore[return-value]
+        return self.advance()  # type: ignore[return-value]
 
     def integer(self) -> int:
-        start = self.tok.start
+        start = self.start
         negative = self.optional("-")
-        if self.tok.kind != "int":
+        if self.kind != "int":
             raise self.error("expected integer value")
-        value = self.advance().value
+        value = self.advance()
         value = -value if negative else value  # type: ignore[operator]
         if not -_INT64_MAX - 1 <= value <= _INT64_MAX:
             raise self.error("integer value too large", start)
@@ -270,7 +341,7 @@ class _Parser:
     # -- grammar -------------------------------------------------------------------------
 
     def mesh_axis(self) -> MeshAxis:
-        start = self.tok.start
+        start = self.start
         name = self.string()
         self.expect("=")
         size = self.integer()
@@ -279,7 +350,7 @@ class _Parser:
         return MeshAxis(name, size)
 
     def mesh(self) -> Mesh:
-        start = self.tok.start
+        start = self.start
         self.expect("<")
         self.expect("[")
         axes: list[MeshAxis] = []
@@ -327,8 +398,8 @@ class _Parser:
                 break
             axes.append(self.axis_ref())
         priority = None
-        if self.tok.kind == "id":
-            word = self.advance().value
+        if self.kind == "id":
+            word = self.advance()
             digits = word[1:]  # type: ignore[index]
             if len(word) < 2 or word[0] != "p" or not digits.isdigit() or not digits.isascii():  # type: ignore[index]
                 raise self.error(f"expecting priority in format 'p<number>', got: {word}")
@@ -342,13 +413,13 @@ class _Parser:
     def mesh_or_ref(self) -> str | Mesh:
         if self.optional_keyword("mesh"):
             return self.mesh()
-        tok = self.tok
-        if tok.kind == "at":
-            self.advance()
-            if self.tok.kind == ":" and self.text.startswith("::", self.tok.start):
-                raise self.error("invalid kind of attribute specified", tok.start)
-            return tok.value  # type: ignore[return-value]
-        if tok.kind in ("string", "int", "float") or (tok.kind == "id" and tok.value in ("true", "false", "unit")):
+        kind, start = self.kind, self.start
+        if kind == "at":
+            name = self.advance()
+            if self.kind == ":" and (self.fast or self.text.startswith("::", self.start)):
+                raise self.error("invalid kind of attribute specified", start)
+            return name  # type: ignore[return-value]
+        if kind in ("string", "int", "float") or (kind == "id" and self.value in ("true", "false", "unit")):
             raise self.error("invalid kind of attribute specified")
         raise self.error("expected attribute value")
 
@@ -408,10 +479,10 @@ class _Parser:
         return ManualAxes(tuple(names))
 
     def manual_axis_name(self) -> str:
-        tok = self.tok
-        if tok.kind == "string":
-            return self.advance().value  # type: ignore[return-value]
-        if tok.kind in ("int", "float", "at") or (tok.kind == "id" and tok.value in ("true", "false", "unit")):
+        kind = self.kind
+        if kind == "string":
+            return self.advance()  # type: ignore[return-value]
+        if kind in ("int", "float", "at") or (kind == "id" and self.value in ("true", "false", "unit")):
             raise self.error("invalid kind of attribute specified")
         raise self.error("expected attribute value")
 
@@ -430,32 +501,34 @@ class _Parser:
         raise self.error(f"unknown attribute `{mnemonic}` in dialect `sdy`", self.prev_end)
 
     def attribute(self) -> Attribute:
-        tok = self.tok
-        if tok.kind == "hash":
-            name = tok.value
+        if self.kind == "hash":
+            name, name_end = self.value, self.end
             if name == "sdy":
-                # Generic dialect form: #sdy<mnemonic body>
+                # Generic dialect form: #sdy<mnemonic body>. MLIR cuts the body by bracket
+                # matching and lets the attribute parser ignore whatever it leaves before the
+                # closing '>' (`#sdy<manual_axes{} x>` parses).
+                if self.fast:
+                    raise _Retry
                 self.advance()
-                if self.tok.kind != "<" or self.tok.start != tok.end:
+                if self.kind != "<" or self.start != name_end:
                     raise self.error("expected '<'")
-
-                # MLIR cuts the body by bracket matching and lets the attribute parser ignore
-                # whatever it leaves before the closing '>' (`#sdy<manual_axes{} x>` parses).
-                end = _check_balanced(self.text, self.tok.start)
+                end = _check_balanced(self.text, self.start)
                 self.advance()
                 value = self.mnemonic_body(self._mnemonic())
                 if self.prev_end > end - 1:
                     raise self.error("expected '>'")
-                self.prev_end = end
-                self.tok = self._lex(end)
+                self.jump(end)
                 return value
             if isinstance(name, str) and name.startswith("sdy."):
                 mnemonic = name[4:]
                 self.advance()
-                if self.tok.kind != "<" or self.tok.start != tok.end:
+                # (The fast lexer only makes `#name` tokens that a '<' follows directly.)
+                if self.kind != "<" or not (self.fast or self.start == name_end):
                     raise self.error("expected '<'")
                 return self._pretty_body(lambda: self.mnemonic_body(mnemonic))
-            if "." not in name and not self.text.startswith("<", tok.end):  # type: ignore[operator]
+            if self.fast:
+                raise _Retry
+            if "." not in name and not self.text.startswith("<", name_end):  # type: ignore[operator]
                 raise self.error(f"undefined symbol alias id '{name}'")
             raise self.error(f"expected an sdy attribute, got: #{name}")
         return self.mnemonic_body(self._mnemonic())
@@ -466,7 +539,9 @@ class _Parser:
         The bracket scan can only fail where the grammar fails too, or where a comment hides
         brackets from the grammar; it runs only then (it costs as much as the parse).
         """
-        start = self.tok.start
+        if self.fast:
+            return parse()  # no comments in fast mode; any error reruns precisely
+        start = self.start
         try:
             value = parse()
         except ShardingParseError:
@@ -478,9 +553,9 @@ class _Parser:
         return value
 
     def _mnemonic(self) -> str:
-        if self.tok.kind != "id":
+        if self.kind != "id":
             raise self.error("expected an sdy attribute mnemonic (sharding, mesh, sharding_per_value, manual_axes)")
-        return self.advance().value  # type: ignore[return-value]
+        return self.advance()  # type: ignore[return-value]
 
 
 _HEXDIGITS = frozenset("0123456789abcdefABCDEF")
@@ -511,22 +586,34 @@ def _check_balanced(text: str, pos: int) -> int:
             if not stack:
                 return i
         elif c == '"':
-            i = _lex_string(text, m.start(), "string").end
+            i = _lex_string(text, m.start(), "string")[2]
 
 
 # -- entry points ------------------------------------------------------------------------------
 
 
 def _run(text: str, pos: int, rule: Callable[[_Parser], T], shardy_main: bool = False) -> tuple[T, int]:
+    try:
+        parser = _Parser(text, pos, shardy_main, fast=True)
+        return rule(parser), parser.fast_end()
+    except Exception:  # noqa: BLE001 - the fast path is only an optimisation: any doubt reruns precisely
+        pass
     parser = _Parser(text, pos, shardy_main)
     value = rule(parser)
     return value, parser.prev_end
 
 
 def _whole(text: str, rule: Callable[[_Parser], T], shardy_main: bool = False) -> T:
+    try:
+        parser = _Parser(text, 0, shardy_main, fast=True)
+        value = rule(parser)
+        if parser.kind == "eof":
+            return value
+    except Exception:  # noqa: BLE001 - the fast path is only an optimisation: any doubt reruns precisely
+        pass
     parser = _Parser(text, 0, shardy_main)
     value = rule(parser)
-    if parser.tok.kind != "eof":
+    if parser.kind != "eof":
         raise parser.error("unexpected text after the attribute")
     return value
 
@@ -566,7 +653,7 @@ def _expect_kind(value: object, cls: type[T], text: str) -> T:
 
 def _attribute_or_body(body: Callable[[_Parser], T], cls: type[T], shardy_main: bool = False):
     def rule(p: _Parser) -> T:
-        if p.tok.kind in ("<", "[", "{"):
+        if p.kind in ("<", "[", "{"):
             return body(p)
         return _expect_kind(p.attribute(), cls, p.text)
 
@@ -610,19 +697,20 @@ def parse_mesh_table(text: str) -> MeshTable:
     def rule(p: _Parser) -> MeshTable:
         meshes: list[tuple[str, Mesh]] = []
         seen: set[str] = set()
-        while p.tok.kind != "eof":
-            if not (p.tok.kind == "id" and p.tok.value == "sdy.mesh"):
+        while p.kind != "eof":
+            if not (p.kind == "id" and p.value == "sdy.mesh"):
                 raise p.error("expected 'sdy.mesh'")
             p.advance()
-            if p.tok.kind != "at":
+            if p.kind != "at":
                 raise p.error("expected valid '@'-identifier for symbol name")
-            name_tok = p.advance()
+            name_start = p.start
+            name: str = p.advance()  # type: ignore[assignment]
             p.expect("=")
             mesh = p.mesh()
-            if name_tok.value in seen:
-                raise p.error(f"redefinition of symbol named '{name_tok.value}'", name_tok.start)
-            seen.add(name_tok.value)  # type: ignore[arg-type]
-            meshes.append((name_tok.value, mesh))  # type: ignore[arg-type]
+            if name in seen:
+                raise p.error(f"redefinition of symbol named '{name}'", name_start)
+            seen.add(name)
+            meshes.append((name, mesh))
         return MeshTable(tuple(meshes))
 
     return _whole(text, rule)

@@ -76,3 +76,35 @@ def test_verify_any_valid_sharding(data):
     mesh = data.draw(meshes())
     s = data.draw(shardings(mesh))
     verify(s, mesh=mesh, shape=(3,) * s.rank)
+
+
+def _both_paths(text, rule):
+    from sharding.syntax import _Parser
+
+    try:
+        p = _Parser(text, 0)
+        precise = (rule(p), p.prev_end)
+    except ShardingError:
+        precise = None
+    try:
+        p = _Parser(text, 0, fast=True)
+        fast = (rule(p), p.fast_end())
+    except Exception:  # noqa: BLE001 - the fast path gives up by raising; then only precise counts
+        return
+    assert fast == precise, (text, fast, precise)
+
+
+@fuzz
+@given(st.data())
+def test_fast_path_agrees_with_precise_path(data):
+    """Whenever the regex fast path finishes, it gives what the MLIR-exact path gives."""
+    from sharding.syntax import _Parser
+
+    mesh = data.draw(meshes())
+    text = data.draw(noisy_text(data.draw(shardings(mesh, data.draw(st.sampled_from(["m", "mesh", mesh]))))))
+    for _ in range(data.draw(st.integers(0, 2))):
+        i = data.draw(st.integers(0, len(text)))
+        text = text[:i] + data.draw(ALPHABET) + text[i + data.draw(st.integers(0, 2)):]
+    for rule in (_Parser.attribute, _Parser.tensor_sharding):
+        _both_paths(text, rule)
+        _both_paths(text[len("#sdy.sharding"):], rule)
