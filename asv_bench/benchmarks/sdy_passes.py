@@ -1,0 +1,161 @@
+"""Parse + generic print of generated modules of 1k, 10k and 100k ops (`sdy_passes` IR).
+
+The module (`generated_module`) is what jaxlib prints in generic form: funcs of 100 ops mixing
+`stablehlo.add`/`multiply`/`negate`/`constant`, `sdy.sharding_constraint` and `sdy.sharding`
+attributes, with func argument shardings. `ParsePrint` times each step; `PerOp` tracks
+
+* `track_us_per_op`: parse + print time per op (best of 3);
+* `track_per_op_vs_1k`: that time at N over the time at 1k (target: <= 1.5 at 100k, linear);
+* `track_ratio_to_jaxlib`: our time over jaxlib's `ir.Module.parse` + generic `get_asm` of the
+  same text, measured inside a child process (the benchmark process never imports jax; jaxlib's
+  parse also verifies). Skipped without jax or when `SDY_BENCH_NO_JAXLIB` is set.
+"""
+
+import gc
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+try:
+    from sdy_passes import parse_module, print_module
+except ImportError:  # `asv run --python=same` from a checkout that is not installed
+    sys.path.insert(0, str(ROOT))
+    from sdy_passes import parse_module, print_module
+
+SIZES = [1000, 10000, 100000]
+T = "tensor<8x16xf32>"
+
+
+def generated_module(num_ops: int, ops_per_func: int = 100) -> str:
+    """Generic-form text of a module with `num_ops` ops (jaxlib prints it back unchanged)."""
+    lines = ['"builtin.module"() ({',
+             '  "sdy.mesh"() <{mesh = #sdy.mesh<["x"=2, "y"=4]>, sym_name = "mesh"}> : () -> ()']
+    count, f, value = 2, 0, 0
+    while count < num_ops:
+        lines.append(f'  "func.func"() <{{arg_attrs = [{{sdy.sharding = #sdy.sharding<@mesh, [{{"x"}}, {{}}]>}}, {{}}], '
+                     f'function_type = ({T}, {T}) -> {T}, sym_name = "f{f}"}}> ({{')
+        lines.append(f"  ^bb0(%arg{2 * f}: {T}, %arg{2 * f + 1}: {T}):")
+        prev, other = f"%arg{2 * f}", f"%arg{2 * f + 1}"
+        count += 2
+        for i in range(min(ops_per_func, num_ops - count + 1) - 1):
+            v = f"%{value}"
+            value += 1
+            k = i % 5
+            if k == 0:
+                lines.append(f'    {v} = "stablehlo.add"({prev}, {other}) : ({T}, {T}) -> {T}')
+            elif k == 1:
+                lines.append(f'    {v} = "stablehlo.multiply"({prev}, {prev}) {{sdy.sharding = '
+                             f'#sdy.sharding_per_value<[<@mesh, [{{"x", ?}}, {{"y"}}p1]>]>}} : ({T}, {T}) -> {T}')
+            elif k == 2:
+                lines.append(f'    {v} = "sdy.sharding_constraint"({prev}) <{{sharding = '
+                             f'#sdy.sharding<@mesh, [{{}}, {{"y"}}]>}}> : ({T}) -> {T}')
+            elif k == 3:
+                lines.append(f'    {v} = "stablehlo.constant"() <{{value = dense<1.000000e+00> : {T}}}> : () -> {T}')
+                other = v
+            else:
+                lines.append(f'    {v} = "stablehlo.negate"({prev}) : ({T}) -> {T}')
+            if k != 3:
+                prev = v
+            count += 1
+        lines.append(f'    "func.return"({prev}) : ({T}) -> ()')
+        lines.append("  }) : () -> ()")
+        f += 1
+    lines.append("}) : () -> ()")
+    return "\n".join(lines) + "\n"
+
+
+def _ours_seconds(text: str, repeat: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        print_module(parse_module(text), generic=True)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+_JAXLIB_CHILD = """
+import json, sys, time
+from jax._src.interpreters import mlir as jax_mlir
+from jax._src.lib.mlir import ir
+text = sys.stdin.read()
+ctx = jax_mlir.make_ir_context()
+ctx.enable_multithreading(False)
+best = float("inf")
+with ctx, ir.Location.unknown():
+    for _ in range(3):
+        start = time.perf_counter()
+        module = ir.Module.parse(text)
+        out = module.operation.get_asm(print_generic_op_form=True)
+        best = min(best, time.perf_counter() - start)
+        del module
+print(json.dumps(best))
+"""
+
+
+def _jaxlib_seconds(text: str) -> float:
+    if os.environ.get("SDY_BENCH_NO_JAXLIB"):
+        raise NotImplementedError("SDY_BENCH_NO_JAXLIB is set")
+    proc = subprocess.run([sys.executable, "-c", _JAXLIB_CHILD], input=text, capture_output=True,
+                          text=True, timeout=600, env=dict(os.environ, JAX_PLATFORMS="cpu"))
+    if proc.returncode != 0:
+        raise NotImplementedError(f"jaxlib child failed: {proc.stderr[-500:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+class ParsePrint:
+    """Each step on its own: parse, generic print, pretty print, and parse + generic print."""
+
+    params = [SIZES]
+    param_names = ["num_ops"]
+    timeout = 600
+
+    def setup(self, num_ops):
+        self.text = generated_module(num_ops)
+        self.module = parse_module(self.text)
+        assert print_module(self.module, generic=True) == self.text
+
+    def time_parse(self, num_ops):
+        parse_module(self.text)
+
+    def time_print_generic(self, num_ops):
+        print_module(self.module, generic=True)
+
+    def time_print_pretty(self, num_ops):
+        print_module(self.module)
+
+    def time_parse_print(self, num_ops):
+        print_module(parse_module(self.text), generic=True)
+
+
+class PerOp:
+    """Time per op, its growth from 1k ops, and the ratio to jaxlib."""
+
+    params = [SIZES]
+    param_names = ["num_ops"]
+    timeout = 1200
+    number = 1
+    repeat = 1
+
+    def setup(self, num_ops):
+        self.text = generated_module(num_ops)
+
+    def track_us_per_op(self, num_ops):
+        return _ours_seconds(self.text) / num_ops * 1e6
+
+    track_us_per_op.unit = "us"
+
+    def track_per_op_vs_1k(self, num_ops):
+        small = _ours_seconds(generated_module(1000), repeat=5) / 1000
+        return (_ours_seconds(self.text) / num_ops) / small
+
+    track_per_op_vs_1k.unit = "ratio"
+
+    def track_ratio_to_jaxlib(self, num_ops):
+        return _ours_seconds(self.text) / _jaxlib_seconds(self.text)
+
+    track_ratio_to_jaxlib.unit = "ratio"
