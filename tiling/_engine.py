@@ -219,14 +219,62 @@ def _run_of(table: np.ndarray) -> tuple[int, int]:
     return run, step
 
 
-def _pack_side(side: _Side, order: tuple[int, ...]):
-    """Kernel arguments for one side, dims permuted into loop `order`."""
-    toff = np.cumsum([0] + [t.size for t in side.tables[:-1]]).astype(np.int64)
-    tab = np.concatenate(side.tables).astype(np.int64) if side.tables else np.zeros(1, np.int64)
-    inner = order[-1]
-    run, step = _run_of(side.tables[side.grp[inner]]) if side.rad[inner] == 1 else (1, 0)
-    return (np.array([side.grp[d] for d in order], np.int64),
-            np.array([side.rad[d] for d in order], np.int64), toff, tab, run, step)
+def _arithmetic(table: np.ndarray) -> int | None:
+    """The step of a table that is base + k*step throughout, else None."""
+    if table.size <= 1:
+        return 0
+    diffs = np.diff(table)
+    return int(diffs[0]) if (diffs == diffs[0]).all() else None
+
+
+def _mergeable(side, k: int, sizes: list[int]) -> bool:
+    """Can loop dims k (outer) and k+1 become one dim of size sizes[k]*sizes[k+1] on `side`?"""
+    grp, rad, tables = side
+    if grp[k] == grp[k + 1]:  # one group, adjacent radices: the group index is unchanged
+        return rad[k] == sizes[k + 1] * rad[k + 1]
+    solo = [g for g in (grp[k], grp[k + 1]) if grp.count(g) == 1 and rad[grp.index(g)] == 1]
+    if len(solo) < 2:
+        return False
+    outer, inner = _arithmetic(tables[grp[k]]), _arithmetic(tables[grp[k + 1]])
+    return outer is not None and inner is not None and outer == sizes[k + 1] * inner
+
+
+def _merge(side, k: int, sizes: list[int]):
+    grp, rad, tables = side
+    if grp[k] == grp[k + 1]:
+        return grp[:k] + grp[k + 1:], rad[:k] + rad[k + 1:], tables
+    outer, inner = tables[grp[k]], tables[grp[k + 1]]
+    step = _arithmetic(inner)
+    merged = outer[0] + inner[0] + np.arange(sizes[k] * sizes[k + 1], dtype=np.int64) * step
+    tables = list(tables)
+    tables[grp[k + 1]] = merged
+    tables[grp[k]] = np.zeros(1, np.int64)  # group kept (no loop dim refers to it any more)
+    return grp[:k] + grp[k + 1:], rad[:k] + rad[k + 1:], tables
+
+
+def _kernel_args(sides: list[_Side], order: tuple[int, ...], sizes) -> tuple:
+    """`move` arguments for the sides, dims permuted into loop `order`; size-1 dims dropped
+    and neighbours merged where every side allows it, so the inner loop is long."""
+    sizes = [int(n) for n in sizes]
+    loop = [([side.grp[d] for d in order], [side.rad[d] for d in order], list(side.tables))
+            for side in sides]
+    for k in range(len(sizes) - 1, -1, -1):  # a size-1 dim only adds its table's first entry
+        if sizes[k] == 1 and len(sizes) > 1:
+            sizes.pop(k)
+            loop = [(g[:k] + g[k + 1:], r[:k] + r[k + 1:], t) for g, r, t in loop]
+    k = len(sizes) - 2 if 0 not in sizes else -1  # (nothing moves when a dim is empty)
+    while k >= 0:
+        if all(_mergeable(side, k, sizes) for side in loop):
+            loop = [_merge(side, k, sizes) for side in loop]
+            sizes[k:k + 2] = [sizes[k] * sizes[k + 1]]
+        k -= 1
+    args = [np.array(sizes, np.int64)]
+    for grp, rad, tables in loop:
+        toff = np.cumsum([0] + [t.size for t in tables[:-1]]).astype(np.int64)
+        tab = np.concatenate(tables).astype(np.int64)
+        run, step = _run_of(tables[grp[-1]]) if rad[-1] == 1 else (1, 0)
+        args.append((np.array(grp, np.int64), np.array(rad, np.int64), toff, tab, run, step))
+    return tuple(args)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -446,9 +494,7 @@ def _generic_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: b
     side = _side_for_layout(dims, layout, words)
     if words == 2:
         side = _add_word_dim(side)
-    strided = _side_for_array(a)
-    layout_args = _pack_side(side, order)
-    array_args = _pack_side(strided, order)
+    sizes, array_args, layout_args = _kernel_args([_side_for_array(a), side], order, sizes)
     has_padding = n_final > a.size
 
     if encode:
@@ -562,7 +608,8 @@ def _plan_relayout(dims, src: Layout, dst: Layout, element: ElementType):
     sides = []
     for layout in (src, dst):
         side = _side_for_layout(dims, layout, words)
-        sides.append(_pack_side(_add_word_dim(side) if words == 2 else side, order))
+        sides.append(_add_word_dim(side) if words == 2 else side)
+    sizes, *sides = _kernel_args(sides, order, sizes)
     s_bits, d_bits = _storage_bits(src, element), _storage_bits(dst, element)
     s_final = _num_final(tuple(dims[d] for d in src.major_to_minor), src)
     d_final = _num_final(tuple(dims[d] for d in dst.major_to_minor), dst)

@@ -281,19 +281,14 @@ def move(sizes, src, s_grp, s_rad, s_toff, s_tab, s_run, s_step,
                 d_base += d_tab[_u(d_toff[g] + d_gidx[g])]
         # The inner dim's table is arithmetic (step) inside aligned blocks of `run` group
         # indices, so it is walked run by run: one table lookup per run, not per element.
+        # (run positions are tracked by subtraction: a division per run cost more than the run)
+        s_left = s_run - s_gidx[s_gin] % s_run
+        d_left = d_run - d_gidx[d_gin] % d_run
         i = 0
         while i < inner:
-            sm = s_gidx[s_gin] + i * s_rin
-            dm = d_gidx[d_gin] + i * d_rin
-            n = inner - i
-            left = s_run - sm % s_run
-            if left < n:
-                n = left
-            left = d_run - dm % d_run
-            if left < n:
-                n = left
-            sp = s_base + s_tab[_u(s_toff[s_gin] + sm)]
-            dp = d_base + d_tab[_u(d_toff[d_gin] + dm)]
+            n = min(inner - i, s_left, d_left)
+            sp = s_base + s_tab[_u(s_toff[s_gin] + s_gidx[s_gin] + i * s_rin)]
+            dp = d_base + d_tab[_u(d_toff[d_gin] + d_gidx[d_gin] + i * d_rin)]
             if s_step == 1 and d_step == 1:
                 for k in range(n):
                     dst[_u(dp + k)] = src[_u(sp + k)]
@@ -301,6 +296,12 @@ def move(sizes, src, s_grp, s_rad, s_toff, s_tab, s_run, s_step,
                 for k in range(n):
                     dst[_u(dp + k * d_step)] = src[_u(sp + k * s_step)]
             i += n
+            s_left -= n
+            if s_left == 0:
+                s_left = s_run
+            d_left -= n
+            if d_left == 0:
+                d_left = d_run
         d = r - 2
         while d >= 0:
             idx[d] += 1
