@@ -152,7 +152,7 @@ class Operation:
     """An MLIR operation. Create with `Operation.create(...)`; compared by identity."""
 
     __slots__ = ("name", "_operands", "results", "properties", "attributes", "regions",
-                 "successors", "location", "parent", "__weakref__")
+                 "successors", "location", "parent", "_index_hint", "__weakref__")
 
     def __init__(self, name: str):
         self.name = name
@@ -167,6 +167,7 @@ class Operation:
         self.successors: list[Block] = []
         self.location: Location = UnknownLoc()
         self.parent: Block | None = None
+        self._index_hint = 0  # last known position in the parent's op list (see Block.index_of)
 
     @classmethod
     def create(cls, name: str, operands: Sequence[Value] = (), result_types: Sequence[Type] = (),
@@ -426,11 +427,26 @@ class Block:
             self.arguments[i].index = i
 
     def index_of(self, op: Operation) -> int:
-        """Position of `op` in this block (by identity)."""
-        for i, o in enumerate(self.ops):
-            if o is op:
+        """Position of `op` in this block (by identity).
+
+        Each op remembers where it was last seen, so lookups near recent edits are O(1); a miss
+        scans the list once and refreshes every op's position.
+        """
+        ops = self.ops
+        hint = op._index_hint
+        if hint < len(ops) and ops[hint] is op:
+            return hint
+        for i in range(max(0, hint - 8), min(len(ops), hint + 9)):
+            if ops[i] is op:
+                op._index_hint = i
                 return i
-        raise ValueError(f"{op!r} is not in this block")
+        try:
+            found = ops.index(op)  # ops compare by identity
+        except ValueError:
+            raise ValueError(f"{op!r} is not in this block") from None
+        for i, o in enumerate(ops):
+            o._index_hint = i
+        return found
 
     def append(self, op: Operation) -> Operation:
         """Append a detached op; returns it."""
@@ -442,6 +458,7 @@ class Block:
             raise ValueError(f"'{op.name}' is already in a block; detach it first")
         self.ops.insert(index, op)
         op.parent = self
+        op._index_hint = index if index >= 0 else len(self.ops) - 1
         return op
 
     def prepend(self, op: Operation) -> Operation:

@@ -593,7 +593,7 @@ class Parser:
             return FloatAttr(_round_float(float(lit), typ), typ)
         if is_float:
             raise self.error(f"floating point value not valid for specified type '{typ}'", start)
-        value = int(lit, 0) if "0x" not in lit else int(lit, 16)
+        value = _int_literal(lit)
         if typ == I1:
             if value not in (0, 1):
                 raise self.error("integer constant out of range for attribute", start)
@@ -629,7 +629,7 @@ class Parser:
                     m = self.parse_optional_regex(_NUMBER)
                     if not m:
                         self.fail_expected("number in dense array")
-                    values.append(float(m.group(0)) if isinstance(el, FloatType) else int(m.group(0), 0))
+                    values.append(float(m.group(0)) if isinstance(el, FloatType) else _int_literal(m.group(0)))
                 if not self.parse_optional(","):
                     break
         self.expect(">")
@@ -1111,6 +1111,11 @@ def _unescape(s: str) -> str:
     return out.decode("utf-8", "surrogateescape")
 
 
+def _int_literal(lit: str) -> int:
+    """`12`, `-007` (decimal, leading zeros allowed) or `0x1F` (hex), as MLIR reads them."""
+    return int(lit, 16) if "0x" in lit else int(lit)
+
+
 def _int_range(t: IntegerType) -> tuple[int, int]:
     w = t.width
     if t.signedness == "u":
@@ -1219,7 +1224,7 @@ def _canonical_number(lit: str, el: Type) -> str | None:
             return {"true": "true", "false": "false", "1": "true", "0": "false"}.get(lit)
         if lit in ("true", "false") or "." in lit:
             return None
-        return str(int(lit, 0) if "0x" not in lit else int(lit, 16))
+        return str(_int_literal(lit))
     if isinstance(el, IndexType):
         return str(int(lit))
     return None

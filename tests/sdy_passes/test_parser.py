@@ -43,6 +43,8 @@ def test_types(text, expected):
 @pytest.mark.parametrize("text, expected, printed", [
     ("3", IntegerAttr(3, I64), "3 : i64"),
     ("-3 : i32", IntegerAttr(-3, I32), None),
+    ("-007 : i32", IntegerAttr(-7, I32), "-7 : i32"),
+    ("0x1F : i32", IntegerAttr(31, I32), "31 : i32"),
     ("true", BoolAttr(True), None),
     ("1 : i1", BoolAttr(True), "true"),
     ("1.5", FloatAttr(1.5, F64), "1.500000e+00 : f64"),

@@ -1,12 +1,14 @@
-"""Round trips over the golden cases in ../shared/sdy_cases (skipped when absent)."""
+"""Round trips: the golden cases in ../shared/sdy_cases (skipped when absent), random modules."""
 
 import pytest
+from hypothesis import given, settings
 
 from sdy_passes import parse_module, print_module
 from tests.conftest import SDY_CASES
 from tests.sdy_passes.ssa import assert_same_ir
+from tests.sdy_passes.strategies import modules
 
-pytestmark = pytest.mark.skipif(not SDY_CASES.is_dir(), reason="../shared/sdy_cases is absent")
+needs_cases = pytest.mark.skipif(not SDY_CASES.is_dir(), reason="../shared/sdy_cases is absent")
 
 GENERIC = sorted(SDY_CASES.glob("*/*.in.generic.mlir")) + sorted(SDY_CASES.glob("*/*.out.mlir"))
 PRETTY = sorted(SDY_CASES.glob("*/*.in.mlir"))
@@ -16,12 +18,14 @@ def _id(path):
     return f"{path.parent.name}/{path.name}"
 
 
+@needs_cases
 @pytest.mark.parametrize("path", GENERIC, ids=_id)
 def test_generic_parse_print_gives_the_text_back(path):
     text = path.read_text()
     assert_same_ir(print_module(parse_module(text), generic=True), text)
 
 
+@needs_cases
 @pytest.mark.parametrize("path", PRETTY, ids=_id)
 def test_pretty_input_parses_to_the_generic_module(path):
     module = parse_module(path.read_text())
@@ -29,6 +33,7 @@ def test_pretty_input_parses_to_the_generic_module(path):
     assert_same_ir(print_module(module, generic=True), generic)
 
 
+@needs_cases
 @pytest.mark.parametrize("path", PRETTY, ids=_id)
 def test_our_pretty_form_reads_back_to_the_same_module(path):
     module = parse_module(path.read_text())
@@ -36,3 +41,15 @@ def test_our_pretty_form_reads_back_to_the_same_module(path):
     again = parse_module(pretty)
     assert_same_ir(print_module(again, generic=True), print_module(module, generic=True))
     assert_same_ir(print_module(again), pretty)
+
+
+@settings(max_examples=60)
+@given(modules())
+def test_random_modules_print_reparse_and_print_identically(module):
+    generic = print_module(module, generic=True)
+    pretty = print_module(module)
+    assert print_module(parse_module(generic), generic=True) == generic
+    again = parse_module(pretty)
+    assert print_module(again) == pretty
+    assert print_module(again, generic=True) == generic
+    assert print_module(module.clone(), generic=True) == generic
