@@ -494,9 +494,12 @@ class OpaqueAttr(Attribute):
         return self.text
 
 
-def _factor_name(i: int) -> str:
-    # i..z, then z_1, z_2, ... (Shardy's factor naming).
+def factor_name(i: int) -> str:
+    """Shardy's name of factor `i`: `i`..`z`, then `z_1`, `z_2`, ..."""
     return chr(ord("i") + i) if i < 18 else f"z_{i - 17}"
+
+
+_factor_name = factor_name
 
 
 @dataclass(frozen=True, slots=True)

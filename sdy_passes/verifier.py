@@ -18,7 +18,9 @@ from sharding import InvalidMeshError, InvalidShardingError, Mesh, MeshTable, Te
 from sharding import TensorShardingPerValue, ManualAxes
 from sharding.verify import sharding_errors, verify_mesh
 
-from sdy_passes.attributes import ArrayAttr, DictionaryAttr, FunctionType, RankedTensorType, TypeAttr
+from sdy_passes.attributes import (
+    ArrayAttr, DictionaryAttr, FunctionType, OpShardingRule, RankedTensorType, TypeAttr, factor_name,
+)
 from sdy_passes.errors import VerificationError
 from sdy_passes.ir import Module, Operation, symbol_name
 
@@ -116,6 +118,8 @@ def _verify_op(op: Operation, module: Module, meshes: MeshTable) -> None:
         if not isinstance(s, TensorShardingPerValue):
             _fail(op, "should have a sharding attribute of type TensorShardingPerValueAttr")
         _check_per_value(op, s, op.result_types, meshes, "result", bound)
+    if "sdy.sharding_rule" in op.attributes:
+        _verify_sharding_rule(op, op.attributes["sdy.sharding_rule"])
     if name == "func.func":
         _verify_func(op, meshes)
     elif name in _SHARDING_OPS:
@@ -290,3 +294,64 @@ def _verify_named(op: Operation, meshes: MeshTable, bound: tuple[str, ...]) -> N
 
 def _types(types) -> str:
     return ", ".join(f"'{t}'" for t in types)
+
+
+def _verify_sharding_rule(op: Operation, rule) -> None:
+    """`verifyOpShardingRuleAttr`: mappings fit the op's types, factors are used and valid."""
+    if not isinstance(rule, OpShardingRule):
+        _fail(op, "should have a sharding rule attribute of type OpShardingRuleAttr")
+    sizes = rule.factor_sizes
+    seen: set[int] = set()
+    for kind, types, mappings in (("operand", op.operand_types, rule.operand_mappings),
+                                  ("result", op.result_types, rule.result_mappings)):
+        if len(types) != len(mappings):
+            _fail(op, f"number of {kind}s and mappings must match: {len(types)} != {len(mappings)}")
+        if not mappings:
+            _fail(op, f"number of {kind}s mappings cannot be 0. Op sharding rules can only be defined "
+                      "on operations with at least one operand and result.")
+        for i, (t, mapping) in enumerate(zip(types, mappings)):
+            prefix = _value_prefix(kind, len(types), i)
+            if not (isinstance(t, RankedTensorType) and t.has_static_shape):
+                _fail(op, f"{prefix}expected a ranked tensor with a static shape. type: {t}")
+            if len(mapping) != t.rank:
+                _fail(op, f"{prefix}mapping rank must match: {len(mapping)} != {t.rank}")
+            used: set[int] = set()
+            for dim in mapping:
+                if not dim:
+                    _fail(op, f"{prefix}dim mapping must have at least one factor")
+                for f in dim:
+                    if not 0 <= f < len(sizes):
+                        _fail(op, f"{prefix}expecting factor indices to be within 0<=...<num_factors; "
+                                  f"received: {f}, num_factors: {len(sizes)}")
+                    if f in used:
+                        _fail(op, f"{prefix}cannot reuse factors for the same tensor value")
+                    if sizes[f] == 1 and len(dim) > 1:
+                        _fail(op, f"{prefix}dim mapping can't have a factor of size 1 if there are "
+                                  "multiple factors")
+                    used.add(f)
+                    seen.add(f)
+    unused = [i for i in range(len(sizes)) if i not in seen]
+    if unused:
+        _fail(op, f"has factor {factor_name(unused[0])}={sizes[unused[0]]} that isn't used in operand "
+                  "and result mappings")
+    special = (rule.reduction_factors, rule.need_replication_factors, rule.permutation_factors)
+    for indices in special:
+        _check_factor_indices(op, indices, len(sizes))
+    all_special = [f for group in special for f in group]
+    if len(set(all_special)) != len(all_special):
+        _fail(op, "a factor can only be in one of the reduction, need replication, or "
+                  "permutation factor sets")
+    _check_factor_indices(op, rule.blocked_propagation_factors, len(sizes))
+
+
+def _check_factor_indices(op: Operation, indices, num_factors: int) -> None:
+    if not indices:
+        return
+    if list(indices) != sorted(indices):
+        _fail(op, "indices of special factors must be sorted")
+    if len(set(indices)) != len(indices):
+        _fail(op, "indices of special factors must be unique")
+    if indices[0] < 0:
+        _fail(op, "index must be non-negative")
+    if indices[-1] >= num_factors:
+        _fail(op, f"index must be less than {num_factors}, got: {indices[-1]}")

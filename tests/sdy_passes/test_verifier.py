@@ -52,6 +52,21 @@ CASES = [
     (_func('  %0 = sdy.propagation_barrier %arg0 allowed_direction=BOTH : tensor<8x8xf32>\n  return %0 : tensor<8x8xf32>'),
      "'sdy.propagation_barrier' op cannot specify `BOTH` as the direction. Not blocking propagation direction makes the op redundant.", 3, 8),
     ('sdy.mesh @mesh = <["a"=2]>\nsdy.mesh @mesh = <["a"=4]>\n', "redefinition of symbol named 'mesh'", 2, 1),
+    (_func('  %0 = stablehlo.add %arg0, %arg0 {sdy.sharding_rule = #sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=8}>} : tensor<8x8xf32>\n  return %0 : tensor<8x8xf32>'),
+     "'stablehlo.add' op number of operands and mappings must match: 2 != 1", 3, 8),
+    (_func('  %0 = stablehlo.add %arg0, %arg0 {sdy.sharding_rule = #sdy.op_sharding_rule<([i], [i, j])->([i, j]) {i=8, j=8}>} : tensor<8x8xf32>\n  return %0 : tensor<8x8xf32>'),
+     "'stablehlo.add' op operand 0 - mapping rank must match: 1 != 2", 3, 8),
+    (_func('  %0 = stablehlo.add %arg0, %arg0 {sdy.sharding_rule = #sdy.op_sharding_rule<([i, j], [i, j])->([i, i]) {i=8, j=8}>} : tensor<8x8xf32>\n  return %0 : tensor<8x8xf32>'),
+     "'stablehlo.add' op result - cannot reuse factors for the same tensor value", 3, 8),
+    (_func('  %0 = stablehlo.add %arg0, %arg0 {sdy.sharding_rule = #sdy.op_sharding_rule<([i, j], [i, j])->([i, j]) {i=8, j=8, k=2}>} : tensor<8x8xf32>\n  return %0 : tensor<8x8xf32>'),
+     "'stablehlo.add' op has factor k=2 that isn't used in operand and result mappings", 3, 8),
+    (_func('  %0 = stablehlo.add %arg0, %arg0 {sdy.sharding_rule = #sdy.op_sharding_rule<([i, j], [i, j])->([i, j]) {i=8, j=8} reduction={j} need_replication={j}>} : tensor<8x8xf32>\n  return %0 : tensor<8x8xf32>'),
+     "'stablehlo.add' op a factor can only be in one of the reduction, need replication, or permutation factor sets", 3, 8),
+    (_func('  %0 = stablehlo.add %arg0, %arg0 {sdy.sharding_rule = #sdy.op_sharding_rule<([i, j], [i, j])->([i, j]) {i=8, j=8} reduction={j, i}>} : tensor<8x8xf32>\n  return %0 : tensor<8x8xf32>'),
+     "'stablehlo.add' op indices of special factors must be sorted", 3, 8),
+    (_func('  %0 = stablehlo.add %arg0, %arg0 {sdy.sharding_rule = #sdy.op_sharding_rule<([ij, k], [ij, k])->([ij, k]) {i=1, j=8, k=8}>} : tensor<8x8xf32>\n  return %0 : tensor<8x8xf32>',
+           "%arg0: tensor<8x8xf32>"),
+     "'stablehlo.add' op operand 0 - dim mapping can't have a factor of size 1 if there are multiple factors", 3, 8),
 ]
 
 
