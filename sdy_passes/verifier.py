@@ -19,7 +19,8 @@ from sharding import TensorShardingPerValue, ManualAxes
 from sharding.verify import sharding_errors, verify_mesh
 
 from sdy_passes.attributes import (
-    ArrayAttr, DictionaryAttr, FunctionType, OpShardingRule, RankedTensorType, TypeAttr, factor_name,
+    ArrayAttr, DictionaryAttr, FunctionType, OpShardingRule, RankedTensorType, SymbolRefAttr, TypeAttr,
+    factor_name,
 )
 from sdy_passes.errors import VerificationError
 from sdy_passes.ir import Module, Operation, symbol_name
@@ -144,7 +145,9 @@ def _verify_op(op: Operation, module: Module, meshes: MeshTable) -> None:
                       "makes the op redundant.")
     elif name == "func.call":
         callee = op.properties.get("callee")
-        target = module.lookup_symbol(callee.root) if callee is not None else None
+        if not isinstance(callee, SymbolRefAttr):
+            _fail(op, "requires attribute 'callee'")
+        target = module.lookup_symbol(callee.root)
         if target is None or target.name != "func.func":
             _fail(op, f"'{callee}' does not reference a valid function")
 
@@ -289,6 +292,8 @@ def _verify_named(op: Operation, meshes: MeshTable, bound: tuple[str, ...]) -> N
     for key, types in (("in_shardings", op.operand_types), ("out_shardings", op.result_types)):
         s = op.properties.get(key)
         if s is not None:
+            if not isinstance(s, TensorShardingPerValue):
+                _fail(op, f"attribute '{key}' failed to satisfy constraint: sharding per value")
             _check_per_value(op, s, types, meshes, key, bound)
 
 

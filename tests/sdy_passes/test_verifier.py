@@ -1,10 +1,12 @@
 """The verifier: one test per message, and the same messages and locations as jaxlib."""
 
 import pytest
+from hypothesis import given, settings
 
 from sdy_passes import FileLineColLoc, VerificationError, parse_module, verify_module
 from tests.conftest import SDY_CASES
 from tests.jaxlib_child import run_child
+from tests.sdy_passes.strategies import modules
 
 MESH = 'sdy.mesh @mesh = <["a"=2, "b"=2]>\n'
 
@@ -114,3 +116,12 @@ def test_messages_match_jaxlib():
     expected = run_child(_JAX, [text for text, *_ in CASES])
     for (text, message, line, col), got in zip(CASES, expected):
         assert got == f'loc("-":{line}:{col}): {message}'
+
+
+@settings(max_examples=40)
+@given(modules())
+def test_random_modules_verify_or_raise_verification_error(module):
+    try:
+        verify_module(module)
+    except VerificationError:
+        pass
