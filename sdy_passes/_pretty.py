@@ -20,6 +20,7 @@ from sdy_passes.parser import INHERENT_ATTRS, PRETTY_OPS, Parser, _set_results
 from sdy_passes.printer import Printer, print_function_type
 
 PRETTY_PRINTERS: dict = {}
+_NAME = re.compile(r"%([A-Za-z0-9_$.\-]+)")
 
 
 def _register(*names):
@@ -101,7 +102,7 @@ def _parse_func(p: Parser, op, n):
         while True:
             pos = p.skip()
             if p.peek("%"):
-                ref = p.parse_optional_regex(re.compile(r"%([A-Za-z0-9_$.\-]+)"))
+                ref = p.parse_optional_regex(_NAME)
                 p.expect(":")
                 t = p.parse_type()
                 attrs = p.parse_optional_attr_dict()
@@ -826,7 +827,7 @@ def _parse_while(p: Parser, op, n):
     if not p.parse_optional(")"):
         while True:
             pos = p.skip()
-            m = p.parse_optional_regex(re.compile(r"%([A-Za-z0-9_$.\-]+)"))
+            m = p.parse_optional_regex(_NAME)
             if not m:
                 p.fail_expected("%iterArg = %value")
             p.expect("=")

@@ -84,6 +84,14 @@ _SIMPLE_TENSOR = re.compile(r"tensor<((?:[0-9]+x)*)([a-z][a-z0-9A-Z]*)>")
 _FLOAT_TYPE = re.compile(r"(?:bf16|tf32|f[0-9]+E[0-9]+M[0-9]+[A-Za-z]*|f[0-9]+)(?![A-Za-z0-9_])")
 _INT_TYPE = re.compile(r"([su]?)i([0-9]+)(?![A-Za-z0-9_])")
 _SPLIT = re.compile(r"^// -----.*$", re.MULTILINE)
+_TOKEN_TEXT = re.compile(r'[A-Za-z0-9_.$%#@^!-]+|"[^"\n]*"?|.')
+_DIALECT_TYPE = re.compile(r"![A-Za-z_][A-Za-z0-9_$.]*")
+_DIM = re.compile(r"(\?|[0-9]+)x")
+_HASH_NAME = re.compile(r"#[A-Za-z_][A-Za-z0-9_$.-]*")
+_FACTORS = re.compile(r"[A-Za-z0-9_]*")
+_BLOCK_ARG = re.compile(r"%(" + _SUFFIX_ID.pattern + ")")
+_ALIAS_DEF = re.compile(r"([#!])([A-Za-z_][A-Za-z0-9_$.]*)")
+_RESULT_NAME = re.compile(r"%(" + _SUFFIX_ID.pattern + r")(?::([0-9]+))?")
 # Spans used as cache keys (the full parser decides; a key is only stored when it parsed
 # exactly that span): an sdy attribute nested at most three levels, with plain strings, and
 # an op signature of bracket-free types `(tensor<8xf32>, i32) -> tensor<8xf32>`.
@@ -259,7 +267,7 @@ class Parser:
     def describe_next(self) -> str:
         if self.pos >= len(self.text):
             return "end of input"
-        m = re.compile(r'[A-Za-z0-9_.$%#@^!-]+|"[^"\n]*"?|.').match(self.text, self.pos)
+        m = _TOKEN_TEXT.match(self.text, self.pos)
         return f"'{m.group(0)}'"
 
     def parse_optional_regex(self, rx: re.Pattern) -> re.Match | None:
@@ -377,7 +385,7 @@ class Parser:
         if c == "(":
             return self.parse_function_type()
         if c == "!":
-            m = re.compile(r"![A-Za-z_][A-Za-z0-9_$.]*").match(text, pos)
+            m = _DIALECT_TYPE.match(text, pos)
             if not m:
                 raise self.error("expected dialect type after '!'")
             self.pos = m.end()
@@ -425,10 +433,9 @@ class Parser:
             self.expect(">")
             return UnrankedTensorType(el)
         dims: list[int | None] = []
-        dim_rx = re.compile(r"(\?|[0-9]+)x")
         while True:
             self.skip()
-            m = dim_rx.match(self.text, self.pos)
+            m = _DIM.match(self.text, self.pos)
             if not m:
                 break
             dims.append(None if m.group(1) == "?" else int(m.group(1)))
@@ -555,7 +562,7 @@ class Parser:
         if text.startswith("#sdy.op_sharding_rule<", start):
             self.pos = start + len("#sdy.op_sharding_rule")
             return self._parse_sharding_rule()
-        m = re.compile(r"#[A-Za-z_][A-Za-z0-9_$.-]*").match(text, start)
+        m = _HASH_NAME.match(text, start)
         if not m:
             raise self.error("expected attribute name after '#'")
         self.pos = m.end()
@@ -658,7 +665,7 @@ class Parser:
                     if not self.peek("]"):
                         while True:
                             p = self.skip()
-                            m = re.compile(r"[A-Za-z0-9_]*").match(self.text, p)
+                            m = _FACTORS.match(self.text, p)
                             self.pos = m.end()
                             dims.append(factors(m.group(0), p))
                             if not self.parse_optional(","):
@@ -836,7 +843,7 @@ class Parser:
             return args
         while True:
             p = self.skip()
-            m = re.compile(r"%(" + _SUFFIX_ID.pattern + ")").match(self.text, p)
+            m = _BLOCK_ARG.match(self.text, p)
             if not m:
                 self.fail_expected("block argument (%name: type)")
             self.pos = m.end()
@@ -927,7 +934,7 @@ class Parser:
 
     def _parse_optional_alias_def(self) -> bool:
         start = self.pos
-        m = re.compile(r"([#!])([A-Za-z_][A-Za-z0-9_$.]*)").match(self.text, start)
+        m = _ALIAS_DEF.match(self.text, start)
         if not m or "." in m.group(2):
             return False
         self.pos = m.end()
@@ -946,7 +953,7 @@ class Parser:
         if self.text.startswith("%", start):
             while True:
                 p = self.skip()
-                m = re.compile(r"%(" + _SUFFIX_ID.pattern + r")(?::([0-9]+))?").match(self.text, p)
+                m = _RESULT_NAME.match(self.text, p)
                 if not m:
                     self.fail_expected("result name")
                 self.pos = m.end()
@@ -959,7 +966,7 @@ class Parser:
         if self.text.startswith('"', op_pos):
             op = self.parse_generic_op()
         else:
-            name = self.parse_optional_regex(re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*"))
+            name = self.parse_optional_regex(_BARE_ID)
             if not name:
                 self.fail_expected("operation name")
             full = _DEFAULT_DIALECT.get(name.group(0), name.group(0))
