@@ -201,6 +201,20 @@ def encode_packed(src, boffs, rs, cs, R, C, a, tc, p, bits, out):
 @_helper
 def _unpack_group(buf, o, rows, bits, n, dst, s, rs, cs):
     """Inverse of `_pack_group` for `rows` rows (any column stride)."""
+    if cs == 1 and rows == 4 and bits == 8:  # 8-bit: each word read once, constant shifts
+        for c in range(n):
+            w = buf[_u(o + c)]
+            dst[_u(s + c)] = w & np.uint32(0xFF)
+            dst[_u(s + rs + c)] = (w >> _S8) & np.uint32(0xFF)
+            dst[_u(s + 2 * rs + c)] = (w >> _S16) & np.uint32(0xFF)
+            dst[_u(s + 3 * rs + c)] = w >> _S24
+        return None
+    if cs == 1 and rows == 2 and bits == 16:  # 16-bit
+        for c in range(n):
+            w = buf[_u(o + c)]
+            dst[_u(s + c)] = w & np.uint32(0xFFFF)
+            dst[_u(s + rs + c)] = w >> _S16
+        return None
     mask = np.uint32((1 << bits) - 1)
     for k in range(rows):
         shift = np.uint32(k * bits)
