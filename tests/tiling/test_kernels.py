@@ -347,3 +347,28 @@ def test_numba_loads_only_when_an_array_needs_it():
                            capture_output=True, text=True, timeout=300)
     assert child.returncode == 0, child.stderr[-3000:]
     assert "lazy ok" in child.stdout
+
+
+_BROKEN_CACHE_CHILD = """
+import numpy as np
+import tiling
+from tiling import _engine
+kernels = _engine.load_kernels()
+
+def broken(*args, **kwargs):
+    raise EOFError("truncated cache file")
+
+kernels.encode_tiled._cache.load_overload = broken  # as if another process left a torn file
+x = np.arange(1024 * 1024, dtype=np.float32).reshape(1024, 1024)
+buf = tiling.encode(x, "{1,0:T(8,128)}")
+assert np.array_equal(tiling.decode(buf, "f32[1024,1024]{1,0:T(8,128)}"), x)
+print("recovered", type(kernels.encode_tiled._cache).__name__)
+"""
+
+
+def test_a_broken_cache_entry_costs_a_compile_not_the_call():
+    env = dict(os.environ, PYTHONPATH=ROOT, TILING_NUMBA_CACHE="1")
+    child = subprocess.run([sys.executable, "-c", _BROKEN_CACHE_CHILD], cwd=ROOT, env=env,
+                           capture_output=True, text=True, timeout=300)
+    assert child.returncode == 0, child.stderr[-3000:]
+    assert "recovered NullCache" in child.stdout
