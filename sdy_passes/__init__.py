@@ -29,6 +29,7 @@ from sdy_passes.ir import (
 from sdy_passes.parser import parse_attribute, parse_module, parse_type, split_input
 from sdy_passes.pass_manager import PASSES, PIPELINES, Pass, run_passes
 from sdy_passes.printer import print_module, print_op
+from sdy_passes.verifier import verify_module
 
 __all__ = [
     "parse_module", "print_module", "print_op", "run_passes", "parse_attribute", "parse_type",
@@ -38,10 +39,3 @@ __all__ = [
     "SdyError", "IRParseError", "VerificationError", "PassFailedError",
     *_attributes_all,
 ]
-
-
-def __getattr__(name):
-    if name == "verify_module":
-        from sdy_passes.verifier import verify_module
-        return verify_module
-    raise AttributeError(name)

@@ -19,14 +19,14 @@ from typing import Callable
 
 from sdy_passes import _sdy_syntax as sdy_syntax
 from sdy_passes.attributes import (
-    F64, I1, I32, I64, ArrayAttr, Attribute, BoolAttr, ComplexType, DenseArrayAttr,
+    F64, I1, I64, ArrayAttr, Attribute, BoolAttr, ComplexType, DenseArrayAttr,
     DenseElementsAttr, DictionaryAttr, FileLineColLoc, FloatAttr, FloatType, FunctionType,
     IndexType, IntegerAttr, IntegerType, NoneType, OpaqueAttr, OpaqueLoc, OpaqueType,
     OpShardingRule, RankedTensorType, StringAttr, SymbolRefAttr, TupleType, Type, TypeAttr,
     UnitAttr, UnknownLoc, UnrankedTensorType, format_float, round_float as _round_float,
 )
 from sdy_passes.errors import IRParseError
-from sdy_passes.ir import Block, BlockArgument, Module, Operation, Region, Value
+from sdy_passes.ir import Block, Module, Operation, Region, Value
 
 __all__ = ["parse_module", "parse_attribute", "parse_type", "split_input", "INHERENT_ATTRS",
            "PRETTY_OPS", "Parser", "scan_balanced"]

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdy_passes import (
-    Block, BlockArgument, Module, Operation, OpResult, Region, StringAttr, Use, parse_module,
+    Block, BlockArgument, Module, Operation, OpResult, StringAttr, Use, parse_module,
     print_module,
 )
 from sdy_passes.attributes import F32, RankedTensorType
