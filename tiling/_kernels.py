@@ -254,10 +254,28 @@ def _unpack_group(buf, o, rows, bits, n, dst, s, rs, cs):
     return None
 
 
+@_helper
+def _unpack_pred_128(buf, o, dst, s, rs, tmp):
+    """Inverse of `_pack_pred_128`: bytes first, then 8 rows from each in uint8 lanes."""
+    for g in range(4):
+        shift = np.uint32(8 * g)
+        for c in range(128):
+            tmp[_u(128 * g + c)] = (buf[_u(o + c)] >> shift) & np.uint32(0xFF)
+    one = np.uint8(1)
+    for g in range(4):
+        for k in range(8):
+            sk = s + (8 * g + k) * rs
+            shift = np.uint8(k)
+            for c in range(128):
+                dst[_u(sk + c)] = (tmp[_u(128 * g + c)] >> shift) & one
+    return None
+
+
 @_kernel
 def decode_packed(buf, boffs, rs, cs, R, C, a, tc, p, bits, dst):
     nr = (R + a - 1) // a
     nc = (C + tc - 1) // tc
+    tmp = np.empty(512, np.uint8)
     o = 0
     for b in range(boffs.size):
         sb = boffs[_u(b)]
@@ -267,7 +285,9 @@ def decode_packed(buf, boffs, rs, cs, R, C, a, tc, p, bits, dst):
                 n = min(tc, C - c0)
                 for g in range(a // p):
                     row0 = i * a + g * p
-                    if row0 < R:
+                    if cs == 1 and p == 32 and row0 + p <= R and n == 128:
+                        _unpack_pred_128(buf, o, dst, sb + row0 * rs + c0, rs, tmp)
+                    elif row0 < R:
                         _unpack_group(buf, o, min(p, R - row0), bits, n, dst,
                                       sb + row0 * rs + c0 * cs, rs, cs)
                     o += tc
