@@ -252,12 +252,43 @@ def _merge(side, k: int, sizes: list[int]):
     return grp[:k] + grp[k + 1:], rad[:k] + rad[k + 1:], tables
 
 
-def _kernel_args(sides: list[_Side], order: tuple[int, ...], sizes) -> tuple:
-    """`move` arguments for the sides, dims permuted into loop `order`; size-1 dims dropped
-    and neighbours merged where every side allows it, so the inner loop is long."""
+# Cost model for picking the inner loop dim of `move`, fitted to 4096x4096 / 64^3 timings on the
+# benchmark machine: about 5.3 ns per run (table lookups, loop set-up), plus per element ~1.2 ns
+# for a stride past a cache line and 2.5 ns (read) / 4.2 ns (write) for one past a page.
+_RUN_NS = 5.3
+
+
+def _stride_ns(step_bytes: int, write: bool) -> float:
+    if step_bytes <= 64:
+        return 0.0
+    if step_bytes <= 2048:
+        return 1.2
+    return 4.2 if write else 2.5
+
+
+def _kernel_args(sides: list[_Side], order: tuple[int, ...], sizes, *, item: int,
+                 writes: int) -> tuple:
+    """`move` arguments for the sides (side `writes` is the destination, elements of `item`
+    bytes), dims in loop `order` except the inner dim, picked by the cost model; size-1 dims
+    dropped and neighbours merged where every side allows it, so the inner loop is long."""
     sizes = [int(n) for n in sizes]
     loop = [([side.grp[d] for d in order], [side.rad[d] for d in order], list(side.tables))
             for side in sides]
+
+    def inner_cost(k):
+        shortest, cost = None, 0.0
+        for index, (g, r, t) in enumerate(loop):
+            run, step = _run_of(t[g[k]]) if r[k] == 1 else (1, 0)
+            shortest = run if shortest is None else min(shortest, run)
+            cost += _stride_ns(abs(step) * item if run > 1 else 1 << 30, index == writes)
+        return _RUN_NS / shortest + cost
+
+    candidates = [k for k in range(len(sizes)) if sizes[k] > 1]
+    if candidates and 0 not in sizes:
+        best = min(candidates, key=lambda k: (inner_cost(k), -k))
+        sizes = sizes[:best] + sizes[best + 1:] + [sizes[best]]
+        loop = [(g[:best] + g[best + 1:] + [g[best]], r[:best] + r[best + 1:] + [r[best]], t)
+                for g, r, t in loop]
     for k in range(len(sizes) - 1, -1, -1):  # a size-1 dim only adds its table's first entry
         if sizes[k] == 1 and len(sizes) > 1:
             sizes.pop(k)
@@ -494,7 +525,8 @@ def _generic_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: b
     side = _side_for_layout(dims, layout, words)
     if words == 2:
         side = _add_word_dim(side)
-    sizes, array_args, layout_args = _kernel_args([_side_for_array(a), side], order, sizes)
+    sizes, array_args, layout_args = _kernel_args([_side_for_array(a), side], order, sizes,
+                                                  item=word.itemsize, writes=1 if encode else 0)
     has_padding = n_final > a.size
 
     if encode:
@@ -609,7 +641,7 @@ def _plan_relayout(dims, src: Layout, dst: Layout, element: ElementType):
     for layout in (src, dst):
         side = _side_for_layout(dims, layout, words)
         sides.append(_add_word_dim(side) if words == 2 else side)
-    sizes, *sides = _kernel_args(sides, order, sizes)
+    sizes, *sides = _kernel_args(sides, order, sizes, item=word.itemsize, writes=1)
     s_bits, d_bits = _storage_bits(src, element), _storage_bits(dst, element)
     s_final = _num_final(tuple(dims[d] for d in src.major_to_minor), src)
     d_final = _num_final(tuple(dims[d] for d in dst.major_to_minor), dst)
