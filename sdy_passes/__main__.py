@@ -110,7 +110,8 @@ def _process(chunk: str, padded: str, filename: str, pipeline: list[str], opts) 
         return None, _render(e, filename, padded)
     except Exception as e:  # a bug, not bad input: say so rather than print a traceback
         return None, f"{filename}: error: internal error ({type(e).__name__}: {e}); please report it"
-    return print_module(module, generic=opts["generic"], print_locations=opts["locs"]), None
+    return print_module(module, generic=opts["generic"], print_locations=opts["locs"],
+                        mlir_names=True), None
 
 
 def main(argv: list[str] | None = None) -> int:

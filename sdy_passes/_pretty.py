@@ -55,6 +55,15 @@ def _attr_dict_for(op, consumed: tuple[str, ...] = ()) -> dict | None:
     return extra
 
 
+def _short_name(op) -> str:
+    """MLIR drops the `func.` prefix only where `func` is the default dialect: directly in a
+    `func.func` body (other region ops reset the default dialect)."""
+    parent = op.parent_op
+    if op.name.startswith("func.") and parent is not None and parent.name == "func.func":
+        return op.name[len("func."):]
+    return op.name
+
+
 def _opt_dict(d: dict) -> str:
     return " " + print_attr_dict(d) if d else ""
 
@@ -222,7 +231,7 @@ def _print_return(pr: Printer, op, indent):
     attrs = _attr_dict_for(op)
     if attrs is None or op.results or op.regions:
         return False
-    pr.out.append(("return" if op.name == "func.return" else op.name) + _opt_dict(attrs))
+    pr.out.append(_short_name(op) + _opt_dict(attrs))
     if op.operands:
         pr.out.append(f" {pr.operands(op.operands)} : {', '.join(str(t) for t in op.operand_types)}")
     return True
@@ -249,7 +258,7 @@ def _print_call(pr: Printer, op, indent):
     callee = op.properties.get("callee")
     if attrs is None or not isinstance(callee, SymbolRefAttr):
         return False
-    pr.out.append(f"call {callee}({pr.operands(op.operands)}){_opt_dict(attrs)} : "
+    pr.out.append(f"{_short_name(op)} {callee}({pr.operands(op.operands)}){_opt_dict(attrs)} : "
                   + print_function_type(op.operand_types, op.result_types))
     return True
 

@@ -9,15 +9,24 @@ from __future__ import annotations
 
 from typing import Callable
 
-from sdy_passes.attributes import UnknownLoc, print_attr_dict, print_result_types
+from sdy_passes.attributes import IntegerType, UnknownLoc, print_attr_dict, print_result_types
 from sdy_passes.ir import Block, Module, Operation, OpResult, Region, Value
 
 __all__ = ["print_module", "print_op", "Printer"]
 
 
-def print_module(module: Module, *, generic: bool = False, print_locations: bool = False) -> str:
-    """The module as text (ending with a newline). `generic=True` gives the generic op form."""
+def print_module(module: Module, *, generic: bool = False, print_locations: bool = False,
+                 mlir_names: bool = False) -> str:
+    """The module as text (ending with a newline). `generic=True` gives the generic op form.
+
+    SSA names are numbered across the module (`%0`, `%1`, ..., `%arg0`, ...). With
+    `mlir_names=True` (pretty form only) values are named the way MLIR's printer names them
+    (`%0` again in each function, `%cst`, `%c_0`, `%iterArg`): the pretty text is then exactly
+    what `mlir-opt` / jaxlib print. `sdy-opt` uses that.
+    """
     p = Printer(generic=generic, print_locations=print_locations)
+    if mlir_names and not generic:
+        p.use_mlir_names(module.op)
     p.print_op(module.op, 0)
     return "".join(p.out) + "\n"
 
@@ -43,6 +52,14 @@ class Printer:
         self._next_arg = 0
 
     # -- names ----------------------------------------------------------------------------
+    def use_mlir_names(self, root: Operation) -> None:
+        """Name every value under `root` as MLIR's `SSANameState` does (see `_MlirNames`)."""
+        names = _MlirNames()
+        for region in root.regions:
+            names.number_region(region, 0, 0, 0, ())
+        self._op_names.update(names.ops)
+        self._arg_names.update(names.args)
+
     def value_name(self, v: Value) -> str:
         if isinstance(v, OpResult):
             op = v.owner
@@ -140,3 +157,69 @@ def print_function_type(inputs, results) -> str:
 def _pretty_printer(op: Operation) -> Callable | None:
     from sdy_passes._pretty import PRETTY_PRINTERS
     return PRETTY_PRINTERS.get(op.name)
+
+
+class _MlirNames:
+    """MLIR's default SSA names for a pretty-printed module.
+
+    Each region starts from the counters its parent region had *after* numbering all of the
+    parent's ops (so a function restarts at `%0` and nested regions number after the ops that
+    follow them), entry block arguments are `%argN`, other values `%N` (one number per op), and
+    name hints (`stablehlo.constant`: `%c` for integers, `%cst` otherwise; `stablehlo.while`
+    block arguments: `%iterArg`) are made unique with `_N` from one conflict counter per region.
+    """
+
+    def __init__(self):
+        self.ops: dict[Operation, str] = {}
+        self.args: dict[Value, str] = {}
+
+    def number_region(self, region: Region, next_value: int, next_arg: int, next_conflict: int,
+                      used: tuple[set, ...]) -> None:
+        scope: set[str] = set()
+        chain = (*used, scope)
+        state = [next_value, next_arg, next_conflict]
+
+        def unique(name: str) -> str:
+            if any(name in s for s in chain):
+                while True:
+                    probe = f"{name}_{state[2]}"
+                    state[2] += 1
+                    if not any(probe in s for s in chain):
+                        name = probe
+                        break
+            scope.add(name)
+            return "%" + name
+
+        if region.parent is not None and region.parent.name == "stablehlo.while" and region.blocks:
+            for a in region.blocks[0].arguments:
+                self.args[a] = unique("iterArg")
+        for i, block in enumerate(region.blocks):
+            for a in block.arguments:
+                if a in self.args:
+                    continue
+                if i == 0:
+                    self.args[a] = unique(f"arg{state[1]}")
+                    state[1] += 1
+                else:
+                    self.args[a] = f"%{state[0]}"
+                    state[0] += 1
+            for op in block.ops:
+                if not op.results:
+                    continue
+                hint = _name_hint(op)
+                if hint:
+                    self.ops[op] = unique(hint)
+                else:
+                    self.ops[op] = f"%{state[0]}"
+                    state[0] += 1
+        for block in region.blocks:
+            for op in block.ops:
+                for r in op.regions:
+                    self.number_region(r, state[0], state[1], state[2], chain)
+
+
+def _name_hint(op: Operation) -> str | None:
+    if op.name == "stablehlo.constant" and len(op.results) == 1:
+        t = op.result.type
+        return "c" if isinstance(getattr(t, "element_type", None), IntegerType) else "cst"
+    return None

@@ -141,9 +141,7 @@ def test_pretty_example_matches_jaxlib_both_ways():
     ours = parse_module(PRETTY)
     assert_same_ir(print_module(ours, generic=True), generic)
     assert_same_ir(print_module(parse_module(pretty), generic=True), generic)
-    # Our pretty text is jaxlib's but for SSA names (MLIR reuses names in isolated regions).
-    assert [line.split("%")[0] for line in print_module(ours).splitlines()] == [
-        line.split("%")[0] for line in pretty.splitlines()]
+    assert print_module(ours, mlir_names=True) == pretty  # byte for byte, SSA names included
 
 
 @pytest.mark.jaxlib
@@ -151,11 +149,12 @@ def test_pretty_example_matches_jaxlib_both_ways():
 @given(st.lists(modules(registered=True), min_size=60, max_size=60))
 def test_random_modules_print_as_jaxlib_prints_them(batch):
     generic = [print_module(m, generic=True) for m in batch]
-    pretty = [print_module(m) for m in batch]
+    pretty = [print_module(m, mlir_names=True) for m in batch]
     results = run_child(_JAX, generic + pretty)
-    for ours, (g, p) in zip(generic, results[:len(batch)]):
+    for ours, ours_pretty, (g, p) in zip(generic, pretty, results[:len(batch)]):
         assert g != "ERROR", p
         assert_same_ir(ours, g)                                    # generic printer
+        assert ours_pretty == p                                    # pretty printer, names too
         assert_same_ir(print_module(parse_module(p), generic=True), ours)  # reading jaxlib's pretty
     for ours, (g, _) in zip(generic, results[len(batch):]):
         assert g != "ERROR", _
