@@ -19,13 +19,14 @@ def print_module(module: Module, *, generic: bool = False, print_locations: bool
                  mlir_names: bool = False) -> str:
     """The module as text (ending with a newline). `generic=True` gives the generic op form.
 
-    SSA names are numbered across the module (`%0`, `%1`, ..., `%arg0`, ...). With
-    `mlir_names=True` (pretty form only) values are named the way MLIR's printer names them
-    (`%0` again in each function, `%cst`, `%c_0`, `%iterArg`): the pretty text is then exactly
-    what `mlir-opt` / jaxlib print. `sdy-opt` uses that.
+    SSA names are numbered across the module in print order (`%0`, `%1`, ..., `%arg0`, ...).
+    With `mlir_names=True` values are named the way MLIR's printer names them (pretty form:
+    `%0` again in each function, `%cst`, `%c_0`, `%iterArg`; generic form: MLIR's module-wide
+    order, e.g. `%arg51` in the first function): the text is then exactly what `mlir-opt` /
+    jaxlib print. `sdy-opt` uses that.
     """
     p = Printer(generic=generic, print_locations=print_locations)
-    if mlir_names and not generic:
+    if mlir_names:
         p.use_mlir_names(module.op)
     p.print_op(module.op, 0)
     return "".join(p.out) + "\n"
@@ -55,8 +56,11 @@ class Printer:
     def use_mlir_names(self, root: Operation) -> None:
         """Name every value under `root` as MLIR's `SSANameState` does (see `_MlirNames`)."""
         names = _MlirNames()
-        for region in root.regions:
-            names.number_region(region, 0, 0, 0, ())
+        if self.generic:
+            names.number_generic(root)
+        else:
+            for region in root.regions:
+                names.number_region(region, 0, 0, 0, ())
         self._op_names.update(names.ops)
         self._arg_names.update(names.args)
 
@@ -216,6 +220,31 @@ class _MlirNames:
             for op in block.ops:
                 for r in op.regions:
                     self.number_region(r, state[0], state[1], state[2], chain)
+
+
+    def number_generic(self, root: Operation) -> None:
+        """The generic form's names: one set of counters for the whole module, regions taken
+        from a stack (last pushed first), each pushing its ops' regions after numbering itself.
+        Hence `%arg51` in the first function and a while body numbered before its condition."""
+        next_value = next_arg = 0
+        stack = list(root.regions)
+        while stack:
+            region = stack.pop()
+            for i, block in enumerate(region.blocks):
+                for a in block.arguments:
+                    if i == 0:
+                        self.args[a] = f"%arg{next_arg}"
+                        next_arg += 1
+                    else:
+                        self.args[a] = f"%{next_value}"
+                        next_value += 1
+                for op in block.ops:
+                    if op.results:
+                        self.ops[op] = f"%{next_value}"
+                        next_value += 1
+            for block in region.blocks:
+                for op in block.ops:
+                    stack.extend(op.regions)
 
 
 def _name_hint(op: Operation) -> str | None:

@@ -3,7 +3,8 @@
 `normalize_ssa(text)` renames every `%name` (keeping `#k` result suffixes) to `%v0, %v1, ...`
 and every `^name` to `^b0, ^b1, ...` in order of first appearance; `assert_same_ir(a, b)`
 compares two texts that way, line by line, and shows the first differing line.
-Used by the IR tests and the pass tests.
+Used by the IR tests and the pass tests. (For a byte-for-byte check instead, print with
+`print_module(module, generic=True, mlir_names=True)`: the names then follow MLIR's numbering.)
 """
 
 import re

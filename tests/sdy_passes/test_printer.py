@@ -149,11 +149,13 @@ def test_pretty_example_matches_jaxlib_both_ways():
 @given(st.lists(modules(registered=True), min_size=60, max_size=60))
 def test_random_modules_print_as_jaxlib_prints_them(batch):
     generic = [print_module(m, generic=True) for m in batch]
+    exact = [print_module(m, generic=True, mlir_names=True) for m in batch]
     pretty = [print_module(m, mlir_names=True) for m in batch]
     results = run_child(_JAX, generic + pretty)
-    for ours, ours_pretty, (g, p) in zip(generic, pretty, results[:len(batch)]):
+    for ours, ours_exact, ours_pretty, (g, p) in zip(generic, exact, pretty, results[:len(batch)]):
         assert g != "ERROR", p
         assert_same_ir(ours, g)                                    # generic printer
+        assert ours_exact == g                                     # ... with MLIR's names
         assert ours_pretty == p                                    # pretty printer, names too
         assert_same_ir(print_module(parse_module(p), generic=True), ours)  # reading jaxlib's pretty
     for ours, (g, _) in zip(generic, results[len(batch):]):

@@ -23,7 +23,9 @@ def _id(path):
 @pytest.mark.parametrize("path", GENERIC, ids=_id)
 def test_generic_parse_print_gives_the_text_back(path):
     text = path.read_text()
-    assert_same_ir(print_module(parse_module(text), generic=True), text)
+    module = parse_module(text)
+    assert_same_ir(print_module(module, generic=True), text)
+    assert print_module(module, generic=True, mlir_names=True) == text  # byte for byte
 
 
 @needs_cases
