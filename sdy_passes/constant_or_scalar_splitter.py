@@ -18,6 +18,8 @@ region pass and spliced in once per block, so a constant with N users costs O(N)
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import itertools
 
 from sdy_passes._value_shardings import NAMED_COMPUTATION, is_scalar, shape_of
@@ -90,6 +92,23 @@ def convert_constants(root: Operation) -> set[Operation]:
             op.name = "sdy.constant"
             converted.add(op)
     return converted
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """Pause Python's cyclic GC while a pass makes many IR objects.
+
+    Each copy allocates a handful of tracked objects; on a 100k-op module the full collections
+    they trigger scan the whole IR again and again (measured: 39 vs 12 us per op for this pass).
+    Nothing is leaked: collection resumes, as it was, when the pass ends.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 # -- batched IR edits ----------------------------------------------------------------------------
@@ -182,7 +201,8 @@ class ConstantOrScalarSplitterPass(Pass):
     summary = "Gives every non-constant use its own copy of constant and scalar-broadcast sub-computations."
 
     def run(self, module: Module) -> None:
-        _Splitter(module, convert_constants(module.op)).run()
+        with gc_paused():
+            _Splitter(module, convert_constants(module.op)).run()
 
 
 class _Splitter:

@@ -18,7 +18,7 @@ reshapes, calls or named computations as constant, and copies rank-0 constants t
 from __future__ import annotations
 
 from sdy_passes.constant_or_scalar_splitter import (
-    CONSTANT_SOURCES, SHARDING_GROUP, Splicer, convert_constants, is_pure_elementwise,
+    CONSTANT_SOURCES, SHARDING_GROUP, Splicer, convert_constants, gc_paused, is_pure_elementwise,
     mlir_use_order_users,
 )
 from sdy_passes.ir import Module, Operation, OpResult
@@ -32,8 +32,9 @@ class ConstantSplitterPass(Pass):
     summary = "Gives every non-constant use its own copy of constant sub-computations (old rules)."
 
     def run(self, module: Module) -> None:
-        for func in module.funcs():
-            _split(func, convert_constants(func))
+        with gc_paused():
+            for func in module.funcs():
+                _split(func, convert_constants(func))
 
 
 def _is_constant_expression(op: Operation, constants: dict) -> bool:
