@@ -140,14 +140,10 @@ class Splicer:
         for block in self.blocks:
             ops: list[Operation] = []
             for op in block.ops:
-                for new in self.before.get(op, ()):
-                    new.parent = block
-                    ops.append(new)
-                if op in self.removed:
-                    op.parent = None
-                else:
+                ops.extend(self.before.get(op, ()))
+                if op not in self.removed:
                     ops.append(op)
-            block.ops[:] = ops
+            block.set_ops(ops)
         self.before.clear()
         self.removed.clear()
         self.blocks.clear()

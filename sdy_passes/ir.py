@@ -464,6 +464,24 @@ class Block:
     def prepend(self, op: Operation) -> Operation:
         return self.insert(0, op)
 
+    def set_ops(self, ops: Sequence[Operation]) -> None:
+        """Replace the op list in one O(n) step, for batched inserts and removals.
+
+        Ops left out are detached (operands and uses untouched, as `detach`); ops added must be
+        detached or already in this block.
+        """
+        new = list(ops)
+        kept = {id(op) for op in new}
+        for op in self.ops:
+            if id(op) not in kept:
+                op.parent = None
+        for i, op in enumerate(new):
+            if op.parent is not None and op.parent is not self:
+                raise ValueError(f"'{op.name}' is already in another block; detach it first")
+            op.parent = self
+            op._index_hint = i
+        self.ops[:] = new
+
     @property
     def first_op(self) -> Operation | None:
         return self.ops[0] if self.ops else None
