@@ -89,3 +89,21 @@ def test_import_pipeline_by_name_matches_jaxlib():
     text = _chain(200)
     assert_match_jaxlib([text], PIPELINE)
     assert run_ours(text, ["sdy-import-pipeline"]) == run_ours(text, PIPELINE)
+
+
+_PLAIN = '''func.func @main(%arg0: tensor<8x8xf32>, %arg1: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = stablehlo.add %arg0, %arg1 : tensor<8x8xf32>
+  %1 = stablehlo.dot %0, %arg1 : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %1 : tensor<8x8xf32>
+}
+'''
+
+
+@pytest.mark.parametrize("flag", [*PIPELINE, "sdy-constant-splitter", "sdy-import-pipeline"])
+def test_nothing_to_do_changes_nothing(flag):
+    import sdy_passes
+
+    module = sdy_passes.parse_module(_PLAIN)
+    before = sdy_passes.print_module(module, generic=True)
+    sdy_passes.run_passes(module, [flag])
+    assert sdy_passes.print_module(module, generic=True) == before
