@@ -102,6 +102,9 @@ _TYPE_TEXT = r"[A-Za-z0-9_.?!*]+(?:<[A-Za-z0-9_.?!*]*>)?"  # no separators insid
 _TYPES_TEXT = rf"\((?:{_TYPE_TEXT}(?:, {_TYPE_TEXT})*)?\)"
 _SIGNATURE = re.compile(rf"{_TYPES_TEXT} -> (?:{_TYPES_TEXT}|{_TYPE_TEXT})")
 
+_GENERIC_HEAD = re.compile(
+    r'"([A-Za-z_][A-Za-z0-9_$.]*)"\(((?:%(?:[0-9]+|[A-Za-z$._-][A-Za-z0-9$._-]*)(?:#[0-9]+)?(?:, (?=%))?)*)\)')
+_ATTR_KEY = re.compile(r'([A-Za-z_][A-Za-z0-9_$.]*)|"((?:[^"\\\n]|\\.)*)"')
 _NOT_SPACE = frozenset(chr(c) for c in range(128)) - set(" \t\r\n/")
 
 
@@ -718,15 +721,20 @@ class Parser:
         out: dict[str, Attribute] = {}
         if self.parse_optional("}"):
             return out
+        text = self.text
         while True:
             p = self.skip()
-            name = self.parse_optional_string()
-            if name is None:
-                name = self.parse_optional_bare_id()
+            key = _ATTR_KEY.match(text, p)
+            if key is None:
+                if text.startswith('"', p):
+                    raise self.error("unterminated string literal")
+                raise self.error("expected valid attribute name", p)
+            name = key.group(1) if key.group(1) is not None else _unescape(key.group(2))
             if not name:
                 raise self.error("expected valid attribute name", p)
             if name in out:
                 raise self.error(f"duplicate key '{name}' in dictionary attribute", p)
+            self.pos = key.end()
             out[name] = self.parse_attribute() if self.parse_optional("=") else UnitAttr()
             if not self.parse_optional(","):
                 break
@@ -993,11 +1001,20 @@ class Parser:
 
     def parse_generic_op(self) -> Operation:
         p = self.skip()
-        name = self.parse_string("operation name")
-        op = Operation(name)
-        self.expect("(")
-        refs = self.parse_optional_value_ref_list()
-        self.expect(")", "')' after operands")
+        text = self.text
+        head = _GENERIC_HEAD.match(text, p)
+        if head:  # fast path for the usual `"dialect.op"(%a, %b#1)`
+            op = Operation(head.group(1))
+            base = head.start(2)
+            refs = [(m.group(1), int(m.group(2) or 0), base + m.start())
+                    for m in _VALUE_REF.finditer(head.group(2))]
+            self.pos = head.end()
+        else:
+            name = self.parse_string("operation name")
+            op = Operation(name)
+            self.expect("(")
+            refs = self.parse_optional_value_ref_list()
+            self.expect(")", "')' after operands")
         if self.parse_optional("["):
             while True:
                 bp = self.skip()
