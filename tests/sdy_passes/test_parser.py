@@ -1,6 +1,7 @@
 """The parser: one test per grammar rule, error messages with line:col and caret, fuzzing."""
 
 import math
+import os
 
 import pytest
 from hypothesis import given, settings
@@ -212,8 +213,12 @@ def test_errors_have_line_col_source_and_caret(text, line, col, message):
     assert isinstance(err, ValueError)
 
 
+# SDY_PASSES_FUZZ=N runs N examples (long fuzzing); the default keeps the suite quick.
+FUZZ_EXAMPLES = int(os.environ.get("SDY_PASSES_FUZZ", "200"))
+
+
 @pytest.mark.skipif(not SDY_CASES.is_dir(), reason="../shared/sdy_cases is absent")
-@settings(max_examples=200)
+@settings(max_examples=FUZZ_EXAMPLES)
 @given(st.data())
 def test_malformed_text_only_raises_ir_parse_error(data):
     texts = [p.read_text() for p in sorted(SDY_CASES.glob("sdy-lift-inlined-meshes/*.mlir"))[:12]]
@@ -234,7 +239,7 @@ def test_malformed_text_only_raises_ir_parse_error(data):
         pass
 
 
-@settings(max_examples=100)
+@settings(max_examples=FUZZ_EXAMPLES // 2)
 @given(st.text(max_size=60))
 def test_random_text_only_raises_ir_parse_error(text):
     try:
