@@ -255,7 +255,9 @@ def _set_edge_owner_sharding(op: Operation, owner: Value, sharding: TensorShardi
 
 
 def _add_manual_axes(outer: TensorSharding, inner: TensorSharding, manual) -> TensorSharding:
-    """`addFreeAxesToManualComputationSharding`: the outer manual prefix, then inner's axes."""
+    """`addFreeAxesToManualComputationSharding`: each dim is the outer sharding's manual prefix
+    followed by the inner dim's axes (inner closedness and priority); the mesh is the inner
+    one, replicated and unreduced axes the outer ones."""
     manual = set(manual)
     dims = []
     for out_dim, in_dim in zip(outer.dim_shardings, inner.dim_shardings):
@@ -263,8 +265,4 @@ def _add_manual_axes(outer: TensorSharding, inner: TensorSharding, manual) -> Te
         while k < len(out_dim.axes) and out_dim.axes[k].name in manual:
             k += 1
         dims.append(replace(in_dim, axes=out_dim.axes[:k] + in_dim.axes))
-    return replace(inner, mesh_or_ref=outer.mesh_or_ref, dim_shardings=tuple(dims),
-                   replicated_axes=tuple(a for a in outer.replicated_axes if a.name in manual)
-                   + inner.replicated_axes,
-                   unreduced_axes=tuple(a for a in outer.unreduced_axes if a.name in manual)
-                   + inner.unreduced_axes)
+    return replace(outer, mesh_or_ref=inner.mesh_or_ref, dim_shardings=tuple(dims))
