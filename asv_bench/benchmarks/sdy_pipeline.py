@@ -6,13 +6,16 @@ The module is an element-wise chain fed by one constant, with a sharding constra
 jax): `track_jaxlib_seconds` returns the time jaxlib itself measured for the same text, and
 `track_ratio_to_jaxlib` our time over jaxlib's (< 1: we are faster).
 
-Targets (issue 7): time per op at 100k <= 1.5x at 1k (`track_seconds_per_op`); ratio <= 10 at 1k;
+Targets (issue 7): time per op at 100k <= 1.5x at 1k (`track_seconds_per_op`, GC paused as in
+`time_*`; `track_seconds_per_op_with_gc` shows the cost of CPython's cyclic GC on big IRs);
+ratio <= 10 at 1k;
 faster than jaxlib at 100k, where jaxlib's constant splitter is quadratic. jaxlib at 100k is
 skipped when the estimate from 10k (x100, quadratic) exceeds
 `SDY_BENCH_JAXLIB_LIMIT` seconds (default 60; measured about 68 s here, so raise it to see the
 100k ratio), and entirely when `SDY_BENCH_NO_JAXLIB` is set.
 """
 
+import gc
 import json
 import os
 import pathlib
@@ -101,18 +104,33 @@ class ImportPipeline:
     def time_import_pipeline(self, n_ops):
         run_ours(self.text)
 
-    def _ours_seconds(self):
+    def _ours_seconds(self, with_gc=False):
+        """Best of a few runs; like `time_*` (timeit) with the cyclic GC paused unless `with_gc`."""
         best = float("inf")
         for _ in range(3 if len(self.text) < 2_000_000 else 1):
-            start = time.perf_counter()
-            run_ours(self.text)
-            best = min(best, time.perf_counter() - start)
+            was_enabled = gc.isenabled()
+            if not with_gc:
+                gc.disable()
+            try:
+                start = time.perf_counter()
+                run_ours(self.text)
+                best = min(best, time.perf_counter() - start)
+            finally:
+                if was_enabled:
+                    gc.enable()
+            gc.collect()
         return best
 
     def track_seconds_per_op(self, n_ops):
         return self._ours_seconds() / n_ops
 
     track_seconds_per_op.unit = "seconds"
+
+    def track_seconds_per_op_with_gc(self, n_ops):
+        """The same with Python's cyclic GC running, as in a plain program."""
+        return self._ours_seconds(with_gc=True) / n_ops
+
+    track_seconds_per_op_with_gc.unit = "seconds"
 
     def _jaxlib_seconds(self, n_ops):
         if not _has_jaxlib():
