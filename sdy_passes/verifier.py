@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from sharding import InvalidMeshError, InvalidShardingError, Mesh, MeshTable, TensorSharding
 from sharding import TensorShardingPerValue, ManualAxes
-from sharding.verify import sharding_errors, verify_mesh
+from sharding.verify import NO_TYPE, sharding_errors, verify_mesh
 
 from sdy_passes.attributes import (
     ArrayAttr, DictionaryAttr, FunctionType, OpShardingRule, RankedTensorType, SymbolRefAttr, TypeAttr,
@@ -64,7 +64,10 @@ def _mesh_table(module: Module) -> MeshTable:
 
 
 def _shape(t):
-    """What `sharding.verify` takes as the value's type: dims, or the type's text."""
+    """What `sharding.verify` takes as the value's type: dims, the type's text, or `NO_TYPE`
+    (Shardy verifies the single sharding of a result-less op against a null type)."""
+    if t is None:
+        return NO_TYPE
     return t.shape if isinstance(t, RankedTensorType) else str(t)
 
 
@@ -83,7 +86,7 @@ def _bound_manual_axes(op: Operation, *, include_self: bool = False) -> tuple[st
 
 def _check_sharding(op, sharding, t, meshes, prefix: str, manual_axes=()) -> None:
     try:
-        errors = sharding_errors(sharding, mesh=meshes, shape=None if t is None else _shape(t),
+        errors = sharding_errors(sharding, mesh=meshes, shape=_shape(t),
                                  manual_axes=manual_axes)
     except (InvalidMeshError, InvalidShardingError) as e:
         errors = (str(e),)

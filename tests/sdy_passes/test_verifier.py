@@ -54,6 +54,9 @@ CASES = [
     (_func('  %0 = sdy.propagation_barrier %arg0 allowed_direction=BOTH : tensor<8x8xf32>\n  return %0 : tensor<8x8xf32>'),
      "'sdy.propagation_barrier' op cannot specify `BOTH` as the direction. Not blocking propagation direction makes the op redundant.", 3, 8),
     ('sdy.mesh @mesh = <["a"=2]>\nsdy.mesh @mesh = <["a"=4]>\n', "redefinition of symbol named 'mesh'", 2, 1),
+    # A result-less op's single sharding is verified against a null type: rank 0 only.
+    (_func('  "stablehlo.custom_call"(%arg0) <{call_target_name = "foo"}> {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}]>]>} : (tensor<8x8xf32>) -> ()\n  return %arg0 : tensor<8x8xf32>'),
+     "'stablehlo.custom_call' op result 0 - a maximal sharding can only have a sharding with rank 0 and no replicated or unreduced axes.", 3, 3),
     (_func('  %0 = stablehlo.add %arg0, %arg0 {sdy.sharding_rule = #sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=8}>} : tensor<8x8xf32>\n  return %0 : tensor<8x8xf32>'),
      "'stablehlo.add' op number of operands and mappings must match: 2 != 1", 3, 8),
     (_func('  %0 = stablehlo.add %arg0, %arg0 {sdy.sharding_rule = #sdy.op_sharding_rule<([i], [i, j])->([i, j]) {i=8, j=8}>} : tensor<8x8xf32>\n  return %0 : tensor<8x8xf32>'),
