@@ -682,3 +682,28 @@ def relayout_into(buf: np.ndarray, dims: tuple[int, ...], src: Layout, dst: Layo
         return _timed(_reference.encode_into, logical, dst, element, out)
     key = ("r", dims, dst, element.name)
     _plan(key, src, lambda: _plan_relayout(dims, src, dst, element))(buf, out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Copy-equivalent layouts: when every element sits at its row-major position (e.g. one
+# f32[8,128] tile under T(8,128)), the buffer is the C-order array's bytes and a plain copy is
+# the whole encode/decode. `codec` caches this per (layout, dtype, dims) to cut per-call cost.
+
+_ROW_MAJOR_MAX = 1 << 16  # larger arrays never profit (the kernel is at copy speed there)
+
+
+def is_row_major(dims: tuple[int, ...], layout: Layout, element: ElementType) -> bool:
+    """Whether `layout` puts element i of the C-order array at buffer element i, with no
+    padding and whole containers (so encode and decode are byte copies)."""
+    natural = element.container.itemsize * 8
+    n = math.prod(dims)
+    if (not dims or n == 0 or n > _ROW_MAJOR_MAX or element.bit_width != natural
+            or _storage_bits(layout, element) != natural):
+        return False
+    m2m = layout.major_to_minor
+    physical = tuple(dims[d] for d in m2m)
+    if _num_final(physical, layout) != n:
+        return False
+    idx = np.indices(dims, dtype=np.int64).reshape(len(dims), -1)
+    return bool(np.array_equal(_positions([idx[d] for d in m2m], physical, layout.tiles),
+                               np.arange(n)))

@@ -92,6 +92,29 @@ def _checked_shape(shape, allow_nested_padding: bool):
     return hit[1:]
 
 
+# Per-call shortcut for layouts that are byte copies of the C-order array (`_engine.is_row_major`,
+# e.g. one f32[8,128] tile under T(8,128)): keyed like `_checked` plus the strides, filled after a
+# full validation; a hit skips the engine and re-checks only what can change between calls
+# (the `out` buffer). Value: (layout or shape object, byte size, is a copy).
+_DIRECT: dict = {}
+_U8 = np.dtype(np.uint8)
+
+
+def _remember_direct(key, owner, nbytes: int, dims, layout: Layout, et, contiguous: bool) -> None:
+    if len(_DIRECT) >= _MAX_CHECKED:
+        _DIRECT.clear()
+    _DIRECT[key] = (owner, nbytes, contiguous and _engine.is_row_major(dims, layout, et))
+
+
+def _fresh_out(out, nbytes: int, other) -> bool:
+    """`out` is a 1-D C-contiguous writeable uint8 array of `nbytes`, not overlapping `other`."""
+    if type(out) is not np.ndarray or out.dtype is not _U8 and out.dtype != _U8:
+        return False
+    flags = out.flags
+    return (out.ndim == 1 and out.size == nbytes and flags.c_contiguous and flags.writeable
+            and not np.may_share_memory(out, other))
+
+
 def _native(x: np.ndarray) -> np.ndarray:
     return x if x.dtype.isnative else x.astype(x.dtype.newbyteorder("="))
 
@@ -113,8 +136,16 @@ def encode(array, layout: Layout | Shape | str, *, out: np.ndarray | None = None
     allow_nested_padding : bool
         Accept later tiles that pad again (see `tiling.check_encodable`).
     """
-    x = np.asarray(array)
+    x = array if type(array) is np.ndarray else np.asarray(array)
+    key = (id(layout), x.dtype, x.shape, x.strides, allow_nested_padding)
+    hit = _DIRECT.get(key)
+    if hit is not None and hit[2] and hit[0] is layout and _fresh_out(out, hit[1], x):
+        np.copyto(out, x.reshape(-1).view(_U8))
+        return out
     shape, nbytes, et, container = _checked(x, layout, allow_nested_padding)
+    if hit is None or hit[0] is not layout:
+        _remember_direct(key, layout, nbytes, x.shape, shape.layout, et,
+                         x.flags.c_contiguous and x.dtype.isnative)
     if out is None:
         out = np.empty(nbytes, np.uint8)
     else:
@@ -143,7 +174,23 @@ def decode(buffer, shape: Shape | str, *, out: np.ndarray | None = None,
     if isinstance(shape, Layout):
         raise LayoutError(f"decode needs a Shape (element type and dimensions), found the "
                           f"layout {shape}; write e.g. 'f32[3,5]{shape}'")
+    key = (id(shape), allow_nested_padding)
+    hit = _DIRECT.get(key)
+    if (hit is not None and hit[2] and hit[0] is shape and type(out) is np.ndarray
+            and type(buffer) is np.ndarray and buffer.dtype == _U8 and buffer.ndim == 1
+            and buffer.size == hit[1] and buffer.flags.c_contiguous
+            and out.dtype == hit[3] and out.shape == hit[4]):
+        flags = out.flags
+        if flags.c_contiguous and flags.writeable and not np.may_share_memory(out, buffer):
+            np.copyto(out.reshape(-1).view(_U8), buffer)
+            return out
+    owner = shape
     shape, nbytes, et, container = _checked_shape(shape, allow_nested_padding)
+    if hit is None or hit[0] is not owner:
+        if len(_DIRECT) >= _MAX_CHECKED:
+            _DIRECT.clear()
+        _DIRECT[key] = (owner, nbytes, _engine.is_row_major(shape.dimensions, shape.layout, et),
+                        et.dtype, shape.dimensions)
     if isinstance(buffer, (bytes, bytearray, memoryview)):
         buffer = np.frombuffer(buffer, np.uint8)
     _check_buffer(buffer, nbytes, "buffer", writeable=False)

@@ -372,3 +372,54 @@ def test_a_broken_cache_entry_costs_a_compile_not_the_call():
                            capture_output=True, text=True, timeout=300)
     assert child.returncode == 0, child.stderr[-3000:]
     assert "recovered NullCache" in child.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# Copy-equivalent layouts: `codec` answers repeated calls with a byte copy
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("f32[8,128]{1,0:T(8,128)}", True),
+    ("f32[3,8,128]{2,1,0:T(8,128)}", True),
+    ("bf16[16,128]{1,0:T(8,128)}", True),
+    ("f32[8,128]{0,1:T(8,128)}", False),
+    ("f32[4,128]{1,0:T(8,128)}", False),      # padded rows
+    ("f32[16,256]{1,0:T(8,128)}", False),     # two tiles across
+    ("bf16[8,128]{1,0:T(8,128)(2,1)}", False),
+    ("pred[8,128]{1,0:T(8,128)}", False),     # 1-bit values in bytes are not copied verbatim
+])
+def test_is_row_major(text, expected):
+    shape = Shape.parse(text)
+    assert _engine.is_row_major(shape.dimensions, shape.layout,
+                                ELEMENT_TYPES[shape.element_type]) is expected
+
+
+@pytest.mark.parametrize("text", ["f32[8,128]{1,0:T(8,128)}", "f32[8,128]{0,1:T(8,128)}",
+                                  "s8[2,4,128]{2,1,0:T(4,128)}"])
+def test_repeated_small_calls_match_reference(text):
+    import tiling
+    shape = Shape.parse(text)
+    et = ELEMENT_TYPES[shape.element_type]
+    out = np.empty(byte_size(shape), np.uint8)
+    back = np.empty(shape.dimensions, et.dtype)
+    for seed in range(3):  # the first call validates, the later ones take the cached path
+        x = random_array(np.random.default_rng(seed), shape)
+        expected = np.empty_like(out)
+        _reference.encode_into(x.view(et.container), shape.layout, et, expected)
+        assert tiling.encode(x, shape, out=out) is out
+        assert np.array_equal(out, expected)
+        assert tiling.decode(out, shape, out=back) is back
+        assert np.array_equal(bits_of(back), bits_of(x))
+        # what the shortcut must still reject
+        with pytest.raises(tiling.LayoutError):
+            tiling.encode(x, shape, out=out[:-1])
+        with pytest.raises(tiling.LayoutError):
+            tiling.encode(x, shape, out=out.reshape(-1)[::-1])
+        with pytest.raises(tiling.LayoutError):
+            tiling.decode(out, shape, out=back.T if back.ndim == 2 else back[..., ::-1])
+        with pytest.raises(tiling.LayoutError):
+            tiling.decode(out[:-1], shape, out=back)
+        overlap = x.reshape(-1).view(np.uint8)
+        if overlap.size == out.size:
+            with pytest.raises(tiling.LayoutError):
+                tiling.encode(x, shape, out=overlap)
