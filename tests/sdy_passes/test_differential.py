@@ -1,8 +1,8 @@
 """Differential fuzzing against the real passes in jaxlib 0.10.2.
 
 Random small modules (`module_gen.modules`) are canonicalised by jaxlib (parse + generic print),
-then each of the six passes, and the whole import pipeline, runs in jaxlib and here on the same
-text. Outputs must be equal up to SSA renaming; when jaxlib fails (a pass error, or the verifier
+then each of the six passes (once, and twice in a row), and the whole import pipeline, runs in
+jaxlib and here on the same text. Outputs must be equal up to SSA renaming; when jaxlib fails (a pass error, or the verifier
 after a pass), we must fail with the same message. A jaxlib crash is no verdict (spec §11.2).
 
 CI runs a fixed, derandomized sample (6 batches of 10 modules per test). For a long run::
@@ -26,8 +26,10 @@ from tests.sdy_passes.pass_oracle import compare, run_jaxlib_matrix
 PIPELINE = list(PIPELINES["sdy-import-pipeline"])
 # jaxlib's apply-sharding-constraints crashes or corrupts symbols on some inlined meshes
 # (spec §11.2-3): modules with inlined meshes skip that pass alone (the pipeline lifts first).
-WITH_INLINE = [[p] for p in PIPELINE if p != "sdy-apply-sharding-constraints"] + [PIPELINE]
-NAMED_ONLY = [[p] for p in PIPELINE] + [PIPELINE]
+# Each pass once and twice (twice shows we repeat Shardy's own non-idempotence, e.g. renumbered
+# groups or re-added edges), and the pipeline.
+WITH_INLINE = [[p] * k for p in PIPELINE if p != "sdy-apply-sharding-constraints" for k in (1, 2)] + [PIPELINE]
+NAMED_ONLY = [[p] * k for p in PIPELINE for k in (1, 2)] + [PIPELINE]
 
 EXAMPLES = int(os.environ.get("SDY_FUZZ_EXAMPLES", "6"))
 BATCH = int(os.environ.get("SDY_FUZZ_BATCH", "10"))
