@@ -311,9 +311,9 @@ def _kernel_args(sides: list[_Side], order: tuple[int, ...], sizes, *, item: int
 # ---------------------------------------------------------------------------------------------
 # Numba is imported on first need. Importing numba and initialising its compiler takes 0.5-1 s,
 # far more than the numpy reference needs for a small array, so until the kernels are loaded,
-# arrays of at most SMALL_BYTES go to `_reference` (bit-identical, and held so by the tests);
-# the kernels load on the first larger array, or once the reference has spent
-# REFERENCE_BUDGET_SECONDS in this process.
+# arrays of at most SMALL_BYTES (FAST_REFERENCE_BYTES for the fast-path formats, below) go to
+# `_reference` (bit-identical, and held so by the tests); the kernels load on the first larger
+# array, or once the reference has spent REFERENCE_BUDGET_SECONDS in this process.
 
 _kernels = None
 SMALL_BYTES = 1 << 20
@@ -330,9 +330,23 @@ def load_kernels():
     return _kernels
 
 
-def _on_reference(nbytes: int) -> bool:
-    return (_kernels is None and nbytes <= SMALL_BYTES
-            and _reference_seconds < REFERENCE_BUDGET_SECONDS)
+# The fast-path formats (`choose_kernel` "tiled"/"packed") run in the reference at 15-50 ms for
+# 64 MiB (measured, 4096x4096 f32/bf16/s8/s4/pred), a tenth of numba's load time, so a process's
+# first call takes the reference up to FAST_REFERENCE_BYTES for them; the budget then ends it.
+FAST_REFERENCE_BYTES = 64 << 20
+
+
+def _on_reference(nbytes: int, layout: Layout | None = None,
+                  element: ElementType | None = None) -> bool:
+    if _kernels is not None or _reference_seconds >= REFERENCE_BUDGET_SECONDS:
+        return False
+    if nbytes <= SMALL_BYTES:
+        return True
+    if layout is None or nbytes > FAST_REFERENCE_BYTES:
+        return False
+    tiles = tuple(t.dimensions for t in layout.tiles)
+    return choose_kernel(_storage_bits(layout, element), element.container.itemsize * 8,
+                         tiles) != "generic"
 
 
 def _timed(fn, *args) -> None:
@@ -623,7 +637,7 @@ def _array_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: boo
 
 def encode_into(bits: np.ndarray, layout: Layout, element: ElementType, out: np.ndarray) -> None:
     """Writes the logical array `bits` (container view, any strides) into `out` (uint8)."""
-    if _on_reference(out.size):
+    if _on_reference(out.size, layout, element):
         return _timed(_reference.encode_into, bits, layout, element, out)
     key = (True, bits.shape, bits.strides, bits.dtype, element.name)
     _plan(key, layout, lambda: _array_plan(bits, layout, element, True))(bits, out)
@@ -631,7 +645,7 @@ def encode_into(bits: np.ndarray, layout: Layout, element: ElementType, out: np.
 
 def decode_into(buf: np.ndarray, layout: Layout, element: ElementType, out: np.ndarray) -> None:
     """Reads `buf` (uint8) into `out`, the container view of the logical result array."""
-    if _on_reference(buf.size):
+    if _on_reference(buf.size, layout, element):
         return _timed(_reference.decode_into, buf, layout, element, out)
     key = (False, out.shape, out.strides, out.dtype, element.name)
     _plan(key, layout, lambda: _array_plan(out, layout, element, False))(buf, out)

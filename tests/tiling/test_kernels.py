@@ -334,7 +334,10 @@ small = tiling.encode(x, "{1,0:T(8,128)}")
 assert "numba" not in sys.modules, "a small first encode runs on the numpy reference"
 big = np.arange(1024 * 1024, dtype=np.float32).reshape(1024, 1024)
 buf = tiling.encode(big, "{1,0:T(8,128)}")
-assert "numba" in sys.modules, "a large encode loads the kernels"
+assert "numba" not in sys.modules, "a first large fast-path encode runs on the reference"
+generic = tiling.encode(big, "{0,1:T(4,8)(2,1)}")
+assert "numba" in sys.modules, "a large generic-layout encode loads the kernels"
+assert np.array_equal(tiling.decode(generic, "f32[1024,1024]{0,1:T(4,8)(2,1)}"), big)
 assert np.array_equal(tiling.decode(buf, "f32[1024,1024]{1,0:T(8,128)}"), big)
 assert np.array_equal(tiling.encode(x, "{1,0:T(8,128)}"), small)
 print("lazy ok")
@@ -347,6 +350,29 @@ def test_numba_loads_only_when_an_array_needs_it():
                            capture_output=True, text=True, timeout=300)
     assert child.returncode == 0, child.stderr[-3000:]
     assert "lazy ok" in child.stdout
+
+
+_BUDGET_CHILD = """
+import sys
+import numpy as np
+import tiling
+from tiling import _engine
+big = np.arange(1024 * 1024, dtype=np.float32).reshape(1024, 1024)
+first = tiling.encode(big, "{1,0:T(8,128)}")
+assert "numba" not in sys.modules
+_engine.REFERENCE_BUDGET_SECONDS = 0.0  # as if the reference had spent its budget
+assert np.array_equal(tiling.encode(big, "{1,0:T(8,128)}"), first)
+assert "numba" in sys.modules, "once the budget is spent, the kernels load"
+print("budget ok")
+"""
+
+
+def test_reference_budget_hands_over_to_the_kernels():
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    child = subprocess.run([sys.executable, "-c", _BUDGET_CHILD], cwd=ROOT, env=env,
+                           capture_output=True, text=True, timeout=300)
+    assert child.returncode == 0, child.stderr[-3000:]
+    assert "budget ok" in child.stdout
 
 
 _BROKEN_CACHE_CHILD = """
