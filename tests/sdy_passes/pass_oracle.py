@@ -57,6 +57,31 @@ for text, pipelines in PAYLOAD:
     RESULT.append([canonical, results])
 """
 
+_PARSE_CODE = r"""
+from jax._src.interpreters import mlir as jax_mlir
+from jax._src.lib.mlir import ir
+RESULT = []
+for text in PAYLOAD:
+    ctx = jax_mlir.make_ir_context()
+    ctx.enable_multithreading(False)
+    with ctx, ir.Location.unknown():
+        try:
+            m = ir.Module.parse(text)
+            RESULT.append({"generic": m.operation.get_asm(print_generic_op_form=True),
+                           "pretty": m.operation.get_asm(), "error": None})
+        except ir.MLIRError as e:
+            d = e.error_diagnostics[0] if e.error_diagnostics else None
+            RESULT.append({"error": f"{d.location}: {d.message}" if d else str(e)})
+"""
+
+
+def jaxlib_parse(texts):
+    """Parses (and verifies) each text with jaxlib, in one child. Per text a dict: `generic` and
+    `pretty` (MLIR's own SSA names) with `error` None, or only `error` (`loc(...): message` of
+    the first diagnostic)."""
+    return run_child(_PARSE_CODE, list(texts))
+
+
 # jaxlib 0.10.2 registers only the new name (spec/sdy_passes.md §6.3).
 ALIASES = {"sdy-constant-splitter": "sdy-constant-or-scalar-splitter"}
 

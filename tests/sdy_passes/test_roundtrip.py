@@ -5,7 +5,7 @@ from hypothesis import given, settings
 
 from sdy_passes import parse_module, print_module
 from tests.conftest import SDY_CASES
-from tests.jaxlib_child import run_child
+from tests.sdy_passes.pass_oracle import jaxlib_parse
 from tests.sdy_passes.ssa import assert_same_ir
 from tests.sdy_passes.strategies import modules
 
@@ -58,23 +58,12 @@ def test_random_modules_print_reparse_and_print_identically(module):
     assert print_module(module.clone(), generic=True) == generic
 
 
-_JAX_PRETTY = '''
-from jax._src.interpreters import mlir as jax_mlir
-from jax._src.lib.mlir import ir
-RESULT = []
-for text in PAYLOAD:
-    ctx = jax_mlir.make_ir_context()
-    ctx.enable_multithreading(False)
-    with ctx, ir.Location.unknown():
-        RESULT.append(ir.Module.parse(text).operation.get_asm())
-'''
-
-
 @needs_cases
 @pytest.mark.jaxlib
 def test_pretty_form_is_jaxlibs_byte_for_byte_and_reads_jaxlibs():
     texts = [p.read_text() for p in GENERIC]
-    for path, text, theirs in zip(GENERIC, texts, run_child(_JAX_PRETTY, texts)):
+    for path, text, r in zip(GENERIC, texts, jaxlib_parse(texts)):
+        theirs = r["pretty"]
         assert print_module(parse_module(text), mlir_names=True) == theirs, path  # byte for byte
         assert_same_ir(print_module(parse_module(theirs), generic=True), text)
 
