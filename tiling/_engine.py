@@ -8,7 +8,10 @@ has checked every input before they run. This module turns a (layout, array) pai
 Which kernel runs (`choose_kernel`): the fast paths in `FAST_PATHS` (one 2-D tile, or a 2-D tile
 followed by `(p,1)` packing p rows into a 32-bit word), else the generic table-driven `move`
 kernel, which handles every layout the reference accepts (any `minor_to_major`, repeated tiles,
-`*`, tiles longer than the rank, `L(n)`, any `E(n)`).
+`*`, tiles longer than the rank, `L(n)`, any `E(n)`); a C-contiguous array of at most
+`_PERM_MAX` elements whose `move` plan would copy runs of at most `_PERM_RUN` elements takes the
+permutation kernels (`scatter`/`gather`) instead. `is_row_major` tells `codec` when a layout is a
+plain byte copy of the C-order array, which it then does without the engine.
 """
 
 from __future__ import annotations
