@@ -27,7 +27,7 @@ import numpy as np
 
 from tiling import _reference
 from tiling.dtypes import ElementType
-from tiling.layout import COMBINE_DIMENSION, Layout, tile_steps
+from tiling.layout import COMBINE_DIMENSION, Layout, tile_steps, tiled_positions
 
 __all__ = ["FAST_PATHS", "choose_kernel", "encode_into", "decode_into", "relayout_into",
            "load_kernels"]
@@ -120,23 +120,7 @@ def _positions(cols: list[np.ndarray], physical: tuple[int, ...], tiles) -> np.n
     """Linear positions of physical indices (one int64 column per physical dim), spec §3.6."""
     steps = tile_steps(physical, tiles)
     final = steps[-1].after if steps else physical
-    n = cols[0].shape[0] if cols else 1
-    for step in steps:
-        cols = [np.zeros(n, np.int64) for _ in range(len(step.ones) - len(cols))] + cols
-        start = len(step.ones) - len(step.spec)
-        merged, acc = cols[:start], 0
-        for j, entry in enumerate(step.spec):
-            acc = acc * step.ones[start + j] + cols[start + j]
-            if entry != COMBINE_DIMENSION:
-                merged.append(acc)
-                acc = 0
-        p = len(merged) - len(step.tile)
-        cols = (merged[:p] + [c // t for c, t in zip(merged[p:], step.tile)]
-                + [c % t for c, t in zip(merged[p:], step.tile)])
-    lin = np.zeros(n, np.int64)
-    for c, d in zip(cols, final):
-        lin = lin * d + c
-    return lin
+    return tiled_positions(cols, steps, final, (cols[0].shape[0] if cols else 1,))
 
 
 def _layout_groups(physical: tuple[int, ...], tiles) -> list[list[int]]:

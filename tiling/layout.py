@@ -678,9 +678,19 @@ def linear_index(index, shape: Shape | str):
         raise LayoutError(f"index {found} is out of bounds for dimensions {shape.dimensions} "
                           f"(dimension {where[-1]})")
     cols = [idx[..., a].astype(np.int64) for a in shape.layout.major_to_minor]
+    return tiled_positions(cols, steps, final, idx.shape[:-1])[()]
+
+
+def tiled_positions(cols: list[np.ndarray], steps, final: tuple[int, ...],
+                    batch_shape: tuple[int, ...]) -> np.ndarray:
+    """Linear positions of physical indices after the tile `steps` (spec §3.6).
+
+    `cols` holds one int64 array of shape `batch_shape` per physical dim, major to minor;
+    `steps` is `tile_steps(physical_dimensions, tiles)` and `final` the dims they end with
+    (the physical dims when there are no tiles).
+    """
     for step in steps:
-        cols = [np.zeros_like(cols[0]) if cols else np.zeros(idx.shape[:-1], np.int64)
-                for _ in range(len(step.ones) - len(cols))] + cols
+        cols = [np.zeros(batch_shape, np.int64) for _ in range(len(step.ones) - len(cols))] + cols
         start = len(step.ones) - len(step.spec)
         merged, acc = cols[:start], 0
         for j, entry in enumerate(step.spec):
@@ -691,10 +701,10 @@ def linear_index(index, shape: Shape | str):
         p = len(merged) - len(step.tile)
         cols = (merged[:p] + [c // t for c, t in zip(merged[p:], step.tile)]
                 + [c % t for c, t in zip(merged[p:], step.tile)])
-    lin = np.zeros(idx.shape[:-1], np.int64)
+    lin = np.zeros(batch_shape, np.int64)
     for c, d in zip(cols, final):
         lin = lin * d + c
-    return lin[()]
+    return lin
 
 
 def logical_index(slots, shape: Shape | str):
