@@ -20,6 +20,7 @@ import fcntl
 import math
 import os
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 
@@ -389,6 +390,36 @@ def _first_call(kernel, args) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# Parallel fast paths: arrays of at least PARALLEL_BYTES run the kernels' `_par` twins (numba
+# threads over tile rows); below that a parallel launch costs more than it saves (tens of µs).
+# The threading layer numba picks (TBB, else OpenMP, else its own `workqueue`) has two ways to
+# abort the process, which the guard below keeps a user's call from reaching:
+#   - `workqueue` is not reentrant: two Python threads launching parallel kernels at once
+#     terminate the process. Only the thread holding _PARALLEL_LOCK runs a `_par` kernel; a
+#     thread that finds it taken runs the serial kernel instead (same bits, no waiting). Parallel
+#     numba code of the user's own, run concurrently from another thread, is outside this guard.
+#   - GNU OpenMP terminates a fork()ed child that runs a parallel region after its parent did,
+#     so a process other than the one that imported this module stays serial.
+# The thread count is numba's (`NUMBA_NUM_THREADS`, `numba.set_num_threads`); with
+# NUMBA_NUM_THREADS=1 every call stays serial.
+
+PARALLEL_BYTES = 8 << 20
+_PARALLEL_LOCK = threading.Lock()
+_PARALLEL_PID = os.getpid()
+
+
+def _call_fast(kernel, par, *args) -> None:
+    """`par(*args)` when allowed (see above), else `kernel(*args)`; `par` None means serial."""
+    if par is not None and os.getpid() == _PARALLEL_PID and _PARALLEL_LOCK.acquire(False):
+        try:
+            _call(par, *args)
+        finally:
+            _PARALLEL_LOCK.release()
+    else:
+        _call(kernel, *args)
+
+
+# ---------------------------------------------------------------------------------------------
 # Plans: everything that depends only on (dims, strides, dtype, layout), computed once
 
 
@@ -466,17 +497,22 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
         word = np.dtype(np.uint32)
         kernel = _kernels.encode_packed if encode else _kernels.decode_packed
         extra = (tiles[1][0], nbits)
+    par = None
+    if a.nbytes >= PARALLEL_BYTES and _kernels.numba.config.NUMBA_NUM_THREADS > 1:
+        par = getattr(_kernels, kernel.__name__ + "_par")
     if encode:
         def run(x, out):
             if used == out.size:
-                _call(kernel, _span(x), boffs, rs, cs, R, C, tr, tc, *extra, out.view(word))
+                _call_fast(kernel, par, _span(x), boffs, rs, cs, R, C, tr, tc, *extra,
+                           out.view(word))
             else:
-                _call(kernel, _span(x), boffs, rs, cs, R, C, tr, tc, *extra,
-                      out[:used].view(word))
+                _call_fast(kernel, par, _span(x), boffs, rs, cs, R, C, tr, tc, *extra,
+                           out[:used].view(word))
                 out[used:] = 0
     else:
         def run(buf, out):
-            _call(kernel, buf[:used].view(word), boffs, rs, cs, R, C, tr, tc, *extra, _span(out))
+            _call_fast(kernel, par, buf[:used].view(word), boffs, rs, cs, R, C, tr, tc, *extra,
+                       _span(out))
     return run
 
 

@@ -19,9 +19,10 @@ a file lock (numba issues 4807 and 10128: two processes filling one cold cache c
 entry with the other process's data file) and, should loading a cache entry still fail, drops the
 cache for that kernel and compiles in memory instead of failing the user's call.
 
-Threads: none. On the 2-core benchmark machine a `prange` copy of 64 MiB was slower than a serial
-one (about 8-25 ms against 4.5 ms, measured), so every kernel is serial and `nogil`: callers
-may run several encodes in their own threads.
+Threads: every kernel is serial and `nogil` (callers may run several encodes in their own
+threads); the four fast-path kernels also have a `_par` twin that splits the tile rows over
+numba's threads, which `_engine` takes for large arrays only (a parallel launch costs tens of
+microseconds) and only from one Python thread at a time (see "Parallel drivers" below).
 
 Every array index is cast to unsigned (`_u`): numba then skips its negative-index wraparound
 branch, which otherwise kept LLVM from vectorising the copy loops (3x slower, measured).
@@ -42,9 +43,14 @@ CACHE_ENABLED = os.environ.get("TILING_NUMBA_CACHE", "1").strip().lower() not in
 _u = np.uint64  # see the module docstring
 
 
-def _kernel(fn):
+def _kernel(fn, parallel=False):
     # error_model="numpy": integer division never raises (divisors are checked by the planner).
-    return numba.njit(cache=CACHE_ENABLED, nogil=True, error_model="numpy")(fn)
+    return numba.njit(cache=CACHE_ENABLED, nogil=True, error_model="numpy",
+                      parallel=parallel)(fn)
+
+
+def _parallel_kernel(fn):
+    return _kernel(fn, parallel=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -294,6 +300,143 @@ def decode_packed(buf, boffs, rs, cs, R, C, a, tc, p, bits, dst):
                         _unpack_group(buf, o, min(p, R - row0), bits, n, dst,
                                       sb + row0 * rs + c0 * cs, rs, cs)
                     o += tc
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Parallel drivers: the fast-path kernels split over tile rows (one batch's row of tiles, which
+# owns a contiguous span of the buffer). `tiling._engine` calls them only for arrays of at least
+# PARALLEL_BYTES and only when it holds its parallel lock (see there): numba's `workqueue`
+# threading layer, the default without TBB or OpenMP, aborts the process when two Python threads
+# launch parallel kernels at once, and GNU OpenMP aborts in a fork()ed child of a process that
+# used it. Thread count: numba's (`NUMBA_NUM_THREADS`, `numba.set_num_threads`).
+
+
+@_helper
+def _encode_tiled_row(src, sb, i, rs, cs, R, C, a, tc, out, o):
+    """Tile row i of one batch (first element at sb) into out[o:]; see `encode_tiled`."""
+    nc = (C + tc - 1) // tc
+    for j in range(nc):
+        c0 = j * tc
+        n = min(tc, C - c0)
+        for r in range(a):
+            row = i * a + r
+            if row < R:
+                s = sb + row * rs + c0 * cs
+                if cs == 1:
+                    for c in range(n):
+                        out[_u(o + c)] = src[_u(s + c)]
+                else:
+                    for c in range(n):
+                        out[_u(o + c)] = src[_u(s + c * cs)]
+                for c in range(n, tc):
+                    out[_u(o + c)] = 0
+            else:
+                for c in range(tc):
+                    out[_u(o + c)] = 0
+            o += tc
+    return None
+
+
+@_parallel_kernel
+def encode_tiled_par(src, boffs, rs, cs, R, C, a, tc, out):
+    nr = (R + a - 1) // a
+    step = ((C + tc - 1) // tc) * a * tc
+    for t in numba.prange(boffs.size * nr):
+        b = t // nr
+        _encode_tiled_row(src, boffs[_u(b)], t - b * nr, rs, cs, R, C, a, tc, out, t * step)
+    return None
+
+
+@_helper
+def _decode_tiled_row(buf, sb, i, rs, cs, R, C, a, tc, dst, o):
+    nc = (C + tc - 1) // tc
+    for j in range(nc):
+        c0 = j * tc
+        n = min(tc, C - c0)
+        for r in range(a):
+            row = i * a + r
+            if row < R:
+                s = sb + row * rs + c0 * cs
+                if cs == 1:
+                    for c in range(n):
+                        dst[_u(s + c)] = buf[_u(o + c)]
+                else:
+                    for c in range(n):
+                        dst[_u(s + c * cs)] = buf[_u(o + c)]
+            o += tc
+    return None
+
+
+@_parallel_kernel
+def decode_tiled_par(buf, boffs, rs, cs, R, C, a, tc, dst):
+    nr = (R + a - 1) // a
+    step = ((C + tc - 1) // tc) * a * tc
+    for t in numba.prange(boffs.size * nr):
+        b = t // nr
+        _decode_tiled_row(buf, boffs[_u(b)], t - b * nr, rs, cs, R, C, a, tc, dst, t * step)
+    return None
+
+
+@_helper
+def _encode_packed_row(src, sb, i, rs, cs, R, C, a, tc, p, bits, out, o, tmp):
+    nc = (C + tc - 1) // tc
+    for j in range(nc):
+        c0 = j * tc
+        n = min(tc, C - c0)
+        for g in range(a // p):
+            row0 = i * a + g * p
+            s = sb + row0 * rs + c0 * cs
+            if cs == 1 and row0 + p <= R and p == 32 and n == 128:
+                _pack_pred_128(src, s, rs, out, o, tmp)
+            elif cs == 1 and row0 + p <= R:
+                _pack_group(src, s, rs, n, p, out, o)
+            else:
+                _pack_group_slow(src, s, rs, cs, max(0, min(p, R - row0)), n, bits, out, o)
+            for c in range(n, tc):
+                out[_u(o + c)] = 0
+            o += tc
+    return None
+
+
+@_parallel_kernel
+def encode_packed_par(src, boffs, rs, cs, R, C, a, tc, p, bits, out):
+    nr = (R + a - 1) // a
+    step = ((C + tc - 1) // tc) * (a // p) * tc
+    for t in numba.prange(boffs.size * nr):
+        b = t // nr
+        tmp = np.empty(512, np.uint8)  # per tile row: each thread needs its own scratch
+        _encode_packed_row(src, boffs[_u(b)], t - b * nr, rs, cs, R, C, a, tc, p, bits, out,
+                           t * step, tmp)
+    return None
+
+
+@_helper
+def _decode_packed_row(buf, sb, i, rs, cs, R, C, a, tc, p, bits, dst, o, tmp):
+    nc = (C + tc - 1) // tc
+    for j in range(nc):
+        c0 = j * tc
+        n = min(tc, C - c0)
+        for g in range(a // p):
+            row0 = i * a + g * p
+            if cs == 1 and p == 32 and row0 + p <= R and n == 128:
+                _unpack_pred_128(buf, o, dst, sb + row0 * rs + c0, rs, tmp)
+            elif row0 < R:
+                _unpack_group(buf, o, min(p, R - row0), bits, n, dst,
+                              sb + row0 * rs + c0 * cs, rs, cs)
+            o += tc
+    return None
+
+
+@_parallel_kernel
+def decode_packed_par(buf, boffs, rs, cs, R, C, a, tc, p, bits, dst):
+    nr = (R + a - 1) // a
+    step = ((C + tc - 1) // tc) * (a // p) * tc
+    for t in numba.prange(boffs.size * nr):
+        b = t // nr
+        tmp = np.empty(512, np.uint8)
+        _decode_packed_row(buf, boffs[_u(b)], t - b * nr, rs, cs, R, C, a, tc, p, bits, dst,
+                           t * step, tmp)
     return None
 
 

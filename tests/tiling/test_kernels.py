@@ -475,3 +475,64 @@ def test_permutation_path_matches_reference(text, monkeypatch):
     for _, view in _views(x):  # strided sources take `move`, same bytes
         assert np.array_equal(tiling.encode(view, shape), expected)
     assert used
+
+
+# ---------------------------------------------------------------------------------------------
+# Parallel drivers: arrays of at least `_engine.PARALLEL_BYTES` run the `_par` kernels
+
+
+def _kernels_called(monkeypatch):
+    names = []
+    real = _engine._call
+    monkeypatch.setattr(_engine, "_call", lambda k, *a: names.append(k.__name__) or real(k, *a))
+    monkeypatch.setattr(_engine, "_PLANS", {})
+    monkeypatch.setattr(_engine, "_BY_ID", {})
+    return names
+
+
+# Just above the threshold, uneven in every tiled dim; one with a batch dim in the middle.
+PARALLEL_TEXTS = ["f32[1030,2100]{1,0:T(8,128)}", "f32[1030,3,700]{0,2,1:T(8,128)}",
+                  "bf16[1030,4100]{1,0:T(8,128)(2,1)}", "s8[2100,4100]{1,0:T(8,128)(4,1)}",
+                  "s4[2100,4100]{1,0:T(8,128)(8,1)E(4)}",
+                  "pred[2100,4100]{1,0:T(32,128)(32,1)E(1)}"]
+
+
+@pytest.mark.parametrize("text", PARALLEL_TEXTS)
+def test_parallel_path_matches_reference(text, monkeypatch):
+    shape = Shape.parse(text)
+    et = ELEMENT_TYPES[shape.element_type]
+    x = random_array(np.random.default_rng(11), shape)
+    assert x.nbytes >= _engine.PARALLEL_BYTES
+    names = _kernels_called(monkeypatch)
+    expected = _reference_bytes(x, shape)
+    assert np.array_equal(_engine_bytes(x, shape), expected)
+    assert np.array_equal(_engine_bytes(np.asfortranarray(x), shape), expected)
+    back = _engine_decode(expected, shape)
+    assert np.array_equal(back.view(et.container), x.view(et.container))
+    assert names and all(n.endswith("_par") for n in names), names
+
+
+def test_arrays_below_the_threshold_stay_serial(monkeypatch):
+    shape = Shape.parse("bf16[1000,4000]{1,0:T(8,128)(2,1)}")
+    x = random_array(np.random.default_rng(12), shape)
+    assert x.nbytes < _engine.PARALLEL_BYTES
+    names = _kernels_called(monkeypatch)
+    expected = _reference_bytes(x, shape)
+    assert np.array_equal(_engine_bytes(x, shape), expected)
+    assert np.array_equal(bits_of(_engine_decode(expected, shape)), bits_of(x))
+    assert names == ["encode_packed", "decode_packed"]
+
+
+def test_concurrent_threads_share_the_parallel_kernels_safely(monkeypatch):
+    """Only one Python thread at a time runs a `_par` kernel (numba's workqueue layer aborts
+    the process otherwise); the others run the serial kernel, with the same bytes."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    shape = Shape.parse(PARALLEL_TEXTS[0])
+    x = random_array(np.random.default_rng(13), shape)
+    expected = _reference_bytes(x, shape)
+    names = _kernels_called(monkeypatch)
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: _engine_bytes(x, shape), range(16)))
+    assert all(np.array_equal(r, expected) for r in results)
+    assert "encode_tiled_par" in names and len(names) == 16
