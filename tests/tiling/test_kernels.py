@@ -481,7 +481,10 @@ def test_permutation_path_matches_reference(text, monkeypatch):
 # Parallel drivers: arrays of at least `_engine.PARALLEL_BYTES` run the `_par` kernels
 
 
-def _kernels_called(monkeypatch):
+def _kernels_called(monkeypatch, cache=True):
+    """Records the kernels `_engine` calls; `cache` stands for TILING_NUMBA_CACHE (the `_par`
+    kernels run only with the disk cache on, whatever the environment of the test run)."""
+    monkeypatch.setattr(_engine.load_kernels(), "CACHE_ENABLED", cache)
     names = []
     real = _engine._call
     monkeypatch.setattr(_engine, "_call", lambda k, *a: names.append(k.__name__) or real(k, *a))
@@ -536,3 +539,11 @@ def test_concurrent_threads_share_the_parallel_kernels_safely(monkeypatch):
         results = list(pool.map(lambda _: _engine_bytes(x, shape), range(16)))
     assert all(np.array_equal(r, expected) for r in results)
     assert "encode_tiled_par" in names and len(names) == 16
+
+
+def test_without_the_disk_cache_large_arrays_stay_serial(monkeypatch):
+    shape = Shape.parse(PARALLEL_TEXTS[2])
+    x = random_array(np.random.default_rng(14), shape)
+    names = _kernels_called(monkeypatch, cache=False)
+    assert np.array_equal(_engine_bytes(x, shape), _reference_bytes(x, shape))
+    assert names == ["encode_packed"]
