@@ -58,62 +58,26 @@ def _parallel_kernel(fn):
 # One 2-D tile T(a, tc) over physical dims (batch..., R, C): the T(8,128), T(4,128), T(2,128),
 # T(1,128) fast path, also used for any single tile of one or two entries and for untiled
 # layouts (a=1, tc=C). Tile (i, j) of batch b starts at ((b*NR + i)*NC + j)*a*tc.
+# The serial kernels and the `_par` drivers below share one function per tile row.
 
 
 @_kernel
 def encode_tiled(src, boffs, rs, cs, R, C, a, tc, out):
     nr = (R + a - 1) // a
-    nc = (C + tc - 1) // tc
-    size = a * tc
-    o = 0
-    for b in range(boffs.size):
-        sb = boffs[_u(b)]
-        for i in range(nr):
-            for j in range(nc):
-                c0 = j * tc
-                n = min(tc, C - c0)
-                for r in range(a):
-                    row = i * a + r
-                    if row < R:
-                        s = sb + row * rs + c0 * cs
-                        if cs == 1:
-                            for c in range(n):
-                                out[_u(o + c)] = src[_u(s + c)]
-                        else:
-                            for c in range(n):
-                                out[_u(o + c)] = src[_u(s + c * cs)]
-                        for c in range(n, tc):
-                            out[_u(o + c)] = 0
-                    else:
-                        for c in range(tc):
-                            out[_u(o + c)] = 0
-                    o += tc
-    # o == boffs.size * nr * nc * size here
+    step = ((C + tc - 1) // tc) * a * tc
+    for t in range(boffs.size * nr):
+        b = t // nr
+        _encode_tiled_row(src, boffs[_u(b)], t - b * nr, rs, cs, R, C, a, tc, out, t * step)
     return None
 
 
 @_kernel
 def decode_tiled(buf, boffs, rs, cs, R, C, a, tc, dst):
     nr = (R + a - 1) // a
-    nc = (C + tc - 1) // tc
-    o = 0
-    for b in range(boffs.size):
-        sb = boffs[_u(b)]
-        for i in range(nr):
-            for j in range(nc):
-                c0 = j * tc
-                n = min(tc, C - c0)
-                for r in range(a):
-                    row = i * a + r
-                    if row < R:
-                        s = sb + row * rs + c0 * cs
-                        if cs == 1:
-                            for c in range(n):
-                                dst[_u(s + c)] = buf[_u(o + c)]
-                        else:
-                            for c in range(n):
-                                dst[_u(s + c * cs)] = buf[_u(o + c)]
-                    o += tc
+    step = ((C + tc - 1) // tc) * a * tc
+    for t in range(boffs.size * nr):
+        b = t // nr
+        _decode_tiled_row(buf, boffs[_u(b)], t - b * nr, rs, cs, R, C, a, tc, dst, t * step)
     return None
 
 
@@ -209,28 +173,12 @@ def _pack_pred_128(src, s, rs, out, o, tmp):
 @_kernel
 def encode_packed(src, boffs, rs, cs, R, C, a, tc, p, bits, out):
     nr = (R + a - 1) // a
-    nc = (C + tc - 1) // tc
+    step = ((C + tc - 1) // tc) * (a // p) * tc
     tmp = np.empty(512, np.uint8)
-    o = 0
-    for b in range(boffs.size):
-        sb = boffs[_u(b)]
-        for i in range(nr):
-            for j in range(nc):
-                c0 = j * tc
-                n = min(tc, C - c0)
-                for g in range(a // p):
-                    row0 = i * a + g * p
-                    s = sb + row0 * rs + c0 * cs
-                    if cs == 1 and row0 + p <= R and p == 32 and n == 128:
-                        _pack_pred_128(src, s, rs, out, o, tmp)
-                    elif cs == 1 and row0 + p <= R:
-                        _pack_group(src, s, rs, n, p, out, o)
-                    else:
-                        _pack_group_slow(src, s, rs, cs, max(0, min(p, R - row0)), n, bits,
-                                         out, o)
-                    for c in range(n, tc):
-                        out[_u(o + c)] = 0
-                    o += tc
+    for t in range(boffs.size * nr):
+        b = t // nr
+        _encode_packed_row(src, boffs[_u(b)], t - b * nr, rs, cs, R, C, a, tc, p, bits, out,
+                           t * step, tmp)
     return None
 
 
@@ -284,23 +232,12 @@ def _unpack_pred_128(buf, o, dst, s, rs, tmp):
 @_kernel
 def decode_packed(buf, boffs, rs, cs, R, C, a, tc, p, bits, dst):
     nr = (R + a - 1) // a
-    nc = (C + tc - 1) // tc
+    step = ((C + tc - 1) // tc) * (a // p) * tc
     tmp = np.empty(512, np.uint8)
-    o = 0
-    for b in range(boffs.size):
-        sb = boffs[_u(b)]
-        for i in range(nr):
-            for j in range(nc):
-                c0 = j * tc
-                n = min(tc, C - c0)
-                for g in range(a // p):
-                    row0 = i * a + g * p
-                    if cs == 1 and p == 32 and row0 + p <= R and n == 128:
-                        _unpack_pred_128(buf, o, dst, sb + row0 * rs + c0, rs, tmp)
-                    elif row0 < R:
-                        _unpack_group(buf, o, min(p, R - row0), bits, n, dst,
-                                      sb + row0 * rs + c0 * cs, rs, cs)
-                    o += tc
+    for t in range(boffs.size * nr):
+        b = t // nr
+        _decode_packed_row(buf, boffs[_u(b)], t - b * nr, rs, cs, R, C, a, tc, p, bits, dst,
+                           t * step, tmp)
     return None
 
 
