@@ -594,27 +594,36 @@ def _generic_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: b
             if has_padding and nbits == natural:
                 dst.fill(0)
             _call(_kernels.move, sizes, _span(_words(x)), *array_args, dst, *layout_args)
-            if nbits == natural:
-                if used < out.size:
-                    out[used:] = 0
-            elif nbits < 8:
-                _call(_kernels.pack_bits, dst, nbits, out[:used])
-                out[used:] = 0
-            else:
-                _reference.pack(dst, element, nbits, out)
+            _store(dst, element, nbits, natural, used, out)
     else:
         def run(buf, out):
             if out.size == 0:
                 return
-            if nbits == natural:
-                src = buf[:used].view(word)
-            elif nbits < 8:
-                src = np.empty(n_final, np.uint8)
-                _call(_kernels.unpack_bits, buf, nbits, src)
-            else:
-                src = np.ascontiguousarray(_reference.unpack(buf, element, nbits, n_final))
+            src = _stored(buf, element, nbits, natural, n_final, used, word)
             _call(_kernels.move, sizes, src, *layout_args, _span(_words(out)), *array_args)
     return run
+
+
+def _stored(buf, element, nbits, natural, n_final, used, word):
+    """The `n_final` stored elements of `buf` as containers (a view when stored at full width)."""
+    if nbits == natural:
+        return buf[:used].view(word)
+    if nbits < 8:
+        values = np.empty(n_final, np.uint8)
+        _call(_kernels.unpack_bits, buf, nbits, values)
+        return values
+    return np.ascontiguousarray(_reference.unpack(buf, element, nbits, n_final))
+
+
+def _store(values, element, nbits, natural, used, out):
+    """Writes containers `values` into `out` at `nbits` per element and zeroes the tail; at full
+    width `values` already is `out[:used]`."""
+    if nbits >= 8 and nbits != natural:
+        _reference.pack(values, element, nbits, out)
+        return
+    if nbits < 8:
+        _call(_kernels.pack_bits, values, nbits, out[:used])
+    out[used:] = 0
 
 
 # The permutation path (`_kernels.scatter`/`gather`): for C-contiguous arrays of at most
@@ -739,13 +748,7 @@ def _plan_relayout(dims, src: Layout, dst: Layout, element: ElementType):
     has_padding = d_final > n
 
     def run(buf, out):
-        if s_bits == natural:
-            s = buf[:src_used].view(word)
-        elif s_bits < 8:
-            s = np.empty(s_final, np.uint8)
-            _call(_kernels.unpack_bits, buf, s_bits, s)
-        else:
-            s = np.ascontiguousarray(_reference.unpack(buf, element, s_bits, s_final))
+        s = _stored(buf, element, s_bits, natural, s_final, src_used, word)
         if d_bits == natural:
             d = out[:d_used].view(word)
             if has_padding:
@@ -753,13 +756,7 @@ def _plan_relayout(dims, src: Layout, dst: Layout, element: ElementType):
         else:
             d = (np.zeros if has_padding else np.empty)(d_final, container)
         _call(_kernels.move, sizes, s, *sides[0], d, *sides[1])
-        if d_bits == natural:
-            out[d_used:] = 0
-        elif d_bits < 8:
-            _call(_kernels.pack_bits, d, d_bits, out[:d_used])
-            out[d_used:] = 0
-        else:
-            _reference.pack(d, element, d_bits, out)
+        _store(d, element, d_bits, natural, d_used, out)
     return run
 
 
