@@ -401,13 +401,14 @@ def _first_call(kernel, args) -> None:
 #     thread that finds it taken runs the serial kernel instead (same bits, no waiting). Parallel
 #     numba code of the user's own, run concurrently from another thread, is outside this guard.
 #   - GNU OpenMP terminates a fork()ed child that runs a parallel region after its parent did,
-#     so a process other than the one that imported this module stays serial.
+#     so once one process has launched a `_par` kernel, its forked children stay serial (a child
+#     of a process that never launched one may: asv's forkserver and multiprocessing workers).
 # The thread count is numba's (`NUMBA_NUM_THREADS`, `numba.set_num_threads`); with
 # NUMBA_NUM_THREADS=1 every call stays serial.
 
 PARALLEL_BYTES = 8 << 20
 _PARALLEL_LOCK = threading.Lock()
-_PARALLEL_PID = os.getpid()
+_PARALLEL_PID: int | None = None  # the process that launched a `_par` kernel, once one has
 
 
 def _parallel_allowed(nbytes: int) -> bool:
@@ -423,8 +424,11 @@ def _parallel_allowed(nbytes: int) -> bool:
 
 def _call_fast(kernel, par, *args) -> None:
     """`par(*args)` when allowed (see above), else `kernel(*args)`; `par` None means serial."""
-    if par is not None and os.getpid() == _PARALLEL_PID and _PARALLEL_LOCK.acquire(False):
+    global _PARALLEL_PID
+    if (par is not None and _PARALLEL_PID in (None, os.getpid())
+            and _PARALLEL_LOCK.acquire(False)):
         try:
+            _PARALLEL_PID = os.getpid()
             _call(par, *args)
         finally:
             _PARALLEL_LOCK.release()

@@ -547,3 +547,35 @@ def test_without_the_disk_cache_large_arrays_stay_serial(monkeypatch):
     names = _kernels_called(monkeypatch, cache=False)
     assert np.array_equal(_engine_bytes(x, shape), _reference_bytes(x, shape))
     assert names == ["encode_packed"]
+
+
+_FORK_SCRIPT = """
+import os, sys
+import numpy as np
+import tiling
+from tiling import _engine
+shape = tiling.Shape.parse("f32[1030,2100]{1,0:T(8,128)}")
+x = np.arange(1030 * 2100, dtype=np.float32).reshape(1030, 2100)
+_engine.load_kernels()
+if sys.argv[1] == "parent-first":
+    expected = tiling.encode(x, shape)
+    assert _engine._PARALLEL_PID == os.getpid()
+pid = os.fork()
+if pid == 0:
+    ok = np.array_equal(tiling.decode(tiling.encode(x, shape), shape), x)
+    parallel = _engine._PARALLEL_PID == os.getpid()
+    os._exit(0 if ok and parallel == (sys.argv[1] == "child-first") else 3)
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+@pytest.mark.parametrize("who", ["parent-first", "child-first"])
+def test_forked_children_go_parallel_only_when_the_parent_never_did(who):
+    """GNU OpenMP aborts a forked child that runs a parallel region after its parent did: such
+    a child stays serial; the child of a process that never launched one (asv's forkserver,
+    multiprocessing workers) may use the threads."""
+    env = dict(os.environ, TILING_NUMBA_CACHE="1", NUMBA_NUM_THREADS="2")
+    run = subprocess.run([sys.executable, "-c", _FORK_SCRIPT, who], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
