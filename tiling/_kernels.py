@@ -57,8 +57,100 @@ def _parallel_kernel(fn):
 # ---------------------------------------------------------------------------------------------
 # One 2-D tile T(a, tc) over physical dims (batch..., R, C): the T(8,128), T(4,128), T(2,128),
 # T(1,128) fast path, also used for any single tile of one or two entries and for untiled
-# layouts (a=1, tc=C). Tile (i, j) of batch b starts at ((b*NR + i)*NC + j)*a*tc.
-# The serial kernels and the `_par` drivers below share one function per tile row.
+# layouts (a=1, tc=C); and T(a, tc)(p, 1) with p * bits == 32, where each little-endian uint32
+# word holds p consecutive rows of one column, row r % p at bit (r % p) * bits (spec §5.2):
+# bf16 (8,128)(2,1), s8 (8,128)(4,1), s4 (8,128)(8,1)E(4), pred (32,128)(32,1)E(1); a % p == 0,
+# and `out` / `buf` are uint32 views. Tile (i, j) of batch b starts at ((b*NR + i)*NC + j)
+# times the tile's size in buffer units.
+#
+# The work is split by tile row (one batch's row of tiles, which owns a contiguous span of the
+# buffer): the serial kernels loop over tile rows, the `_par` drivers (below) split them over
+# numba's threads; both call the same row functions. A row function moves the tiles whose rows
+# and columns are all present (with contiguous columns) in one flat loop that writes the buffer
+# in order, and the edge tiles one by one. Measured on 4096x4096: the flat loop is what lets LLVM
+# keep the 128-wide inner loops vectorised (a nested loop over a runtime group count ran 10x
+# slower; one call per group cost as much as the 512-byte copy); writing the buffer in order
+# beats reading the source in order once the arrays leave the cache.
+
+
+def _helper(fn):
+    # Row functions and their helpers are separate (non-inlined) functions: inlined into one big
+    # kernel, the same loops ran 2x slower (measured).
+    return numba.njit(cache=CACHE_ENABLED, nogil=True, error_model="numpy")(fn)
+
+
+_S8, _S16, _S24 = np.uint32(8), np.uint32(16), np.uint32(24)  # uint32 shifts stay uint32
+
+
+@numba.njit(inline="always", nogil=True, error_model="numpy")
+def _unit_start(t, per_tile, s, tc, rows, rs):
+    """Source offset of the t-th buffer unit (`rows` rows x tc columns) of a run of whole tiles,
+    `per_tile` units per tile: tile t // per_tile, rows (t % per_tile) * rows onwards."""
+    j = t // per_tile
+    return s + j * tc + (t - j * per_tile) * rows * rs
+
+
+@_helper
+def _gather_tiles(src, s, rs, a, nt, tc, out, o):
+    """nt whole tiles from src[s] (a rows of stride rs, tc contiguous columns each), in buffer
+    order from out[o]."""
+    for t in range(nt * a):
+        st, ot = _unit_start(t, a, s, tc, 1, rs), o + t * tc
+        for c in range(tc):
+            out[_u(ot + c)] = src[_u(st + c)]
+    return None
+
+
+@_helper
+def _scatter_tiles(buf, o, a, nt, tc, dst, s, rs):
+    """Inverse of `_gather_tiles`."""
+    for t in range(nt * a):
+        st, ot = _unit_start(t, a, s, tc, 1, rs), o + t * tc
+        for c in range(tc):
+            dst[_u(st + c)] = buf[_u(ot + c)]
+    return None
+
+
+@_helper
+def _encode_tiled_row(src, sb, i, rs, cs, R, C, a, tc, out, o):
+    """Tile row i of one batch (first element at sb) into out[o:]; see `encode_tiled`."""
+    nc = (C + tc - 1) // tc
+    full = C // tc if cs == 1 and (i + 1) * a <= R else 0
+    _gather_tiles(src, sb + i * a * rs, rs, a, full, tc, out, o)
+    o += full * a * tc
+    for j in range(full, nc):
+        c0 = j * tc
+        n = min(tc, C - c0)
+        for r in range(a):
+            row = i * a + r
+            if row < R:
+                s = sb + row * rs + c0 * cs
+                for c in range(n):
+                    out[_u(o + c)] = src[_u(s + c * cs)]
+            else:
+                n = 0
+            for c in range(n, tc):
+                out[_u(o + c)] = 0
+            o += tc
+    return None
+
+
+@_helper
+def _decode_tiled_row(buf, sb, i, rs, cs, R, C, a, tc, dst, o):
+    nc = (C + tc - 1) // tc
+    full = C // tc if cs == 1 and (i + 1) * a <= R else 0
+    _scatter_tiles(buf, o, a, full, tc, dst, sb + i * a * rs, rs)
+    o += full * a * tc
+    for j in range(full, nc):
+        c0 = j * tc
+        n = min(tc, C - c0)
+        for r in range(min(a, R - i * a)):
+            s = sb + (i * a + r) * rs + c0 * cs
+            ot = o + r * tc
+            for c in range(n):
+                dst[_u(s + c * cs)] = buf[_u(ot + c)]
+        o += a * tc
+    return None
 
 
 @_kernel
@@ -81,21 +173,6 @@ def decode_tiled(buf, boffs, rs, cs, R, C, a, tc, dst):
     return None
 
 
-# ---------------------------------------------------------------------------------------------
-# T(a, tc)(p, 1) with p * bits == 32: each little-endian uint32 word holds p consecutive rows of
-# one column, row r % p at bit (r % p) * bits (spec §5.2). bf16 (8,128)(2,1), s8 (8,128)(4,1),
-# s4 (8,128)(8,1)E(4), pred (32,128)(32,1)E(1); a % p == 0. `out` / `buf` are uint32 views.
-
-
-_S8, _S16, _S24 = np.uint32(8), np.uint32(16), np.uint32(24)  # uint32 shifts stay uint32
-
-
-def _helper(fn):
-    # Small functions called once per group: keeping each loop in its own function lets LLVM
-    # vectorise it (inlined into one big kernel, the same loops ran 2x slower, measured).
-    return numba.njit(cache=CACHE_ENABLED, nogil=True, error_model="numpy")(fn)
-
-
 @numba.njit(inline="always", nogil=True, error_model="numpy")
 def _rows8(src, s, rs, bits, mask, c):
     """8 rows of column c, the low `bits` of row k at bit k*bits."""
@@ -106,36 +183,43 @@ def _rows8(src, s, rs, bits, mask, c):
 
 
 @_helper
-def _pack_group(src, s, rs, n, p, out, o):
-    """p whole rows from s, n contiguous columns, into n words; p * bits == 32 fixes the shifts."""
+def _pack_tiles(src, s, rs, p, ng, nt, tc, out, o, tmp):
+    """nt whole tiles of ng groups of p rows (stride rs) and tc contiguous columns, from src[s]
+    into words from out[o], in buffer order; p * bits == 32 fixes the shifts."""
+    if p == 32 and tc == 128:  # 1-bit
+        for t in range(nt * ng):
+            _pack_pred_128(src, _unit_start(t, ng, s, tc, p, rs), rs, out, o + t * tc, tmp)
+        return None
     if p == 2:  # 16-bit
-        for c in range(n):
-            out[_u(o + c)] = np.uint32(src[_u(s + c)]) | (np.uint32(src[_u(s + rs + c)]) << _S16)
+        for t in range(nt * ng):
+            sg, og = _unit_start(t, ng, s, tc, p, rs), o + t * tc
+            for c in range(tc):
+                out[_u(og + c)] = (np.uint32(src[_u(sg + c)])
+                                   | (np.uint32(src[_u(sg + rs + c)]) << _S16))
     elif p == 4:  # 8-bit
-        for c in range(n):
-            out[_u(o + c)] = (np.uint32(src[_u(s + c)])
-                              | (np.uint32(src[_u(s + rs + c)]) << _S8)
-                              | (np.uint32(src[_u(s + 2 * rs + c)]) << _S16)
-                              | (np.uint32(src[_u(s + 3 * rs + c)]) << _S24))
+        for t in range(nt * ng):
+            sg, og = _unit_start(t, ng, s, tc, p, rs), o + t * tc
+            for c in range(tc):
+                out[_u(og + c)] = (np.uint32(src[_u(sg + c)])
+                                   | (np.uint32(src[_u(sg + rs + c)]) << _S8)
+                                   | (np.uint32(src[_u(sg + 2 * rs + c)]) << _S16)
+                                   | (np.uint32(src[_u(sg + 3 * rs + c)]) << _S24))
     elif p == 8:  # 4-bit
-        for c in range(n):
-            out[_u(o + c)] = _rows8(src, s, rs, 4, 0xF, c)
-    elif p == 16:  # 2-bit
-        for c in range(n):
-            out[_u(o + c)] = (_rows8(src, s, rs, 2, 0x3, c)
-                              | (_rows8(src, s + 8 * rs, rs, 2, 0x3, c) << _S16))
-    else:  # 1-bit
-        for c in range(n):
-            out[_u(o + c)] = (_rows8(src, s, rs, 1, 0x1, c)
-                              | (_rows8(src, s + 8 * rs, rs, 1, 0x1, c) << _S8)
-                              | (_rows8(src, s + 16 * rs, rs, 1, 0x1, c) << _S16)
-                              | (_rows8(src, s + 24 * rs, rs, 1, 0x1, c) << _S24))
+        for t in range(nt * ng):
+            sg, og = _unit_start(t, ng, s, tc, p, rs), o + t * tc
+            for c in range(tc):
+                out[_u(og + c)] = _rows8(src, sg, rs, 4, 0xF, c)
+    else:
+        for t in range(nt * ng):
+            _pack_group(src, _unit_start(t, ng, s, tc, p, rs), rs, 1, p, tc, 32 // p, out,
+                        o + t * tc)
     return None
 
 
 @_helper
-def _pack_group_slow(src, s, rs, cs, rows, n, bits, out, o):
-    """Like `_pack_group` for a group with only `rows` rows left, or a strided source."""
+def _pack_group(src, s, rs, cs, rows, n, bits, out, o):
+    """One tile's group of `rows` rows (fewer than p at the bottom edge) and n columns, any
+    column stride."""
     mask = np.uint32((1 << bits) - 1)
     for c in range(n):
         out[_u(o + c)] = 0
@@ -170,6 +254,26 @@ def _pack_pred_128(src, s, rs, out, o, tmp):
     return None
 
 
+@_helper
+def _encode_packed_row(src, sb, i, rs, cs, R, C, a, tc, p, bits, out, o, tmp):
+    ng = a // p
+    nc = (C + tc - 1) // tc
+    full = C // tc if cs == 1 and (i + 1) * a <= R else 0
+    _pack_tiles(src, sb + i * a * rs, rs, p, ng, full, tc, out, o, tmp)
+    o += full * ng * tc
+    for j in range(full, nc):
+        c0 = j * tc
+        n = min(tc, C - c0)
+        for g in range(ng):
+            row0 = i * a + g * p
+            _pack_group(src, sb + row0 * rs + c0 * cs, rs, cs, max(0, min(p, R - row0)), n,
+                        bits, out, o)
+            for c in range(n, tc):
+                out[_u(o + c)] = 0
+            o += tc
+    return None
+
+
 @_kernel
 def encode_packed(src, boffs, rs, cs, R, C, a, tc, p, bits, out):
     nr = (R + a - 1) // a
@@ -183,32 +287,51 @@ def encode_packed(src, boffs, rs, cs, R, C, a, tc, p, bits, out):
 
 
 @_helper
+def _unpack_tiles(buf, o, ng, nt, tc, p, dst, s, rs, tmp):
+    """Inverse of `_pack_tiles`."""
+    if p == 32 and tc == 128:  # 1-bit
+        for t in range(nt * ng):
+            _unpack_pred_128(buf, o + t * tc, dst, _unit_start(t, ng, s, tc, p, rs), rs, tmp)
+        return None
+    if p == 2:  # 16-bit
+        for t in range(nt * ng):
+            sg, og = _unit_start(t, ng, s, tc, p, rs), o + t * tc
+            for c in range(tc):
+                w = buf[_u(og + c)]
+                dst[_u(sg + c)] = w & np.uint32(0xFFFF)
+                dst[_u(sg + rs + c)] = w >> _S16
+    elif p == 4:  # 8-bit
+        for t in range(nt * ng):
+            sg, og = _unit_start(t, ng, s, tc, p, rs), o + t * tc
+            for c in range(tc):
+                w = buf[_u(og + c)]
+                dst[_u(sg + c)] = w & np.uint32(0xFF)
+                dst[_u(sg + rs + c)] = (w >> _S8) & np.uint32(0xFF)
+                dst[_u(sg + 2 * rs + c)] = (w >> _S16) & np.uint32(0xFF)
+                dst[_u(sg + 3 * rs + c)] = w >> _S24
+    elif p == 8:  # 4-bit
+        for t in range(nt * ng):
+            sg, og = _unit_start(t, ng, s, tc, p, rs), o + t * tc
+            for c in range(tc):
+                w = buf[_u(og + c)]
+                for k in range(8):
+                    dst[_u(sg + k * rs + c)] = (w >> np.uint32(4 * k)) & np.uint32(0xF)
+    else:
+        for t in range(nt * ng):
+            _unpack_group(buf, o + t * tc, p, 32 // p, tc, dst, _unit_start(t, ng, s, tc, p, rs),
+                          rs, 1)
+    return None
+
+
+@_helper
 def _unpack_group(buf, o, rows, bits, n, dst, s, rs, cs):
-    """Inverse of `_pack_group` for `rows` rows (any column stride)."""
-    if cs == 1 and rows == 4 and bits == 8:  # 8-bit: each word read once, constant shifts
-        for c in range(n):
-            w = buf[_u(o + c)]
-            dst[_u(s + c)] = w & np.uint32(0xFF)
-            dst[_u(s + rs + c)] = (w >> _S8) & np.uint32(0xFF)
-            dst[_u(s + 2 * rs + c)] = (w >> _S16) & np.uint32(0xFF)
-            dst[_u(s + 3 * rs + c)] = w >> _S24
-        return None
-    if cs == 1 and rows == 2 and bits == 16:  # 16-bit
-        for c in range(n):
-            w = buf[_u(o + c)]
-            dst[_u(s + c)] = w & np.uint32(0xFFFF)
-            dst[_u(s + rs + c)] = w >> _S16
-        return None
+    """Inverse of `_pack_group`."""
     mask = np.uint32((1 << bits) - 1)
     for k in range(rows):
         shift = np.uint32(k * bits)
         sk = s + k * rs
-        if cs == 1:
-            for c in range(n):
-                dst[_u(sk + c)] = (buf[_u(o + c)] >> shift) & mask
-        else:
-            for c in range(n):
-                dst[_u(sk + c * cs)] = (buf[_u(o + c)] >> shift) & mask
+        for c in range(n):
+            dst[_u(sk + c * cs)] = (buf[_u(o + c)] >> shift) & mask
     return None
 
 
@@ -229,6 +352,24 @@ def _unpack_pred_128(buf, o, dst, s, rs, tmp):
     return None
 
 
+@_helper
+def _decode_packed_row(buf, sb, i, rs, cs, R, C, a, tc, p, bits, dst, o, tmp):
+    ng = a // p
+    nc = (C + tc - 1) // tc
+    full = C // tc if cs == 1 and (i + 1) * a <= R else 0
+    _unpack_tiles(buf, o, ng, full, tc, p, dst, sb + i * a * rs, rs, tmp)
+    o += full * ng * tc
+    for j in range(full, nc):
+        c0 = j * tc
+        for g in range(ng):
+            row0 = i * a + g * p
+            if row0 < R:
+                _unpack_group(buf, o, min(p, R - row0), bits, min(tc, C - c0), dst,
+                              sb + row0 * rs + c0 * cs, rs, cs)
+            o += tc
+    return None
+
+
 @_kernel
 def decode_packed(buf, boffs, rs, cs, R, C, a, tc, p, bits, dst):
     nr = (R + a - 1) // a
@@ -242,38 +383,12 @@ def decode_packed(buf, boffs, rs, cs, R, C, a, tc, p, bits, dst):
 
 
 # ---------------------------------------------------------------------------------------------
-# Parallel drivers: the fast-path kernels split over tile rows (one batch's row of tiles, which
-# owns a contiguous span of the buffer). `tiling._engine` calls them only for arrays of at least
-# PARALLEL_BYTES and only when it holds its parallel lock (see there): numba's `workqueue`
-# threading layer, the default without TBB or OpenMP, aborts the process when two Python threads
-# launch parallel kernels at once, and GNU OpenMP aborts in a fork()ed child of a process that
-# used it. Thread count: numba's (`NUMBA_NUM_THREADS`, `numba.set_num_threads`).
-
-
-@_helper
-def _encode_tiled_row(src, sb, i, rs, cs, R, C, a, tc, out, o):
-    """Tile row i of one batch (first element at sb) into out[o:]; see `encode_tiled`."""
-    nc = (C + tc - 1) // tc
-    for j in range(nc):
-        c0 = j * tc
-        n = min(tc, C - c0)
-        for r in range(a):
-            row = i * a + r
-            if row < R:
-                s = sb + row * rs + c0 * cs
-                if cs == 1:
-                    for c in range(n):
-                        out[_u(o + c)] = src[_u(s + c)]
-                else:
-                    for c in range(n):
-                        out[_u(o + c)] = src[_u(s + c * cs)]
-                for c in range(n, tc):
-                    out[_u(o + c)] = 0
-            else:
-                for c in range(tc):
-                    out[_u(o + c)] = 0
-            o += tc
-    return None
+# Parallel drivers: the fast-path kernels over numba's threads, one tile row per iteration.
+# `tiling._engine` calls them only for arrays of at least PARALLEL_BYTES and only when it holds
+# its parallel lock (see there): numba's `workqueue` threading layer, the default without TBB or
+# OpenMP, aborts the process when two Python threads launch parallel kernels at once, and GNU
+# OpenMP aborts in a fork()ed child of a process that used it. Thread count: numba's
+# (`NUMBA_NUM_THREADS`, `numba.set_num_threads`).
 
 
 @_parallel_kernel
@@ -283,26 +398,6 @@ def encode_tiled_par(src, boffs, rs, cs, R, C, a, tc, out):
     for t in numba.prange(boffs.size * nr):
         b = t // nr
         _encode_tiled_row(src, boffs[_u(b)], t - b * nr, rs, cs, R, C, a, tc, out, t * step)
-    return None
-
-
-@_helper
-def _decode_tiled_row(buf, sb, i, rs, cs, R, C, a, tc, dst, o):
-    nc = (C + tc - 1) // tc
-    for j in range(nc):
-        c0 = j * tc
-        n = min(tc, C - c0)
-        for r in range(a):
-            row = i * a + r
-            if row < R:
-                s = sb + row * rs + c0 * cs
-                if cs == 1:
-                    for c in range(n):
-                        dst[_u(s + c)] = buf[_u(o + c)]
-                else:
-                    for c in range(n):
-                        dst[_u(s + c * cs)] = buf[_u(o + c)]
-            o += tc
     return None
 
 
@@ -316,27 +411,6 @@ def decode_tiled_par(buf, boffs, rs, cs, R, C, a, tc, dst):
     return None
 
 
-@_helper
-def _encode_packed_row(src, sb, i, rs, cs, R, C, a, tc, p, bits, out, o, tmp):
-    nc = (C + tc - 1) // tc
-    for j in range(nc):
-        c0 = j * tc
-        n = min(tc, C - c0)
-        for g in range(a // p):
-            row0 = i * a + g * p
-            s = sb + row0 * rs + c0 * cs
-            if cs == 1 and row0 + p <= R and p == 32 and n == 128:
-                _pack_pred_128(src, s, rs, out, o, tmp)
-            elif cs == 1 and row0 + p <= R:
-                _pack_group(src, s, rs, n, p, out, o)
-            else:
-                _pack_group_slow(src, s, rs, cs, max(0, min(p, R - row0)), n, bits, out, o)
-            for c in range(n, tc):
-                out[_u(o + c)] = 0
-            o += tc
-    return None
-
-
 @_parallel_kernel
 def encode_packed_par(src, boffs, rs, cs, R, C, a, tc, p, bits, out):
     nr = (R + a - 1) // a
@@ -346,23 +420,6 @@ def encode_packed_par(src, boffs, rs, cs, R, C, a, tc, p, bits, out):
         tmp = np.empty(512, np.uint8)  # per tile row: each thread needs its own scratch
         _encode_packed_row(src, boffs[_u(b)], t - b * nr, rs, cs, R, C, a, tc, p, bits, out,
                            t * step, tmp)
-    return None
-
-
-@_helper
-def _decode_packed_row(buf, sb, i, rs, cs, R, C, a, tc, p, bits, dst, o, tmp):
-    nc = (C + tc - 1) // tc
-    for j in range(nc):
-        c0 = j * tc
-        n = min(tc, C - c0)
-        for g in range(a // p):
-            row0 = i * a + g * p
-            if cs == 1 and p == 32 and row0 + p <= R and n == 128:
-                _unpack_pred_128(buf, o, dst, sb + row0 * rs + c0, rs, tmp)
-            elif row0 < R:
-                _unpack_group(buf, o, min(p, R - row0), bits, n, dst,
-                              sb + row0 * rs + c0 * cs, rs, cs)
-            o += tc
     return None
 
 
