@@ -391,9 +391,10 @@ def _first_call(kernel, args) -> None:
 
 # ---------------------------------------------------------------------------------------------
 # Parallel fast paths: arrays of at least PARALLEL_BYTES run the kernels' `_par` twins (numba
-# threads over tile rows) when the numba cache is on (`_parallel_allowed`); below that size a
-# parallel launch costs more than it saves under the `workqueue` layer (about 60 µs against
-# 100-200 µs serial for 4 MiB; OpenMP launches in 2 µs, measured).
+# threads over tile rows) when the numba cache is on (`_parallel_allowed`). OpenMP and TBB launch
+# in about 2 µs, so 1 MiB already gains (1.3-1.7x, measured on 2 cores); numba's own `workqueue`
+# layer takes about 60 µs, so once the first launch shows that layer, the threshold rises to
+# WORKQUEUE_PARALLEL_BYTES (against 100-200 µs serial for 4 MiB, measured).
 # The threading layer numba picks (TBB, else OpenMP, else its own `workqueue`) has two ways to
 # abort the process, which the guard below keeps a user's call from reaching:
 #   - `workqueue` is not reentrant: two Python threads launching parallel kernels at once
@@ -406,7 +407,9 @@ def _first_call(kernel, args) -> None:
 # The thread count is numba's (`NUMBA_NUM_THREADS`, `numba.set_num_threads`); with
 # NUMBA_NUM_THREADS=1 every call stays serial.
 
-PARALLEL_BYTES = 8 << 20
+PARALLEL_BYTES = 1 << 20
+WORKQUEUE_PARALLEL_BYTES = 8 << 20
+_parallel_bytes = PARALLEL_BYTES  # WORKQUEUE_PARALLEL_BYTES once numba's layer is known to be it
 _PARALLEL_LOCK = threading.Lock()
 _PARALLEL_PID: int | None = None  # the process that launched a `_par` kernel, once one has
 
@@ -422,14 +425,17 @@ def _parallel_allowed(nbytes: int) -> bool:
             and _kernels.numba.config.NUMBA_NUM_THREADS > 1)
 
 
-def _call_fast(kernel, par, *args) -> None:
+def _call_fast(kernel, par, nbytes, *args) -> None:
     """`par(*args)` when allowed (see above), else `kernel(*args)`; `par` None means serial."""
-    global _PARALLEL_PID
-    if (par is not None and _PARALLEL_PID in (None, os.getpid())
+    global _PARALLEL_PID, _parallel_bytes
+    if (par is not None and nbytes >= _parallel_bytes and _PARALLEL_PID in (None, os.getpid())
             and _PARALLEL_LOCK.acquire(False)):
         try:
+            first = _PARALLEL_PID is None
             _PARALLEL_PID = os.getpid()
             _call(par, *args)
+            if first and _kernels.numba.threading_layer() == "workqueue":
+                _parallel_bytes = WORKQUEUE_PARALLEL_BYTES
         finally:
             _PARALLEL_LOCK.release()
     else:
@@ -484,18 +490,58 @@ def _batch_offsets(shape, strides, base: int) -> np.ndarray:
     return off
 
 
+def _fast_form(dims: tuple[int, ...], strides: tuple[int, ...], tiles):
+    """An equivalent (physical dims, strides, tiles) the fast paths may take, else the inputs.
+
+    Two rewrites, each exact where its checks pass:
+    - a `*` run in the first tile merges its physical dims (spec §3.5) when one stride walks the
+      row-major merged index (`T(2,*,128)` over a C-order array is `T(2,128)`);
+    - a 1-D tile chain `(k)(m)` with m | k and m | the minor dim is `(k/m, m)` over that dim
+      split into rows of m (`bf16[N]{0:T(1024)(128)(2,1)}` is `T(8,128)(2,1)` on [N/128, 128]);
+      later tiles of at most two entries act on the same two dims in both forms.
+    """
+    if tiles and COMBINE_DIMENSION in tiles[0] and len(tiles[0]) <= len(dims):
+        start = len(dims) - len(tiles[0])
+        new_dims, new_strides, first = list(dims[:start]), list(strides[:start]), []
+        size, stride = 1, 0
+        for d, st, entry in zip(dims[start:], strides[start:], tiles[0]):
+            if size == 1 or d == 1:
+                size, stride = size * d, (st if size == 1 else stride)
+            elif stride == d * st:
+                size, stride = size * d, st
+            else:
+                return dims, strides, tiles
+            if entry != COMBINE_DIMENSION:
+                new_dims.append(size)
+                new_strides.append(stride)
+                first.append(entry)
+                size, stride = 1, 0
+        dims, strides, tiles = tuple(new_dims), tuple(new_strides), (tuple(first),) + tiles[1:]
+    if (len(tiles) >= 2 and len(tiles[0]) == 1 and len(tiles[1]) == 1 and dims
+            and all(len(t) <= 2 for t in tiles[2:])):
+        (k,), (m,) = tiles[:2]
+        if k % m == 0 and dims[-1] % m == 0:
+            dims = dims[:-1] + (dims[-1] // m, m)
+            strides = strides[:-1] + (m * strides[-1], strides[-1])
+            tiles = ((k // m, m),) + tiles[2:]
+    return dims, strides, tiles
+
+
 def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool):
     """Plan for the "tiled"/"packed" kernels, or None. `a` is the logical container array."""
     nbits = _storage_bits(layout, element)
-    tiles = tuple(t.dimensions for t in layout.tiles)
-    kind = choose_kernel(nbits, a.itemsize * 8, tiles)
     geometry = _geometry(a)
-    if kind == "generic" or a.size == 0 or geometry is None:
+    if a.size == 0 or geometry is None:
         return None
     base, strides = geometry
     m2m = layout.major_to_minor
-    phys = (1, 1) + tuple(a.shape[d] for d in m2m)
-    pstrides = (0, 0) + tuple(strides[d] for d in m2m)
+    dims, pstrides, tiles = _fast_form(tuple(a.shape[d] for d in m2m),
+                                       tuple(strides[d] for d in m2m),
+                                       tuple(t.dimensions for t in layout.tiles))
+    kind = choose_kernel(nbits, a.itemsize * 8, tiles)
+    if kind == "generic":
+        return None
+    phys, pstrides = (1, 1) + dims, (0, 0) + pstrides
     R, C = phys[-2], phys[-1]
     if not tiles:
         tr, tc = 1, C
@@ -503,9 +549,12 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
         tr, tc = tiles[0]
     else:
         tr, tc = 1, tiles[0][0]
+    if kind == "tiled" and tr > 1 and tc <= _PERM_RUN and a.flags.c_contiguous \
+            and a.size <= _PERM_MAX:
+        return None  # runs this short: the permutation path is 2.7x faster (T(2,3), measured)
     boffs = _batch_offsets(phys[:-2], pstrides[:-2], base)
     rs, cs = pstrides[-2], pstrides[-1]
-    used = -(-_num_final(phys[2:], layout) * nbits // 8)
+    used = -(-_num_final(tuple(a.shape[d] for d in m2m), layout) * nbits // 8)
     if kind == "tiled":
         word = a.dtype
         kernel = _kernels.encode_tiled if encode else _kernels.decode_tiled
@@ -515,21 +564,22 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
         kernel = _kernels.encode_packed if encode else _kernels.decode_packed
         extra = (tiles[1][0], nbits)
     par = None
-    if _parallel_allowed(a.nbytes):
+    nbytes = a.nbytes
+    if _parallel_allowed(nbytes):
         par = getattr(_kernels, kernel.__name__ + "_par")
     if encode:
         def run(x, out):
             if used == out.size:
-                _call_fast(kernel, par, _span(x), boffs, rs, cs, R, C, tr, tc, *extra,
-                           out.view(word))
+                _call_fast(kernel, par, nbytes, _span(x), boffs, rs, cs, R, C, tr, tc,
+                           *extra, out.view(word))
             else:
-                _call_fast(kernel, par, _span(x), boffs, rs, cs, R, C, tr, tc, *extra,
-                           out[:used].view(word))
+                _call_fast(kernel, par, nbytes, _span(x), boffs, rs, cs, R, C, tr, tc,
+                           *extra, out[:used].view(word))
                 out[used:] = 0
     else:
         def run(buf, out):
-            _call_fast(kernel, par, buf[:used].view(word), boffs, rs, cs, R, C, tr, tc, *extra,
-                       _span(out))
+            _call_fast(kernel, par, nbytes, buf[:used].view(word), boffs, rs, cs, R, C, tr,
+                       tc, *extra, _span(out))
     return run
 
 

@@ -167,6 +167,28 @@ def test_generic_layouts_match_reference(text):
     _check(random_array(np.random.default_rng(2), shape), shape)
 
 
+@pytest.mark.parametrize("text, kernel", [
+    ("bf16[4,6,300]{2,1,0:T(2,*,128)(2,1)}", "encode_packed"),    # `*` merges dims 1 and 2
+    ("s8[2,3,40,260]{3,2,1,0:T(*,*,8,128)(4,1)}", "encode_packed"),
+    ("f32[3,5,7,300]{3,2,1,0:T(*,8,*,128)}", "encode_tiled"),
+    ("f32[5,7,300]{2,1,0:T(*,*,128)}", "encode_tiled"),           # one entry left after merging
+    ("bf16[3072]{0:T(1024)(128)(2,1)}", "encode_packed"),         # (k)(m) chain on 1-D
+    ("s8[3,2560]{1,0:T(512)(128)(4,1)}", "encode_packed"),
+    ("bf16[3000]{0:T(1024)(128)(2,1)}", "move"),                  # 128 does not divide 3000
+    ("bf16[3072]{0:T(1024)(128)(2,1,1)}", "move"),                # a later tile reaches further
+    ("f32[6,40,300]{1,2,0:T(2,*,128)}", "move"),                  # merged dims not adjacent
+])
+def test_equivalent_fast_forms(text, kernel, monkeypatch):
+    """`*` runs and 1-D tile chains take the fast kernels when the merged or split dims are a
+    plain reshape of the array (C order here); any other memory order falls back, same bytes."""
+    shape = Shape.parse(text)
+    names = _kernels_called(monkeypatch)
+    x = random_array(np.random.default_rng(4), shape)
+    assert np.array_equal(_engine_bytes(x, shape), _reference_bytes(x, shape))
+    assert names == [kernel]
+    _check(x, shape)
+
+
 # Long fuzz runs: TILING_FUZZ_EXAMPLES=5000 python -m pytest tests/tiling -k random
 FUZZ = settings(max_examples=int(os.environ["TILING_FUZZ_EXAMPLES"])) \
     if os.environ.get("TILING_FUZZ_EXAMPLES") else settings()
@@ -387,9 +409,9 @@ def broken(*args, **kwargs):
     raise EOFError("truncated cache file")
 
 kernels.encode_tiled._cache.load_overload = broken  # as if another process left a torn file
-x = np.arange(1024 * 1024, dtype=np.float32).reshape(1024, 1024)
+x = np.arange(256 * 512, dtype=np.float32).reshape(256, 512)  # below PARALLEL_BYTES: serial
 buf = tiling.encode(x, "{1,0:T(8,128)}")
-assert np.array_equal(tiling.decode(buf, "f32[1024,1024]{1,0:T(8,128)}"), x)
+assert np.array_equal(tiling.decode(buf, "f32[256,512]{1,0:T(8,128)}"), x)
 print("recovered", type(kernels.encode_tiled._cache).__name__)
 """
 
@@ -518,7 +540,7 @@ def test_parallel_path_matches_reference(text, monkeypatch):
 
 
 def test_arrays_below_the_threshold_stay_serial(monkeypatch):
-    shape = Shape.parse("bf16[1000,4000]{1,0:T(8,128)(2,1)}")
+    shape = Shape.parse("bf16[500,1000]{1,0:T(8,128)(2,1)}")
     x = random_array(np.random.default_rng(12), shape)
     assert x.nbytes < _engine.PARALLEL_BYTES
     names = _kernels_called(monkeypatch)
