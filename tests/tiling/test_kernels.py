@@ -126,6 +126,7 @@ def test_fast_paths_match_reference(key, dims):
     "s2[40,300]{1,0:T(16,128)(16,1)E(2)}",
     "pred[33,129]{1,0:T(32,128)(32,1)E(1)}",
     "pred[70,300]{1,0:T(64,64)(32,1)E(1)}",   # two 1-bit groups per tile, narrow tiles
+    "pred[40,9000]{1,0:T(32,128)(32,1)E(1)}",  # rows wider than one 4096-column sweep
     "bf16[3,17,600]{2,1,0:T(4,256)(2,1)}",
     "pred[40,300]{1,0:T(8,128)(4,1)}",
     "f8e4m3fn[17,130]{1,0:T(8,128)(4,1)}",
