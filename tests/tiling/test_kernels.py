@@ -446,7 +446,9 @@ def test_is_row_major(text, expected):
 
 
 @pytest.mark.parametrize("text", ["f32[8,128]{1,0:T(8,128)}", "f32[8,128]{0,1:T(8,128)}",
-                                  "s8[2,4,128]{2,1,0:T(4,128)}"])
+                                  "s8[2,4,128]{2,1,0:T(4,128)}",
+                                  "bf16[16,128]{1,0:T(8,128)}",  # no buffer protocol: numpy copy
+                                  "s4[3,5]{1,0}", "f16[2,3,4]{2,1,0}"])
 def test_repeated_small_calls_match_reference(text):
     import tiling
     shape = Shape.parse(text)
