@@ -88,7 +88,7 @@ def bits_of(x):
     """Bit patterns for exact comparison (NaN payloads included)."""
     x = np.asarray(x)
     if x.dtype.itemsize > 8:
-        return x.reshape(-1).view(np.uint64)
+        return np.ascontiguousarray(x).reshape(-1).view(np.uint64)
     return x.view(np.dtype(f"u{x.dtype.itemsize}"))
 
 
