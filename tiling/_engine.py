@@ -6,7 +6,8 @@ has checked every input before they run. This module turns a (layout, array) pai
 (dims, strides, layout, element type), so a repeated call costs a dict lookup and one kernel call.
 
 Which kernel runs (`choose_kernel`): the fast paths in `FAST_PATHS` (one 2-D tile, or a 2-D tile
-followed by `(p,1)` packing p rows into a 32-bit word), else the generic table-driven `move`
+followed by `(p,1)` packing p rows into a 32-bit word; `_fast_form` first rewrites `*` runs and
+1-D tile chains into those forms where the array's strides allow), else the generic `move`
 kernel, which handles every layout the reference accepts (any `minor_to_major`, repeated tiles,
 `*`, tiles longer than the rank, `L(n)`, any `E(n)`); a C-contiguous array of at most
 `_PERM_MAX` elements whose `move` plan would copy runs of at most `_PERM_RUN` elements takes the
