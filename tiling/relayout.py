@@ -25,10 +25,12 @@ def relayout(buffer, src_shape: Shape | str, dst_layout: Layout | Shape | str, *
              out: np.ndarray | None = None, allow_nested_padding: bool = False) -> np.ndarray:
     """Converts a physical buffer from the layout of `src_shape` to `dst_layout`.
 
-    Each element moves once, straight from its place in `buffer` to its place in the result;
-    the logical array is never built. (Buffers with sub-byte `E(n)` or widened storage that
-    need a layout change are unpacked into, or packed from, a temporary of the padded
-    element count.) Padding in the result is zero.
+    One pass over memory; the logical array is never built. Layouts that tile only the two
+    most-minor dims, in the same physical order (TPU dumps to row-major, `T(8,128)` to
+    `T(2,128)`), go band by band of tile rows through a temporary of about 2 MiB with the fast
+    kernels; other pairs move each element straight from its place in `buffer` to its place in
+    the result (buffers with sub-byte `E(n)` or widened storage are then unpacked into, or
+    packed from, a temporary of the padded element count). Padding in the result is zero.
 
     Parameters
     ----------
