@@ -224,30 +224,34 @@ def _pack_tiles(src, s, rs, p, ng, nt, tc, out, o, tmp):
                 out[_u(og + c)] = _rows8(src, sg, rs, 4, 0xF, c)
     else:
         for t in range(nt * ng):
-            _pack_group(src, _unit_start(t, ng, s, tc, p, rs), rs, 1, p, tc, 32 // p, out,
-                        o + t * tc)
+            _pack_groups(src, _unit_start(t, ng, s, tc, p, rs), rs, 1, p, 1, p, tc, 32 // p, tc,
+                         out, o + t * tc)
     return None
 
 
 @_helper
-def _pack_group(src, s, rs, cs, rows, n, bits, out, o):
-    """One tile's group of `rows` rows (fewer than p at the bottom edge) and n columns, any
-    column stride."""
+def _pack_groups(src, s, rs, cs, rows, ng, p, n, bits, tc, out, o):
+    """One tile's ng groups of p rows, of which the first `rows` exist (fewer at the bottom
+    edge), and n columns at any column stride; group g's words at out[o + g*tc:]."""
     mask = np.uint32((1 << bits) - 1)
-    if cs != 1:  # column by column (see `_encode_tiled_row`)
+    if cs != 1:  # column by column, all of a column's rows at once (see `_encode_tiled_row`)
         for c in range(n):
-            w = np.uint32(0)
-            for k in range(rows):
-                w |= (np.uint32(src[_u(s + c * cs + k * rs)]) & mask) << np.uint32(k * bits)
-            out[_u(o + c)] = w
+            sc = s + c * cs
+            for g in range(ng):
+                w = np.uint32(0)
+                for k in range(max(0, min(p, rows - g * p))):
+                    w |= (np.uint32(src[_u(sc + (g * p + k) * rs)]) & mask) << np.uint32(k * bits)
+                out[_u(o + g * tc + c)] = w
         return None
-    for c in range(n):
-        out[_u(o + c)] = 0
-    for k in range(rows):
-        shift = np.uint32(k * bits)
-        sk = s + k * rs
+    for g in range(ng):
+        og, sg = o + g * tc, s + g * p * rs
         for c in range(n):
-            out[_u(o + c)] |= (np.uint32(src[_u(sk + c)]) & mask) << shift
+            out[_u(og + c)] = 0
+        for k in range(max(0, min(p, rows - g * p))):
+            shift = np.uint32(k * bits)
+            sk = sg + k * rs
+            for c in range(n):
+                out[_u(og + c)] |= (np.uint32(src[_u(sk + c)]) & mask) << shift
     return None
 
 
@@ -282,16 +286,15 @@ def _encode_packed_row(src, sb, i, rs, cs, R, C, a, tc, p, bits, out, o, tmp):
     full = C // tc if cs == 1 and (i + 1) * a <= R else 0
     _pack_tiles(src, sb + i * a * rs, rs, p, ng, full, tc, out, o, tmp)
     o += full * ng * tc
+    rows = max(0, min(a, R - i * a))
     for j in range(full, nc):
         c0 = j * tc
         n = min(tc, C - c0)
+        _pack_groups(src, sb + i * a * rs + c0 * cs, rs, cs, rows, ng, p, n, bits, tc, out, o)
         for g in range(ng):
-            row0 = i * a + g * p
-            _pack_group(src, sb + row0 * rs + c0 * cs, rs, cs, max(0, min(p, R - row0)), n,
-                        bits, out, o)
             for c in range(n, tc):
-                out[_u(o + c)] = 0
-            o += tc
+                out[_u(o + g * tc + c)] = 0
+        o += ng * tc
     return None
 
 
@@ -339,26 +342,30 @@ def _unpack_tiles(buf, o, ng, nt, tc, p, dst, s, rs, tmp):
                     dst[_u(sg + k * rs + c)] = (w >> np.uint32(4 * k)) & np.uint32(0xF)
     else:
         for t in range(nt * ng):
-            _unpack_group(buf, o + t * tc, p, 32 // p, tc, dst, _unit_start(t, ng, s, tc, p, rs),
-                          rs, 1)
+            _unpack_groups(buf, o + t * tc, p, 1, p, 32 // p, tc, tc, dst,
+                           _unit_start(t, ng, s, tc, p, rs), rs, 1)
     return None
 
 
 @_helper
-def _unpack_group(buf, o, rows, bits, n, dst, s, rs, cs):
-    """Inverse of `_pack_group`."""
+def _unpack_groups(buf, o, rows, ng, p, bits, n, tc, dst, s, rs, cs):
+    """Inverse of `_pack_groups`."""
     mask = np.uint32((1 << bits) - 1)
     if cs != 1:  # column by column (see `_encode_tiled_row`)
         for c in range(n):
-            w = buf[_u(o + c)]
-            for k in range(rows):
-                dst[_u(s + c * cs + k * rs)] = (w >> np.uint32(k * bits)) & mask
+            sc = s + c * cs
+            for g in range(ng):
+                w = buf[_u(o + g * tc + c)]
+                for k in range(max(0, min(p, rows - g * p))):
+                    dst[_u(sc + (g * p + k) * rs)] = (w >> np.uint32(k * bits)) & mask
         return None
-    for k in range(rows):
-        shift = np.uint32(k * bits)
-        sk = s + k * rs
-        for c in range(n):
-            dst[_u(sk + c)] = (buf[_u(o + c)] >> shift) & mask
+    for g in range(ng):
+        og, sg = o + g * tc, s + g * p * rs
+        for k in range(max(0, min(p, rows - g * p))):
+            shift = np.uint32(k * bits)
+            sk = sg + k * rs
+            for c in range(n):
+                dst[_u(sk + c)] = (buf[_u(og + c)] >> shift) & mask
     return None
 
 
@@ -386,14 +393,12 @@ def _decode_packed_row(buf, sb, i, rs, cs, R, C, a, tc, p, bits, dst, o, tmp):
     full = C // tc if cs == 1 and (i + 1) * a <= R else 0
     _unpack_tiles(buf, o, ng, full, tc, p, dst, sb + i * a * rs, rs, tmp)
     o += full * ng * tc
+    rows = max(0, min(a, R - i * a))
     for j in range(full, nc):
         c0 = j * tc
-        for g in range(ng):
-            row0 = i * a + g * p
-            if row0 < R:
-                _unpack_group(buf, o, min(p, R - row0), bits, min(tc, C - c0), dst,
-                              sb + row0 * rs + c0 * cs, rs, cs)
-            o += tc
+        _unpack_groups(buf, o, rows, ng, p, bits, min(tc, C - c0), tc, dst,
+                       sb + i * a * rs + c0 * cs, rs, cs)
+        o += ng * tc
     return None
 
 
