@@ -775,7 +775,8 @@ def _is_plain(layout: Layout, element: ElementType) -> bool:
 # 2.3x faster than `move` for 4096x4096 f32 T(8,128) -> T(2,128) (measured; `move` remains for
 # the layouts that do not split this way, e.g. a change of minor_to_major).
 _BAND_BYTES = 2 << 20
-_BAND = threading.local()  # per thread: the temporary a band goes through
+_BAND_MAX_BYTES = 32 << 20
+_BAND = threading.local()  # per thread: the temporary a band goes through (kept for reuse)
 
 
 def _band_temporary(shape: tuple[int, int], dtype: np.dtype) -> np.ndarray:
@@ -806,6 +807,8 @@ def _banded_relayout(dims, src: Layout, dst: Layout, element: ElementType):
     (s_rows, s_plane, s_row, s_size), (d_rows, d_plane, d_row, d_size) = sides
     container = element.container
     band = math.lcm(s_rows, d_rows)
+    if band * C * container.itemsize > _BAND_MAX_BYTES:
+        return None  # rows so long that one band would be a large temporary
     band *= max(1, _BAND_BYTES // (band * C * container.itemsize))
     d_used = planes * d_size
 
