@@ -128,7 +128,7 @@ def _encode_tiled_row(src, sb, i, rs, cs, R, C, a, tc, out, o):
                 for c in range(n):
                     out[_u(o + r * tc + c)] = src[_u(s + r * rs + c)]
         else:  # column by column: each column's rows are read together (a transposed source
-            # has them side by side), not one row's columns 4 KiB+ apart (4-8x faster, measured)
+            # has them side by side), not one row's columns 4 KiB+ apart (3-6x faster, measured)
             for c in range(n):
                 for r in range(rows):
                     out[_u(o + r * tc + c)] = src[_u(s + c * cs + r * rs)]
