@@ -60,8 +60,9 @@ def _parallel_kernel(fn):
 # layouts (a=1, tc=C); and T(a, tc)(p, 1) with p * bits == 32, where each little-endian uint32
 # word holds p consecutive rows of one column, row r % p at bit (r % p) * bits (spec §5.2):
 # bf16 (8,128)(2,1), s8 (8,128)(4,1), s4 (8,128)(8,1)E(4), pred (32,128)(32,1)E(1); a % p == 0,
-# and `out` / `buf` are uint32 views. Tile (i, j) of batch b starts at ((b*NR + i)*NC + j)
-# times the tile's size in buffer units.
+# and `out` / `buf` are uint32 views. Tile row i of batch b (NR tile rows per batch) starts at
+# (b*NR + i) * step buffer units: `step` is one tile row's size, or more when the buffer side is
+# a band of tile columns of a wider buffer (`tiling._engine`'s transposing relayout).
 #
 # The work is split by tile row (one batch's row of tiles, which owns a contiguous span of the
 # buffer): the serial kernels loop over tile rows, the `_par` drivers (below) split them over
@@ -163,9 +164,8 @@ def _decode_tiled_row(buf, sb, i, rs, cs, R, C, a, tc, dst, o):
 
 
 @_kernel
-def encode_tiled(src, boffs, rs, cs, R, C, a, tc, out):
+def encode_tiled(src, boffs, rs, cs, R, C, a, tc, out, step):
     nr = (R + a - 1) // a
-    step = ((C + tc - 1) // tc) * a * tc
     for t in range(boffs.size * nr):
         b = t // nr
         _encode_tiled_row(src, boffs[_u(b)], t - b * nr, rs, cs, R, C, a, tc, out, t * step)
@@ -173,9 +173,8 @@ def encode_tiled(src, boffs, rs, cs, R, C, a, tc, out):
 
 
 @_kernel
-def decode_tiled(buf, boffs, rs, cs, R, C, a, tc, dst):
+def decode_tiled(buf, boffs, rs, cs, R, C, a, tc, dst, step):
     nr = (R + a - 1) // a
-    step = ((C + tc - 1) // tc) * a * tc
     for t in range(boffs.size * nr):
         b = t // nr
         _decode_tiled_row(buf, boffs[_u(b)], t - b * nr, rs, cs, R, C, a, tc, dst, t * step)
@@ -299,9 +298,8 @@ def _encode_packed_row(src, sb, i, rs, cs, R, C, a, tc, p, bits, out, o, tmp):
 
 
 @_kernel
-def encode_packed(src, boffs, rs, cs, R, C, a, tc, p, bits, out):
+def encode_packed(src, boffs, rs, cs, R, C, a, tc, p, bits, out, step):
     nr = (R + a - 1) // a
-    step = ((C + tc - 1) // tc) * (a // p) * tc
     tmp = np.empty(_TMP_BYTES, np.uint8)
     for t in range(boffs.size * nr):
         b = t // nr
@@ -403,9 +401,8 @@ def _decode_packed_row(buf, sb, i, rs, cs, R, C, a, tc, p, bits, dst, o, tmp):
 
 
 @_kernel
-def decode_packed(buf, boffs, rs, cs, R, C, a, tc, p, bits, dst):
+def decode_packed(buf, boffs, rs, cs, R, C, a, tc, p, bits, dst, step):
     nr = (R + a - 1) // a
-    step = ((C + tc - 1) // tc) * (a // p) * tc
     tmp = np.empty(_TMP_BYTES, np.uint8)
     for t in range(boffs.size * nr):
         b = t // nr
@@ -424,9 +421,8 @@ def decode_packed(buf, boffs, rs, cs, R, C, a, tc, p, bits, dst):
 
 
 @_parallel_kernel
-def encode_tiled_par(src, boffs, rs, cs, R, C, a, tc, out):
+def encode_tiled_par(src, boffs, rs, cs, R, C, a, tc, out, step):
     nr = (R + a - 1) // a
-    step = ((C + tc - 1) // tc) * a * tc
     for t in numba.prange(boffs.size * nr):
         b = t // nr
         _encode_tiled_row(src, boffs[_u(b)], t - b * nr, rs, cs, R, C, a, tc, out, t * step)
@@ -434,9 +430,8 @@ def encode_tiled_par(src, boffs, rs, cs, R, C, a, tc, out):
 
 
 @_parallel_kernel
-def decode_tiled_par(buf, boffs, rs, cs, R, C, a, tc, dst):
+def decode_tiled_par(buf, boffs, rs, cs, R, C, a, tc, dst, step):
     nr = (R + a - 1) // a
-    step = ((C + tc - 1) // tc) * a * tc
     for t in numba.prange(boffs.size * nr):
         b = t // nr
         _decode_tiled_row(buf, boffs[_u(b)], t - b * nr, rs, cs, R, C, a, tc, dst, t * step)
@@ -444,9 +439,8 @@ def decode_tiled_par(buf, boffs, rs, cs, R, C, a, tc, dst):
 
 
 @_parallel_kernel
-def encode_packed_par(src, boffs, rs, cs, R, C, a, tc, p, bits, out):
+def encode_packed_par(src, boffs, rs, cs, R, C, a, tc, p, bits, out, step):
     nr = (R + a - 1) // a
-    step = ((C + tc - 1) // tc) * (a // p) * tc
     for t in numba.prange(boffs.size * nr):
         b = t // nr
         tmp = np.empty(_TMP_BYTES, np.uint8)  # per tile row: each thread needs its own scratch
@@ -456,9 +450,8 @@ def encode_packed_par(src, boffs, rs, cs, R, C, a, tc, p, bits, out):
 
 
 @_parallel_kernel
-def decode_packed_par(buf, boffs, rs, cs, R, C, a, tc, p, bits, dst):
+def decode_packed_par(buf, boffs, rs, cs, R, C, a, tc, p, bits, dst, step):
     nr = (R + a - 1) // a
-    step = ((C + tc - 1) // tc) * (a // p) * tc
     for t in numba.prange(boffs.size * nr):
         b = t // nr
         tmp = np.empty(_TMP_BYTES, np.uint8)

@@ -26,11 +26,12 @@ def relayout(buffer, src_shape: Shape | str, dst_layout: Layout | Shape | str, *
     """Converts a physical buffer from the layout of `src_shape` to `dst_layout`.
 
     One pass over memory; the logical array is never built. Layouts that tile only the two
-    most-minor dims, in the same physical order (TPU dumps to row-major, `T(8,128)` to
-    `T(2,128)`), go band by band of tile rows through a temporary of about 2 MiB with the fast
-    kernels; other pairs move each element straight from its place in `buffer` to its place in
-    the result (buffers with sub-byte `E(n)` or widened storage are then unpacked into, or
-    packed from, a temporary of the padded element count). Padding in the result is zero.
+    most-minor dims, in the same physical order or with those two swapped (TPU dumps to
+    row-major, `T(8,128)` to `T(2,128)`, `{1,0:T(8,128)(2,1)}` to `{0,1:T(8,128)(2,1)}`), go
+    band by band of tile rows through a temporary of about 2 MiB with the fast kernels; other
+    pairs move each element straight from its place in `buffer` to its place in the result
+    (buffers with sub-byte `E(n)` or widened storage are then unpacked into, or packed from, a
+    temporary of the padded element count). Padding in the result is zero.
 
     Parameters
     ----------

@@ -90,6 +90,31 @@ def test_banded_relayouts(src, dst, monkeypatch):
     assert not fast or (names and "move" not in names), names
 
 
+@pytest.mark.parametrize("src, dst", [
+    ("bf16[300,200]{1,0:T(8,128)(2,1)}", "{0,1:T(8,128)(2,1)}"),  # bands of 128 rows, last short
+    ("f32[3,270,37]{2,1,0:T(8,128)}", "{1,2,0:T(2,128)}"),        # batch dims
+    ("s8[300,90]{1,0:T(8,128)(4,1)}", "{0,1:T(32,128)(4,1)}"),
+    ("s4[300,70]{1,0:T(64,128)(8,1)E(4)}", "{0,1:T(8,128)(8,1)E(4)}"),
+    ("pred[300,70]{1,0:T(32,128)(32,1)E(1)}", "{0,1:T(32,128)(32,1)E(1)}"),
+    ("f32[2,260,37]{2,1,0:T(8,128)}", "{1,2,0:T(8,128)L(1024)}"),  # tail padding
+    ("f32[260,40]{1,0:T(128)}", "{0,1:T(8,128)}"),                 # one-row source tiles
+    ("f32[256,256]{1,0:T(8,128)}", "{0,1:T(8,128)}"),              # whole bands only
+])
+def test_transposed_relayouts(src, dst, monkeypatch):
+    """Swapping the two minor physical dims: source bands go, transposed, into bands of tile
+    columns of the destination (bands shrunk to 128 rows here); never `move`."""
+    monkeypatch.setattr(_engine, "_BAND_BYTES", 1024)
+    monkeypatch.setattr(_engine, "_PLANS", {})
+    monkeypatch.setattr(_engine, "_BY_ID", {})
+    names = []
+    real_call = _engine._call
+    monkeypatch.setattr(_engine, "_call",
+                        lambda k, *a: names.append(k.__name__) or real_call(k, *a))
+    shape = Shape.parse(src)
+    _check(random_array(np.random.default_rng(7), shape), shape, Layout.parse(dst))
+    assert names and "move" not in names, names
+
+
 # Long fuzz runs: TILING_FUZZ_EXAMPLES=5000 python -m pytest tests/tiling -k random
 FUZZ = settings(max_examples=int(os.environ["TILING_FUZZ_EXAMPLES"])) \
     if os.environ.get("TILING_FUZZ_EXAMPLES") else settings()
