@@ -349,11 +349,11 @@ def _timed(fn, *args) -> None:
 # Calling kernels: the first call of each kernel in a process runs under a file lock
 
 
-_WARM: set[str] = set()
+_WARM: set = set()  # the kernels past their first call in this process
 
 
 def _call(kernel, *args) -> None:
-    if kernel.__name__ in _WARM:
+    if kernel in _WARM:
         kernel(*args)
     else:
         _first_call(kernel, args)
@@ -387,7 +387,7 @@ def _first_call(kernel, args) -> None:
     finally:
         if handle is not None:
             handle.close()
-    _WARM.add(kernel.__name__)
+    _WARM.add(kernel)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -556,12 +556,14 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
         tr, tc = tiles[0]
     else:
         tr, tc = 1, tiles[0][0]
-    if kind == "tiled" and tr > 1 and tc <= _PERM_RUN and a.flags.c_contiguous \
-            and a.size <= _PERM_MAX and row_step is None:
-        return None  # runs this short: the permutation path is 2.7x faster (T(2,3), measured)
     boffs = _batch_offsets(phys[:-2], pstrides[:-2], base)
     rs, cs = pstrides[-2], pstrides[-1]
     used = -(-_num_final(tuple(a.shape[d] for d in m2m), layout) * nbits // 8)
+    tiny = kind == "tiled" and tr > 1 and tc <= _PERM_RUN and row_step is None
+    if tiny and encode and cs == 1:
+        return _tiny_plan(boffs, rs, R, C, tr, tc, used, a.dtype)
+    if tiny and a.flags.c_contiguous and a.size <= _PERM_MAX:
+        return None  # runs this short: the permutation path is 2.5x faster (T(2,3), measured)
     if kind == "tiled":
         word = a.dtype
         kernel = _kernels.encode_tiled if encode else _kernels.decode_tiled
@@ -593,6 +595,17 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
         def run(buf, out):
             _call_fast(kernel, par, nbytes, buf[:used].view(word), boffs, rs, cs, R, C, tr,
                        tc, *extra, _span(out), step)
+    return run
+
+
+def _tiny_plan(boffs, rs: int, R: int, C: int, tr: int, tc: int, used: int, word: np.dtype):
+    """Encode plan for tiles of at most _PERM_RUN columns (`_kernels.tiny_tile_encoder`)."""
+    kernel = _kernels.tiny_tile_encoder(tr, tc)
+    step = -(-C // tc) * tr * tc
+
+    def run(x, out):
+        _call(kernel, _span(x), boffs, rs, R, C, out[:used].view(word), step)
+        out[used:] = 0
     return run
 
 

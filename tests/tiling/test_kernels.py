@@ -190,6 +190,22 @@ def test_equivalent_fast_forms(text, kernel, monkeypatch):
     _check(x, shape)
 
 
+@pytest.mark.parametrize("text", [
+    "f32[20,7,8,11,10]{4,3,2,1,0:T(*,*,2,*,3)}",   # the doc's example: T(2,3) on [1120, 110]
+    "f32[37,301]{1,0:T(2,3)}",                      # a short last tile row and a short last tile
+    "bf16[3,9,14]{2,1,0:T(4,4)}",
+    "s8[5,6]{1,0:T(3,1)}",
+    "f64[4,9]{1,0:T(8,2)}",                         # tiles taller than the array
+])
+def test_tiny_tiles_encode_with_constant_tile_kernels(text, monkeypatch):
+    shape = Shape.parse(text)
+    x = random_array(np.random.default_rng(9), shape)
+    names = _kernels_called(monkeypatch)
+    assert np.array_equal(_engine_bytes(x, shape), _reference_bytes(x, shape))
+    assert names == ["encode_tiny_tiles"]
+    _check(x, shape)
+
+
 # Long fuzz runs: TILING_FUZZ_EXAMPLES=5000 python -m pytest tests/tiling -k random
 FUZZ = settings(max_examples=int(os.environ["TILING_FUZZ_EXAMPLES"])) \
     if os.environ.get("TILING_FUZZ_EXAMPLES") else settings()
