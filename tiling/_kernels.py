@@ -21,9 +21,9 @@ cache for that kernel and compiles in memory instead of failing the user's call.
 
 Threads: every kernel is serial and `nogil` (callers may run several encodes in their own
 threads); the four fast-path kernels also have a `_par` twin that splits the tile rows over
-numba's threads, which `_engine` takes for large arrays only (a parallel launch costs tens of
-microseconds), only with the disk cache on (they compile 2.5x slower) and only from one Python
-thread at a time (see "Parallel drivers" below).
+numba's threads, which `_engine` takes from 1 MiB up (8 MiB under numba's `workqueue` layer,
+whose launches cost tens of microseconds), only with the disk cache on (they compile 2.5x
+slower) and only from one Python thread at a time (see "Parallel drivers" below).
 
 Every array index is cast to unsigned (`_u`): numba then skips its negative-index wraparound
 branch, which otherwise kept LLVM from vectorising the copy loops (3x slower, measured).
