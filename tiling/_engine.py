@@ -528,6 +528,26 @@ def _fast_form(dims: tuple[int, ...], strides: tuple[int, ...], tiles):
     return dims, strides, tiles
 
 
+_UNITS = {16: np.dtype(np.uint16), 32: np.dtype(np.uint32), 64: np.dtype(np.uint64)}
+
+
+def _paired_rows(dims, strides, base: int, tiles, nbits: int, natural: int):
+    """`T(a,tc)(p,1)` over rows that sit side by side in memory (row stride 1: a transposed
+    array) is `T(a/p, tc)` over units of p elements, each read or written as one word:
+    (dims, strides, base, tiles, unit dtype) of that form, else None."""
+    if (len(tiles) != 2 or len(tiles[0]) != 2 or len(tiles[1]) != 2 or tiles[1][1] != 1
+            or nbits != natural or len(dims) < 2 or strides[-2] != 1):
+        return None
+    (a, tc), (p, _) = tiles
+    unit = _UNITS.get(p * nbits)
+    if (unit is None or a % p or dims[-2] % p or base % p
+            or any(st % p for st in strides[:-2] + strides[-1:])):
+        return None
+    return (dims[:-2] + (dims[-2] // p, dims[-1]),
+            tuple(st // p for st in strides[:-2]) + (1, strides[-1] // p), base // p,
+            ((a // p, tc),), unit)
+
+
 def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool,
                row_step: int | None = None):
     """Plan for the "tiled"/"packed" kernels, or None. `a` is the logical container array.
@@ -545,7 +565,12 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
     dims, pstrides, tiles = _fast_form(tuple(a.shape[d] for d in m2m),
                                        tuple(strides[d] for d in m2m),
                                        tuple(t.dimensions for t in layout.tiles))
-    kind = choose_kernel(nbits, a.itemsize * 8, tiles)
+    unit = None
+    paired = _paired_rows(dims, pstrides, base, tiles, nbits, a.itemsize * 8)
+    if paired is not None:
+        dims, pstrides, base, tiles, unit = paired
+        nbits = unit.itemsize * 8
+    kind = choose_kernel(nbits, (unit or a.dtype).itemsize * 8, tiles)
     if kind == "generic":
         return None
     phys, pstrides = (1, 1) + dims, (0, 0) + pstrides
@@ -565,7 +590,7 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
     if tiny and a.flags.c_contiguous and a.size <= _PERM_MAX:
         return None  # runs this short: the permutation path is 2.5x faster (T(2,3), measured)
     if kind == "tiled":
-        word = a.dtype
+        word = unit or a.dtype
         kernel = _kernels.encode_tiled if encode else _kernels.decode_tiled
         extra = ()
         step = -(-C // tc) * tr * tc
@@ -582,19 +607,21 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
         rows = boffs.size * -(-R // tr)
         used = (rows - 1) * row_step + step * word.itemsize
         step = row_step // word.itemsize
+    def span(x):
+        return _span(x) if unit is None else _span(x).view(unit)
     if encode:
         def run(x, out):
             if used == out.size:
-                _call_fast(kernel, par, nbytes, _span(x), boffs, rs, cs, R, C, tr, tc,
+                _call_fast(kernel, par, nbytes, span(x), boffs, rs, cs, R, C, tr, tc,
                            *extra, out.view(word), step)
             else:
-                _call_fast(kernel, par, nbytes, _span(x), boffs, rs, cs, R, C, tr, tc,
+                _call_fast(kernel, par, nbytes, span(x), boffs, rs, cs, R, C, tr, tc,
                            *extra, out[:used].view(word), step)
                 out[used:] = 0
     else:
         def run(buf, out):
             _call_fast(kernel, par, nbytes, buf[:used].view(word), boffs, rs, cs, R, C, tr,
-                       tc, *extra, _span(out), step)
+                       tc, *extra, span(out), step)
     return run
 
 

@@ -206,6 +206,24 @@ def test_tiny_tiles_encode_with_constant_tile_kernels(text, monkeypatch):
     _check(x, shape)
 
 
+@pytest.mark.parametrize("text, kernel", [
+    ("f32[16,16,64]{0,2,1:T(4,8)(2,1)}", "encode_tiled"),     # pairs of f32 as 64-bit words
+    ("bf16[40,300]{0,1:T(8,128)(2,1)}", "encode_tiled"),      # pairs of bf16 as 32-bit words
+    ("s8[3,300,40]{1,2,0:T(8,128)(4,1)}", "encode_tiled"),    # batch dim
+    ("s8[300,40]{0,1:T(8,128)(2,1)}", "encode_tiled"),        # pairs of s8 as 16-bit words
+    ("bf16[40,301]{0,1:T(8,128)(2,1)}", "encode_packed"),     # an odd row count: no pairs
+])
+def test_row_pairs_side_by_side_move_as_words(text, kernel, monkeypatch):
+    """`(p,1)` over rows adjacent in memory (a transposed array) moves each group of p as one
+    word through the tiled kernel."""
+    shape = Shape.parse(text)
+    x = random_array(np.random.default_rng(10), shape)
+    names = _kernels_called(monkeypatch)
+    assert np.array_equal(_engine_bytes(x, shape), _reference_bytes(x, shape))
+    assert names == [kernel]
+    _check(x, shape)
+
+
 # Long fuzz runs: TILING_FUZZ_EXAMPLES=5000 python -m pytest tests/tiling -k random
 FUZZ = settings(max_examples=int(os.environ["TILING_FUZZ_EXAMPLES"])) \
     if os.environ.get("TILING_FUZZ_EXAMPLES") else settings()
@@ -495,7 +513,7 @@ def test_repeated_small_calls_match_reference(text):
 
 
 @pytest.mark.parametrize("text", [
-    "f32[16,16,64]{0,2,1:T(4,8)(2,1)}",          # runs of 2 elements
+    "f32[16,16,63]{0,2,1:T(4,8)(2,1)}",          # runs of 2 (an odd row count: no pairs)
     "f32[5,7,8,11,10]{4,3,2,1,0:T(*,*,2,*,3)}",  # runs of 3, padding
     "s8[9,13]{0,1:T(2,2)(1,1)}",
     "u16[6,7]{1,0:T(2,3)(1,1)}",
