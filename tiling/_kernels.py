@@ -141,25 +141,38 @@ def _encode_tiled_row(src, sb, i, rs, cs, R, C, a, tc, out, o):
     return None
 
 
+_BLOCK = 8  # tile rows per column sweep when decoding into strided columns
+
+
 @_helper
-def _decode_tiled_row(buf, sb, i, rs, cs, R, C, a, tc, dst, o):
+def _decode_tiled_row(buf, sb, i, nb, rs, cs, R, C, a, tc, dst, o, step):
+    """Tile rows i..i+nb (`step` apart in buf) of one batch; nb is 1 when columns are
+    contiguous. Strided columns go column by column, as in `_encode_tiled_row`, over nb tile
+    rows at once: each column's page is then visited once per nb tile rows (decoding a 4096^2
+    f32 transposed array: 1.4x faster with 8; encoding got slower, its writes then spread over
+    nb tile rows of the buffer)."""
     nc = (C + tc - 1) // tc
-    full = C // tc if cs == 1 and (i + 1) * a <= R else 0
+    if cs != 1:
+        for j in range(nc):
+            c0 = j * tc
+            for c in range(min(tc, C - c0)):
+                sc = sb + (c0 + c) * cs
+                for ib in range(nb):
+                    ot = o + ib * step + j * a * tc + c
+                    s = sc + (i + ib) * a * rs
+                    for r in range(max(0, min(a, R - (i + ib) * a))):
+                        dst[_u(s + r * rs)] = buf[_u(ot + r * tc)]
+        return None
+    full = C // tc if (i + 1) * a <= R else 0
     _scatter_tiles(buf, o, a, full, tc, dst, sb + i * a * rs, rs)
     o += full * a * tc
     rows = max(0, min(a, R - i * a))
     for j in range(full, nc):
         c0 = j * tc
-        n = min(tc, C - c0)
-        s = sb + i * a * rs + c0 * cs
-        if cs == 1:
-            for r in range(rows):
-                for c in range(n):
-                    dst[_u(s + r * rs + c)] = buf[_u(o + r * tc + c)]
-        else:  # column by column, as in `_encode_tiled_row`
-            for c in range(n):
-                for r in range(rows):
-                    dst[_u(s + c * cs + r * rs)] = buf[_u(o + r * tc + c)]
+        s = sb + i * a * rs + c0
+        for r in range(rows):
+            for c in range(min(tc, C - c0)):
+                dst[_u(s + r * rs + c)] = buf[_u(o + r * tc + c)]
         o += a * tc
     return None
 
@@ -176,9 +189,13 @@ def encode_tiled(src, boffs, rs, cs, R, C, a, tc, out, step):
 @_kernel
 def decode_tiled(buf, boffs, rs, cs, R, C, a, tc, dst, step):
     nr = (R + a - 1) // a
-    for t in range(boffs.size * nr):
-        b = t // nr
-        _decode_tiled_row(buf, boffs[_u(b)], t - b * nr, rs, cs, R, C, a, tc, dst, t * step)
+    nb = 1 if cs == 1 else _BLOCK
+    blocks = (nr + nb - 1) // nb
+    for t in range(boffs.size * blocks):
+        b = t // blocks
+        i = (t - b * blocks) * nb
+        _decode_tiled_row(buf, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, dst,
+                          (b * nr + i) * step, step)
     return None
 
 
@@ -466,9 +483,13 @@ def encode_tiled_par(src, boffs, rs, cs, R, C, a, tc, out, step):
 @_parallel_kernel
 def decode_tiled_par(buf, boffs, rs, cs, R, C, a, tc, dst, step):
     nr = (R + a - 1) // a
-    for t in numba.prange(boffs.size * nr):
-        b = t // nr
-        _decode_tiled_row(buf, boffs[_u(b)], t - b * nr, rs, cs, R, C, a, tc, dst, t * step)
+    nb = 1 if cs == 1 else _BLOCK
+    blocks = (nr + nb - 1) // nb
+    for t in numba.prange(boffs.size * blocks):
+        b = t // blocks
+        i = (t - b * blocks) * nb
+        _decode_tiled_row(buf, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, dst,
+                          (b * nr + i) * step, step)
     return None
 
 
