@@ -22,6 +22,16 @@ _engine.load_kernels()  # small arrays would otherwise take the reference engine
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+
+def _python(script, *args, timeout=300, **env):
+    """Runs `script` in a fresh interpreter with this checkout on the path and returns its
+    stdout, once it has exited 0."""
+    child = subprocess.run([sys.executable, "-c", script, *args], cwd=ROOT,
+                           env=dict(os.environ, PYTHONPATH=ROOT, **env), capture_output=True,
+                           text=True, timeout=timeout)
+    assert child.returncode == 0, child.stderr[-3000:]
+    return child.stdout
+
 # The formats of FAST_PATHS, each with an element type whose storage has that many bits.
 FAST_TYPES = {32: ["f32"], 16: ["bf16"], 8: ["s8", "pred"], 4: ["s4"], 1: ["pred"]}
 
@@ -341,11 +351,9 @@ def test_kernels_stay_in_bounds():
              "pred[33,129]{1,0:T(32,128)(32,1)E(1)}", "bf16[2,3,1004]{2,1,0:T(2,*,128)(2,1)}",
              "f32[4,4]{1,0:T(4,4)(3)}", "u4[17,5]{0,1:E(4)}", "f32[]{:T(256)}",
              "c128[3,5]{0,1:T(2,2)}", "f32[0,130]{1,0:T(8,128)}"]
-    env = dict(os.environ, NUMBA_BOUNDSCHECK="1", TILING_NUMBA_CACHE="0", PYTHONPATH=ROOT)
-    child = subprocess.run([sys.executable, "-c", _BOUNDS_CHILD.format(texts=texts)], cwd=ROOT,
-                           env=env, capture_output=True, text=True, timeout=600)
-    assert child.returncode == 0, child.stderr[-3000:]
-    assert f"checked {len(texts)}" in child.stdout
+    out = _python(_BOUNDS_CHILD.format(texts=texts), timeout=600, NUMBA_BOUNDSCHECK="1",
+                  TILING_NUMBA_CACHE="0")
+    assert f"checked {len(texts)}" in out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -404,11 +412,7 @@ print("lazy ok")
 
 
 def test_numba_loads_only_when_an_array_needs_it():
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    child = subprocess.run([sys.executable, "-c", _LAZY_CHILD], cwd=ROOT, env=env,
-                           capture_output=True, text=True, timeout=300)
-    assert child.returncode == 0, child.stderr[-3000:]
-    assert "lazy ok" in child.stdout
+    assert "lazy ok" in _python(_LAZY_CHILD)
 
 
 _BUDGET_CHILD = """
@@ -427,11 +431,7 @@ print("budget ok")
 
 
 def test_reference_budget_hands_over_to_the_kernels():
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    child = subprocess.run([sys.executable, "-c", _BUDGET_CHILD], cwd=ROOT, env=env,
-                           capture_output=True, text=True, timeout=300)
-    assert child.returncode == 0, child.stderr[-3000:]
-    assert "budget ok" in child.stdout
+    assert "budget ok" in _python(_BUDGET_CHILD)
 
 
 _BROKEN_CACHE_CHILD = """
@@ -452,11 +452,7 @@ print("recovered", type(kernels.encode_tiled._cache).__name__)
 
 
 def test_a_broken_cache_entry_costs_a_compile_not_the_call():
-    env = dict(os.environ, PYTHONPATH=ROOT, TILING_NUMBA_CACHE="1")
-    child = subprocess.run([sys.executable, "-c", _BROKEN_CACHE_CHILD], cwd=ROOT, env=env,
-                           capture_output=True, text=True, timeout=300)
-    assert child.returncode == 0, child.stderr[-3000:]
-    assert "recovered NullCache" in child.stdout
+    assert "recovered NullCache" in _python(_BROKEN_CACHE_CHILD, TILING_NUMBA_CACHE="1")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -636,7 +632,4 @@ def test_forked_children_go_parallel_only_when_the_parent_never_did(who):
     """GNU OpenMP aborts a forked child that runs a parallel region after its parent did: such
     a child stays serial; the child of a process that never launched one (asv's forkserver,
     multiprocessing workers) may use the threads."""
-    env = dict(os.environ, TILING_NUMBA_CACHE="1", NUMBA_NUM_THREADS="2")
-    run = subprocess.run([sys.executable, "-c", _FORK_SCRIPT, who], env=env,
-                         capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr
+    _python(_FORK_SCRIPT, who, TILING_NUMBA_CACHE="1", NUMBA_NUM_THREADS="2")
