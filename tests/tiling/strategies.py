@@ -1,9 +1,10 @@
-"""Hypothesis strategies for tiling tests: tiles, layouts, shapes and arrays that fit them."""
+"""Hypothesis strategies for tiling tests: tiles, layouts, shapes and arrays that fit them; and
+the engine spy `kernels_called`."""
 
 import numpy as np
 from hypothesis import strategies as st
 
-from tiling import COMBINE_DIMENSION, ELEMENT_TYPES, Layout, Shape, Tile
+from tiling import COMBINE_DIMENSION, ELEMENT_TYPES, Layout, Shape, Tile, _engine
 
 STAR = COMBINE_DIMENSION
 INT64_MAX = 2**63 - 1
@@ -92,5 +93,18 @@ def bits_of(x):
     return x.view(np.dtype(f"u{x.dtype.itemsize}"))
 
 
+def kernels_called(monkeypatch, cache=True):
+    """Records the kernels `_engine` calls, with fresh plan caches; `cache` stands for
+    TILING_NUMBA_CACHE (the `_par` kernels run only with the disk cache on, whatever the
+    environment of the test run)."""
+    monkeypatch.setattr(_engine.load_kernels(), "CACHE_ENABLED", cache)
+    names = []
+    real = _engine._call
+    monkeypatch.setattr(_engine, "_call", lambda k, *a: names.append(k.__name__) or real(k, *a))
+    monkeypatch.setattr(_engine, "_PLANS", {})
+    monkeypatch.setattr(_engine, "_BY_ID", {})
+    return names
+
+
 __all__ = ["STAR", "tiles", "layouts", "printable_layouts", "shapes", "random_array", "bits_of",
-           "element_size_choices"]
+           "element_size_choices", "kernels_called"]

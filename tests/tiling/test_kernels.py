@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.tiling.strategies import bits_of, random_array, shapes
+from tests.tiling.strategies import bits_of, kernels_called, random_array, shapes
 from tiling import ELEMENT_TYPES, Layout, Shape, byte_size
 from tiling import _engine, _reference
 
@@ -193,7 +193,7 @@ def test_equivalent_fast_forms(text, kernel, monkeypatch):
     """`*` runs and 1-D tile chains take the fast kernels when the merged or split dims are a
     plain reshape of the array (C order here); any other memory order falls back, same bytes."""
     shape = Shape.parse(text)
-    names = _kernels_called(monkeypatch)
+    names = kernels_called(monkeypatch)
     x = random_array(np.random.default_rng(4), shape)
     assert np.array_equal(_engine_bytes(x, shape), _reference_bytes(x, shape))
     assert names == [kernel]
@@ -210,7 +210,7 @@ def test_equivalent_fast_forms(text, kernel, monkeypatch):
 def test_tiny_tiles_encode_with_constant_tile_kernels(text, monkeypatch):
     shape = Shape.parse(text)
     x = random_array(np.random.default_rng(9), shape)
-    names = _kernels_called(monkeypatch)
+    names = kernels_called(monkeypatch)
     assert np.array_equal(_engine_bytes(x, shape), _reference_bytes(x, shape))
     assert names == ["encode_tiny_tiles"]
     _check(x, shape)
@@ -228,7 +228,7 @@ def test_row_pairs_side_by_side_move_as_words(text, kernel, monkeypatch):
     word through the tiled kernel."""
     shape = Shape.parse(text)
     x = random_array(np.random.default_rng(10), shape)
-    names = _kernels_called(monkeypatch)
+    names = kernels_called(monkeypatch)
     assert np.array_equal(_engine_bytes(x, shape), _reference_bytes(x, shape))
     assert names == [kernel]
     _check(x, shape)
@@ -538,18 +538,6 @@ def test_permutation_path_matches_reference(text, monkeypatch):
 # Parallel drivers: arrays of at least `_engine.PARALLEL_BYTES` run the `_par` kernels
 
 
-def _kernels_called(monkeypatch, cache=True):
-    """Records the kernels `_engine` calls; `cache` stands for TILING_NUMBA_CACHE (the `_par`
-    kernels run only with the disk cache on, whatever the environment of the test run)."""
-    monkeypatch.setattr(_engine.load_kernels(), "CACHE_ENABLED", cache)
-    names = []
-    real = _engine._call
-    monkeypatch.setattr(_engine, "_call", lambda k, *a: names.append(k.__name__) or real(k, *a))
-    monkeypatch.setattr(_engine, "_PLANS", {})
-    monkeypatch.setattr(_engine, "_BY_ID", {})
-    return names
-
-
 # Just above the threshold, uneven in every tiled dim; one with a batch dim in the middle.
 PARALLEL_TEXTS = ["f32[1030,2100]{1,0:T(8,128)}", "f32[1030,3,700]{0,2,1:T(8,128)}",
                   "bf16[1030,4100]{1,0:T(8,128)(2,1)}", "s8[2100,4100]{1,0:T(8,128)(4,1)}",
@@ -563,7 +551,7 @@ def test_parallel_path_matches_reference(text, monkeypatch):
     et = ELEMENT_TYPES[shape.element_type]
     x = random_array(np.random.default_rng(11), shape)
     assert x.nbytes >= _engine.PARALLEL_BYTES
-    names = _kernels_called(monkeypatch)
+    names = kernels_called(monkeypatch)
     expected = _reference_bytes(x, shape)
     assert np.array_equal(_engine_bytes(x, shape), expected)
     assert np.array_equal(_engine_bytes(np.asfortranarray(x), shape), expected)
@@ -576,7 +564,7 @@ def test_arrays_below_the_threshold_stay_serial(monkeypatch):
     shape = Shape.parse("bf16[500,1000]{1,0:T(8,128)(2,1)}")
     x = random_array(np.random.default_rng(12), shape)
     assert x.nbytes < _engine.PARALLEL_BYTES
-    names = _kernels_called(monkeypatch)
+    names = kernels_called(monkeypatch)
     expected = _reference_bytes(x, shape)
     assert np.array_equal(_engine_bytes(x, shape), expected)
     assert np.array_equal(bits_of(_engine_decode(expected, shape)), bits_of(x))
@@ -591,7 +579,7 @@ def test_concurrent_threads_share_the_parallel_kernels_safely(monkeypatch):
     shape = Shape.parse(PARALLEL_TEXTS[0])
     x = random_array(np.random.default_rng(13), shape)
     expected = _reference_bytes(x, shape)
-    names = _kernels_called(monkeypatch)
+    names = kernels_called(monkeypatch)
     with ThreadPoolExecutor(4) as pool:
         results = list(pool.map(lambda _: _engine_bytes(x, shape), range(16)))
     assert all(np.array_equal(r, expected) for r in results)
@@ -601,7 +589,7 @@ def test_concurrent_threads_share_the_parallel_kernels_safely(monkeypatch):
 def test_without_the_disk_cache_large_arrays_stay_serial(monkeypatch):
     shape = Shape.parse(PARALLEL_TEXTS[2])
     x = random_array(np.random.default_rng(14), shape)
-    names = _kernels_called(monkeypatch, cache=False)
+    names = kernels_called(monkeypatch, cache=False)
     assert np.array_equal(_engine_bytes(x, shape), _reference_bytes(x, shape))
     assert names == ["encode_packed"]
 

@@ -13,7 +13,7 @@ from tiling import Layout, LayoutError, Shape, UnsupportedLayoutError, relayout
 from tiling import _engine, _reference
 from tiling.dtypes import ELEMENT_TYPES
 
-from .strategies import element_size_choices, layouts, random_array, shapes
+from .strategies import element_size_choices, kernels_called, layouts, random_array, shapes
 
 
 _engine.load_kernels()  # small arrays would otherwise take the reference engine
@@ -76,12 +76,8 @@ def test_banded_relayouts(src, dst, monkeypatch):
     """Same physical order, tiles on the two minor dims only: band by band (bands shrunk here
     so that every case takes several); the fast formats never reach `move`."""
     monkeypatch.setattr(_engine, "_BAND_BYTES", 1024)
-    monkeypatch.setattr(_engine, "_PLANS", {})
-    monkeypatch.setattr(_engine, "_BY_ID", {})
-    names, bands = [], []
-    real_call, real_band = _engine._call, _engine._band_temporary
-    monkeypatch.setattr(_engine, "_call",
-                        lambda k, *a: names.append(k.__name__) or real_call(k, *a))
+    names, bands = kernels_called(monkeypatch), []
+    real_band = _engine._band_temporary
     monkeypatch.setattr(_engine, "_band_temporary", lambda *a: bands.append(a) or real_band(*a))
     shape = Shape.parse(src)
     _check(random_array(np.random.default_rng(6), shape), shape, Layout.parse(dst))
@@ -104,12 +100,7 @@ def test_transposed_relayouts(src, dst, monkeypatch):
     """Swapping the two minor physical dims: source bands go, transposed, into bands of tile
     columns of the destination (bands shrunk to 128 rows here); never `move`."""
     monkeypatch.setattr(_engine, "_BAND_BYTES", 1024)
-    monkeypatch.setattr(_engine, "_PLANS", {})
-    monkeypatch.setattr(_engine, "_BY_ID", {})
-    names = []
-    real_call = _engine._call
-    monkeypatch.setattr(_engine, "_call",
-                        lambda k, *a: names.append(k.__name__) or real_call(k, *a))
+    names = kernels_called(monkeypatch)
     shape = Shape.parse(src)
     _check(random_array(np.random.default_rng(7), shape), shape, Layout.parse(dst))
     assert names and "move" not in names, names
