@@ -209,7 +209,12 @@ def _rows8(src, s, rs, bits, mask, c):
 
 
 _PRED_COLUMNS = 4096  # columns per `_pack_pred` sweep: its scratch is 4 bytes per column
-_TMP_BYTES = 4 * _PRED_COLUMNS
+
+
+@numba.njit(inline="always", nogil=True, error_model="numpy")
+def _scratch(p):
+    """The 1-bit packers' byte scratch (`_pack_pred`, `_unpack_pred_128`); none for the others."""
+    return np.empty(4 * _PRED_COLUMNS if p == 32 else 0, np.uint8)
 
 
 @_helper
@@ -318,7 +323,7 @@ def _encode_packed_row(src, sb, i, rs, cs, R, C, a, tc, p, bits, out, o, tmp):
 @_kernel
 def encode_packed(src, boffs, rs, cs, R, C, a, tc, p, bits, out, step):
     nr = (R + a - 1) // a
-    tmp = np.empty(_TMP_BYTES, np.uint8)
+    tmp = _scratch(p)
     for t in range(boffs.size * nr):
         b = t // nr
         _encode_packed_row(src, boffs[_u(b)], t - b * nr, rs, cs, R, C, a, tc, p, bits, out,
@@ -421,7 +426,7 @@ def _decode_packed_row(buf, sb, i, rs, cs, R, C, a, tc, p, bits, dst, o, tmp):
 @_kernel
 def decode_packed(buf, boffs, rs, cs, R, C, a, tc, p, bits, dst, step):
     nr = (R + a - 1) // a
-    tmp = np.empty(_TMP_BYTES, np.uint8)
+    tmp = _scratch(p)
     for t in range(boffs.size * nr):
         b = t // nr
         _decode_packed_row(buf, boffs[_u(b)], t - b * nr, rs, cs, R, C, a, tc, p, bits, dst,
@@ -498,7 +503,7 @@ def encode_packed_par(src, boffs, rs, cs, R, C, a, tc, p, bits, out, step):
     nr = (R + a - 1) // a
     for t in numba.prange(boffs.size * nr):
         b = t // nr
-        tmp = np.empty(_TMP_BYTES, np.uint8)  # per tile row: each thread needs its own scratch
+        tmp = _scratch(p)  # per tile row: each thread needs its own
         _encode_packed_row(src, boffs[_u(b)], t - b * nr, rs, cs, R, C, a, tc, p, bits, out,
                            t * step, tmp)
     return None
@@ -509,7 +514,7 @@ def decode_packed_par(buf, boffs, rs, cs, R, C, a, tc, p, bits, dst, step):
     nr = (R + a - 1) // a
     for t in numba.prange(boffs.size * nr):
         b = t // nr
-        tmp = np.empty(_TMP_BYTES, np.uint8)
+        tmp = _scratch(p)
         _decode_packed_row(buf, boffs[_u(b)], t - b * nr, rs, cs, R, C, a, tc, p, bits, dst,
                            t * step, tmp)
     return None
