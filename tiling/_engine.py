@@ -562,8 +562,9 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
         return None
     base, strides = geometry
     m2m = layout.major_to_minor
-    dims, pstrides, tiles = _fast_form(tuple(a.shape[d] for d in m2m),
-                                       tuple(strides[d] for d in m2m),
+    physical = tuple(a.shape[d] for d in m2m)
+    used = -(-_num_final(physical, layout) * nbits // 8)
+    dims, pstrides, tiles = _fast_form(physical, tuple(strides[d] for d in m2m),
                                        tuple(t.dimensions for t in layout.tiles))
     unit = None
     paired = _paired_rows(dims, pstrides, base, tiles, nbits, a.itemsize * 8)
@@ -583,10 +584,12 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
         tr, tc = 1, tiles[0][0]
     boffs = _batch_offsets(phys[:-2], pstrides[:-2], base)
     rs, cs = pstrides[-2], pstrides[-1]
-    used = -(-_num_final(tuple(a.shape[d] for d in m2m), layout) * nbits // 8)
+
+    def span(x):
+        return _span(x) if unit is None else _span(x).view(unit)
     tiny = kind == "tiled" and tr > 1 and tc <= _PERM_RUN and row_step is None
     if tiny and encode and cs == 1:
-        return _tiny_plan(boffs, rs, R, C, tr, tc, used, a.dtype)
+        return _tiny_plan(span, boffs, rs, R, C, tr, tc, used, unit or a.dtype)
     if tiny and a.flags.c_contiguous and a.size <= _PERM_MAX:
         return None  # runs this short: the permutation path is 2.5x faster (T(2,3), measured)
     if kind == "tiled":
@@ -607,8 +610,6 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
         rows = boffs.size * -(-R // tr)
         used = (rows - 1) * row_step + step * word.itemsize
         step = row_step // word.itemsize
-    def span(x):
-        return _span(x) if unit is None else _span(x).view(unit)
     if encode:
         def run(x, out):
             if used == out.size:
@@ -625,13 +626,15 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
     return run
 
 
-def _tiny_plan(boffs, rs: int, R: int, C: int, tr: int, tc: int, used: int, word: np.dtype):
-    """Encode plan for tiles of at most _PERM_RUN columns (`_kernels.tiny_tile_encoder`)."""
+def _tiny_plan(span, boffs, rs: int, R: int, C: int, tr: int, tc: int, used: int,
+               word: np.dtype):
+    """Encode plan for tiles of at most _PERM_RUN columns (`_kernels.tiny_tile_encoder`);
+    `span(x)` is the array's memory as `word`s."""
     kernel = _kernels.tiny_tile_encoder(tr, tc)
     step = -(-C // tc) * tr * tc
 
     def run(x, out):
-        _call(kernel, _span(x), boffs, rs, R, C, out[:used].view(word), step)
+        _call(kernel, span(x), boffs, rs, R, C, out[:used].view(word), step)
         out[used:] = 0
     return run
 

@@ -222,6 +222,8 @@ def test_tiny_tiles_encode_with_constant_tile_kernels(text, monkeypatch):
     ("s8[3,300,40]{1,2,0:T(8,128)(4,1)}", "encode_tiled"),    # batch dim
     ("s8[300,40]{0,1:T(8,128)(2,1)}", "encode_tiled"),        # pairs of s8 as 16-bit words
     ("bf16[40,301]{0,1:T(8,128)(2,1)}", "encode_packed"),     # an odd row count: no pairs
+    ("bf16[40,300]{0,1:T(8,128)(2,1)L(5000)}", "encode_tiled"),  # tail padding after pairs
+    ("f32[7,2]{0,1:T(4,2)(2,1)}", "encode_tiny_tiles"),       # pairs into tiles of 2 columns
 ])
 def test_row_pairs_side_by_side_move_as_words(text, kernel, monkeypatch):
     """`(p,1)` over rows adjacent in memory (a transposed array) moves each group of p as one
