@@ -220,25 +220,42 @@ def _scratch(p):
     return np.empty(4 * _PRED_COLUMNS if p == 32 else 0, np.uint8)
 
 
-# 64 columns of one word group at a time: one byte shuffle between the group's p row vectors
-# and its 64 words (256 bytes), spelled as LLVM `shufflevector`s (numba exposes no vector type,
-# hence the intrinsics), so that LLVM picks the instructions for the host. Written as scalar
-# shifts and masks, the loops vectorised into narrowing moves and ran at 0.5-0.7x np.copyto in
-# cache, against 1.1-1.4x for the shuffles; 16 or 32 columns at a time ran up to 1.3x slower
-# (s8, measured). Tiles whose width is a multiple of 64 use them.
+# 64 columns of one word group at a time: the group's p row vectors and its 64 words (256
+# bytes) are the same bytes in two orders, converted by two LLVM `shufflevector`s (numba exposes
+# no vector type, hence the intrinsics): one inside each 16-byte lane (4 columns), which puts
+# each row's 4 columns side by side, and one that moves those 4-column pieces between lanes.
+# LLVM picks the instructions for the host. Measured on s8 4096x4096 decode, 2 threads: scalar
+# shifts and masks (vectorised into narrowing moves) 0.8x np.copyto, one shuffle straight from
+# words to rows 1.1x, the two shuffles 1.4x; 16 or 32 columns at a time ran up to 1.3x slower.
+# Tiles whose width is a multiple of 64 use them.
 
+_COLUMNS = 64  # per shuffle; 16 lanes of 4 columns
 _I8 = ir.IntType(8)
-_WIDTH = 64
 
 
 def _bytes(n):
     return ir.VectorType(_I8, n)
 
 
-def _shuffle(builder, a, b, picks):
-    """The vector of a's and b's bytes at `picks` (b's count from a's length on)."""
+def _shuffle(builder, a, picks):
+    """The vector of a's elements at `picks`."""
     mask = ir.Constant(ir.VectorType(ir.IntType(32), len(picks)), picks)
-    return builder.shuffle_vector(a, ir.Constant(a.type, None) if b is None else b, mask)
+    return builder.shuffle_vector(a, ir.Constant(a.type, None), mask)
+
+
+def _concat(builder, parts):
+    while len(parts) > 1:
+        n = parts[0].type.count
+        mask = ir.Constant(ir.VectorType(ir.IntType(32), 2 * n), list(range(2 * n)))
+        parts = [builder.shuffle_vector(parts[i], parts[i + 1], mask)
+                 for i in range(0, len(parts), 2)]
+    return parts[0]
+
+
+def _slices(builder, v, n):
+    """v cut into n equal vectors."""
+    size = v.type.count // n
+    return [_shuffle(builder, v, list(range(k * size, (k + 1) * size))) for k in range(n)]
 
 
 def _pointer(context, builder, aty, arr, index, nbytes):
@@ -247,41 +264,56 @@ def _pointer(context, builder, aty, arr, index, nbytes):
     return builder.bitcast(builder.gep(data, [index]), _bytes(nbytes).as_pointer())
 
 
-def _group_shuffle(p):
-    """(intrinsics) `zip(src, s, rs, out, o)` packs _WIDTH columns of rows src[s + k*rs], k < p,
-    into the words out[o:o+_WIDTH]; `unzip(buf, o, dst, s, rs)` is its inverse. 32 // p bits per
-    element; 4-bit zip ignores the source bytes' high nibbles and unzip writes them zero (the
-    kernels' contract, as for the scalar masks)."""
-    m = 4 // p  # bytes per element; 0: two 4-bit elements per byte
-    w = _WIDTH
-    row = w * max(m, 1)  # bytes in one row's w elements
-    # words[i]: where byte i of the w words comes from in the row vectors laid end to end;
-    # byte 4c + k*m + j is byte j of row k's column c, and with 4 bits, byte 4c + h holds
-    # rows 2h and 2h + 1, which zip first merges into one w-byte vector.
-    words = ([k * row + c * m + j for c in range(w) for k in range(p) for j in range(m)] if m
-             else [w * h + c for c in range(w) for h in range(4)])
-    rows = [words.index(i) for i in range(4 * w)]  # the inverse
+def _transpose(m):
+    """For rows of m-byte elements (4 // m rows to 4-byte words): the byte shuffle inside each
+    lane and the piece shuffle that take 64 words to their rows laid end to end."""
+    p = 4 // m
+    # lane byte 4c + k*m + j (column c, row k, byte j) -> k*4m + c*m + j
+    lane = [4 * c + k * m + j for k in range(p) for c in range(4) for j in range(m)]
+    inside = [16 * t + i for t in range(_COLUMNS // 4) for i in lane]
+    # piece (lane t, row k) at t*p + k -> row k's pieces in lane order
+    across = [t * p + k for k in range(p) for t in range(_COLUMNS // 4)]
+    return inside, across, ir.IntType(32 * m)
 
-    def row_offsets(builder, start, stride):
+
+def _permute(builder, v, inside, across, piece, inverse=False):
+    """Words to rows, or rows to words with inverse=True (same 256 bytes)."""
+    def undo(picks):
+        return [picks.index(i) for i in range(len(picks))]
+    steps = [(inside, _I8), (across, piece)]
+    for picks, element in (reversed(steps) if inverse else steps):
+        n = 256 * 8 // element.width
+        v = builder.bitcast(v, ir.VectorType(element, n))
+        v = _shuffle(builder, v, undo(picks) if inverse else picks)
+    return builder.bitcast(v, _bytes(256))
+
+
+def _group_shuffle(p):
+    """(intrinsics) `zip(src, s, rs, out, o)` packs 64 columns of rows src[s + k*rs], k < p,
+    into the words out[o:o+64]; `unzip(buf, o, dst, s, rs)` is its inverse. 32 // p bits per
+    element; with 4 bits, word byte h holds rows 2h (low nibble) and 2h + 1, and they move as
+    the 8-bit rows h of two word vectors; zip ignores the source bytes' high nibbles and unzip
+    writes them zero (the kernels' contract, as for the scalar masks)."""
+    m = max(4 // p, 1)
+    inside, across, piece = _transpose(m)
+    row = _COLUMNS * m  # bytes
+
+    def row_indices(builder, start, stride):
         return [builder.add(start, builder.mul(stride, ir.Constant(stride.type, k)))
                 for k in range(p)]
 
     @intrinsic
     def zip_(typingctx, src, s, rs, out, o):
         def codegen(context, builder, sig, args):
-            vs = [builder.load(_pointer(context, builder, sig.args[0], args[0], i, row), align=1)
-                  for i in row_offsets(builder, args[1], args[2])]
-            if not m:
-                nibble = ir.Constant(_bytes(w), [15] * w)
-                four = ir.Constant(_bytes(w), [4] * w)
-                vs = [builder.or_(builder.and_(vs[2 * h], nibble), builder.shl(vs[2 * h + 1], four))
-                      for h in range(p // 2)]
-            while len(vs) > 1:  # concatenate
-                n = vs[0].type.count
-                vs = [_shuffle(builder, vs[i], vs[i + 1], list(range(2 * n)))
-                      for i in range(0, len(vs), 2)]
-            builder.store(_shuffle(builder, vs[0], None, words),
-                          _pointer(context, builder, sig.args[3], args[3], args[4], 4 * w),
+            rows = [builder.load(_pointer(context, builder, sig.args[0], args[0], i, row), align=1)
+                    for i in row_indices(builder, args[1], args[2])]
+            if p == 8:  # row 2h's low nibbles | row 2h + 1's in the high ones
+                low = ir.Constant(_bytes(row), [15] * row)
+                four = ir.Constant(_bytes(row), [4] * row)
+                rows = [builder.or_(builder.and_(rows[2 * h], low), builder.shl(rows[2 * h + 1], four))
+                        for h in range(4)]
+            v = _permute(builder, _concat(builder, rows), inside, across, piece, inverse=True)
+            builder.store(v, _pointer(context, builder, sig.args[3], args[3], args[4], 256),
                           align=1)
             return context.get_dummy_value()
         return types.void(src, s, rs, out, o), codegen
@@ -289,18 +321,18 @@ def _group_shuffle(p):
     @intrinsic
     def unzip(typingctx, buf, o, dst, s, rs):
         def codegen(context, builder, sig, args):
-            v = builder.load(_pointer(context, builder, sig.args[0], args[0], args[1], 4 * w),
+            v = builder.load(_pointer(context, builder, sig.args[0], args[0], args[1], 256),
                              align=1)
-            if m:
-                v = _shuffle(builder, v, None, rows)
-            else:  # row 2h from the low nibbles of bytes 4c + h, row 2h + 1 from the high ones
-                low = builder.and_(v, ir.Constant(v.type, [15] * 4 * w))
-                high = builder.lshr(v, ir.Constant(v.type, [4] * 4 * w))
-                v = _shuffle(builder, low, high, [4 * w * (k % 2) + i for k in range(p)
-                                                  for i in rows[w * (k // 2):w * (k // 2 + 1)]])
-            for k, i in enumerate(row_offsets(builder, args[3], args[4])):
-                builder.store(_shuffle(builder, v, None, list(range(k * row, (k + 1) * row))),
-                              _pointer(context, builder, sig.args[2], args[2], i, row), align=1)
+            if p == 8:  # rows 2h, 2h + 1: the low and high nibbles of rows h
+                v = [builder.and_(v, ir.Constant(v.type, [15] * 256)),
+                     builder.lshr(v, ir.Constant(v.type, [4] * 256))]
+                halves = [_slices(builder, _permute(builder, x, inside, across, piece), 4)
+                          for x in v]
+                rows = [halves[k % 2][k // 2] for k in range(8)]
+            else:
+                rows = _slices(builder, _permute(builder, v, inside, across, piece), p)
+            for r, i in zip(rows, row_indices(builder, args[3], args[4])):
+                builder.store(r, _pointer(context, builder, sig.args[2], args[2], i, row), align=1)
             return context.get_dummy_value()
         return types.void(buf, o, dst, s, rs), codegen
 
@@ -320,10 +352,10 @@ def _pack_tiles(src, s, rs, p, ng, nt, tc, out, o, tmp):
         for c0 in range(0, nt * tc, _PRED_COLUMNS):
             _pack_pred(src, s + c0, rs, min(_PRED_COLUMNS, nt * tc - c0), out, o + c0, tmp)
         return None
-    if tc % _WIDTH == 0 and p in (2, 4, 8):
+    if tc % _COLUMNS == 0 and p in (2, 4, 8):
         for t in range(nt * ng):
             sg, og = _unit_start(t, ng, s, tc, p, rs), o + t * tc
-            for c in range(0, tc, _WIDTH):
+            for c in range(0, tc, _COLUMNS):
                 if p == 2:
                     _zip2(src, sg + c, rs, out, og + c)
                 elif p == 4:
@@ -444,10 +476,10 @@ def _unpack_tiles(buf, o, ng, nt, tc, p, dst, s, rs, tmp):
         for t in range(nt * ng):
             _unpack_pred_128(buf, o + t * tc, dst, _unit_start(t, ng, s, tc, p, rs), rs, tmp)
         return None
-    if tc % _WIDTH == 0 and p in (2, 4, 8):
+    if tc % _COLUMNS == 0 and p in (2, 4, 8):
         for t in range(nt * ng):
             sg, og = _unit_start(t, ng, s, tc, p, rs), o + t * tc
-            for c in range(0, tc, _WIDTH):
+            for c in range(0, tc, _COLUMNS):
                 if p == 2:
                     _unzip2(buf, og + c, dst, sg + c, rs)
                 elif p == 4:
