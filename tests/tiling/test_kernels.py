@@ -206,13 +206,16 @@ def test_equivalent_fast_forms(text, kernel, monkeypatch):
     "bf16[3,9,14]{2,1,0:T(4,4)}",
     "s8[5,6]{1,0:T(3,1)}",
     "f64[4,9]{1,0:T(8,2)}",                         # tiles taller than the array
+    "u16[40,70]{1,0:T(32,2)}",                      # too many rows for one shuffle
 ])
-def test_tiny_tiles_encode_with_constant_tile_kernels(text, monkeypatch):
+def test_tiny_tiles_move_with_constant_tile_kernels(text, monkeypatch):
     shape = Shape.parse(text)
     x = random_array(np.random.default_rng(9), shape)
     names = kernels_called(monkeypatch)
-    assert np.array_equal(_engine_bytes(x, shape), _reference_bytes(x, shape))
-    assert names == ["encode_tiny_tiles"]
+    expected = _reference_bytes(x, shape)
+    assert np.array_equal(_engine_bytes(x, shape), expected)
+    assert np.array_equal(bits_of(_engine_decode(expected, shape)), bits_of(x))
+    assert names == ["encode_tiny_tiles", "decode_tiny_tiles"]
     _check(x, shape)
 
 
@@ -512,7 +515,7 @@ def test_repeated_small_calls_match_reference(text):
 
 @pytest.mark.parametrize("text", [
     "f32[16,16,63]{0,2,1:T(4,8)(2,1)}",          # runs of 2 (an odd row count: no pairs)
-    "f32[5,7,8,11,10]{4,3,2,1,0:T(*,*,2,*,3)}",  # runs of 3, padding
+    "f32[5,7,8,11,10]{3,4,2,1,0:T(*,*,2,*,3)}",  # runs of 1-3, padding
     "s8[9,13]{0,1:T(2,2)(1,1)}",
     "u16[6,7]{1,0:T(2,3)(1,1)}",
 ])
@@ -560,6 +563,17 @@ def test_parallel_path_matches_reference(text, monkeypatch):
     back = _engine_decode(expected, shape)
     assert np.array_equal(back.view(et.container), x.view(et.container))
     assert names and all(n.endswith("_par") for n in names), names
+
+
+def test_tiny_tiles_parallel_path_matches_reference(monkeypatch):
+    shape = Shape.parse("f32[20,7,8,110,20]{4,3,2,1,0:T(*,*,2,*,3)}")
+    x = random_array(np.random.default_rng(13), shape)
+    assert x.nbytes >= _engine.PARALLEL_BYTES
+    names = kernels_called(monkeypatch)
+    expected = _reference_bytes(x, shape)
+    assert np.array_equal(_engine_bytes(x, shape), expected)
+    assert np.array_equal(bits_of(_engine_decode(expected, shape)), bits_of(x))
+    assert names == ["encode_tiny_tiles_par", "decode_tiny_tiles_par"]
 
 
 def test_arrays_below_the_threshold_stay_serial(monkeypatch):
