@@ -88,147 +88,15 @@ def _helper(fn):
 _S8, _S16, _S24 = np.uint32(8), np.uint32(16), np.uint32(24)  # uint32 shifts stay uint32
 
 
-@numba.njit(inline="always", nogil=True, error_model="numpy")
-def _unit_start(t, per_tile, s, tc, rows, rs):
-    """Source offset of the t-th buffer unit (`rows` rows x tc columns) of a run of whole tiles,
-    `per_tile` units per tile: tile t // per_tile, rows (t % per_tile) * rows onwards."""
-    j = t // per_tile
-    return s + j * tc + (t - j * per_tile) * rows * rs
-
-
-@_helper
-def _gather_tiles(src, s, rs, a, nt, tc, out, o):
-    """nt whole tiles from src[s] (a rows of stride rs, tc contiguous columns each), in buffer
-    order from out[o]."""
-    for t in range(nt * a):
-        st, ot = _unit_start(t, a, s, tc, 1, rs), o + t * tc
-        for c in range(tc):
-            out[_u(ot + c)] = src[_u(st + c)]
-    return None
-
-
-@_helper
-def _scatter_tiles(buf, o, a, nt, tc, dst, s, rs):
-    """Inverse of `_gather_tiles`."""
-    for t in range(nt * a):
-        st, ot = _unit_start(t, a, s, tc, 1, rs), o + t * tc
-        for c in range(tc):
-            dst[_u(st + c)] = buf[_u(ot + c)]
-    return None
-
-
-@_helper
-def _encode_tiled_row(src, sb, i, rs, cs, R, C, a, tc, out, o):
-    """Tile row i of one batch (first element at sb) into out[o:]; see `encode_tiled`."""
-    nc = (C + tc - 1) // tc
-    full = C // tc if cs == 1 and (i + 1) * a <= R else 0
-    _gather_tiles(src, sb + i * a * rs, rs, a, full, tc, out, o)
-    o += full * a * tc
-    rows = max(0, min(a, R - i * a))
-    for j in range(full, nc):
-        c0 = j * tc
-        n = min(tc, C - c0)
-        s = sb + i * a * rs + c0 * cs
-        if cs == 1:
-            for r in range(rows):
-                for c in range(n):
-                    out[_u(o + r * tc + c)] = src[_u(s + r * rs + c)]
-        else:  # column by column: each column's rows are read together (a transposed source
-            # has them side by side), not one row's columns 4 KiB+ apart (3-6x faster, measured)
-            for c in range(n):
-                for r in range(rows):
-                    out[_u(o + r * tc + c)] = src[_u(s + c * cs + r * rs)]
-        for r in range(a):
-            for c in range(n if r < rows else 0, tc):
-                out[_u(o + r * tc + c)] = 0
-        o += a * tc
-    return None
-
-
-_BLOCK = 8  # tile rows per column sweep when decoding into strided columns
-
-
-@_helper
-def _decode_tiled_row(buf, sb, i, nb, rs, cs, R, C, a, tc, dst, o, step):
-    """Tile rows i..i+nb (`step` apart in buf) of one batch; nb is 1 when columns are
-    contiguous. Strided columns go column by column, as in `_encode_tiled_row`, over nb tile
-    rows at once: each column's page is then visited once per nb tile rows (decoding a 4096^2
-    f32 transposed array: 1.4x faster with 8; encoding got slower, its writes then spread over
-    nb tile rows of the buffer)."""
-    nc = (C + tc - 1) // tc
-    if cs != 1:
-        for j in range(nc):
-            c0 = j * tc
-            for c in range(min(tc, C - c0)):
-                sc = sb + (c0 + c) * cs
-                for ib in range(nb):
-                    ot = o + ib * step + j * a * tc + c
-                    s = sc + (i + ib) * a * rs
-                    for r in range(max(0, min(a, R - (i + ib) * a))):
-                        dst[_u(s + r * rs)] = buf[_u(ot + r * tc)]
-        return None
-    full = C // tc if (i + 1) * a <= R else 0
-    _scatter_tiles(buf, o, a, full, tc, dst, sb + i * a * rs, rs)
-    o += full * a * tc
-    rows = max(0, min(a, R - i * a))
-    for j in range(full, nc):
-        c0 = j * tc
-        s = sb + i * a * rs + c0
-        for r in range(rows):
-            for c in range(min(tc, C - c0)):
-                dst[_u(s + r * rs + c)] = buf[_u(o + r * tc + c)]
-        o += a * tc
-    return None
-
-
-@_kernel
-def encode_tiled(src, boffs, rs, cs, R, C, a, tc, out, step):
-    nr = (R + a - 1) // a
-    for t in range(boffs.size * nr):
-        b = t // nr
-        _encode_tiled_row(src, boffs[_u(b)], t - b * nr, rs, cs, R, C, a, tc, out, t * step)
-    return None
-
-
-@_kernel
-def decode_tiled(buf, boffs, rs, cs, R, C, a, tc, dst, step):
-    nr = (R + a - 1) // a
-    nb = 1 if cs == 1 else _BLOCK
-    blocks = (nr + nb - 1) // nb
-    for t in range(boffs.size * blocks):
-        b = t // blocks
-        i = (t - b * blocks) * nb
-        _decode_tiled_row(buf, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, dst,
-                          (b * nr + i) * step, step)
-    return None
-
-
-@numba.njit(inline="always", nogil=True, error_model="numpy")
-def _rows8(src, s, rs, bits, mask, c):
-    """8 rows of column c, the low `bits` of row k at bit k*bits."""
-    w = np.uint32(src[_u(s + c)]) & np.uint32(mask)
-    for k in range(1, 8):
-        w |= (np.uint32(src[_u(s + k * rs + c)]) & np.uint32(mask)) << np.uint32(k * bits)
-    return w
-
-
-_PRED_COLUMNS = 4096  # columns per `_pack_pred` sweep: its scratch is 4 bytes per column
-
-
-@numba.njit(inline="always", nogil=True, error_model="numpy")
-def _scratch(p):
-    """The 1-bit packers' byte scratch (`_pack_pred`, `_unpack_pred_128`); none for the others."""
-    return np.empty(4 * _PRED_COLUMNS if p == 32 else 0, np.uint8)
-
-
 # 64 columns of one word group at a time: the group's p row vectors and its 64 words (256
 # bytes) are the same bytes in two orders, converted by two LLVM `shufflevector`s (numba exposes
 # no vector type, hence the intrinsics): one inside each 16-byte lane (4 columns), which puts
 # each row's 4 columns side by side, and one that moves those 4-column pieces between lanes.
-# LLVM picks the instructions for the host. Measured on s8 4096x4096 decode, 2 threads: scalar
-# shifts and masks (vectorised into narrowing moves) 0.8x np.copyto, one shuffle straight from
-# words to rows 1.1x, the two shuffles 1.4x; 16 or 32 columns at a time ran up to 1.3x slower.
-# Tiles whose width is a multiple of 64 use them.
+# LLVM picks the instructions for the host (on AVX-512 VBMI, two-source byte permutes). Measured
+# on s8 4096x4096 decode, 2 threads, kernel alone, in one run: scalar shifts and masks
+# (vectorised into narrowing moves) 0.9x np.copyto, one shuffle straight from words to rows
+# 1.1x, the two shuffles 1.4x; the same runs vary by about +-20% on this machine. 16 or 32
+# columns at a time ran up to 1.3x slower. Tiles whose width is a multiple of 64 use them.
 
 _COLUMNS = 64  # per shuffle; 16 lanes of 4 columns
 _I8 = ir.IntType(8)
@@ -348,6 +216,285 @@ def _group_shuffle(p):
 _zip2, _unzip2 = _group_shuffle(2)
 _zip4, _unzip4 = _group_shuffle(4)
 _zip8, _unzip8 = _group_shuffle(8)
+
+
+# Transposed sources (rows side by side in memory, columns `cs` apart) of 32- or 64-bit elements
+# move in square blocks of n = 64 // itemsize rows by n columns: one cache line of each of n
+# columns, which one shuffle turns into the n // a tile rows' rows; each column then goes down
+# _SQUARES blocks before the next n columns. Element by element, each column's line was fetched
+# once per tile row and evicted in between (a column's lines all share one L1 set when cs is a
+# multiple of 4 KiB). f32[64,64,64]{0,2,1:T(4,8)(2,1)} (pairs as 64-bit words), 2 threads:
+# encode 0.13x -> 0.47x np.copyto, decode 0.12x -> 0.49x; one block at a time, 0.35x / 0.43x.
+# The rest is the power-of-two stride: with cs = 2048 words one 8x8 block costs 46 ns, with
+# cs = 2056 9 ns (measured in a loop); loads that share their low 12 address bits contend.
+
+
+def _square_shuffle(a):
+    """(intrinsics) `columns_to_rows(src, s, cs, out, o, tc, step)` moves the block
+    src[s + c*cs + r], r, c < n, to its tile rows: row r at out[o + (r//a)*step + (r%a)*tc:];
+    `rows_to_columns(buf, o, tc, step, dst, s, cs)` is its inverse."""
+    def offsets(builder, start, stride, n):
+        return [builder.add(start, builder.mul(stride, ir.Constant(stride.type, k)))
+                for k in range(n)]
+
+    def row_offsets(builder, o, tc, step, n):
+        return [builder.add(o, builder.add(
+            builder.mul(step, ir.Constant(step.type, r // a)),
+            builder.mul(tc, ir.Constant(tc.type, r % a)))) for r in range(n)]
+
+    def vector_of(sig):
+        element = ir.IntType(sig.args[0].dtype.bitwidth)
+        return ir.VectorType(element, 512 // element.width)
+
+    def transposed(builder, vs):
+        n = len(vs)
+        return _slices(builder, _shuffle(builder, _concat(builder, vs),
+                                         [c * n + r for r in range(n) for c in range(n)]), n)
+
+    @intrinsic
+    def columns_to_rows(typingctx, src, s, cs, out, o, tc, step):
+        def codegen(context, builder, sig, args):
+            vector = vector_of(sig)
+            n = vector.count
+            vs = [builder.load(_pointer(context, builder, sig.args[0], args[0], i, vector),
+                               align=1) for i in offsets(builder, args[1], args[2], n)]
+            for v, i in zip(transposed(builder, vs), row_offsets(builder, *args[4:7], n)):
+                builder.store(v, _pointer(context, builder, sig.args[3], args[3], i, vector),
+                              align=1)
+            return context.get_dummy_value()
+        return types.void(src, s, cs, out, o, tc, step), codegen
+
+    @intrinsic
+    def rows_to_columns(typingctx, buf, o, tc, step, dst, s, cs):
+        def codegen(context, builder, sig, args):
+            vector = vector_of(sig)
+            n = vector.count
+            vs = [builder.load(_pointer(context, builder, sig.args[0], args[0], i, vector),
+                               align=1) for i in row_offsets(builder, *args[1:4], n)]
+            for v, i in zip(transposed(builder, vs), offsets(builder, args[5], args[6], n)):
+                builder.store(v, _pointer(context, builder, sig.args[4], args[4], i, vector),
+                              align=1)
+            return context.get_dummy_value()
+        return types.void(buf, o, tc, step, dst, s, cs), codegen
+
+    return columns_to_rows, rows_to_columns
+
+
+_columns_to_rows2, _rows_to_columns2 = _square_shuffle(2)
+_columns_to_rows4, _rows_to_columns4 = _square_shuffle(4)
+_columns_to_rows8, _rows_to_columns8 = _square_shuffle(8)
+
+
+@numba.njit(inline="always", nogil=True, error_model="numpy")
+def _square_rows(a, tc, rs, cs, itemsize):
+    """Tile rows per square block, 0 when the tile rows do not move in square blocks."""
+    n = 64 // itemsize
+    if cs == 1 or rs != 1 or (itemsize != 4 and itemsize != 8) or tc % n != 0:
+        return 0
+    return n // a if a == 2 or a == 4 or a == 8 else 0
+
+
+_SQUARES = 4  # square blocks stacked per sweep: 4 lines of each column (see below)
+
+
+@_helper
+def _encode_square(src, s, cs, C, a, tc, out, o, step, m):
+    """The whole tiles of m square blocks stacked from tile row 0 of src[s] (see
+    `_square_shuffle`), each column's m blocks one after the other."""
+    n = 64 // src.itemsize
+    k = n // a  # tile rows per block
+    for j in range(C // tc):
+        for c in range(0, tc, n):
+            sc, oc = s + (j * tc + c) * cs, o + j * a * tc + c
+            for q in range(m):
+                if a == 2:
+                    _columns_to_rows2(src, sc + q * n, cs, out, oc + q * k * step, tc, step)
+                elif a == 4:
+                    _columns_to_rows4(src, sc + q * n, cs, out, oc + q * k * step, tc, step)
+                else:
+                    _columns_to_rows8(src, sc + q * n, cs, out, oc + q * k * step, tc, step)
+    return None
+
+
+@_helper
+def _decode_square(buf, o, step, C, a, tc, dst, s, cs, m):
+    """Inverse of `_encode_square`."""
+    n = 64 // dst.itemsize
+    k = n // a
+    for j in range(C // tc):
+        for c in range(0, tc, n):
+            sc, oc = s + (j * tc + c) * cs, o + j * a * tc + c
+            for q in range(m):
+                if a == 2:
+                    _rows_to_columns2(buf, oc + q * k * step, tc, step, dst, sc + q * n, cs)
+                elif a == 4:
+                    _rows_to_columns4(buf, oc + q * k * step, tc, step, dst, sc + q * n, cs)
+                else:
+                    _rows_to_columns8(buf, oc + q * k * step, tc, step, dst, sc + q * n, cs)
+    return None
+
+
+@numba.njit(inline="always", nogil=True, error_model="numpy")
+def _squares(i, nb, R, a, k):
+    """How many whole square blocks of k tile rows start tile rows i..i+nb (0 if k is 0)."""
+    return min(nb, R // a - i) // k if k else 0
+
+
+@numba.njit(inline="always", nogil=True, error_model="numpy")
+def _unit_start(t, per_tile, s, tc, rows, rs):
+    """Source offset of the t-th buffer unit (`rows` rows x tc columns) of a run of whole tiles,
+    `per_tile` units per tile: tile t // per_tile, rows (t % per_tile) * rows onwards."""
+    j = t // per_tile
+    return s + j * tc + (t - j * per_tile) * rows * rs
+
+
+@_helper
+def _gather_tiles(src, s, rs, a, nt, tc, out, o):
+    """nt whole tiles from src[s] (a rows of stride rs, tc contiguous columns each), in buffer
+    order from out[o]."""
+    for t in range(nt * a):
+        st, ot = _unit_start(t, a, s, tc, 1, rs), o + t * tc
+        for c in range(tc):
+            out[_u(ot + c)] = src[_u(st + c)]
+    return None
+
+
+@_helper
+def _scatter_tiles(buf, o, a, nt, tc, dst, s, rs):
+    """Inverse of `_gather_tiles`."""
+    for t in range(nt * a):
+        st, ot = _unit_start(t, a, s, tc, 1, rs), o + t * tc
+        for c in range(tc):
+            dst[_u(st + c)] = buf[_u(ot + c)]
+    return None
+
+
+@_helper
+def _encode_tiled_row(src, sb, i, rs, cs, R, C, a, tc, out, o):
+    """Tile row i of one batch (first element at sb) into out[o:]; see `encode_tiled`."""
+    nc = (C + tc - 1) // tc
+    full = C // tc if cs == 1 and (i + 1) * a <= R else 0
+    _gather_tiles(src, sb + i * a * rs, rs, a, full, tc, out, o)
+    o += full * a * tc
+    rows = max(0, min(a, R - i * a))
+    for j in range(full, nc):
+        c0 = j * tc
+        n = min(tc, C - c0)
+        s = sb + i * a * rs + c0 * cs
+        if cs == 1:
+            for r in range(rows):
+                for c in range(n):
+                    out[_u(o + r * tc + c)] = src[_u(s + r * rs + c)]
+        else:  # column by column: each column's rows are read together (a transposed source
+            # has them side by side), not one row's columns 4 KiB+ apart (3-6x faster, measured)
+            for c in range(n):
+                for r in range(rows):
+                    out[_u(o + r * tc + c)] = src[_u(s + c * cs + r * rs)]
+        for r in range(a):
+            for c in range(n if r < rows else 0, tc):
+                out[_u(o + r * tc + c)] = 0
+        o += a * tc
+    return None
+
+
+@_helper
+def _encode_tiled_rows(src, sb, i, nb, rs, cs, R, C, a, tc, out, o, step):
+    """Tile rows i..i+nb of one batch (`step` apart in out): whole tiles of whole square
+    blocks through `_encode_square`, the rest tile row by tile row."""
+    k = _square_rows(a, tc, rs, cs, src.itemsize)
+    m = _squares(i, nb, R, a, k)
+    if m:
+        _encode_square(src, sb + i * a, cs, C, a, tc, out, o, step, m)
+    done = C // tc * tc
+    for ib in range(nb):
+        skip = done if ib < m * k else 0
+        _encode_tiled_row(src, sb + skip * cs, i + ib, rs, cs, R, C - skip, a, tc, out,
+                          o + ib * step + skip * a)
+    return None
+
+
+_BLOCK = 8  # tile rows per column sweep when decoding into strided columns
+
+
+@_helper
+def _decode_tiled_row(buf, sb, i, nb, rs, cs, R, C, a, tc, dst, o, step):
+    """Tile rows i..i+nb (`step` apart in buf) of one batch; nb is 1 when columns are
+    contiguous. Strided columns go column by column, as in `_encode_tiled_row`, over nb tile
+    rows at once: each column's page is then visited once per nb tile rows (decoding a 4096^2
+    f32 transposed array: 1.4x faster with 8; encoding got slower, its writes then spread over
+    nb tile rows of the buffer)."""
+    nc = (C + tc - 1) // tc
+    if cs != 1:
+        k = _square_rows(a, tc, rs, cs, dst.itemsize)
+        m = _squares(i, nb, R, a, k)
+        if m:
+            _decode_square(buf, o, step, C, a, tc, dst, sb + i * a, cs, m)
+        for j in range(nc):
+            c0 = j * tc
+            for c in range(min(tc, C - c0)):
+                sc = sb + (c0 + c) * cs
+                for ib in range(m * k if c0 + tc <= C else 0, nb):
+                    ot = o + ib * step + j * a * tc + c
+                    s = sc + (i + ib) * a * rs
+                    for r in range(max(0, min(a, R - (i + ib) * a))):
+                        dst[_u(s + r * rs)] = buf[_u(ot + r * tc)]
+        return None
+    full = C // tc if (i + 1) * a <= R else 0
+    _scatter_tiles(buf, o, a, full, tc, dst, sb + i * a * rs, rs)
+    o += full * a * tc
+    rows = max(0, min(a, R - i * a))
+    for j in range(full, nc):
+        c0 = j * tc
+        s = sb + i * a * rs + c0
+        for r in range(rows):
+            for c in range(min(tc, C - c0)):
+                dst[_u(s + r * rs + c)] = buf[_u(o + r * tc + c)]
+        o += a * tc
+    return None
+
+
+@_kernel
+def encode_tiled(src, boffs, rs, cs, R, C, a, tc, out, step):
+    nr = (R + a - 1) // a
+    nb = max(1, _square_rows(a, tc, rs, cs, src.itemsize) * _SQUARES)
+    blocks = (nr + nb - 1) // nb
+    for t in range(boffs.size * blocks):
+        b = t // blocks
+        i = (t - b * blocks) * nb
+        _encode_tiled_rows(src, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, out,
+                           (b * nr + i) * step, step)
+    return None
+
+
+@_kernel
+def decode_tiled(buf, boffs, rs, cs, R, C, a, tc, dst, step):
+    nr = (R + a - 1) // a
+    nb = _square_rows(a, tc, rs, cs, dst.itemsize) * _SQUARES or (1 if cs == 1 else _BLOCK)
+    blocks = (nr + nb - 1) // nb
+    for t in range(boffs.size * blocks):
+        b = t // blocks
+        i = (t - b * blocks) * nb
+        _decode_tiled_row(buf, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, dst,
+                          (b * nr + i) * step, step)
+    return None
+
+
+@numba.njit(inline="always", nogil=True, error_model="numpy")
+def _rows8(src, s, rs, bits, mask, c):
+    """8 rows of column c, the low `bits` of row k at bit k*bits."""
+    w = np.uint32(src[_u(s + c)]) & np.uint32(mask)
+    for k in range(1, 8):
+        w |= (np.uint32(src[_u(s + k * rs + c)]) & np.uint32(mask)) << np.uint32(k * bits)
+    return w
+
+
+_PRED_COLUMNS = 4096  # columns per `_pack_pred` sweep: its scratch is 4 bytes per column
+
+
+@numba.njit(inline="always", nogil=True, error_model="numpy")
+def _scratch(p):
+    """The 1-bit packers' byte scratch (`_pack_pred`, `_unpack_pred_128`); none for the others."""
+    return np.empty(4 * _PRED_COLUMNS if p == 32 else 0, np.uint8)
 
 
 @_helper
@@ -734,16 +881,20 @@ def tiny_tiles(a, tc):
 @_parallel_kernel
 def encode_tiled_par(src, boffs, rs, cs, R, C, a, tc, out, step):
     nr = (R + a - 1) // a
-    for t in numba.prange(boffs.size * nr):
-        b = t // nr
-        _encode_tiled_row(src, boffs[_u(b)], t - b * nr, rs, cs, R, C, a, tc, out, t * step)
+    nb = max(1, _square_rows(a, tc, rs, cs, src.itemsize) * _SQUARES)
+    blocks = (nr + nb - 1) // nb
+    for t in numba.prange(boffs.size * blocks):
+        b = t // blocks
+        i = (t - b * blocks) * nb
+        _encode_tiled_rows(src, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, out,
+                           (b * nr + i) * step, step)
     return None
 
 
 @_parallel_kernel
 def decode_tiled_par(buf, boffs, rs, cs, R, C, a, tc, dst, step):
     nr = (R + a - 1) // a
-    nb = 1 if cs == 1 else _BLOCK
+    nb = _square_rows(a, tc, rs, cs, dst.itemsize) * _SQUARES or (1 if cs == 1 else _BLOCK)
     blocks = (nr + nb - 1) // nb
     for t in numba.prange(boffs.size * blocks):
         b = t // blocks

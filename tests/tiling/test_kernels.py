@@ -361,6 +361,57 @@ def test_kernels_stay_in_bounds():
     assert f"checked {len(texts)}" in out
 
 
+# The shuffle intrinsics load and store whole vectors that numba's boundscheck does not see:
+# the child puts every array and buffer against a PROT_NONE page, before or after it, so a
+# vector reaching one byte past either end kills the child.
+_FENCED_CHILD = """
+import ctypes, mmap
+import numpy as np
+from tests.tiling.strategies import random_array
+from tests.tiling.test_kernels import _reference_bytes
+from tiling import ELEMENT_TYPES, Shape, _engine
+_engine.load_kernels()
+mprotect = ctypes.CDLL(None).mprotect
+mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+page = mmap.PAGESIZE
+
+def fenced(nbytes, after):
+    pages = -(-nbytes // page)
+    memory = np.frombuffer(mmap.mmap(-1, (pages + 1) * page), np.uint8)
+    fence = pages * page if after else 0
+    assert mprotect(memory.ctypes.data + fence, page, 0) == 0
+    return memory[pages * page - nbytes:pages * page] if after else memory[page:page + nbytes]
+
+texts = {texts!r}
+for i, text in enumerate(texts):
+    shape = Shape.parse(text)
+    et = ELEMENT_TYPES[shape.element_type]
+    x = random_array(np.random.default_rng(i), shape)
+    expected = _reference_bytes(x, shape)
+    for after in (False, True):
+        src = fenced(x.nbytes, after).view(x.dtype).reshape(x.shape)
+        src[...] = x
+        buf = fenced(expected.size, after)
+        _engine.encode_into(src.view(et.container), shape.layout, et, buf)
+        assert np.array_equal(buf, expected), text
+        back = fenced(x.nbytes, after).view(x.dtype).reshape(x.shape)
+        _engine.decode_into(buf, shape.layout, et, back.view(et.container))
+        assert np.array_equal(back.view(et.container), x.view(et.container)), text
+print("checked", len(texts))
+"""
+
+
+def test_vector_paths_stay_in_bounds():
+    texts = ["bf16[16,256]{1,0:T(8,128)(2,1)}", "s8[16,320]{1,0:T(8,128)(4,1)}",
+             "s4[16,256]{1,0:T(8,128)(8,1)E(4)}",                         # word-group shuffles
+             "f32[4,96]{1,0:T(2,3)}", "f64[8,32]{1,0:T(8,2)}",            # tiny tiles
+             "f32[256,16]{0,1:T(8,128)}", "f32[128,32]{0,1:T(2,128)}",    # square blocks
+             "u64[128,16]{0,1:T(4,128)}", "f32[64,16,64]{0,2,1:T(4,8)(2,1)}",
+             "f32[256,13]{0,1:T(8,128)}", "f32[136,6,44]{0,2,1:T(4,8)(2,1)}"]  # short ends
+    out = _python(_FENCED_CHILD.format(texts=texts), timeout=600)
+    assert f"checked {len(texts)}" in out
+
+
 # ---------------------------------------------------------------------------------------------
 # python -m tiling encode / decode
 
