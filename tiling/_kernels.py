@@ -408,8 +408,9 @@ def _encode_tiled_rows(src, sb, i, nb, rs, cs, R, C, a, tc, out, o, step):
     done = C // tc * tc
     for ib in range(nb):
         skip = done if ib < m * k else 0
-        _encode_tiled_row(src, sb + skip * cs, i + ib, rs, cs, R, C - skip, a, tc, out,
-                          o + ib * step + skip * a)
+        if skip < C:
+            _encode_tiled_row(src, sb + skip * cs, i + ib, rs, cs, R, C - skip, a, tc, out,
+                              o + ib * step + skip * a)
     return None
 
 
@@ -429,7 +430,7 @@ def _decode_tiled_row(buf, sb, i, nb, rs, cs, R, C, a, tc, dst, o, step):
         m = _squares(i, nb, R, a, k)
         if m:
             _decode_square(buf, o, step, C, a, tc, dst, sb + i * a, cs, m)
-        for j in range(nc):
+        for j in range(C // tc if m * k == nb else 0, nc):  # the tiles squares left over
             c0 = j * tc
             for c in range(min(tc, C - c0)):
                 sc = sb + (c0 + c) * cs
