@@ -592,7 +592,13 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
         return _tiny_plan(span, boffs, rs, R, C, tr, tc, used, unit or a.dtype, encode)
     if tiny and a.flags.c_contiguous and a.size <= _PERM_MAX:
         return None  # runs this short: the permutation path is 2.5x faster (T(2,3), measured)
-    if kind == "tiled":
+    square = _square_rows(tr, tc, rs, cs, (unit or a.dtype).itemsize) if kind == "tiled" else 0
+    if square:
+        word = unit or a.dtype
+        kernel = _kernels.encode_square if encode else _kernels.decode_square
+        extra = (square,)
+        step = -(-C // tc) * tr * tc
+    elif kind == "tiled":
         word = unit or a.dtype
         kernel = _kernels.encode_tiled if encode else _kernels.decode_tiled
         extra = ()
@@ -624,6 +630,15 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
             _call_fast(kernel, par, nbytes, buf[:used].view(word), boffs, rs, cs, R, C, tr,
                        tc, *extra, span(out), step)
     return run
+
+
+def _square_rows(a: int, tc: int, rs: int, cs: int, itemsize: int) -> int:
+    """Tile rows per square block when T(a, tc) moves through `_kernels`' square kernels (a
+    transposed source of 32- or 64-bit elements: rows side by side, columns cs apart), else 0."""
+    n = 64 // itemsize
+    if cs == 1 or rs != 1 or itemsize not in (4, 8) or tc % n or a not in (2, 4, 8):
+        return 0
+    return n // a
 
 
 def _tiny_plan(span, boffs, rs: int, R: int, C: int, tr: int, tc: int, used: int,

@@ -138,7 +138,7 @@ def _pointer(context, builder, aty, arr, index, vector):
     return builder.bitcast(builder.gep(data, [index]), vector.as_pointer())
 
 
-def _transpose(m):
+def _group_picks(m):
     """For rows of m-byte elements (4 // m rows to 4-byte words): the byte shuffle inside each
     lane and the piece shuffle that take 64 words to their rows laid end to end."""
     p = 4 // m
@@ -169,7 +169,7 @@ def _group_shuffle(p):
     the 8-bit rows h of two word vectors; zip ignores the source bytes' high nibbles and unzip
     writes them zero (the kernels' contract, as for the scalar masks)."""
     m = max(4 // p, 1)
-    inside, across, piece = _transpose(m)
+    inside, across, piece = _group_picks(m)
     row = _COLUMNS * m  # bytes
 
     def row_indices(builder, start, stride):
@@ -179,13 +179,13 @@ def _group_shuffle(p):
     @intrinsic
     def zip_(typingctx, src, s, rs, out, o):
         def codegen(context, builder, sig, args):
-            rows = [builder.load(_pointer(context, builder, sig.args[0], args[0], i, row), align=1)
-                    for i in row_indices(builder, args[1], args[2])]
+            rows = [builder.load(_pointer(context, builder, sig.args[0], args[0], i, row),
+                                 align=1) for i in row_indices(builder, args[1], args[2])]
             if p == 8:  # row 2h's low nibbles | row 2h + 1's in the high ones
                 low = ir.Constant(_bytes(row), [15] * row)
                 four = ir.Constant(_bytes(row), [4] * row)
-                rows = [builder.or_(builder.and_(rows[2 * h], low), builder.shl(rows[2 * h + 1], four))
-                        for h in range(4)]
+                rows = [builder.or_(builder.and_(rows[2 * h], low),
+                                    builder.shl(rows[2 * h + 1], four)) for h in range(4)]
             v = _permute(builder, _concat(builder, rows), inside, across, piece, inverse=True)
             builder.store(v, _pointer(context, builder, sig.args[3], args[3], args[4], 256),
                           align=1)
@@ -198,10 +198,10 @@ def _group_shuffle(p):
             v = builder.load(_pointer(context, builder, sig.args[0], args[0], args[1], 256),
                              align=1)
             if p == 8:  # rows 2h, 2h + 1: the low and high nibbles of rows h
-                v = [builder.and_(v, ir.Constant(v.type, [15] * 256)),
-                     builder.lshr(v, ir.Constant(v.type, [4] * 256))]
+                nibbles = [builder.and_(v, ir.Constant(v.type, [15] * 256)),
+                           builder.lshr(v, ir.Constant(v.type, [4] * 256))]
                 halves = [_slices(builder, _permute(builder, x, inside, across, piece), 4)
-                          for x in v]
+                          for x in nibbles]
                 rows = [halves[k % 2][k // 2] for k in range(8)]
             else:
                 rows = _slices(builder, _permute(builder, v, inside, across, piece), p)
@@ -221,12 +221,13 @@ _zip8, _unzip8 = _group_shuffle(8)
 # Transposed sources (rows side by side in memory, columns `cs` apart) of 32- or 64-bit elements
 # move in square blocks of n = 64 // itemsize rows by n columns: one cache line of each of n
 # columns, which one shuffle turns into the n // a tile rows' rows; each column then goes down
-# _SQUARES blocks before the next n columns. Element by element, each column's line was fetched
-# once per tile row and evicted in between (a column's lines all share one L1 set when cs is a
-# multiple of 4 KiB). f32[64,64,64]{0,2,1:T(4,8)(2,1)} (pairs as 64-bit words), 2 threads:
-# encode 0.13x -> 0.47x np.copyto, decode 0.12x -> 0.49x; one block at a time, 0.35x / 0.43x.
-# The rest is the power-of-two stride: with cs = 2048 words one 8x8 block costs 46 ns, with
-# cs = 2056 9 ns (measured in a loop); loads that share their low 12 address bits contend.
+# _SQUARES blocks before the next n columns (the square kernels below). Element by element,
+# each column's line was fetched once per tile row and evicted in between (a column's lines all
+# share one L1 set when cs is a multiple of 4 KiB). f32[64,64,64]{0,2,1:T(4,8)(2,1)} (pairs as
+# 64-bit words), 2 threads, asv: encode 0.13x -> 0.7x np.copyto, decode 0.12x -> 0.45x; one
+# block at a time instead of _SQUARES, 0.35x / 0.43x. A block costs 9 ns with its lines in
+# L1 and 19 ns streaming from L2 (serial, measured in a loop); the strided stores of decode
+# cost more than encode's strided loads.
 
 
 def _square_shuffle(a):
@@ -285,16 +286,7 @@ _columns_to_rows4, _rows_to_columns4 = _square_shuffle(4)
 _columns_to_rows8, _rows_to_columns8 = _square_shuffle(8)
 
 
-@numba.njit(inline="always", nogil=True, error_model="numpy")
-def _square_rows(a, tc, rs, cs, itemsize):
-    """Tile rows per square block, 0 when the tile rows do not move in square blocks."""
-    n = 64 // itemsize
-    if cs == 1 or rs != 1 or (itemsize != 4 and itemsize != 8) or tc % n != 0:
-        return 0
-    return n // a if a == 2 or a == 4 or a == 8 else 0
-
-
-_SQUARES = 4  # square blocks stacked per sweep: 4 lines of each column (see below)
+_SQUARES = 4  # square blocks stacked per sweep: 4 lines of each column
 
 
 @_helper
@@ -332,12 +324,6 @@ def _decode_square(buf, o, step, C, a, tc, dst, s, cs, m):
                 else:
                     _rows_to_columns8(buf, oc + q * k * step, tc, step, dst, sc + q * n, cs)
     return None
-
-
-@numba.njit(inline="always", nogil=True, error_model="numpy")
-def _squares(i, nb, R, a, k):
-    """How many whole square blocks of k tile rows start tile rows i..i+nb (0 if k is 0)."""
-    return min(nb, R // a - i) // k if k else 0
 
 
 @numba.njit(inline="always", nogil=True, error_model="numpy")
@@ -397,23 +383,6 @@ def _encode_tiled_row(src, sb, i, rs, cs, R, C, a, tc, out, o):
     return None
 
 
-@_helper
-def _encode_tiled_rows(src, sb, i, nb, rs, cs, R, C, a, tc, out, o, step):
-    """Tile rows i..i+nb of one batch (`step` apart in out): whole tiles of whole square
-    blocks through `_encode_square`, the rest tile row by tile row."""
-    k = _square_rows(a, tc, rs, cs, src.itemsize)
-    m = _squares(i, nb, R, a, k)
-    if m:
-        _encode_square(src, sb + i * a, cs, C, a, tc, out, o, step, m)
-    done = C // tc * tc
-    for ib in range(nb):
-        skip = done if ib < m * k else 0
-        if skip < C:
-            _encode_tiled_row(src, sb + skip * cs, i + ib, rs, cs, R, C - skip, a, tc, out,
-                              o + ib * step + skip * a)
-    return None
-
-
 _BLOCK = 8  # tile rows per column sweep when decoding into strided columns
 
 
@@ -426,15 +395,11 @@ def _decode_tiled_row(buf, sb, i, nb, rs, cs, R, C, a, tc, dst, o, step):
     nb tile rows of the buffer)."""
     nc = (C + tc - 1) // tc
     if cs != 1:
-        k = _square_rows(a, tc, rs, cs, dst.itemsize)
-        m = _squares(i, nb, R, a, k)
-        if m:
-            _decode_square(buf, o, step, C, a, tc, dst, sb + i * a, cs, m)
-        for j in range(C // tc if m * k == nb else 0, nc):  # the tiles squares left over
+        for j in range(nc):
             c0 = j * tc
             for c in range(min(tc, C - c0)):
                 sc = sb + (c0 + c) * cs
-                for ib in range(m * k if c0 + tc <= C else 0, nb):
+                for ib in range(nb):
                     ot = o + ib * step + j * a * tc + c
                     s = sc + (i + ib) * a * rs
                     for r in range(max(0, min(a, R - (i + ib) * a))):
@@ -457,20 +422,16 @@ def _decode_tiled_row(buf, sb, i, nb, rs, cs, R, C, a, tc, dst, o, step):
 @_kernel
 def encode_tiled(src, boffs, rs, cs, R, C, a, tc, out, step):
     nr = (R + a - 1) // a
-    nb = max(1, _square_rows(a, tc, rs, cs, src.itemsize) * _SQUARES)
-    blocks = (nr + nb - 1) // nb
-    for t in range(boffs.size * blocks):
-        b = t // blocks
-        i = (t - b * blocks) * nb
-        _encode_tiled_rows(src, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, out,
-                           (b * nr + i) * step, step)
+    for t in range(boffs.size * nr):
+        b = t // nr
+        _encode_tiled_row(src, boffs[_u(b)], t - b * nr, rs, cs, R, C, a, tc, out, t * step)
     return None
 
 
 @_kernel
 def decode_tiled(buf, boffs, rs, cs, R, C, a, tc, dst, step):
     nr = (R + a - 1) // a
-    nb = _square_rows(a, tc, rs, cs, dst.itemsize) * _SQUARES or (1 if cs == 1 else _BLOCK)
+    nb = 1 if cs == 1 else _BLOCK
     blocks = (nr + nb - 1) // nb
     for t in range(boffs.size * blocks):
         b = t // blocks
@@ -737,6 +698,69 @@ def decode_packed(buf, boffs, rs, cs, R, C, a, tc, p, bits, dst, step):
     return None
 
 
+# Square kernels: T(a, tc) with a in (2, 4, 8) over a transposed source (rs == 1) of 32- or
+# 64-bit elements, tc a multiple of n = 64 // itemsize; k = n // a tile rows per square block
+# (`tiling._engine` checks all that). Blocks of k * _SQUARES tile rows: their whole tiles
+# through `_encode_square` / `_decode_square`, the rest through the tiled row functions.
+
+
+@_helper
+def _encode_square_rows(src, sb, i, nb, cs, R, C, a, tc, k, out, o, step):
+    m = min(nb, R // a - i) // k  # whole square blocks
+    if m:
+        _encode_square(src, sb + i * a, cs, C, a, tc, out, o, step, m)
+    done = C // tc * tc
+    for ib in range(nb):
+        skip = done if ib < m * k else 0
+        if skip < C:
+            _encode_tiled_row(src, sb + skip * cs, i + ib, 1, cs, R, C - skip, a, tc, out,
+                              o + ib * step + skip * a)
+    return None
+
+
+@_helper
+def _decode_square_rows(buf, sb, i, nb, cs, R, C, a, tc, k, dst, o, step):
+    m = min(nb, R // a - i) // k
+    done = C // tc * tc
+    if m:
+        _decode_square(buf, o, step, C, a, tc, dst, sb + i * a, cs, m)
+        if done < C:
+            _decode_tiled_row(buf, sb + done * cs, i, m * k, 1, cs, R, C - done, a, tc, dst,
+                              o + done * a, step)
+    if m * k < nb:
+        _decode_tiled_row(buf, sb, i + m * k, nb - m * k, 1, cs, R, C, a, tc, dst,
+                          o + m * k * step, step)
+    return None
+
+
+@_kernel
+def encode_square(src, boffs, rs, cs, R, C, a, tc, k, out, step):
+    """(rs is 1.)"""
+    nr = (R + a - 1) // a
+    nb = k * _SQUARES
+    blocks = (nr + nb - 1) // nb
+    for t in range(boffs.size * blocks):
+        b = t // blocks
+        i = (t - b * blocks) * nb
+        _encode_square_rows(src, boffs[_u(b)], i, min(nb, nr - i), cs, R, C, a, tc, k, out,
+                            (b * nr + i) * step, step)
+    return None
+
+
+@_kernel
+def decode_square(buf, boffs, rs, cs, R, C, a, tc, k, dst, step):
+    """(rs is 1.)"""
+    nr = (R + a - 1) // a
+    nb = k * _SQUARES
+    blocks = (nr + nb - 1) // nb
+    for t in range(boffs.size * blocks):
+        b = t // blocks
+        i = (t - b * blocks) * nb
+        _decode_square_rows(buf, boffs[_u(b)], i, min(nb, nr - i), cs, R, C, a, tc, k, dst,
+                            (b * nr + i) * step, step)
+    return None
+
+
 # ---------------------------------------------------------------------------------------------
 # Tiny tiles T(a, tc), tc <= 4 (the doc's `T(*,*,2,*,3)` is T(2,3) over merged dims): one kernel
 # pair per (a, tc), compiled with both as constants. Whole tiles move lcm(tc, 16) columns of a
@@ -882,20 +906,16 @@ def tiny_tiles(a, tc):
 @_parallel_kernel
 def encode_tiled_par(src, boffs, rs, cs, R, C, a, tc, out, step):
     nr = (R + a - 1) // a
-    nb = max(1, _square_rows(a, tc, rs, cs, src.itemsize) * _SQUARES)
-    blocks = (nr + nb - 1) // nb
-    for t in numba.prange(boffs.size * blocks):
-        b = t // blocks
-        i = (t - b * blocks) * nb
-        _encode_tiled_rows(src, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, out,
-                           (b * nr + i) * step, step)
+    for t in numba.prange(boffs.size * nr):
+        b = t // nr
+        _encode_tiled_row(src, boffs[_u(b)], t - b * nr, rs, cs, R, C, a, tc, out, t * step)
     return None
 
 
 @_parallel_kernel
 def decode_tiled_par(buf, boffs, rs, cs, R, C, a, tc, dst, step):
     nr = (R + a - 1) // a
-    nb = _square_rows(a, tc, rs, cs, dst.itemsize) * _SQUARES or (1 if cs == 1 else _BLOCK)
+    nb = 1 if cs == 1 else _BLOCK
     blocks = (nr + nb - 1) // nb
     for t in numba.prange(boffs.size * blocks):
         b = t // blocks
@@ -924,6 +944,32 @@ def decode_packed_par(buf, boffs, rs, cs, R, C, a, tc, p, bits, dst, step):
         tmp = _scratch(p)
         _decode_packed_row(buf, boffs[_u(b)], t - b * nr, rs, cs, R, C, a, tc, p, bits, dst,
                            t * step, tmp)
+    return None
+
+
+@_parallel_kernel
+def encode_square_par(src, boffs, rs, cs, R, C, a, tc, k, out, step):
+    nr = (R + a - 1) // a
+    nb = k * _SQUARES
+    blocks = (nr + nb - 1) // nb
+    for t in numba.prange(boffs.size * blocks):
+        b = t // blocks
+        i = (t - b * blocks) * nb
+        _encode_square_rows(src, boffs[_u(b)], i, min(nb, nr - i), cs, R, C, a, tc, k, out,
+                            (b * nr + i) * step, step)
+    return None
+
+
+@_parallel_kernel
+def decode_square_par(buf, boffs, rs, cs, R, C, a, tc, k, dst, step):
+    nr = (R + a - 1) // a
+    nb = k * _SQUARES
+    blocks = (nr + nb - 1) // nb
+    for t in numba.prange(boffs.size * blocks):
+        b = t // blocks
+        i = (t - b * blocks) * nb
+        _decode_square_rows(buf, boffs[_u(b)], i, min(nb, nr - i), cs, R, C, a, tc, k, dst,
+                            (b * nr + i) * step, step)
     return None
 
 

@@ -220,12 +220,12 @@ def test_tiny_tiles_move_with_constant_tile_kernels(text, monkeypatch):
 
 
 @pytest.mark.parametrize("text, kernel", [
-    ("f32[16,16,64]{0,2,1:T(4,8)(2,1)}", "encode_tiled"),     # pairs of f32 as 64-bit words
-    ("bf16[40,300]{0,1:T(8,128)(2,1)}", "encode_tiled"),      # pairs of bf16 as 32-bit words
-    ("s8[3,300,40]{1,2,0:T(8,128)(4,1)}", "encode_tiled"),    # batch dim
+    ("f32[16,16,64]{0,2,1:T(4,8)(2,1)}", "encode_square"),     # pairs of f32 as 64-bit words
+    ("bf16[40,300]{0,1:T(8,128)(2,1)}", "encode_square"),      # pairs of bf16 as 32-bit words
+    ("s8[3,300,40]{1,2,0:T(8,128)(4,1)}", "encode_square"),    # batch dim
     ("s8[300,40]{0,1:T(8,128)(2,1)}", "encode_tiled"),        # pairs of s8 as 16-bit words
     ("bf16[40,301]{0,1:T(8,128)(2,1)}", "encode_packed"),     # an odd row count: no pairs
-    ("bf16[40,300]{0,1:T(8,128)(2,1)L(5000)}", "encode_tiled"),  # tail padding after pairs
+    ("bf16[40,300]{0,1:T(8,128)(2,1)L(5000)}", "encode_square"),  # tail padding after pairs
     ("f32[7,2]{0,1:T(4,2)(2,1)}", "encode_tiny_tiles"),       # pairs into tiles of 2 columns
 ])
 def test_row_pairs_side_by_side_move_as_words(text, kernel, monkeypatch):
@@ -359,6 +359,33 @@ def test_kernels_stay_in_bounds():
     out = _python(_BOUNDS_CHILD.format(texts=texts), timeout=600, NUMBA_BOUNDSCHECK="1",
                   TILING_NUMBA_CACHE="0")
     assert f"checked {len(texts)}" in out
+
+
+@pytest.mark.parametrize("text", [
+    "f32[300,37]{0,1:T(8,128)}",               # T(8,128) over a transposed f32 array: k = 2
+    "f32[3,300,70]{1,2,0:T(2,128)}",           # a batch dim; k = 8, a short last block
+    "u64[200,30]{0,1:T(4,128)}",               # 64-bit elements: k = 2
+    "f32[136,6,44]{0,2,1:T(4,8)(2,1)}",        # pairs of f32 as 64-bit words: k = 4
+])
+def test_square_kernels_move_transposed_tiles(text, monkeypatch):
+    shape = Shape.parse(text)
+    x = random_array(np.random.default_rng(14), shape)
+    names = kernels_called(monkeypatch)
+    expected = _reference_bytes(x, shape)
+    assert np.array_equal(_engine_bytes(x, shape), expected)
+    assert np.array_equal(bits_of(_engine_decode(expected, shape)), bits_of(x))
+    assert names == ["encode_square", "decode_square"]
+
+
+def test_square_kernels_parallel_path_matches_reference(monkeypatch):
+    shape = Shape.parse("f32[700,410]{0,1:T(8,128)}")
+    x = random_array(np.random.default_rng(15), shape)
+    assert x.nbytes >= _engine.PARALLEL_BYTES
+    names = kernels_called(monkeypatch)
+    expected = _reference_bytes(x, shape)
+    assert np.array_equal(_engine_bytes(x, shape), expected)
+    assert np.array_equal(bits_of(_engine_decode(expected, shape)), bits_of(x))
+    assert names == ["encode_square_par", "decode_square_par"]
 
 
 # The shuffle intrinsics load and store whole vectors that numba's boundscheck does not see:
