@@ -20,13 +20,18 @@ entry with the other process's data file) and, should loading a cache entry stil
 cache for that kernel and compiles in memory instead of failing the user's call.
 
 Threads: every kernel is serial and `nogil` (callers may run several encodes in their own
-threads); the four fast-path kernels also have a `_par` twin that splits the tile rows over
-numba's threads, which `_engine` takes from 1 MiB up (8 MiB under numba's `workqueue` layer,
+threads); the fast-path kernels also have `_par` twins that split the tile rows over numba's
+threads, which `_engine` takes from 1 MiB up (8 MiB under numba's `workqueue` layer,
 whose launches cost tens of microseconds), only with the disk cache on (they compile 2.5x
 slower) and only from one Python thread at a time (see "Parallel drivers" below).
 
 Every array index is cast to unsigned (`_u`): numba then skips its negative-index wraparound
 branch, which otherwise kept LLVM from vectorising the copy loops (3x slower, measured).
+
+Where LLVM's own vectorisation fell short (word groups, tiny tiles, transposed sources), the
+loops call intrinsics that load, shuffle and store whole LLVM vectors (sections below). numba's
+boundscheck does not see inside them: their callers hand them whole tiles only, and a test runs
+every one of them against guard pages.
 """
 
 from __future__ import annotations
