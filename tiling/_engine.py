@@ -592,16 +592,15 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
         return _tiny_plan(span, boffs, rs, R, C, tr, tc, used, unit or a.dtype, encode)
     if tiny and a.flags.c_contiguous and a.size <= _PERM_MAX:
         return None  # runs this short: the permutation path is 2.5x faster (T(2,3), measured)
-    square = _square_rows(tr, tc, rs, cs, (unit or a.dtype).itemsize) if kind == "tiled" else 0
-    if square:
+    if kind == "tiled":
         word = unit or a.dtype
-        kernel = _kernels.encode_square if encode else _kernels.decode_square
-        extra = (square,)
-        step = -(-C // tc) * tr * tc
-    elif kind == "tiled":
-        word = unit or a.dtype
-        kernel = _kernels.encode_tiled if encode else _kernels.decode_tiled
-        extra = ()
+        square = _square_rows(tr, tc, rs, cs, word.itemsize)
+        if square:
+            kernel = _kernels.encode_square if encode else _kernels.decode_square
+            extra = (square,)
+        else:
+            kernel = _kernels.encode_tiled if encode else _kernels.decode_tiled
+            extra = ()
         step = -(-C // tc) * tr * tc
     else:
         word = np.dtype(np.uint32)

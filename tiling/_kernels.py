@@ -136,6 +136,12 @@ def _slices(builder, v, n):
     return [_shuffle(builder, v, list(range(k * size, (k + 1) * size))) for k in range(n)]
 
 
+def _strided(builder, start, stride, n):
+    """The n indices start + k*stride, k < n."""
+    return [builder.add(start, builder.mul(stride, ir.Constant(stride.type, k)))
+            for k in range(n)]
+
+
 def _pointer(context, builder, aty, arr, index, vector):
     """arr[index] as a pointer to a `vector` (an int: that many bytes)."""
     data = context.make_array(aty)(context, builder, arr).data
@@ -177,15 +183,11 @@ def _group_shuffle(p):
     inside, across, piece = _group_picks(m)
     row = _COLUMNS * m  # bytes
 
-    def row_indices(builder, start, stride):
-        return [builder.add(start, builder.mul(stride, ir.Constant(stride.type, k)))
-                for k in range(p)]
-
     @intrinsic
     def zip_(typingctx, src, s, rs, out, o):
         def codegen(context, builder, sig, args):
             rows = [builder.load(_pointer(context, builder, sig.args[0], args[0], i, row),
-                                 align=1) for i in row_indices(builder, args[1], args[2])]
+                                 align=1) for i in _strided(builder, args[1], args[2], p)]
             if p == 8:  # row 2h's low nibbles | row 2h + 1's in the high ones
                 low = ir.Constant(_bytes(row), [15] * row)
                 four = ir.Constant(_bytes(row), [4] * row)
@@ -210,7 +212,7 @@ def _group_shuffle(p):
                 rows = [halves[k % 2][k // 2] for k in range(8)]
             else:
                 rows = _slices(builder, _permute(builder, v, inside, across, piece), p)
-            for r, i in zip(rows, row_indices(builder, args[3], args[4])):
+            for r, i in zip(rows, _strided(builder, args[3], args[4], p)):
                 builder.store(r, _pointer(context, builder, sig.args[2], args[2], i, row), align=1)
             return context.get_dummy_value()
         return types.void(buf, o, dst, s, rs), codegen
@@ -239,10 +241,6 @@ def _square_shuffle(a):
     """(intrinsics) `columns_to_rows(src, s, cs, out, o, tc, step)` moves the block
     src[s + c*cs + r], r, c < n, to its tile rows: row r at out[o + (r//a)*step + (r%a)*tc:];
     `rows_to_columns(buf, o, tc, step, dst, s, cs)` is its inverse."""
-    def offsets(builder, start, stride, n):
-        return [builder.add(start, builder.mul(stride, ir.Constant(stride.type, k)))
-                for k in range(n)]
-
     def row_offsets(builder, o, tc, step, n):
         return [builder.add(o, builder.add(
             builder.mul(step, ir.Constant(step.type, r // a)),
@@ -263,7 +261,7 @@ def _square_shuffle(a):
             vector = vector_of(sig)
             n = vector.count
             vs = [builder.load(_pointer(context, builder, sig.args[0], args[0], i, vector),
-                               align=1) for i in offsets(builder, args[1], args[2], n)]
+                               align=1) for i in _strided(builder, args[1], args[2], n)]
             for v, i in zip(transposed(builder, vs), row_offsets(builder, *args[4:7], n)):
                 builder.store(v, _pointer(context, builder, sig.args[3], args[3], i, vector),
                               align=1)
@@ -277,7 +275,7 @@ def _square_shuffle(a):
             n = vector.count
             vs = [builder.load(_pointer(context, builder, sig.args[0], args[0], i, vector),
                                align=1) for i in row_offsets(builder, *args[1:4], n)]
-            for v, i in zip(transposed(builder, vs), offsets(builder, args[5], args[6], n)):
+            for v, i in zip(transposed(builder, vs), _strided(builder, args[5], args[6], n)):
                 builder.store(v, _pointer(context, builder, sig.args[4], args[4], i, vector),
                               align=1)
             return context.get_dummy_value()
@@ -785,16 +783,12 @@ def _tile_shuffle(a, tc, n):
     tiles = [r * n + t * tc + c for t in range(n // tc) for r in range(a) for c in range(tc)]
     rows = [tiles.index(i) for i in range(a * n)]
 
-    def row_indices(builder, start, stride):
-        return [builder.add(start, builder.mul(stride, ir.Constant(stride.type, r)))
-                for r in range(a)]
-
     @intrinsic
     def zip_(typingctx, src, s, rs, out, o):
         def codegen(context, builder, sig, args):
             row = ir.VectorType(ir.IntType(sig.args[0].dtype.bitwidth), n)
             vs = [builder.load(_pointer(context, builder, sig.args[0], args[0], i, row), align=1)
-                  for i in row_indices(builder, args[1], args[2])]
+                  for i in _strided(builder, args[1], args[2], a)]
             v = _shuffle(builder, _concat(builder, vs), tiles)
             builder.store(v, _pointer(context, builder, sig.args[3], args[3], args[4], v.type),
                           align=1)
@@ -808,7 +802,7 @@ def _tile_shuffle(a, tc, n):
             v = builder.load(_pointer(context, builder, sig.args[0], args[0], args[1], whole),
                              align=1)
             v = _shuffle(builder, v, rows)
-            for r, i in enumerate(row_indices(builder, args[3], args[4])):
+            for r, i in enumerate(_strided(builder, args[3], args[4], a)):
                 part = _shuffle(builder, v, list(range(r * n, (r + 1) * n)))
                 builder.store(part, _pointer(context, builder, sig.args[2], args[2], i,
                                              part.type), align=1)
@@ -905,7 +899,9 @@ def tiny_tiles(a, tc):
 # its parallel lock (see there): numba's `workqueue` threading layer, the default without TBB or
 # OpenMP, aborts the process when two Python threads launch parallel kernels at once, and GNU
 # OpenMP aborts in a fork()ed child of a process that used it. Thread count: numba's
-# (`NUMBA_NUM_THREADS`, `numba.set_num_threads`).
+# (`NUMBA_NUM_THREADS`, `numba.set_num_threads`). Each repeats its serial twin's few driver
+# lines with `prange`: numba names a disk-cache entry after the function and its line, so one
+# function jitted both ways would share (and overwrite) one entry.
 
 
 @_parallel_kernel

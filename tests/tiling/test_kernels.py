@@ -4,6 +4,7 @@ Kernels compile once per container-dtype pair (and are cached on disk), so the t
 container types rather than every element type for the fast paths.
 """
 
+import math
 import os
 import subprocess
 import sys
@@ -80,6 +81,17 @@ def _check(x, shape):
     for order in ("C", "F"):
         back = _engine_decode(expected, shape, order)
         assert np.array_equal(bits_of(back), bits_of(x)), f"{shape} decode into {order} order"
+
+
+def _round_trip_kernels(monkeypatch, shape, seed):
+    """Encodes and decodes a random C-order array of `shape`, each equal to the reference, with
+    fresh plan caches; returns the kernels that ran, in order."""
+    x = random_array(np.random.default_rng(seed), shape)
+    names = kernels_called(monkeypatch)
+    expected = _reference_bytes(x, shape)
+    assert np.array_equal(_engine_bytes(x, shape), expected)
+    assert np.array_equal(bits_of(_engine_decode(expected, shape)), bits_of(x))
+    return names
 
 
 # ---------------------------------------------------------------------------------------------
@@ -210,13 +222,9 @@ def test_equivalent_fast_forms(text, kernel, monkeypatch):
 ])
 def test_tiny_tiles_move_with_constant_tile_kernels(text, monkeypatch):
     shape = Shape.parse(text)
-    x = random_array(np.random.default_rng(9), shape)
-    names = kernels_called(monkeypatch)
-    expected = _reference_bytes(x, shape)
-    assert np.array_equal(_engine_bytes(x, shape), expected)
-    assert np.array_equal(bits_of(_engine_decode(expected, shape)), bits_of(x))
-    assert names == ["encode_tiny_tiles", "decode_tiny_tiles"]
-    _check(x, shape)
+    assert _round_trip_kernels(monkeypatch, shape, 9) == ["encode_tiny_tiles",
+                                                          "decode_tiny_tiles"]
+    _check(random_array(np.random.default_rng(9), shape), shape)
 
 
 @pytest.mark.parametrize("text, kernel", [
@@ -368,24 +376,8 @@ def test_kernels_stay_in_bounds():
     "f32[136,6,44]{0,2,1:T(4,8)(2,1)}",        # pairs of f32 as 64-bit words: k = 4
 ])
 def test_square_kernels_move_transposed_tiles(text, monkeypatch):
-    shape = Shape.parse(text)
-    x = random_array(np.random.default_rng(14), shape)
-    names = kernels_called(monkeypatch)
-    expected = _reference_bytes(x, shape)
-    assert np.array_equal(_engine_bytes(x, shape), expected)
-    assert np.array_equal(bits_of(_engine_decode(expected, shape)), bits_of(x))
+    names = _round_trip_kernels(monkeypatch, Shape.parse(text), 14)
     assert names == ["encode_square", "decode_square"]
-
-
-def test_square_kernels_parallel_path_matches_reference(monkeypatch):
-    shape = Shape.parse("f32[700,410]{0,1:T(8,128)}")
-    x = random_array(np.random.default_rng(15), shape)
-    assert x.nbytes >= _engine.PARALLEL_BYTES
-    names = kernels_called(monkeypatch)
-    expected = _reference_bytes(x, shape)
-    assert np.array_equal(_engine_bytes(x, shape), expected)
-    assert np.array_equal(bits_of(_engine_decode(expected, shape)), bits_of(x))
-    assert names == ["encode_square_par", "decode_square_par"]
 
 
 # The shuffle intrinsics load and store whole vectors that numba's boundscheck does not see:
@@ -643,26 +635,17 @@ def test_parallel_path_matches_reference(text, monkeypatch):
     assert names and all(n.endswith("_par") for n in names), names
 
 
-def test_tiny_tiles_parallel_path_matches_reference(monkeypatch):
-    shape = Shape.parse("f32[20,7,8,110,20]{4,3,2,1,0:T(*,*,2,*,3)}")
-    x = random_array(np.random.default_rng(13), shape)
-    assert x.nbytes >= _engine.PARALLEL_BYTES
-    names = kernels_called(monkeypatch)
-    expected = _reference_bytes(x, shape)
-    assert np.array_equal(_engine_bytes(x, shape), expected)
-    assert np.array_equal(bits_of(_engine_decode(expected, shape)), bits_of(x))
-    assert names == ["encode_tiny_tiles_par", "decode_tiny_tiles_par"]
-
-
-def test_arrays_below_the_threshold_stay_serial(monkeypatch):
-    shape = Shape.parse("bf16[500,1000]{1,0:T(8,128)(2,1)}")
-    x = random_array(np.random.default_rng(12), shape)
-    assert x.nbytes < _engine.PARALLEL_BYTES
-    names = kernels_called(monkeypatch)
-    expected = _reference_bytes(x, shape)
-    assert np.array_equal(_engine_bytes(x, shape), expected)
-    assert np.array_equal(bits_of(_engine_decode(expected, shape)), bits_of(x))
-    assert names == ["encode_packed", "decode_packed"]
+@pytest.mark.parametrize("text, kernels", [
+    ("f32[20,7,8,110,20]{4,3,2,1,0:T(*,*,2,*,3)}", ["encode_tiny_tiles_par",
+                                                    "decode_tiny_tiles_par"]),
+    ("f32[700,410]{0,1:T(8,128)}", ["encode_square_par", "decode_square_par"]),
+    ("bf16[500,1000]{1,0:T(8,128)(2,1)}", ["encode_packed", "decode_packed"]),  # below: serial
+])
+def test_parallel_threshold_for_each_kernel_family(text, kernels, monkeypatch):
+    shape = Shape.parse(text)
+    big = math.prod(shape.dimensions) * shape.dtype.itemsize >= _engine.PARALLEL_BYTES
+    assert big == kernels[0].endswith("_par")
+    assert _round_trip_kernels(monkeypatch, shape, 13) == kernels
 
 
 def test_concurrent_threads_share_the_parallel_kernels_safely(monkeypatch):
