@@ -582,6 +582,11 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
         tr, tc = tiles[0]
     else:
         tr, tc = 1, tiles[0][0]
+    while len(phys) > 2 and R % tr == 0 and pstrides[-3] == R * pstrides[-2]:
+        # a batch dim that walks on from the last row is more rows of whole tile rows: longer
+        # runs per kernel call (the square kernels align their blocks once per batch)
+        R *= phys[-3]
+        phys, pstrides = phys[:-3] + (R, C), pstrides[:-3] + pstrides[-2:]
     boffs = _batch_offsets(phys[:-2], pstrides[:-2], base)
     rs, cs = pstrides[-2], pstrides[-1]
 

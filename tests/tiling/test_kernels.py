@@ -380,6 +380,38 @@ def test_square_kernels_move_transposed_tiles(text, monkeypatch):
     assert names == ["encode_square", "decode_square"]
 
 
+def _placed(like, offset):
+    """An array of `like`'s dtype and shape whose data starts `offset` bytes past a 64-byte
+    boundary."""
+    raw = np.empty(like.nbytes + 128, np.uint8)
+    start = -raw.ctypes.data % 64 + offset
+    return raw[start:start + like.nbytes].view(like.dtype).reshape(like.shape)
+
+
+@pytest.mark.parametrize("text", [
+    "f32[136,6,44]{0,2,1:T(4,8)(2,1)}",        # u64 pairs, batch merged into rows: k = 4
+    "f32[300,37]{0,1:T(8,128)}",               # k = 2, rows not whole tile rows
+    "f32[3,300,70]{1,2,0:T(2,128)}",           # k = 8, batches of their own
+])
+def test_square_kernels_align_blocks_to_cache_lines(text, monkeypatch):
+    # The square kernels start their blocks where the transposed side's lines start on a 64-byte
+    # boundary, so every distance from one gives other first tile rows (itemsize 4: elements
+    # that straddle a boundary too).
+    shape = Shape.parse(text)
+    et = ELEMENT_TYPES[shape.element_type]
+    x = random_array(np.random.default_rng(15), shape)
+    expected = _reference_bytes(x, shape)
+    names = kernels_called(monkeypatch)
+    for offset in range(0, 64, 4):
+        placed = _placed(x, offset)
+        placed[...] = x
+        assert np.array_equal(_engine_bytes(placed, shape), expected), offset
+        out = _placed(x, offset)
+        _engine.decode_into(expected, shape.layout, et, out.view(et.container))
+        assert np.array_equal(bits_of(out), bits_of(x)), offset
+    assert set(names) == {"encode_square", "decode_square"}
+
+
 # The shuffle intrinsics load and store whole vectors that numba's boundscheck does not see:
 # the child puts every array and buffer against a PROT_NONE page, before or after it, so a
 # vector reaching one byte past either end kills the child.
