@@ -403,8 +403,9 @@ def _first_call(kernel, args) -> None:
 #     thread that finds it taken runs the serial kernel instead (same bits, no waiting). Parallel
 #     numba code of the user's own, run concurrently from another thread, is outside this guard.
 #   - GNU OpenMP terminates a fork()ed child that runs a parallel region after its parent did,
-#     so once one process has launched a `_par` kernel, its forked children stay serial (a child
-#     of a process that never launched one may: asv's forkserver and multiprocessing workers).
+#     so once one process has launched a `_par` kernel, its forked children stay serial (set by an
+#     at-fork hook; a child of a process that never launched one may go parallel: asv's forkserver
+#     and multiprocessing workers).
 # The thread count is numba's (`NUMBA_NUM_THREADS`, `numba.set_num_threads`); with
 # NUMBA_NUM_THREADS=1 every call stays serial.
 
@@ -413,6 +414,15 @@ WORKQUEUE_PARALLEL_BYTES = 8 << 20
 _parallel_bytes = PARALLEL_BYTES  # WORKQUEUE_PARALLEL_BYTES once numba's layer is known to be it
 _PARALLEL_LOCK = threading.Lock()
 _PARALLEL_PID: int | None = None  # the process that launched a `_par` kernel, once one has
+
+
+def _after_fork_in_child() -> None:
+    global _parallel_bytes
+    if _PARALLEL_PID is not None:  # the parent launched a `_par` kernel: stay serial
+        _parallel_bytes = math.inf
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _parallel_allowed(nbytes: int) -> bool:
@@ -429,11 +439,11 @@ def _parallel_allowed(nbytes: int) -> bool:
 def _call_fast(kernel, par, nbytes, *args) -> None:
     """`par(*args)` when allowed (see above), else `kernel(*args)`; `par` None means serial."""
     global _PARALLEL_PID, _parallel_bytes
-    if (par is not None and nbytes >= _parallel_bytes and _PARALLEL_PID in (None, os.getpid())
-            and _PARALLEL_LOCK.acquire(False)):
+    if par is not None and nbytes >= _parallel_bytes and _PARALLEL_LOCK.acquire(False):
         try:
             first = _PARALLEL_PID is None
-            _PARALLEL_PID = os.getpid()
+            if first:
+                _PARALLEL_PID = os.getpid()
             _call(par, *args)
             if first and _kernels.numba.threading_layer() == "workqueue":
                 _parallel_bytes = WORKQUEUE_PARALLEL_BYTES
@@ -817,20 +827,38 @@ def _array_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: boo
     return run
 
 
+def encoder(bits: np.ndarray, layout: Layout, element: ElementType, nbytes: int):
+    """The plan `run(bits, out)` for arrays like `bits` (container view: its shape, strides and
+    dtype) into `nbytes` of `layout`, or None while the numpy reference serves such calls."""
+    if _on_reference(nbytes, layout, element):
+        return None
+    key = (True, bits.shape, bits.strides, bits.dtype, element.name)
+    return _plan(key, layout, lambda: _array_plan(bits, layout, element, True))
+
+
+def decoder(out: np.ndarray, layout: Layout, element: ElementType, nbytes: int):
+    """The plan `run(buf, out)` from `nbytes` of `layout` into arrays like `out`, or None (see
+    `encoder`)."""
+    if _on_reference(nbytes, layout, element):
+        return None
+    key = (False, out.shape, out.strides, out.dtype, element.name)
+    return _plan(key, layout, lambda: _array_plan(out, layout, element, False))
+
+
 def encode_into(bits: np.ndarray, layout: Layout, element: ElementType, out: np.ndarray) -> None:
     """Writes the logical array `bits` (container view, any strides) into `out` (uint8)."""
-    if _on_reference(out.size, layout, element):
+    run = encoder(bits, layout, element, out.size)
+    if run is None:
         return _timed(_reference.encode_into, bits, layout, element, out)
-    key = (True, bits.shape, bits.strides, bits.dtype, element.name)
-    _plan(key, layout, lambda: _array_plan(bits, layout, element, True))(bits, out)
+    run(bits, out)
 
 
 def decode_into(buf: np.ndarray, layout: Layout, element: ElementType, out: np.ndarray) -> None:
     """Reads `buf` (uint8) into `out`, the container view of the logical result array."""
-    if _on_reference(buf.size, layout, element):
+    run = decoder(out, layout, element, buf.size)
+    if run is None:
         return _timed(_reference.decode_into, buf, layout, element, out)
-    key = (False, out.shape, out.strides, out.dtype, element.name)
-    _plan(key, layout, lambda: _array_plan(out, layout, element, False))(buf, out)
+    run(buf, out)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """Public `encode`/`decode`: validate everything, then call one engine function per direction.
 
-The engine (`_ENCODE_ENGINE`/`_DECODE_ENGINE`) receives only checked inputs: the logical array
-viewed as its unsigned container, a `Layout`, the `ElementType`, and a C-contiguous, writeable
-output of exactly the right size. Swapping the engine never touches validation.
+The engine (`_engine.encode_into`/`decode_into`, with the Numba kernels and the numpy reference
+behind it) receives only checked inputs: the logical array viewed as its unsigned container, a
+`Layout`, the `ElementType`, and a C-contiguous, writeable output of exactly the right size.
 
 >>> import numpy as np
 >>> x = np.arange(15, dtype=np.float32).reshape(3, 5)
@@ -23,12 +23,6 @@ from tiling.errors import LayoutError
 from tiling.layout import Layout, Shape, as_shape, byte_size, check_encodable
 
 __all__ = ["encode", "decode"]
-
-# The Numba engine (`_engine.py`, kernels in `_kernels.py`); `_reference.py` has the same two
-# functions in plain numpy, and the tests hold the two bit-identical.
-_ENCODE_ENGINE = _engine.encode_into
-_DECODE_ENGINE = _engine.decode_into
-
 
 def _shape_for_array(x: np.ndarray, layout: Layout | Shape | str) -> Shape:
     """The `Shape` `x` is encoded as; checks dtype, rank and dimensions against `layout`."""
@@ -92,12 +86,14 @@ def _checked_shape(shape, allow_nested_padding: bool):
     return hit[1:]
 
 
-# Per-call shortcut for layouts that are byte copies of the C-order array (`_engine.is_row_major`,
-# e.g. one f32[8,128] tile under T(8,128)): keyed like `_checked` plus the strides, filled after a
-# full validation; a hit skips the engine and re-checks only what can change between calls
-# (the `out` buffer). Value: (layout or shape object, byte size, is a copy, dtype exports a
-# buffer). The copy goes through memoryviews where the dtype allows (ml_dtypes' do not): 0.4 µs
+# Per-call shortcut: keyed like `_checked` plus the strides, filled after a full validation with
+# the function that does the work for arrays like that one; a hit skips validation and planning
+# and re-checks only what can change between calls (the `out` buffer, the input buffer). Layouts
+# that are byte copies of the C-order array (`_engine.is_row_major`, e.g. one f32[8,128] tile
+# under T(8,128)) copy through memoryviews where the dtype allows (ml_dtypes' do not): 0.4 µs
 # for 4 KiB against 0.9 µs for numpy's view-and-assign, most of it making the views (measured).
+# The others call the engine's plan directly: for f32[64,64,64]{0,2,1:T(4,8)(2,1)} that leaves
+# 2 µs of Python around the kernel instead of 5 (measured).
 _DIRECT: dict = {}
 _U8 = np.dtype(np.uint8)
 
@@ -110,12 +106,45 @@ def _exports_buffer(dtype: np.dtype) -> bool:
     return True
 
 
-def _remember_direct(key, owner, nbytes: int, dims, layout: Layout, et, contiguous: bool,
-                     dtype: np.dtype) -> None:
+def _copy_array(x, out):
+    out.data[:] = x.data.cast("B")
+
+
+def _assign_array(x, out):
+    out[...] = x.reshape(-1).view(_U8)  # (item assignment: cheaper than np.copyto)
+
+
+def _copy_buffer(buf, out):
+    out.data.cast("B")[:] = buf.data
+
+
+def _assign_buffer(buf, out):
+    out.reshape(-1).view(_U8)[...] = buf
+
+
+def _remember(key, owner, work) -> None:
     if len(_DIRECT) >= _MAX_CHECKED:
         _DIRECT.clear()
-    _DIRECT[key] = (owner, nbytes, contiguous and _engine.is_row_major(dims, layout, et),
-                    _exports_buffer(dtype))
+    _DIRECT[key] = (owner, work)
+
+
+def _encoder(x: np.ndarray, shape: Shape, nbytes: int, et, container):
+    """`work(x, out)` for later arrays with x's dtype, shape and strides, or None while there
+    is none to keep (the numpy reference serving the first calls, a non-native byte order)."""
+    if not x.dtype.isnative:
+        return None
+    if x.flags.c_contiguous and _engine.is_row_major(x.shape, shape.layout, et):
+        return _copy_array if _exports_buffer(x.dtype) else _assign_array
+    run = _engine.encoder(x.view(container), shape.layout, et, nbytes)
+    return None if run is None else lambda x, out: run(x.view(container), out)
+
+
+def _decoder(out: np.ndarray, shape: Shape, nbytes: int, et, container):
+    """`work(buffer, out)` for later C-contiguous outputs like `out`, or None (see `_encoder`)."""
+    if _engine.is_row_major(shape.dimensions, shape.layout, et):
+        return _copy_buffer if _exports_buffer(et.dtype) else _assign_buffer
+    run = _engine.decoder(out.view(container), shape.layout, et, nbytes)
+    return None if run is None else lambda buf, out: run(buf, out.view(container))
 
 
 def _fresh_out(out, nbytes: int, other) -> bool:
@@ -125,6 +154,14 @@ def _fresh_out(out, nbytes: int, other) -> bool:
     flags = out.flags
     return (out.ndim == 1 and out.size == nbytes and flags.c_contiguous and flags.writeable
             and not np.may_share_memory(out, other))
+
+
+def _fresh_array(out, dtype: np.dtype, dims, other) -> bool:
+    """`out` is a C-contiguous writeable array of `dtype` and `dims`, not overlapping `other`."""
+    if type(out) is not np.ndarray or out.dtype != dtype or out.shape != dims:
+        return False
+    flags = out.flags
+    return flags.c_contiguous and flags.writeable and not np.may_share_memory(out, other)
 
 
 def _native(x: np.ndarray) -> np.ndarray:
@@ -151,23 +188,24 @@ def encode(array, layout: Layout | Shape | str, *, out: np.ndarray | None = None
     x = array if type(array) is np.ndarray else np.asarray(array)
     key = (id(layout), x.dtype, x.shape, x.strides, allow_nested_padding)
     hit = _DIRECT.get(key)
-    if hit is not None and hit[2] and hit[0] is layout and _fresh_out(out, hit[1], x):
-        if hit[3]:
-            out.data[:] = x.data.cast("B")
-        else:
-            out[...] = x.reshape(-1).view(_U8)  # (item assignment: cheaper than np.copyto)
-        return out
+    if hit is not None and hit[0] is layout:
+        nbytes, work = hit[1]
+        if out is None or _fresh_out(out, nbytes, x):
+            out = np.empty(nbytes, np.uint8) if out is None else out
+            work(x, out)
+            return out
     shape, nbytes, et, container = _checked(x, layout, allow_nested_padding)
-    if hit is None or hit[0] is not layout:
-        _remember_direct(key, layout, nbytes, x.shape, shape.layout, et,
-                         x.flags.c_contiguous and x.dtype.isnative, x.dtype)
     if out is None:
         out = np.empty(nbytes, np.uint8)
     else:
         _check_buffer(out, nbytes, "out", writeable=True)
         if np.may_share_memory(out, x):
             raise LayoutError("out must not overlap the input array")
-    _ENCODE_ENGINE(_native(x).view(container), shape.layout, et, out.reshape(-1))
+    if hit is None or hit[0] is not layout:
+        work = _encoder(x, shape, nbytes, et, container)
+        if work is not None:
+            _remember(key, layout, (nbytes, work))
+    _engine.encode_into(_native(x).view(container), shape.layout, et, out.reshape(-1))
     return out
 
 
@@ -191,24 +229,16 @@ def decode(buffer, shape: Shape | str, *, out: np.ndarray | None = None,
                           f"layout {shape}; write e.g. 'f32[3,5]{shape}'")
     key = (id(shape), allow_nested_padding)
     hit = _DIRECT.get(key)
-    if (hit is not None and hit[2] and hit[0] is shape and type(out) is np.ndarray
-            and type(buffer) is np.ndarray and buffer.dtype == _U8 and buffer.ndim == 1
-            and buffer.size == hit[1] and buffer.flags.c_contiguous
-            and out.dtype == hit[4] and out.shape == hit[5]):
-        flags = out.flags
-        if flags.c_contiguous and flags.writeable and not np.may_share_memory(out, buffer):
-            if hit[3]:
-                out.data.cast("B")[:] = buffer.data
-            else:
-                out.reshape(-1).view(_U8)[...] = buffer
+    if hit is not None and hit[0] is shape and type(buffer) is np.ndarray:
+        nbytes, dtype, dims, work = hit[1]
+        if (buffer.dtype == _U8 and buffer.ndim == 1 and buffer.size == nbytes
+                and buffer.flags.c_contiguous and (out is None or _fresh_array(out, dtype, dims,
+                                                                               buffer))):
+            out = np.empty(dims, dtype) if out is None else out
+            work(buffer, out)
             return out
     owner = shape
     shape, nbytes, et, container = _checked_shape(shape, allow_nested_padding)
-    if hit is None or hit[0] is not owner:
-        if len(_DIRECT) >= _MAX_CHECKED:
-            _DIRECT.clear()
-        _DIRECT[key] = (owner, nbytes, _engine.is_row_major(shape.dimensions, shape.layout, et),
-                        _exports_buffer(et.dtype), et.dtype, shape.dimensions)
     if isinstance(buffer, (bytes, bytearray, memoryview)):
         buffer = np.frombuffer(buffer, np.uint8)
     _check_buffer(buffer, nbytes, "buffer", writeable=False)
@@ -225,7 +255,11 @@ def decode(buffer, shape: Shape | str, *, out: np.ndarray | None = None,
             raise LayoutError("out must be C-contiguous and writeable")
         if np.may_share_memory(out, buffer):
             raise LayoutError("out must not overlap the buffer")
-    _DECODE_ENGINE(buffer.reshape(-1), shape.layout, et, out.view(container))
+    if hit is None or hit[0] is not owner:
+        work = _decoder(out, shape, nbytes, et, container)
+        if work is not None:
+            _remember(key, owner, (nbytes, et.dtype, shape.dimensions, work))
+    _engine.decode_into(buffer.reshape(-1), shape.layout, et, out.view(container))
     return out
 
 
