@@ -330,29 +330,30 @@ def _decode_square(buf, o, step, C, a, tc, dst, s, cs, m):
 
 
 @numba.njit(inline="always", nogil=True, error_model="numpy")
-def _unit_start(t, per_tile, s, tc, rows, rs):
-    """Source offset of the t-th buffer unit (`rows` rows x tc columns) of a run of whole tiles,
-    `per_tile` units per tile: tile t // per_tile, rows (t % per_tile) * rows onwards."""
+def _unit_start(t, per_tile, s, ts, rows, rs):
+    """Source offset of the t-th buffer unit (`rows` rows of a tile) of a run of whole tiles
+    `ts` apart in the source, `per_tile` units per tile: tile t // per_tile, rows
+    (t % per_tile) * rows onwards."""
     j = t // per_tile
-    return s + j * tc + (t - j * per_tile) * rows * rs
+    return s + j * ts + (t - j * per_tile) * rows * rs
 
 
 @_helper
-def _gather_tiles(src, s, rs, a, nt, tc, out, o):
-    """nt whole tiles from src[s] (a rows of stride rs, tc contiguous columns each), in buffer
-    order from out[o]."""
+def _gather_tiles(src, s, rs, a, nt, tc, ts, out, o):
+    """nt whole tiles from src[s], `ts` apart (a rows of stride rs, tc contiguous columns each),
+    in buffer order from out[o]."""
     for t in range(nt * a):
-        st, ot = _unit_start(t, a, s, tc, 1, rs), o + t * tc
+        st, ot = _unit_start(t, a, s, ts, 1, rs), o + t * tc
         for c in range(tc):
             out[_u(ot + c)] = src[_u(st + c)]
     return None
 
 
 @_helper
-def _scatter_tiles(buf, o, a, nt, tc, dst, s, rs):
+def _scatter_tiles(buf, o, a, nt, tc, ts, dst, s, rs):
     """Inverse of `_gather_tiles`."""
     for t in range(nt * a):
-        st, ot = _unit_start(t, a, s, tc, 1, rs), o + t * tc
+        st, ot = _unit_start(t, a, s, ts, 1, rs), o + t * tc
         for c in range(tc):
             dst[_u(st + c)] = buf[_u(ot + c)]
     return None
@@ -363,7 +364,7 @@ def _encode_tiled_row(src, sb, i, rs, cs, R, C, a, tc, out, o):
     """Tile row i of one batch (first element at sb) into out[o:]; see `encode_tiled`."""
     nc = (C + tc - 1) // tc
     full = C // tc if cs == 1 and (i + 1) * a <= R else 0
-    _gather_tiles(src, sb + i * a * rs, rs, a, full, tc, out, o)
+    _gather_tiles(src, sb + i * a * rs, rs, a, full, tc, tc, out, o)
     o += full * a * tc
     rows = max(0, min(a, R - i * a))
     for j in range(full, nc):
@@ -391,11 +392,11 @@ _BLOCK = 8  # tile rows per column sweep when decoding into strided columns
 
 @_helper
 def _decode_tiled_row(buf, sb, i, nb, rs, cs, R, C, a, tc, dst, o, step):
-    """Tile rows i..i+nb (`step` apart in buf) of one batch; nb is 1 when columns are
-    contiguous. Strided columns go column by column, as in `_encode_tiled_row`, over nb tile
-    rows at once: each column's page is then visited once per nb tile rows (decoding a 4096^2
-    f32 transposed array: 1.4x faster with 8; encoding got slower, its writes then spread over
-    nb tile rows of the buffer)."""
+    """Tile rows i..i+nb (`step` apart in buf) of one batch. Strided columns go column by
+    column, as in `_encode_tiled_row`, over nb tile rows at once: each column's page is then
+    visited once per nb tile rows (decoding a 4096^2 f32 transposed array: 1.4x faster with 8;
+    encoding got slower, its writes then spread over nb tile rows of the buffer). Contiguous
+    columns: nb > 1 only for tile rows of one whole tile each (see `_run_rows`)."""
     nc = (C + tc - 1) // tc
     if cs != 1:
         for j in range(nc):
@@ -408,8 +409,20 @@ def _decode_tiled_row(buf, sb, i, nb, rs, cs, R, C, a, tc, dst, o, step):
                     for r in range(max(0, min(a, R - (i + ib) * a))):
                         dst[_u(s + r * rs)] = buf[_u(ot + r * tc)]
         return None
+    if nb > 1 and (i + nb) * a <= R:
+        _scatter_tiles(buf, o, a, nb, tc, a * rs, dst, sb + i * a * rs, rs)
+        return None
+    for ib in range(nb):
+        _decode_contiguous_row(buf, sb, i + ib, rs, R, C, a, tc, dst, o + ib * step)
+    return None
+
+
+@_helper
+def _decode_contiguous_row(buf, sb, i, rs, R, C, a, tc, dst, o):
+    """Tile row i of one batch into contiguous columns."""
+    nc = (C + tc - 1) // tc
     full = C // tc if (i + 1) * a <= R else 0
-    _scatter_tiles(buf, o, a, full, tc, dst, sb + i * a * rs, rs)
+    _scatter_tiles(buf, o, a, full, tc, tc, dst, sb + i * a * rs, rs)
     o += full * a * tc
     rows = max(0, min(a, R - i * a))
     for j in range(full, nc):
@@ -422,19 +435,46 @@ def _decode_tiled_row(buf, sb, i, nb, rs, cs, R, C, a, tc, dst, o, step):
     return None
 
 
+_RUN = 16  # tile rows per row-function call when each is one whole tile (see `_run_rows`)
+
+
+@numba.njit(inline="always", nogil=True, error_model="numpy")
+def _run_rows(C, tc, cs, step, tile):
+    """Tile rows per row-function call: _RUN when every tile row is one whole tile of
+    contiguous columns, the tile rows `tile` apart in the buffer (they then move as one run of
+    tiles, a * rs apart in the source; bf16[32768,128]{1,0:T(8,128)(2,1)} one tile row per call
+    was 1.5x slower, measured), else 1."""
+    return _RUN if C == tc and cs == 1 and step == tile else 1
+
+
+@_helper
+def _encode_tiled_rows(src, sb, i, n, rs, cs, R, C, a, tc, out, o, step):
+    """Tile rows i..i+n-1 of one batch, `step` apart in out (n > 1: see `_run_rows`)."""
+    if n > 1 and (i + n) * a <= R:
+        _gather_tiles(src, sb + i * a * rs, rs, a, n, tc, a * rs, out, o)
+    else:
+        for q in range(n):
+            _encode_tiled_row(src, sb, i + q, rs, cs, R, C, a, tc, out, o + q * step)
+    return None
+
+
 @_kernel
 def encode_tiled(src, boffs, rs, cs, R, C, a, tc, out, step):
     nr = (R + a - 1) // a
-    for t in range(boffs.size * nr):
-        b = t // nr
-        _encode_tiled_row(src, boffs[_u(b)], t - b * nr, rs, cs, R, C, a, tc, out, t * step)
+    nb = _run_rows(C, tc, cs, step, a * tc)
+    blocks = (nr + nb - 1) // nb
+    for t in range(boffs.size * blocks):
+        b = t // blocks
+        i = (t - b * blocks) * nb
+        _encode_tiled_rows(src, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, out,
+                           (b * nr + i) * step, step)
     return None
 
 
 @_kernel
 def decode_tiled(buf, boffs, rs, cs, R, C, a, tc, dst, step):
     nr = (R + a - 1) // a
-    nb = 1 if cs == 1 else _BLOCK
+    nb = _run_rows(C, tc, cs, step, a * tc) if cs == 1 else _BLOCK
     blocks = (nr + nb - 1) // nb
     for t in range(boffs.size * blocks):
         b = t // blocks
@@ -463,16 +503,20 @@ def _scratch(p):
 
 
 @_helper
-def _pack_tiles(src, s, rs, p, ng, nt, tc, out, o, tmp):
+def _pack_tiles(src, s, rs, p, ng, nt, tc, ts, out, o, tmp):
     """nt whole tiles of ng groups of p rows (stride rs) and tc contiguous columns, from src[s]
-    into words from out[o], in buffer order; p * bits == 32 fixes the shifts."""
-    if p == 32 and ng == 1:  # 1-bit, one group per tile: the tiles' words are consecutive
-        for c0 in range(0, nt * tc, _PRED_COLUMNS):
-            _pack_pred(src, s + c0, rs, min(_PRED_COLUMNS, nt * tc - c0), out, o + c0, tmp)
+    (`ts` apart) into words from out[o], in buffer order; p * bits == 32 fixes the shifts."""
+    if p == 32 and ng == 1:  # 1-bit, one group per tile
+        if ts == tc:  # tiles side by side: their words are consecutive
+            for c0 in range(0, nt * tc, _PRED_COLUMNS):
+                _pack_pred(src, s + c0, rs, min(_PRED_COLUMNS, nt * tc - c0), out, o + c0, tmp)
+        else:
+            for t in range(nt):
+                _pack_pred(src, s + t * ts, rs, tc, out, o + t * tc, tmp)
         return None
     if tc % _COLUMNS == 0 and p in (2, 4, 8):
         for t in range(nt * ng):
-            sg, og = _unit_start(t, ng, s, tc, p, rs), o + t * tc
+            sg, og = _unit_start(t, ng, s, ts, p, rs), o + t * tc
             for c in range(0, tc, _COLUMNS):
                 if p == 2:
                     _zip2(src, sg + c, rs, out, og + c)
@@ -483,13 +527,13 @@ def _pack_tiles(src, s, rs, p, ng, nt, tc, out, o, tmp):
         return None
     if p == 2:  # 16-bit
         for t in range(nt * ng):
-            sg, og = _unit_start(t, ng, s, tc, p, rs), o + t * tc
+            sg, og = _unit_start(t, ng, s, ts, p, rs), o + t * tc
             for c in range(tc):
                 out[_u(og + c)] = (np.uint32(src[_u(sg + c)])
                                    | (np.uint32(src[_u(sg + rs + c)]) << _S16))
     elif p == 4:  # 8-bit
         for t in range(nt * ng):
-            sg, og = _unit_start(t, ng, s, tc, p, rs), o + t * tc
+            sg, og = _unit_start(t, ng, s, ts, p, rs), o + t * tc
             for c in range(tc):
                 out[_u(og + c)] = (np.uint32(src[_u(sg + c)])
                                    | (np.uint32(src[_u(sg + rs + c)]) << _S8)
@@ -497,12 +541,12 @@ def _pack_tiles(src, s, rs, p, ng, nt, tc, out, o, tmp):
                                    | (np.uint32(src[_u(sg + 3 * rs + c)]) << _S24))
     elif p == 8:  # 4-bit
         for t in range(nt * ng):
-            sg, og = _unit_start(t, ng, s, tc, p, rs), o + t * tc
+            sg, og = _unit_start(t, ng, s, ts, p, rs), o + t * tc
             for c in range(tc):
                 out[_u(og + c)] = _rows8(src, sg, rs, 4, 0xF, c)
     else:
         for t in range(nt * ng):
-            _pack_groups(src, _unit_start(t, ng, s, tc, p, rs), rs, 1, p, 1, p, tc, 32 // p, tc,
+            _pack_groups(src, _unit_start(t, ng, s, ts, p, rs), rs, 1, p, 1, p, tc, 32 // p, tc,
                          out, o + t * tc)
     return None
 
@@ -562,7 +606,7 @@ def _encode_packed_row(src, sb, i, rs, cs, R, C, a, tc, p, bits, out, o, tmp):
     ng = a // p
     nc = (C + tc - 1) // tc
     full = C // tc if cs == 1 and (i + 1) * a <= R else 0
-    _pack_tiles(src, sb + i * a * rs, rs, p, ng, full, tc, out, o, tmp)
+    _pack_tiles(src, sb + i * a * rs, rs, p, ng, full, tc, tc, out, o, tmp)
     o += full * ng * tc
     rows = max(0, min(a, R - i * a))
     for j in range(full, nc):
@@ -576,27 +620,42 @@ def _encode_packed_row(src, sb, i, rs, cs, R, C, a, tc, p, bits, out, o, tmp):
     return None
 
 
+@_helper
+def _encode_packed_rows(src, sb, i, n, rs, cs, R, C, a, tc, p, bits, out, o, step, tmp):
+    """Tile rows i..i+n-1 of one batch, `step` apart in out (n > 1: see `_run_rows`)."""
+    if n > 1 and (i + n) * a <= R:
+        _pack_tiles(src, sb + i * a * rs, rs, p, a // p, n, tc, a * rs, out, o, tmp)
+    else:
+        for q in range(n):
+            _encode_packed_row(src, sb, i + q, rs, cs, R, C, a, tc, p, bits, out, o + q * step,
+                               tmp)
+    return None
+
+
 @_kernel
 def encode_packed(src, boffs, rs, cs, R, C, a, tc, p, bits, out, step):
     nr = (R + a - 1) // a
+    nb = _run_rows(C, tc, cs, step, a // p * tc)
+    blocks = (nr + nb - 1) // nb
     tmp = _scratch(p)
-    for t in range(boffs.size * nr):
-        b = t // nr
-        _encode_packed_row(src, boffs[_u(b)], t - b * nr, rs, cs, R, C, a, tc, p, bits, out,
-                           t * step, tmp)
+    for t in range(boffs.size * blocks):
+        b = t // blocks
+        i = (t - b * blocks) * nb
+        _encode_packed_rows(src, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, p, bits,
+                            out, (b * nr + i) * step, step, tmp)
     return None
 
 
 @_helper
-def _unpack_tiles(buf, o, ng, nt, tc, p, dst, s, rs, tmp):
+def _unpack_tiles(buf, o, ng, nt, tc, ts, p, dst, s, rs, tmp):
     """Inverse of `_pack_tiles`."""
     if p == 32 and tc == 128:  # 1-bit
         for t in range(nt * ng):
-            _unpack_pred_128(buf, o + t * tc, dst, _unit_start(t, ng, s, tc, p, rs), rs, tmp)
+            _unpack_pred_128(buf, o + t * tc, dst, _unit_start(t, ng, s, ts, p, rs), rs, tmp)
         return None
     if tc % _COLUMNS == 0 and p in (2, 4, 8):
         for t in range(nt * ng):
-            sg, og = _unit_start(t, ng, s, tc, p, rs), o + t * tc
+            sg, og = _unit_start(t, ng, s, ts, p, rs), o + t * tc
             for c in range(0, tc, _COLUMNS):
                 if p == 2:
                     _unzip2(buf, og + c, dst, sg + c, rs)
@@ -607,14 +666,14 @@ def _unpack_tiles(buf, o, ng, nt, tc, p, dst, s, rs, tmp):
         return None
     if p == 2:  # 16-bit
         for t in range(nt * ng):
-            sg, og = _unit_start(t, ng, s, tc, p, rs), o + t * tc
+            sg, og = _unit_start(t, ng, s, ts, p, rs), o + t * tc
             for c in range(tc):
                 w = buf[_u(og + c)]
                 dst[_u(sg + c)] = w & np.uint32(0xFFFF)
                 dst[_u(sg + rs + c)] = w >> _S16
     elif p == 4:  # 8-bit
         for t in range(nt * ng):
-            sg, og = _unit_start(t, ng, s, tc, p, rs), o + t * tc
+            sg, og = _unit_start(t, ng, s, ts, p, rs), o + t * tc
             for c in range(tc):
                 w = buf[_u(og + c)]
                 dst[_u(sg + c)] = w & np.uint32(0xFF)
@@ -623,7 +682,7 @@ def _unpack_tiles(buf, o, ng, nt, tc, p, dst, s, rs, tmp):
                 dst[_u(sg + 3 * rs + c)] = w >> _S24
     elif p == 8:  # 4-bit
         for t in range(nt * ng):
-            sg, og = _unit_start(t, ng, s, tc, p, rs), o + t * tc
+            sg, og = _unit_start(t, ng, s, ts, p, rs), o + t * tc
             for c in range(tc):
                 w = buf[_u(og + c)]
                 for k in range(8):
@@ -631,7 +690,7 @@ def _unpack_tiles(buf, o, ng, nt, tc, p, dst, s, rs, tmp):
     else:
         for t in range(nt * ng):
             _unpack_groups(buf, o + t * tc, p, 1, p, 32 // p, tc, tc, dst,
-                           _unit_start(t, ng, s, tc, p, rs), rs, 1)
+                           _unit_start(t, ng, s, ts, p, rs), rs, 1)
     return None
 
 
@@ -679,7 +738,7 @@ def _decode_packed_row(buf, sb, i, rs, cs, R, C, a, tc, p, bits, dst, o, tmp):
     ng = a // p
     nc = (C + tc - 1) // tc
     full = C // tc if cs == 1 and (i + 1) * a <= R else 0
-    _unpack_tiles(buf, o, ng, full, tc, p, dst, sb + i * a * rs, rs, tmp)
+    _unpack_tiles(buf, o, ng, full, tc, tc, p, dst, sb + i * a * rs, rs, tmp)
     o += full * ng * tc
     rows = max(0, min(a, R - i * a))
     for j in range(full, nc):
@@ -690,14 +749,29 @@ def _decode_packed_row(buf, sb, i, rs, cs, R, C, a, tc, p, bits, dst, o, tmp):
     return None
 
 
+@_helper
+def _decode_packed_rows(buf, sb, i, n, rs, cs, R, C, a, tc, p, bits, dst, o, step, tmp):
+    """Inverse of `_encode_packed_rows`."""
+    if n > 1 and (i + n) * a <= R:
+        _unpack_tiles(buf, o, a // p, n, tc, a * rs, p, dst, sb + i * a * rs, rs, tmp)
+    else:
+        for q in range(n):
+            _decode_packed_row(buf, sb, i + q, rs, cs, R, C, a, tc, p, bits, dst, o + q * step,
+                               tmp)
+    return None
+
+
 @_kernel
 def decode_packed(buf, boffs, rs, cs, R, C, a, tc, p, bits, dst, step):
     nr = (R + a - 1) // a
+    nb = _run_rows(C, tc, cs, step, a // p * tc)
+    blocks = (nr + nb - 1) // nb
     tmp = _scratch(p)
-    for t in range(boffs.size * nr):
-        b = t // nr
-        _decode_packed_row(buf, boffs[_u(b)], t - b * nr, rs, cs, R, C, a, tc, p, bits, dst,
-                           t * step, tmp)
+    for t in range(boffs.size * blocks):
+        b = t // blocks
+        i = (t - b * blocks) * nb
+        _decode_packed_rows(buf, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, p, bits,
+                            dst, (b * nr + i) * step, step, tmp)
     return None
 
 
@@ -925,16 +999,20 @@ def tiny_tiles(a, tc):
 @_parallel_kernel
 def encode_tiled_par(src, boffs, rs, cs, R, C, a, tc, out, step):
     nr = (R + a - 1) // a
-    for t in numba.prange(boffs.size * nr):
-        b = t // nr
-        _encode_tiled_row(src, boffs[_u(b)], t - b * nr, rs, cs, R, C, a, tc, out, t * step)
+    nb = _run_rows(C, tc, cs, step, a * tc)
+    blocks = (nr + nb - 1) // nb
+    for t in numba.prange(boffs.size * blocks):
+        b = t // blocks
+        i = (t - b * blocks) * nb
+        _encode_tiled_rows(src, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, out,
+                           (b * nr + i) * step, step)
     return None
 
 
 @_parallel_kernel
 def decode_tiled_par(buf, boffs, rs, cs, R, C, a, tc, dst, step):
     nr = (R + a - 1) // a
-    nb = 1 if cs == 1 else _BLOCK
+    nb = _run_rows(C, tc, cs, step, a * tc) if cs == 1 else _BLOCK
     blocks = (nr + nb - 1) // nb
     for t in numba.prange(boffs.size * blocks):
         b = t // blocks
@@ -947,22 +1025,28 @@ def decode_tiled_par(buf, boffs, rs, cs, R, C, a, tc, dst, step):
 @_parallel_kernel
 def encode_packed_par(src, boffs, rs, cs, R, C, a, tc, p, bits, out, step):
     nr = (R + a - 1) // a
-    for t in numba.prange(boffs.size * nr):
-        b = t // nr
-        tmp = _scratch(p)  # per tile row: each thread needs its own
-        _encode_packed_row(src, boffs[_u(b)], t - b * nr, rs, cs, R, C, a, tc, p, bits, out,
-                           t * step, tmp)
+    nb = _run_rows(C, tc, cs, step, a // p * tc)
+    blocks = (nr + nb - 1) // nb
+    for t in numba.prange(boffs.size * blocks):
+        b = t // blocks
+        i = (t - b * blocks) * nb
+        tmp = _scratch(p)  # per call: each thread needs its own
+        _encode_packed_rows(src, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, p, bits,
+                            out, (b * nr + i) * step, step, tmp)
     return None
 
 
 @_parallel_kernel
 def decode_packed_par(buf, boffs, rs, cs, R, C, a, tc, p, bits, dst, step):
     nr = (R + a - 1) // a
-    for t in numba.prange(boffs.size * nr):
-        b = t // nr
+    nb = _run_rows(C, tc, cs, step, a // p * tc)
+    blocks = (nr + nb - 1) // nb
+    for t in numba.prange(boffs.size * blocks):
+        b = t // blocks
+        i = (t - b * blocks) * nb
         tmp = _scratch(p)
-        _decode_packed_row(buf, boffs[_u(b)], t - b * nr, rs, cs, R, C, a, tc, p, bits, dst,
-                           t * step, tmp)
+        _decode_packed_rows(buf, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, p, bits,
+                            dst, (b * nr + i) * step, step, tmp)
     return None
 
 

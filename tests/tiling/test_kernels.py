@@ -380,6 +380,22 @@ def test_square_kernels_move_transposed_tiles(text, monkeypatch):
     assert names == ["encode_square", "decode_square"]
 
 
+@pytest.mark.parametrize("text, kind", [
+    ("f32[333,128]{1,0:T(8,128)}", "tiled"),               # a short last tile row
+    ("bf16[3,264,128]{2,1,0:T(8,128)(2,1)}", "packed"),    # batches merged into rows
+    ("s8[4,100,128]{2,1,0:T(8,128)(4,1)}", "packed"),      # batches of their own
+    ("s4[520,128]{1,0:T(8,128)(8,1)E(4)}", "packed"),
+    ("pred[1000,128]{1,0:T(32,128)(32,1)E(1)}", "packed"),
+    ("bf16[262144]{0:T(1024)(128)(2,1)}", "packed"),       # the 1-D TPU chain
+    ("f32[2050,128]{1,0:T(8,128)}", "tiled_par"),
+    ("bf16[4100,128]{1,0:T(8,128)(2,1)}", "packed_par"),
+])
+def test_tile_rows_of_one_tile_move_in_runs(text, kind, monkeypatch):
+    # (each kernel call moves up to _RUN such tile rows as one run of tiles)
+    names = _round_trip_kernels(monkeypatch, Shape.parse(text), 16)
+    assert names == [f"encode_{kind}", f"decode_{kind}"]
+
+
 def _placed(like, offset):
     """An array of `like`'s dtype and shape whose data starts `offset` bytes past a 64-byte
     boundary."""
