@@ -360,30 +360,37 @@ def _scatter_tiles(buf, o, a, nt, tc, ts, dst, s, rs):
 
 
 @_helper
-def _encode_tiled_row(src, sb, i, rs, cs, R, C, a, tc, out, o):
-    """Tile row i of one batch (first element at sb) into out[o:]; see `encode_tiled`."""
+def _encode_tiled_row(src, sb, i, n, rs, cs, R, C, a, tc, out, o, step):
+    """Tile rows i..i+n-1 of one batch (first element at sb) into out[o:], `step` apart; see
+    `encode_tiled`. n > 1 only for tile rows of one whole tile each (`_run_rows`)."""
+    if n > 1 and (i + n) * a <= R:
+        _gather_tiles(src, sb + i * a * rs, rs, a, n, tc, a * rs, out, o)
+        return None
     nc = (C + tc - 1) // tc
-    full = C // tc if cs == 1 and (i + 1) * a <= R else 0
-    _gather_tiles(src, sb + i * a * rs, rs, a, full, tc, tc, out, o)
-    o += full * a * tc
-    rows = max(0, min(a, R - i * a))
-    for j in range(full, nc):
-        c0 = j * tc
-        n = min(tc, C - c0)
-        s = sb + i * a * rs + c0 * cs
-        if cs == 1:
-            for r in range(rows):
-                for c in range(n):
-                    out[_u(o + r * tc + c)] = src[_u(s + r * rs + c)]
-        else:  # column by column: each column's rows are read together (a transposed source
-            # has them side by side), not one row's columns 4 KiB+ apart (3-6x faster, measured)
-            for c in range(n):
+    for i in range(i, i + n):
+        full = C // tc if cs == 1 and (i + 1) * a <= R else 0
+        _gather_tiles(src, sb + i * a * rs, rs, a, full, tc, tc, out, o)
+        o += full * a * tc
+        rows = max(0, min(a, R - i * a))
+        for j in range(full, nc):
+            c0 = j * tc
+            w = min(tc, C - c0)
+            s = sb + i * a * rs + c0 * cs
+            if cs == 1:
                 for r in range(rows):
-                    out[_u(o + r * tc + c)] = src[_u(s + c * cs + r * rs)]
-        for r in range(a):
-            for c in range(n if r < rows else 0, tc):
-                out[_u(o + r * tc + c)] = 0
-        o += a * tc
+                    for c in range(w):
+                        out[_u(o + r * tc + c)] = src[_u(s + r * rs + c)]
+            else:  # column by column: each column's rows are read together (a transposed
+                # source has them side by side), not one row's columns 4 KiB+ apart (3-6x
+                # faster, measured)
+                for c in range(w):
+                    for r in range(rows):
+                        out[_u(o + r * tc + c)] = src[_u(s + c * cs + r * rs)]
+            for r in range(a):
+                for c in range(w if r < rows else 0, tc):
+                    out[_u(o + r * tc + c)] = 0
+            o += a * tc
+        o += step - nc * a * tc
     return None
 
 
@@ -412,26 +419,19 @@ def _decode_tiled_row(buf, sb, i, nb, rs, cs, R, C, a, tc, dst, o, step):
     if nb > 1 and (i + nb) * a <= R:
         _scatter_tiles(buf, o, a, nb, tc, a * rs, dst, sb + i * a * rs, rs)
         return None
-    for ib in range(nb):
-        _decode_contiguous_row(buf, sb, i + ib, rs, R, C, a, tc, dst, o + ib * step)
-    return None
-
-
-@_helper
-def _decode_contiguous_row(buf, sb, i, rs, R, C, a, tc, dst, o):
-    """Tile row i of one batch into contiguous columns."""
-    nc = (C + tc - 1) // tc
-    full = C // tc if (i + 1) * a <= R else 0
-    _scatter_tiles(buf, o, a, full, tc, tc, dst, sb + i * a * rs, rs)
-    o += full * a * tc
-    rows = max(0, min(a, R - i * a))
-    for j in range(full, nc):
-        c0 = j * tc
-        s = sb + i * a * rs + c0
-        for r in range(rows):
-            for c in range(min(tc, C - c0)):
-                dst[_u(s + r * rs + c)] = buf[_u(o + r * tc + c)]
-        o += a * tc
+    for i in range(i, i + nb):
+        full = C // tc if (i + 1) * a <= R else 0
+        _scatter_tiles(buf, o, a, full, tc, tc, dst, sb + i * a * rs, rs)
+        o += full * a * tc
+        rows = max(0, min(a, R - i * a))
+        for j in range(full, nc):
+            c0 = j * tc
+            s = sb + i * a * rs + c0
+            for r in range(rows):
+                for c in range(min(tc, C - c0)):
+                    dst[_u(s + r * rs + c)] = buf[_u(o + r * tc + c)]
+            o += a * tc
+        o += step - nc * a * tc
     return None
 
 
@@ -447,17 +447,6 @@ def _run_rows(C, tc, cs, step, tile):
     return _RUN if C == tc and cs == 1 and step == tile else 1
 
 
-@_helper
-def _encode_tiled_rows(src, sb, i, n, rs, cs, R, C, a, tc, out, o, step):
-    """Tile rows i..i+n-1 of one batch, `step` apart in out (n > 1: see `_run_rows`)."""
-    if n > 1 and (i + n) * a <= R:
-        _gather_tiles(src, sb + i * a * rs, rs, a, n, tc, a * rs, out, o)
-    else:
-        for q in range(n):
-            _encode_tiled_row(src, sb, i + q, rs, cs, R, C, a, tc, out, o + q * step)
-    return None
-
-
 @_kernel
 def encode_tiled(src, boffs, rs, cs, R, C, a, tc, out, step):
     nr = (R + a - 1) // a
@@ -466,8 +455,8 @@ def encode_tiled(src, boffs, rs, cs, R, C, a, tc, out, step):
     for t in range(boffs.size * blocks):
         b = t // blocks
         i = (t - b * blocks) * nb
-        _encode_tiled_rows(src, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, out,
-                           (b * nr + i) * step, step)
+        _encode_tiled_row(src, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, out,
+                          (b * nr + i) * step, step)
     return None
 
 
@@ -602,33 +591,28 @@ def _pack_pred(src, s, rs, n, out, o, tmp):
 
 
 @_helper
-def _encode_packed_row(src, sb, i, rs, cs, R, C, a, tc, p, bits, out, o, tmp):
-    ng = a // p
-    nc = (C + tc - 1) // tc
-    full = C // tc if cs == 1 and (i + 1) * a <= R else 0
-    _pack_tiles(src, sb + i * a * rs, rs, p, ng, full, tc, tc, out, o, tmp)
-    o += full * ng * tc
-    rows = max(0, min(a, R - i * a))
-    for j in range(full, nc):
-        c0 = j * tc
-        n = min(tc, C - c0)
-        _pack_groups(src, sb + i * a * rs + c0 * cs, rs, cs, rows, ng, p, n, bits, tc, out, o)
-        for g in range(ng):
-            for c in range(n, tc):
-                out[_u(o + g * tc + c)] = 0
-        o += ng * tc
-    return None
-
-
-@_helper
-def _encode_packed_rows(src, sb, i, n, rs, cs, R, C, a, tc, p, bits, out, o, step, tmp):
+def _encode_packed_row(src, sb, i, n, rs, cs, R, C, a, tc, p, bits, out, o, step, tmp):
     """Tile rows i..i+n-1 of one batch, `step` apart in out (n > 1: see `_run_rows`)."""
+    ng = a // p
     if n > 1 and (i + n) * a <= R:
-        _pack_tiles(src, sb + i * a * rs, rs, p, a // p, n, tc, a * rs, out, o, tmp)
-    else:
-        for q in range(n):
-            _encode_packed_row(src, sb, i + q, rs, cs, R, C, a, tc, p, bits, out, o + q * step,
-                               tmp)
+        _pack_tiles(src, sb + i * a * rs, rs, p, ng, n, tc, a * rs, out, o, tmp)
+        return None
+    nc = (C + tc - 1) // tc
+    for i in range(i, i + n):
+        full = C // tc if cs == 1 and (i + 1) * a <= R else 0
+        _pack_tiles(src, sb + i * a * rs, rs, p, ng, full, tc, tc, out, o, tmp)
+        o += full * ng * tc
+        rows = max(0, min(a, R - i * a))
+        for j in range(full, nc):
+            c0 = j * tc
+            w = min(tc, C - c0)
+            _pack_groups(src, sb + i * a * rs + c0 * cs, rs, cs, rows, ng, p, w, bits, tc, out,
+                         o)
+            for g in range(ng):
+                for c in range(w, tc):
+                    out[_u(o + g * tc + c)] = 0
+            o += ng * tc
+        o += step - nc * ng * tc
     return None
 
 
@@ -641,8 +625,8 @@ def encode_packed(src, boffs, rs, cs, R, C, a, tc, p, bits, out, step):
     for t in range(boffs.size * blocks):
         b = t // blocks
         i = (t - b * blocks) * nb
-        _encode_packed_rows(src, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, p, bits,
-                            out, (b * nr + i) * step, step, tmp)
+        _encode_packed_row(src, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, p, bits,
+                           out, (b * nr + i) * step, step, tmp)
     return None
 
 
@@ -734,30 +718,24 @@ def _unpack_pred_128(buf, o, dst, s, rs, tmp):
 
 
 @_helper
-def _decode_packed_row(buf, sb, i, rs, cs, R, C, a, tc, p, bits, dst, o, tmp):
+def _decode_packed_row(buf, sb, i, n, rs, cs, R, C, a, tc, p, bits, dst, o, step, tmp):
+    """Inverse of `_encode_packed_row`."""
     ng = a // p
-    nc = (C + tc - 1) // tc
-    full = C // tc if cs == 1 and (i + 1) * a <= R else 0
-    _unpack_tiles(buf, o, ng, full, tc, tc, p, dst, sb + i * a * rs, rs, tmp)
-    o += full * ng * tc
-    rows = max(0, min(a, R - i * a))
-    for j in range(full, nc):
-        c0 = j * tc
-        _unpack_groups(buf, o, rows, ng, p, bits, min(tc, C - c0), tc, dst,
-                       sb + i * a * rs + c0 * cs, rs, cs)
-        o += ng * tc
-    return None
-
-
-@_helper
-def _decode_packed_rows(buf, sb, i, n, rs, cs, R, C, a, tc, p, bits, dst, o, step, tmp):
-    """Inverse of `_encode_packed_rows`."""
     if n > 1 and (i + n) * a <= R:
-        _unpack_tiles(buf, o, a // p, n, tc, a * rs, p, dst, sb + i * a * rs, rs, tmp)
-    else:
-        for q in range(n):
-            _decode_packed_row(buf, sb, i + q, rs, cs, R, C, a, tc, p, bits, dst, o + q * step,
-                               tmp)
+        _unpack_tiles(buf, o, ng, n, tc, a * rs, p, dst, sb + i * a * rs, rs, tmp)
+        return None
+    nc = (C + tc - 1) // tc
+    for i in range(i, i + n):
+        full = C // tc if cs == 1 and (i + 1) * a <= R else 0
+        _unpack_tiles(buf, o, ng, full, tc, tc, p, dst, sb + i * a * rs, rs, tmp)
+        o += full * ng * tc
+        rows = max(0, min(a, R - i * a))
+        for j in range(full, nc):
+            c0 = j * tc
+            _unpack_groups(buf, o, rows, ng, p, bits, min(tc, C - c0), tc, dst,
+                           sb + i * a * rs + c0 * cs, rs, cs)
+            o += ng * tc
+        o += step - nc * ng * tc
     return None
 
 
@@ -770,8 +748,8 @@ def decode_packed(buf, boffs, rs, cs, R, C, a, tc, p, bits, dst, step):
     for t in range(boffs.size * blocks):
         b = t // blocks
         i = (t - b * blocks) * nb
-        _decode_packed_rows(buf, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, p, bits,
-                            dst, (b * nr + i) * step, step, tmp)
+        _decode_packed_row(buf, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, p, bits,
+                           dst, (b * nr + i) * step, step, tmp)
     return None
 
 
@@ -790,8 +768,8 @@ def _encode_square_rows(src, sb, i, nb, cs, R, C, a, tc, k, out, o, step):
     for ib in range(nb):
         skip = done if ib < m * k else 0
         if skip < C:
-            _encode_tiled_row(src, sb + skip * cs, i + ib, 1, cs, R, C - skip, a, tc, out,
-                              o + ib * step + skip * a)
+            _encode_tiled_row(src, sb + skip * cs, i + ib, 1, 1, cs, R, C - skip, a, tc, out,
+                              o + ib * step + skip * a, step)
     return None
 
 
@@ -914,7 +892,7 @@ def tiny_tiles(a, tc):
     @_helper
     def encode_row(src, sb, i, rs, R, C, out, o):
         if (i + 1) * a > R:
-            _encode_tiled_row(src, sb, i, rs, 1, R, C, a, tc, out, o)
+            _encode_tiled_row(src, sb, i, 1, rs, 1, R, C, a, tc, out, o, 0)
             return None
         s = sb + i * a * rs
         full = C // tc
@@ -928,8 +906,8 @@ def tiny_tiles(a, tc):
                 for c in range(tc):
                     out[_u(o + (j * a + r) * tc + c)] = src[_u(s + r * rs + j * tc + c)]
         if full * tc < C:
-            _encode_tiled_row(src, sb + full * tc, i, rs, 1, R, C - full * tc, a, tc, out,
-                              o + full * a * tc)
+            _encode_tiled_row(src, sb + full * tc, i, 1, rs, 1, R, C - full * tc, a, tc, out,
+                              o + full * a * tc, 0)
         return None
 
     @_helper
@@ -1004,8 +982,8 @@ def encode_tiled_par(src, boffs, rs, cs, R, C, a, tc, out, step):
     for t in numba.prange(boffs.size * blocks):
         b = t // blocks
         i = (t - b * blocks) * nb
-        _encode_tiled_rows(src, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, out,
-                           (b * nr + i) * step, step)
+        _encode_tiled_row(src, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, out,
+                          (b * nr + i) * step, step)
     return None
 
 
@@ -1031,8 +1009,8 @@ def encode_packed_par(src, boffs, rs, cs, R, C, a, tc, p, bits, out, step):
         b = t // blocks
         i = (t - b * blocks) * nb
         tmp = _scratch(p)  # per call: each thread needs its own
-        _encode_packed_rows(src, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, p, bits,
-                            out, (b * nr + i) * step, step, tmp)
+        _encode_packed_row(src, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, p, bits,
+                           out, (b * nr + i) * step, step, tmp)
     return None
 
 
@@ -1045,8 +1023,8 @@ def decode_packed_par(buf, boffs, rs, cs, R, C, a, tc, p, bits, dst, step):
         b = t // blocks
         i = (t - b * blocks) * nb
         tmp = _scratch(p)
-        _decode_packed_rows(buf, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, p, bits,
-                            dst, (b * nr + i) * step, step, tmp)
+        _decode_packed_row(buf, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, p, bits,
+                           dst, (b * nr + i) * step, step, tmp)
     return None
 
 
