@@ -435,6 +435,16 @@ def _decode_tiled_row(buf, sb, i, nb, rs, cs, R, C, a, tc, dst, o, step):
     return None
 
 
+@numba.njit(inline="always", nogil=True, error_model="numpy")
+def _rows_block(boffs, t, nb, nr, step):
+    """(batch start, first tile row, tile rows, buffer offset) of the t-th call of a driver that
+    hands nb tile rows of each batch's nr to each row-function call."""
+    blocks = (nr + nb - 1) // nb
+    b = t // blocks
+    i = (t - b * blocks) * nb
+    return boffs[_u(b)], i, min(nb, nr - i), (b * nr + i) * step
+
+
 _RUN = 16  # tile rows per row-function call when each is one whole tile (see `_run_rows`)
 
 
@@ -451,12 +461,9 @@ def _run_rows(C, tc, cs, step, tile):
 def encode_tiled(src, boffs, rs, cs, R, C, a, tc, out, step):
     nr = (R + a - 1) // a
     nb = _run_rows(C, tc, cs, step, a * tc)
-    blocks = (nr + nb - 1) // nb
-    for t in range(boffs.size * blocks):
-        b = t // blocks
-        i = (t - b * blocks) * nb
-        _encode_tiled_row(src, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, out,
-                          (b * nr + i) * step, step)
+    for t in range(boffs.size * -(-nr // nb)):
+        sb, i, n, o = _rows_block(boffs, t, nb, nr, step)
+        _encode_tiled_row(src, sb, i, n, rs, cs, R, C, a, tc, out, o, step)
     return None
 
 
@@ -464,12 +471,9 @@ def encode_tiled(src, boffs, rs, cs, R, C, a, tc, out, step):
 def decode_tiled(buf, boffs, rs, cs, R, C, a, tc, dst, step):
     nr = (R + a - 1) // a
     nb = _run_rows(C, tc, cs, step, a * tc) if cs == 1 else _BLOCK
-    blocks = (nr + nb - 1) // nb
-    for t in range(boffs.size * blocks):
-        b = t // blocks
-        i = (t - b * blocks) * nb
-        _decode_tiled_row(buf, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, dst,
-                          (b * nr + i) * step, step)
+    for t in range(boffs.size * -(-nr // nb)):
+        sb, i, n, o = _rows_block(boffs, t, nb, nr, step)
+        _decode_tiled_row(buf, sb, i, n, rs, cs, R, C, a, tc, dst, o, step)
     return None
 
 
@@ -620,13 +624,10 @@ def _encode_packed_row(src, sb, i, n, rs, cs, R, C, a, tc, p, bits, out, o, step
 def encode_packed(src, boffs, rs, cs, R, C, a, tc, p, bits, out, step):
     nr = (R + a - 1) // a
     nb = _run_rows(C, tc, cs, step, a // p * tc)
-    blocks = (nr + nb - 1) // nb
     tmp = _scratch(p)
-    for t in range(boffs.size * blocks):
-        b = t // blocks
-        i = (t - b * blocks) * nb
-        _encode_packed_row(src, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, p, bits,
-                           out, (b * nr + i) * step, step, tmp)
+    for t in range(boffs.size * -(-nr // nb)):
+        sb, i, n, o = _rows_block(boffs, t, nb, nr, step)
+        _encode_packed_row(src, sb, i, n, rs, cs, R, C, a, tc, p, bits, out, o, step, tmp)
     return None
 
 
@@ -743,13 +744,10 @@ def _decode_packed_row(buf, sb, i, n, rs, cs, R, C, a, tc, p, bits, dst, o, step
 def decode_packed(buf, boffs, rs, cs, R, C, a, tc, p, bits, dst, step):
     nr = (R + a - 1) // a
     nb = _run_rows(C, tc, cs, step, a // p * tc)
-    blocks = (nr + nb - 1) // nb
     tmp = _scratch(p)
-    for t in range(boffs.size * blocks):
-        b = t // blocks
-        i = (t - b * blocks) * nb
-        _decode_packed_row(buf, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, p, bits,
-                           dst, (b * nr + i) * step, step, tmp)
+    for t in range(boffs.size * -(-nr // nb)):
+        sb, i, n, o = _rows_block(boffs, t, nb, nr, step)
+        _decode_packed_row(buf, sb, i, n, rs, cs, R, C, a, tc, p, bits, dst, o, step, tmp)
     return None
 
 
@@ -789,33 +787,32 @@ def _decode_square_rows(buf, sb, i, nb, cs, R, C, a, tc, k, dst, o, step):
 
 
 @numba.njit(inline="always", nogil=True, error_model="numpy")
-def _square_sweep(strided, sb, a, k, nr, u):
-    """(first tile row, tile rows) of sweep u of the batch whose strided side starts at element
-    sb of `strided`. Sweep 0 takes the tile rows before the first whose column lines start on a
-    64-byte boundary (when whole tile rows reach one), the others k * _SQUARES tile rows each:
-    square blocks whose lines straddle two cache lines ran 1.5x slower (decode, measured)."""
+def _square_sweep(strided, boffs, a, k, nr, t, step):
+    """(batch start, first tile row, tile rows, buffer offset) of sweep t of the square kernels,
+    1 + ceil(nr / (k * _SQUARES)) sweeps per batch; `strided` is the transposed side. A batch's
+    sweep 0 takes the tile rows before the first whose column lines start on a 64-byte boundary
+    (when whole tile rows reach one), the others k * _SQUARES tile rows each: square blocks
+    whose lines straddle two cache lines ran 1.5x slower (decode, measured)."""
+    sweeps = 1 + (nr + k * _SQUARES - 1) // (k * _SQUARES)
+    b = t // sweeps
+    sb = boffs[_u(b)]
     n = k * a
     addr = strided.ctypes.data
     lead = (n - (addr // strided.itemsize + sb) % n) % n
     h = min(lead // a, nr) if addr % strided.itemsize == 0 and lead % a == 0 else 0
-    if u == 0:
-        return 0, h
-    i = h + (u - 1) * k * _SQUARES
-    return i, min(k * _SQUARES, nr - i)
+    i = 0 if t == b * sweeps else h + (t - b * sweeps - 1) * k * _SQUARES
+    rows = h if t == b * sweeps else min(k * _SQUARES, nr - i)
+    return sb, i, rows, (b * nr + i) * step
 
 
 @_kernel
 def encode_square(src, boffs, rs, cs, R, C, a, tc, k, out, step):
     """(rs is 1.)"""
     nr = (R + a - 1) // a
-    sweeps = 1 + (nr + k * _SQUARES - 1) // (k * _SQUARES)
-    for t in range(boffs.size * sweeps):
-        b = t // sweeps
-        sb = boffs[_u(b)]
-        i, rows = _square_sweep(src, sb, a, k, nr, t - b * sweeps)
+    for t in range(boffs.size * (1 + (nr + k * _SQUARES - 1) // (k * _SQUARES))):
+        sb, i, rows, o = _square_sweep(src, boffs, a, k, nr, t, step)
         if rows > 0:
-            _encode_square_rows(src, sb, i, rows, cs, R, C, a, tc, k, out, (b * nr + i) * step,
-                                step)
+            _encode_square_rows(src, sb, i, rows, cs, R, C, a, tc, k, out, o, step)
     return None
 
 
@@ -823,14 +820,10 @@ def encode_square(src, boffs, rs, cs, R, C, a, tc, k, out, step):
 def decode_square(buf, boffs, rs, cs, R, C, a, tc, k, dst, step):
     """(rs is 1.)"""
     nr = (R + a - 1) // a
-    sweeps = 1 + (nr + k * _SQUARES - 1) // (k * _SQUARES)
-    for t in range(boffs.size * sweeps):
-        b = t // sweeps
-        sb = boffs[_u(b)]
-        i, rows = _square_sweep(dst, sb, a, k, nr, t - b * sweeps)
+    for t in range(boffs.size * (1 + (nr + k * _SQUARES - 1) // (k * _SQUARES))):
+        sb, i, rows, o = _square_sweep(dst, boffs, a, k, nr, t, step)
         if rows > 0:
-            _decode_square_rows(buf, sb, i, rows, cs, R, C, a, tc, k, dst, (b * nr + i) * step,
-                                step)
+            _decode_square_rows(buf, sb, i, rows, cs, R, C, a, tc, k, dst, o, step)
     return None
 
 
@@ -978,12 +971,9 @@ def tiny_tiles(a, tc):
 def encode_tiled_par(src, boffs, rs, cs, R, C, a, tc, out, step):
     nr = (R + a - 1) // a
     nb = _run_rows(C, tc, cs, step, a * tc)
-    blocks = (nr + nb - 1) // nb
-    for t in numba.prange(boffs.size * blocks):
-        b = t // blocks
-        i = (t - b * blocks) * nb
-        _encode_tiled_row(src, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, out,
-                          (b * nr + i) * step, step)
+    for t in numba.prange(boffs.size * -(-nr // nb)):
+        sb, i, n, o = _rows_block(boffs, t, nb, nr, step)
+        _encode_tiled_row(src, sb, i, n, rs, cs, R, C, a, tc, out, o, step)
     return None
 
 
@@ -991,12 +981,9 @@ def encode_tiled_par(src, boffs, rs, cs, R, C, a, tc, out, step):
 def decode_tiled_par(buf, boffs, rs, cs, R, C, a, tc, dst, step):
     nr = (R + a - 1) // a
     nb = _run_rows(C, tc, cs, step, a * tc) if cs == 1 else _BLOCK
-    blocks = (nr + nb - 1) // nb
-    for t in numba.prange(boffs.size * blocks):
-        b = t // blocks
-        i = (t - b * blocks) * nb
-        _decode_tiled_row(buf, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, dst,
-                          (b * nr + i) * step, step)
+    for t in numba.prange(boffs.size * -(-nr // nb)):
+        sb, i, n, o = _rows_block(boffs, t, nb, nr, step)
+        _decode_tiled_row(buf, sb, i, n, rs, cs, R, C, a, tc, dst, o, step)
     return None
 
 
@@ -1004,13 +991,10 @@ def decode_tiled_par(buf, boffs, rs, cs, R, C, a, tc, dst, step):
 def encode_packed_par(src, boffs, rs, cs, R, C, a, tc, p, bits, out, step):
     nr = (R + a - 1) // a
     nb = _run_rows(C, tc, cs, step, a // p * tc)
-    blocks = (nr + nb - 1) // nb
-    for t in numba.prange(boffs.size * blocks):
-        b = t // blocks
-        i = (t - b * blocks) * nb
+    for t in numba.prange(boffs.size * -(-nr // nb)):
+        sb, i, n, o = _rows_block(boffs, t, nb, nr, step)
         tmp = _scratch(p)  # per call: each thread needs its own
-        _encode_packed_row(src, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, p, bits,
-                           out, (b * nr + i) * step, step, tmp)
+        _encode_packed_row(src, sb, i, n, rs, cs, R, C, a, tc, p, bits, out, o, step, tmp)
     return None
 
 
@@ -1018,41 +1002,30 @@ def encode_packed_par(src, boffs, rs, cs, R, C, a, tc, p, bits, out, step):
 def decode_packed_par(buf, boffs, rs, cs, R, C, a, tc, p, bits, dst, step):
     nr = (R + a - 1) // a
     nb = _run_rows(C, tc, cs, step, a // p * tc)
-    blocks = (nr + nb - 1) // nb
-    for t in numba.prange(boffs.size * blocks):
-        b = t // blocks
-        i = (t - b * blocks) * nb
+    for t in numba.prange(boffs.size * -(-nr // nb)):
+        sb, i, n, o = _rows_block(boffs, t, nb, nr, step)
         tmp = _scratch(p)
-        _decode_packed_row(buf, boffs[_u(b)], i, min(nb, nr - i), rs, cs, R, C, a, tc, p, bits,
-                           dst, (b * nr + i) * step, step, tmp)
+        _decode_packed_row(buf, sb, i, n, rs, cs, R, C, a, tc, p, bits, dst, o, step, tmp)
     return None
 
 
 @_parallel_kernel
 def encode_square_par(src, boffs, rs, cs, R, C, a, tc, k, out, step):
     nr = (R + a - 1) // a
-    sweeps = 1 + (nr + k * _SQUARES - 1) // (k * _SQUARES)
-    for t in numba.prange(boffs.size * sweeps):
-        b = t // sweeps
-        sb = boffs[_u(b)]
-        i, rows = _square_sweep(src, sb, a, k, nr, t - b * sweeps)
+    for t in numba.prange(boffs.size * (1 + (nr + k * _SQUARES - 1) // (k * _SQUARES))):
+        sb, i, rows, o = _square_sweep(src, boffs, a, k, nr, t, step)
         if rows > 0:
-            _encode_square_rows(src, sb, i, rows, cs, R, C, a, tc, k, out, (b * nr + i) * step,
-                                step)
+            _encode_square_rows(src, sb, i, rows, cs, R, C, a, tc, k, out, o, step)
     return None
 
 
 @_parallel_kernel
 def decode_square_par(buf, boffs, rs, cs, R, C, a, tc, k, dst, step):
     nr = (R + a - 1) // a
-    sweeps = 1 + (nr + k * _SQUARES - 1) // (k * _SQUARES)
-    for t in numba.prange(boffs.size * sweeps):
-        b = t // sweeps
-        sb = boffs[_u(b)]
-        i, rows = _square_sweep(dst, sb, a, k, nr, t - b * sweeps)
+    for t in numba.prange(boffs.size * (1 + (nr + k * _SQUARES - 1) // (k * _SQUARES))):
+        sb, i, rows, o = _square_sweep(dst, boffs, a, k, nr, t, step)
         if rows > 0:
-            _decode_square_rows(buf, sb, i, rows, cs, R, C, a, tc, k, dst, (b * nr + i) * step,
-                                step)
+            _decode_square_rows(buf, sb, i, rows, cs, R, C, a, tc, k, dst, o, step)
     return None
 
 
