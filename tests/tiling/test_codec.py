@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tiling
-from tiling import Layout, LayoutError, Shape, UnsupportedLayoutError, decode, encode
+from tiling import Layout, LayoutError, Shape, UnsupportedLayoutError, _engine, decode, encode
 
 from .strategies import bits_of, random_array, shapes
 
@@ -227,6 +227,35 @@ def test_decode_checks():
             decode(good, s, out=out)
     with pytest.raises(LayoutError, match="overlap"):
         decode(good, s, out=good[:60].view(np.float32).reshape(3, 5))
+
+
+@pytest.mark.parametrize("text", ["f32[3,5]{1,0:T(2,2)}", "f32[3,5]{1,0}"])
+def test_repeated_calls_check_what_can_change(text):
+    # A successful call keeps its work for later calls with the same layout object and array
+    # geometry; those still check the outputs and buffers they are given.
+    _engine.load_kernels()  # (while the numpy engine serves first calls, nothing is kept)
+    shape = Shape.parse(text)
+    nbytes = tiling.byte_size(shape)
+    x = np.arange(15, dtype=np.float32).reshape(3, 5)
+    buf = encode(x, shape)
+    assert np.array_equal(encode(x, shape), buf)
+    read_only = np.zeros(nbytes, np.uint8)
+    read_only.flags.writeable = False
+    for out in [np.zeros(nbytes - 1, np.uint8), np.zeros(nbytes // 4, np.float32),
+                np.zeros(2 * nbytes, np.uint8)[::2], read_only]:
+        with pytest.raises(LayoutError):
+            encode(x, shape, out=out)
+    shared = np.zeros(nbytes, np.uint8)
+    with pytest.raises(LayoutError, match="overlap"):
+        encode(shared[:60].view(np.float32).reshape(3, 5), shape, out=shared)
+    assert np.array_equal(decode(buf, shape), x)
+    for out in [np.zeros((5, 3), np.float32), np.zeros((3, 5), np.float64),
+                np.zeros((3, 5), np.float32, order="F"), buf[:60].view(np.float32).reshape(3, 5)]:
+        with pytest.raises(LayoutError):
+            decode(buf, shape, out=out)
+    with pytest.raises(LayoutError):
+        decode(buf[:-1], shape)
+    assert np.array_equal(decode(buf, shape, out=np.empty((3, 5), np.float32)), x)
 
 
 def test_decode_nested_padding_needs_flag():
