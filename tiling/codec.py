@@ -93,7 +93,7 @@ def _checked_shape(shape, allow_nested_padding: bool):
 # under T(8,128)) copy through memoryviews where the dtype allows (ml_dtypes' do not): 0.4 µs
 # for 4 KiB against 0.9 µs for numpy's view-and-assign, most of it making the views (measured).
 # The others call the engine's plan directly: for f32[64,64,64]{0,2,1:T(4,8)(2,1)} that leaves
-# 2 µs of Python around the kernel instead of 5 (measured).
+# 2.7 µs of Python around the kernel instead of 4.8 (measured with the kernel stubbed out).
 _DIRECT: dict = {}
 _U8 = np.dtype(np.uint8)
 
