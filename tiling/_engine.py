@@ -603,46 +603,46 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
     def span(x):
         return _span(x) if unit is None else _span(x).view(unit)
     tiny = kind == "tiled" and tr > 1 and tc <= _PERM_RUN and row_step is None
-    if tiny and cs == 1:
-        return _tiny_plan(span, boffs, rs, R, C, tr, tc, used, unit or a.dtype, encode)
-    if tiny and a.flags.c_contiguous and a.size <= _PERM_MAX:
+    if tiny and cs == 1:  # (`_kernels.tiny_tiles`)
+        word = unit or a.dtype
+        kernel, par = _kernels.tiny_tiles(tr, tc)[0 if encode else 1::2]
+        args = (boffs, rs, R, C)
+        step = -(-C // tc) * tr * tc
+    elif tiny and a.flags.c_contiguous and a.size <= _PERM_MAX:
         return None  # runs this short: the permutation path is 2.5x faster (T(2,3), measured)
-    if kind == "tiled":
+    elif kind == "tiled":
         word = unit or a.dtype
         square = _square_rows(tr, tc, rs, cs, word.itemsize)
         if square:
             kernel = _kernels.encode_square if encode else _kernels.decode_square
-            extra = (square,)
         else:
             kernel = _kernels.encode_tiled if encode else _kernels.decode_tiled
-            extra = ()
+        par = getattr(_kernels, kernel.__name__ + "_par")
+        args = (boffs, rs, cs, R, C, tr, tc) + ((square,) if square else ())
         step = -(-C // tc) * tr * tc
     else:
         word = np.dtype(np.uint32)
         kernel = _kernels.encode_packed if encode else _kernels.decode_packed
-        extra = (tiles[1][0], nbits)
-        step = -(-C // tc) * (tr // tiles[1][0]) * tc
-    par = None
-    nbytes = a.nbytes
-    if _parallel_allowed(nbytes):
         par = getattr(_kernels, kernel.__name__ + "_par")
+        args = (boffs, rs, cs, R, C, tr, tc, tiles[1][0], nbits)
+        step = -(-C // tc) * (tr // tiles[1][0]) * tc
+    nbytes = a.nbytes
+    if not _parallel_allowed(nbytes):
+        par = None
     if row_step is not None:  # the band's tile rows: all but the last one row_step apart
         rows = boffs.size * -(-R // tr)
         used = (rows - 1) * row_step + step * word.itemsize
         step = row_step // word.itemsize
     if encode:
         def run(x, out):
-            if used == out.size:
-                _call_fast(kernel, par, nbytes, span(x), boffs, rs, cs, R, C, tr, tc,
-                           *extra, out.view(word), step)
-            else:
-                _call_fast(kernel, par, nbytes, span(x), boffs, rs, cs, R, C, tr, tc,
-                           *extra, out[:used].view(word), step)
+            whole = used == out.size
+            _call_fast(kernel, par, nbytes, span(x), *args,
+                       (out if whole else out[:used]).view(word), step)
+            if not whole:
                 out[used:] = 0
     else:
         def run(buf, out):
-            _call_fast(kernel, par, nbytes, buf[:used].view(word), boffs, rs, cs, R, C, tr,
-                       tc, *extra, span(out), step)
+            _call_fast(kernel, par, nbytes, buf[:used].view(word), *args, span(out), step)
     return run
 
 
@@ -653,27 +653,6 @@ def _square_rows(a: int, tc: int, rs: int, cs: int, itemsize: int) -> int:
     if cs == 1 or rs != 1 or itemsize not in (4, 8) or tc % n or a not in (2, 4, 8):
         return 0
     return n // a
-
-
-def _tiny_plan(span, boffs, rs: int, R: int, C: int, tr: int, tc: int, used: int,
-               word: np.dtype, encode: bool):
-    """Plan for tiles of at most _PERM_RUN columns (`_kernels.tiny_tiles`); `span(x)` is the
-    array's memory as `word`s."""
-    kernels = _kernels.tiny_tiles(tr, tc)
-    kernel, par = kernels[::2] if encode else kernels[1::2]
-    nbytes = R * C * boffs.size * word.itemsize
-    par = par if _parallel_allowed(nbytes) else None
-    step = -(-C // tc) * tr * tc
-    if encode:
-        def run(x, out):
-            _call_fast(kernel, par, nbytes, span(x), boffs, rs, R, C, out[:used].view(word),
-                       step)
-            out[used:] = 0
-    else:
-        def run(buf, out):
-            _call_fast(kernel, par, nbytes, buf[:used].view(word), boffs, rs, R, C, span(out),
-                       step)
-    return run
 
 
 def _side_for_array(a: np.ndarray) -> _Side:

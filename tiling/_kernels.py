@@ -231,8 +231,9 @@ _zip8, _unzip8 = _group_shuffle(8)
 # _SQUARES blocks before the next n columns (the square kernels below). Element by element,
 # each column's line was fetched once per tile row and evicted in between (a column's lines all
 # share one L1 set when cs is a multiple of 4 KiB). f32[64,64,64]{0,2,1:T(4,8)(2,1)} (pairs as
-# 64-bit words), 2 threads, asv: encode 0.13x -> 0.7x np.copyto, decode 0.12x -> 0.45x; one
-# block at a time instead of _SQUARES, 0.35x / 0.43x. A block costs 9 ns with its lines in
+# 64-bit words), 2 threads, asv: encode 0.13x -> 0.7x np.copyto, decode 0.12x -> 0.45x (one
+# block at a time instead of _SQUARES: 0.35x / 0.43x), then about 0.85x / 0.75x once the blocks
+# start on cache lines (`_square_sweep`). A block costs 9 ns with its lines in
 # L1 and 19 ns streaming from L2 (serial, measured in a loop); the strided stores of decode
 # cost more than encode's strided loads.
 
