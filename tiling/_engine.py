@@ -18,6 +18,7 @@ plain byte copy of the C-order array, which it then does without the engine.
 from __future__ import annotations
 
 import fcntl
+import glob
 import math
 import os
 import tempfile
@@ -409,6 +410,22 @@ def _first_call(kernel, args) -> None:
 # The thread count is numba's (`NUMBA_NUM_THREADS`, `numba.set_num_threads`); with
 # NUMBA_NUM_THREADS=1 every call stays serial.
 
+def _last_level_cache_bytes() -> int:
+    """The largest CPU cache (Linux sysfs), else 32 MiB."""
+    sizes = []
+    for path in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*/size"):
+        try:
+            text = open(path).read().strip().upper()
+            sizes.append(int(text.rstrip("KMG")) << {"K": 10, "M": 20, "G": 30}.get(text[-1], 0))
+        except (OSError, ValueError, IndexError):
+            pass
+    return max(sizes, default=32 << 20)
+
+
+STREAM_BYTES = _last_level_cache_bytes()
+"""Encodes whose source and buffer together take at least this many bytes write the buffer
+with streaming stores where their kernel has them (see `_kernels._store_block`)."""
+
 PARALLEL_BYTES = 1 << 20
 WORKQUEUE_PARALLEL_BYTES = 8 << 20
 _parallel_bytes = PARALLEL_BYTES  # WORKQUEUE_PARALLEL_BYTES once numba's layer is known to be it
@@ -627,6 +644,8 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
         args = (boffs, rs, cs, R, C, tr, tc, tiles[1][0], nbits)
         step = -(-C // tc) * (tr // tiles[1][0]) * tc
     nbytes = a.nbytes
+    # the packed encoders' last argument: streaming stores (`_kernels._store_block`) or not
+    last = (int(nbytes + used >= STREAM_BYTES),) if kind == "packed" and encode else ()
     if not _parallel_allowed(nbytes):
         par = None
     if row_step is not None:  # the band's tile rows: all but the last one row_step apart
@@ -637,7 +656,7 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
         def run(x, out):
             whole = used == out.size
             _call_fast(kernel, par, nbytes, span(x), *args,
-                       (out if whole else out[:used]).view(word), step)
+                       (out if whole else out[:used]).view(word), step, *last)
             if not whole:
                 out[used:] = 0
     else:
