@@ -423,8 +423,8 @@ def _last_level_cache_bytes() -> int:
 
 
 STREAM_BYTES = _last_level_cache_bytes()
-"""Encodes whose source and buffer together take at least this many bytes write the buffer
-with streaming stores where their kernel has them (see `_kernels._store_block`)."""
+"""Encodes and decodes whose array and buffer together take at least this many bytes write
+their output with streaming stores where their kernel has them (see `_kernels._store_block`)."""
 
 PARALLEL_BYTES = 1 << 20
 WORKQUEUE_PARALLEL_BYTES = 8 << 20
@@ -644,8 +644,8 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
         args = (boffs, rs, cs, R, C, tr, tc, tiles[1][0], nbits)
         step = -(-C // tc) * (tr // tiles[1][0]) * tc
     nbytes = a.nbytes
-    # the packed encoders' last argument: streaming stores (`_kernels._store_block`) or not
-    last = (int(nbytes + used >= STREAM_BYTES),) if kind == "packed" and encode else ()
+    # the packed kernels' last argument: streaming stores (`_kernels._store_block`) or not
+    last = (int(nbytes + used >= STREAM_BYTES),) if kind == "packed" else ()
     if not _parallel_allowed(nbytes):
         par = None
     if row_step is not None:  # the band's tile rows: all but the last one row_step apart
@@ -661,7 +661,8 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
                 out[used:] = 0
     else:
         def run(buf, out):
-            _call_fast(kernel, par, nbytes, buf[:used].view(word), *args, span(out), step)
+            _call_fast(kernel, par, nbytes, buf[:used].view(word), *args, span(out), step,
+                       *last)
     return run
 
 

@@ -188,13 +188,15 @@ def _permute(builder, v, inside, across, piece, inverse=False):
 _STREAM_SHIFTS = (0, 16, 32, 48)  # bytes past a line where a block can start (else plain stores)
 
 
-def _store_block(context, builder, v, tys, args):
-    """Stores the 256-byte vector v at `out[o]` for (out, o, carry, mode) `args`: mode 0 a plain
-    store; else as one block of a run of consecutive blocks written with streaming stores,
-    mode 1 the run's first block. After a run, `_stream_end`."""
-    out, o, carry, mode = args
-    at = _pointer(context, builder, tys[0], out, o, 256)
-    carried = _pointer(context, builder, tys[2], carry, ir.Constant(o.type, 0), 64)
+def _store_block(context, builder, v, out_type, out, o, carry_type, carry, slot, mode):
+    """Stores the vector v (a whole number of 64-byte lines) at out[o]: with mode 0 a plain
+    store; else as one block of a run of consecutive blocks written with streaming stores, the
+    last block's last line carried at carry[64 * slot:], mode 1 the run's first block. After a
+    run, `_stream_end`."""
+    size = v.type.count
+    at = _pointer(context, builder, out_type, out, o, size)
+    carried = _pointer(context, builder, carry_type, carry,
+                       builder.mul(slot, ir.Constant(slot.type, 64)), 64)
     with builder.if_else(builder.icmp_unsigned("==", mode, ir.Constant(mode.type, 0))) as (
             plain, streamed):
         with plain:
@@ -204,7 +206,7 @@ def _store_block(context, builder, v, tys, args):
             at = builder.bitcast(at, _I8.as_pointer())
             delta = builder.and_(builder.ptrtoint(at, ir.IntType(64)), ir.IntType(64)(63))
             line = builder.gep(at, [builder.neg(delta)])
-            vs = _slices(builder, v, 4)
+            vs = _slices(builder, v, size // 64)
             done = builder.append_basic_block("stored")
             other = builder.append_basic_block("unaligned")
             switch = builder.switch(delta, other)
@@ -214,14 +216,14 @@ def _store_block(context, builder, v, tys, args):
                 builder.position_at_end(case)
                 if d:
                     chain = [builder.load(carried, align=1)] + vs
-                    lines = [builder.shuffle_vector(
-                        chain[k], chain[k + 1],
-                        ir.Constant(ir.VectorType(ir.IntType(32), 64), list(range(64 - d, 128 - d))))
-                        for k in range(4)]
-                    builder.store(vs[3], carried, align=1)
+                    picks = ir.Constant(ir.VectorType(ir.IntType(32), 64),
+                                        list(range(64 - d, 128 - d)))
+                    lines = [builder.shuffle_vector(chain[k], chain[k + 1], picks)
+                             for k in range(len(vs))]
+                    builder.store(vs[-1], carried, align=1)
                 else:
                     lines = vs
-                for k in range(1, 4):
+                for k in range(1, len(lines)):
                     _stream_line(builder, lines[k], builder.gep(line, [ir.IntType(64)(64 * k)]))
                 with builder.if_else(first) as (head, inner):
                     with head:  # the run starts at `at`: only its own bytes of the first line
@@ -242,16 +244,16 @@ def _stream_line(builder, v, line):
 
 
 @intrinsic
-def _stream_end(typingctx, out, o, carry):
+def _stream_end(typingctx, out, o, carry, slot):
     """Ends a run of streamed blocks (`_store_block`) that stops before out[o]: stores the bytes
-    past its last whole line (from `carry`) and fences, so that the streamed lines are in memory
-    before whoever waits for this thread reads them."""
+    past its last whole line (from carry slot `slot`) and fences, so that the streamed lines are
+    in memory before whoever waits for this thread reads them."""
     def codegen(context, builder, sig, args):
         at = builder.bitcast(_pointer(context, builder, sig.args[0], args[0], args[1], 1),
                              _I8.as_pointer())
         delta = builder.and_(builder.ptrtoint(at, ir.IntType(64)), ir.IntType(64)(63))
-        last = builder.load(_pointer(context, builder, sig.args[2], args[2],
-                                     ir.Constant(args[1].type, 0), 64), align=1)
+        slot = builder.mul(args[3], ir.Constant(args[3].type, 64))
+        last = builder.load(_pointer(context, builder, sig.args[2], args[2], slot, 64), align=1)
         done = builder.append_basic_block("ended")
         switch = builder.switch(delta, done)
         for d in _STREAM_SHIFTS[1:]:
@@ -265,13 +267,14 @@ def _stream_end(typingctx, out, o, carry):
         builder.position_at_end(done)
         builder.fence("seq_cst")
         return context.get_dummy_value()
-    return types.void(out, o, carry), codegen
+    return types.void(out, o, carry, slot), codegen
 
 
 def _group_shuffle(p):
     """(intrinsics) `zip(src, s, rs, out, o, carry, mode)` packs 64 columns of rows
-    src[s + k*rs], k < p, into the words out[o:o+64] (stored as `_store_block` says);
-    `unzip(buf, o, dst, s, rs)` is its inverse. 32 // p bits per
+    src[s + k*rs], k < p, into the words out[o:o+64] (stored as `_store_block` says, carry
+    slot 0); `unzip(buf, o, dst, s, rs, carry, slot, mode)` is its inverse, row k through carry
+    slot `slot + k`. 32 // p bits per
     element; with 4 bits, word byte h holds rows 2h (low nibble) and 2h + 1, and they move as
     the 8-bit rows h of two word vectors; zip ignores the source bytes' high nibbles and unzip
     writes them zero (the kernels' contract, as for the scalar masks)."""
@@ -290,12 +293,13 @@ def _group_shuffle(p):
                 rows = [builder.or_(builder.and_(rows[2 * h], low),
                                     builder.shl(rows[2 * h + 1], four)) for h in range(4)]
             v = _permute(builder, _concat(builder, rows), inside, across, piece, inverse=True)
-            _store_block(context, builder, v, sig.args[3:], args[3:])
+            _store_block(context, builder, v, sig.args[3], args[3], args[4], sig.args[5],
+                         args[5], ir.IntType(64)(0), args[6])
             return context.get_dummy_value()
         return types.void(src, s, rs, out, o, carry, mode), codegen
 
     @intrinsic
-    def unzip(typingctx, buf, o, dst, s, rs):
+    def unzip(typingctx, buf, o, dst, s, rs, carry, slot, mode):
         def codegen(context, builder, sig, args):
             v = builder.load(_pointer(context, builder, sig.args[0], args[0], args[1], 256),
                              align=1)
@@ -307,10 +311,11 @@ def _group_shuffle(p):
                 rows = [halves[k % 2][k // 2] for k in range(8)]
             else:
                 rows = _slices(builder, _permute(builder, v, inside, across, piece), p)
-            for r, i in zip(rows, _strided(builder, args[3], args[4], p)):
-                builder.store(r, _pointer(context, builder, sig.args[2], args[2], i, row), align=1)
+            for k, (r, i) in enumerate(zip(rows, _strided(builder, args[3], args[4], p))):
+                _store_block(context, builder, r, sig.args[2], args[2], i, sig.args[5], args[5],
+                             builder.add(args[6], ir.Constant(args[6].type, k)), args[7])
             return context.get_dummy_value()
-        return types.void(buf, o, dst, s, rs), codegen
+        return types.void(buf, o, dst, s, rs, carry, slot, mode), codegen
 
     return zip_, unzip
 
@@ -586,10 +591,10 @@ _PRED_COLUMNS = 4096  # columns per `_pack_pred` sweep: its scratch is 4 bytes p
 
 
 @numba.njit(inline="always", nogil=True, error_model="numpy")
-def _scratch(p):
+def _scratch(p, a):
     """The 1-bit packers' byte scratch (`_pack_pred`, `_unpack_pred_128`); for the others the
-    last block of a run of streaming stores (`_store_block`)."""
-    return np.empty(4 * _PRED_COLUMNS if p == 32 else 64, np.uint8)
+    carry slots of streaming stores (`_store_block`), one per row of a tile (decoding)."""
+    return np.empty(4 * _PRED_COLUMNS if p == 32 else 64 * a, np.uint8)
 
 
 @_helper
@@ -618,7 +623,7 @@ def _pack_tiles(src, s, rs, p, ng, nt, tc, ts, out, o, tmp, stream):
                     _zip8(src, sg + c, rs, out, og + c, tmp, mode)
                 mode = 2 if stream else 0
         if stream and nt > 0:
-            _stream_end(out, o + nt * ng * tc, tmp)
+            _stream_end(out, o + nt * ng * tc, tmp, 0)
         return None
     if p == 2:  # 16-bit
         for t in range(nt * ng):
@@ -726,7 +731,7 @@ def _encode_packed_row(src, sb, i, n, rs, cs, R, C, a, tc, p, bits, out, o, step
 def encode_packed(src, boffs, rs, cs, R, C, a, tc, p, bits, out, step, stream):
     nr = (R + a - 1) // a
     nb = _run_rows(C, tc, cs, step, a // p * tc)
-    tmp = _scratch(p)
+    tmp = _scratch(p, a)
     for t in range(boffs.size * -(-nr // nb)):
         sb, i, n, o = _rows_block(boffs, t, nb, nr, step)
         _encode_packed_row(src, sb, i, n, rs, cs, R, C, a, tc, p, bits, out, o, step, tmp,
@@ -735,22 +740,29 @@ def encode_packed(src, boffs, rs, cs, R, C, a, tc, p, bits, out, step, stream):
 
 
 @_helper
-def _unpack_tiles(buf, o, ng, nt, tc, ts, p, dst, s, rs, tmp):
-    """Inverse of `_pack_tiles`."""
+def _unpack_tiles(buf, o, ng, nt, tc, ts, p, dst, s, rs, tmp, stream):
+    """Inverse of `_pack_tiles`; `stream` (tiles side by side only, ts == tc): each of the tile
+    rows' rows goes out as one run of streaming stores."""
     if p == 32 and tc == 128:  # 1-bit
         for t in range(nt * ng):
             _unpack_pred_128(buf, o + t * tc, dst, _unit_start(t, ng, s, ts, p, rs), rs, tmp)
         return None
     if tc % _COLUMNS == 0 and p in (2, 4, 8):
+        stream = stream and ts == tc
         for t in range(nt * ng):
             sg, og = _unit_start(t, ng, s, ts, p, rs), o + t * tc
+            slot = (t % ng) * p
             for c in range(0, tc, _COLUMNS):
+                mode = (1 if t < ng and c == 0 else 2) if stream else 0
                 if p == 2:
-                    _unzip2(buf, og + c, dst, sg + c, rs)
+                    _unzip2(buf, og + c, dst, sg + c, rs, tmp, slot, mode)
                 elif p == 4:
-                    _unzip4(buf, og + c, dst, sg + c, rs)
+                    _unzip4(buf, og + c, dst, sg + c, rs, tmp, slot, mode)
                 else:
-                    _unzip8(buf, og + c, dst, sg + c, rs)
+                    _unzip8(buf, og + c, dst, sg + c, rs, tmp, slot, mode)
+        if stream and nt > 0:
+            for r in range(ng * p):
+                _stream_end(dst, s + r * rs + nt * tc, tmp, r)
         return None
     if p == 2:  # 16-bit
         for t in range(nt * ng):
@@ -822,16 +834,16 @@ def _unpack_pred_128(buf, o, dst, s, rs, tmp):
 
 
 @_helper
-def _decode_packed_row(buf, sb, i, n, rs, cs, R, C, a, tc, p, bits, dst, o, step, tmp):
+def _decode_packed_row(buf, sb, i, n, rs, cs, R, C, a, tc, p, bits, dst, o, step, tmp, stream):
     """Inverse of `_encode_packed_row`."""
     ng = a // p
     if n > 1 and (i + n) * a <= R:
-        _unpack_tiles(buf, o, ng, n, tc, a * rs, p, dst, sb + i * a * rs, rs, tmp)
+        _unpack_tiles(buf, o, ng, n, tc, a * rs, p, dst, sb + i * a * rs, rs, tmp, stream)
         return None
     nc = (C + tc - 1) // tc
     for i in range(i, i + n):
         full = C // tc if cs == 1 and (i + 1) * a <= R else 0
-        _unpack_tiles(buf, o, ng, full, tc, tc, p, dst, sb + i * a * rs, rs, tmp)
+        _unpack_tiles(buf, o, ng, full, tc, tc, p, dst, sb + i * a * rs, rs, tmp, stream)
         o += full * ng * tc
         rows = max(0, min(a, R - i * a))
         for j in range(full, nc):
@@ -844,13 +856,14 @@ def _decode_packed_row(buf, sb, i, n, rs, cs, R, C, a, tc, p, bits, dst, o, step
 
 
 @_kernel
-def decode_packed(buf, boffs, rs, cs, R, C, a, tc, p, bits, dst, step):
+def decode_packed(buf, boffs, rs, cs, R, C, a, tc, p, bits, dst, step, stream):
     nr = (R + a - 1) // a
     nb = _run_rows(C, tc, cs, step, a // p * tc)
-    tmp = _scratch(p)
+    tmp = _scratch(p, a)
     for t in range(boffs.size * -(-nr // nb)):
         sb, i, n, o = _rows_block(boffs, t, nb, nr, step)
-        _decode_packed_row(buf, sb, i, n, rs, cs, R, C, a, tc, p, bits, dst, o, step, tmp)
+        _decode_packed_row(buf, sb, i, n, rs, cs, R, C, a, tc, p, bits, dst, o, step, tmp,
+                           stream)
     return None
 
 
@@ -1096,20 +1109,21 @@ def encode_packed_par(src, boffs, rs, cs, R, C, a, tc, p, bits, out, step, strea
     nb = _run_rows(C, tc, cs, step, a // p * tc)
     for t in numba.prange(boffs.size * -(-nr // nb)):
         sb, i, n, o = _rows_block(boffs, t, nb, nr, step)
-        tmp = _scratch(p)  # per call: each thread needs its own
+        tmp = _scratch(p, a)  # per call: each thread needs its own
         _encode_packed_row(src, sb, i, n, rs, cs, R, C, a, tc, p, bits, out, o, step, tmp,
                            stream)
     return None
 
 
 @_parallel_kernel
-def decode_packed_par(buf, boffs, rs, cs, R, C, a, tc, p, bits, dst, step):
+def decode_packed_par(buf, boffs, rs, cs, R, C, a, tc, p, bits, dst, step, stream):
     nr = (R + a - 1) // a
     nb = _run_rows(C, tc, cs, step, a // p * tc)
     for t in numba.prange(boffs.size * -(-nr // nb)):
         sb, i, n, o = _rows_block(boffs, t, nb, nr, step)
-        tmp = _scratch(p)
-        _decode_packed_row(buf, sb, i, n, rs, cs, R, C, a, tc, p, bits, dst, o, step, tmp)
+        tmp = _scratch(p, a)
+        _decode_packed_row(buf, sb, i, n, rs, cs, R, C, a, tc, p, bits, dst, o, step, tmp,
+                           stream)
     return None
 
 

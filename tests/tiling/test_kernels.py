@@ -433,27 +433,33 @@ def test_square_kernels_align_blocks_to_cache_lines(text, monkeypatch):
     "bf16[2,44,300]{2,1,0:T(8,128)(2,1)}",         # edge tiles and rows after each run
     "s4[24,128]{1,0:T(8,128)(8,1)E(4)}",           # runs of one-tile rows
 ])
-def test_streaming_stores_write_exactly_the_buffer(text, monkeypatch):
-    # Streaming stores write whole 64-byte lines: at every distance of `out` from a line, the
-    # buffer must equal the reference and the bytes around it must stay as they were.
+def test_streaming_stores_write_exactly_the_output(text, monkeypatch):
+    # Streaming stores write whole 64-byte lines: at every distance of the output from a line,
+    # it must equal the reference and the bytes around it must stay as they were.
     shape = Shape.parse(text)
     et = ELEMENT_TYPES[shape.element_type]
-    x = random_array(np.random.default_rng(17), shape)
+    x = random_array(np.random.default_rng(17), shape).view(et.container)
     expected = _reference_bytes(x, shape)
     monkeypatch.setattr(_engine, "STREAM_BYTES", 0)
     kernels_called(monkeypatch)
     streamed = []
     real = _engine._call
     monkeypatch.setattr(_engine, "_call", lambda k, *a: streamed.append(a[-1]) or real(k, *a))
-    raw = np.empty(expected.size + 192, np.uint8)
-    for offset in range(0, 64, 4):
-        start = -raw.ctypes.data % 64 + 64 + offset
-        raw[...] = 0x5A
-        _engine.encode_into(x.view(et.container), shape.layout, et,
-                            raw[start:start + expected.size])
-        assert np.array_equal(raw[start:start + expected.size], expected), offset
-        assert not np.any(np.delete(raw, np.s_[start:start + expected.size]) != 0x5A), offset
-    assert streamed == [1] * 16
+    for name, nbytes in (("encode", expected.size), ("decode", x.nbytes)):
+        raw = np.empty(nbytes + 192, np.uint8)
+        for offset in range(0, 64, et.container.itemsize):
+            start = -raw.ctypes.data % 64 + 64 + offset
+            raw[...] = 0x5A
+            out = raw[start:start + nbytes]
+            if name == "encode":
+                _engine.encode_into(x, shape.layout, et, out)
+                assert np.array_equal(out, expected), offset
+            else:
+                _engine.decode_into(expected, shape.layout, et,
+                                    out.view(x.dtype).reshape(x.shape))
+                assert np.array_equal(out, x.reshape(-1).view(np.uint8)), offset
+            assert not np.any(np.delete(raw, np.s_[start:start + nbytes]) != 0x5A), offset
+    assert streamed == [1] * len(streamed) and len(streamed) > 16
 
 
 # The shuffle intrinsics load and store whole vectors that numba's boundscheck does not see:
