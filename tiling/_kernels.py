@@ -189,53 +189,47 @@ _STREAM_SHIFTS = (0, 16, 32, 48)  # bytes past a line where a block can start (e
 
 
 def _store_block(context, builder, v, out_type, out, o, carry_type, carry, slot, mode):
-    """Stores the vector v (a whole number of 64-byte lines) at out[o]: with mode 0 a plain
-    store; else as one block of a run of consecutive blocks written with streaming stores, the
-    last block's last line carried at carry[64 * slot:], mode 1 the run's first block. After a
-    run, `_stream_end`."""
+    """Stores the vector v (a whole number of 64-byte lines) at out[o] as one block of a run of
+    consecutive blocks written with streaming stores, the last block's last line carried at
+    carry[64 * slot:]; mode 1 for the run's first block, else 2. After a run, `_stream_end`."""
     size = v.type.count
     at = _pointer(context, builder, out_type, out, o, size)
     carried = _pointer(context, builder, carry_type, carry,
                        builder.mul(slot, ir.Constant(slot.type, 64)), 64)
-    with builder.if_else(builder.icmp_unsigned("==", mode, ir.Constant(mode.type, 0))) as (
-            plain, streamed):
-        with plain:
-            builder.store(v, at, align=1)
-        with streamed:
-            first = builder.icmp_unsigned("==", mode, ir.Constant(mode.type, 1))
-            at = builder.bitcast(at, _I8.as_pointer())
-            delta = builder.and_(builder.ptrtoint(at, ir.IntType(64)), ir.IntType(64)(63))
-            line = builder.gep(at, [builder.neg(delta)])
-            vs = _slices(builder, v, size // 64)
-            done = builder.append_basic_block("stored")
-            other = builder.append_basic_block("unaligned")
-            switch = builder.switch(delta, other)
-            for d in _STREAM_SHIFTS:
-                case = builder.append_basic_block(f"shift{d}")
-                switch.add_case(ir.IntType(64)(d), case)
-                builder.position_at_end(case)
-                if d:
-                    chain = [builder.load(carried, align=1)] + vs
-                    picks = ir.Constant(ir.VectorType(ir.IntType(32), 64),
-                                        list(range(64 - d, 128 - d)))
-                    lines = [builder.shuffle_vector(chain[k], chain[k + 1], picks)
-                             for k in range(len(vs))]
-                    builder.store(vs[-1], carried, align=1)
-                else:
-                    lines = vs
-                for k in range(1, len(lines)):
-                    _stream_line(builder, lines[k], builder.gep(line, [ir.IntType(64)(64 * k)]))
-                with builder.if_else(first) as (head, inner):
-                    with head:  # the run starts at `at`: only its own bytes of the first line
-                        part = _shuffle(builder, vs[0], list(range(64 - d)))
-                        builder.store(part, builder.bitcast(at, part.type.as_pointer()), align=1)
-                    with inner:
-                        _stream_line(builder, lines[0], line)
-                builder.branch(done)
-            builder.position_at_end(other)
-            builder.store(v, builder.bitcast(at, v.type.as_pointer()), align=1)
-            builder.branch(done)
-            builder.position_at_end(done)
+    first = builder.icmp_unsigned("==", mode, ir.Constant(mode.type, 1))
+    at = builder.bitcast(at, _I8.as_pointer())
+    delta = builder.and_(builder.ptrtoint(at, ir.IntType(64)), ir.IntType(64)(63))
+    line = builder.gep(at, [builder.neg(delta)])
+    vs = _slices(builder, v, size // 64)
+    done = builder.append_basic_block("stored")
+    other = builder.append_basic_block("unaligned")
+    switch = builder.switch(delta, other)
+    for d in _STREAM_SHIFTS:
+        case = builder.append_basic_block(f"shift{d}")
+        switch.add_case(ir.IntType(64)(d), case)
+        builder.position_at_end(case)
+        if d:
+            chain = [builder.load(carried, align=1)] + vs
+            picks = ir.Constant(ir.VectorType(ir.IntType(32), 64),
+                                list(range(64 - d, 128 - d)))
+            lines = [builder.shuffle_vector(chain[k], chain[k + 1], picks)
+                     for k in range(len(vs))]
+            builder.store(vs[-1], carried, align=1)
+        else:
+            lines = vs
+        for k in range(1, len(lines)):
+            _stream_line(builder, lines[k], builder.gep(line, [ir.IntType(64)(64 * k)]))
+        with builder.if_else(first) as (head, inner):
+            with head:  # the run starts at `at`: only its own bytes of the first line
+                part = _shuffle(builder, vs[0], list(range(64 - d)))
+                builder.store(part, builder.bitcast(at, part.type.as_pointer()), align=1)
+            with inner:
+                _stream_line(builder, lines[0], line)
+        builder.branch(done)
+    builder.position_at_end(other)
+    builder.store(v, builder.bitcast(at, v.type.as_pointer()), align=1)
+    builder.branch(done)
+    builder.position_at_end(done)
 
 
 def _stream_line(builder, v, line):
@@ -271,58 +265,79 @@ def _stream_end(typingctx, out, o, carry, slot):
 
 
 def _group_shuffle(p):
-    """(intrinsics) `zip(src, s, rs, out, o, carry, mode)` packs 64 columns of rows
-    src[s + k*rs], k < p, into the words out[o:o+64] (stored as `_store_block` says, carry
-    slot 0); `unzip(buf, o, dst, s, rs, carry, slot, mode)` is its inverse, row k through carry
-    slot `slot + k`. 32 // p bits per
-    element; with 4 bits, word byte h holds rows 2h (low nibble) and 2h + 1, and they move as
-    the 8-bit rows h of two word vectors; zip ignores the source bytes' high nibbles and unzip
-    writes them zero (the kernels' contract, as for the scalar masks)."""
+    """(intrinsics) `zip(src, s, rs, out, o)` packs 64 columns of rows src[s + k*rs], k < p,
+    into the words out[o:o+64]; `unzip(buf, o, dst, s, rs)` is its inverse. Their streaming
+    twins take `carry, mode` (zip) or `carry, slot, mode` (unzip: row k through carry slot
+    `slot + k`) and store with `_store_block`. 32 // p bits per element; with 4 bits, word
+    byte h holds rows 2h (low nibble) and 2h + 1, and they move as the 8-bit rows h of two word
+    vectors; zip ignores the source bytes' high nibbles and unzip writes them zero (the kernels'
+    contract, as for the scalar masks)."""
     m = max(4 // p, 1)
     inside, across, piece = _group_picks(m)
     row = _COLUMNS * m  # bytes
 
+    def packed(context, builder, sig, args):
+        rows = [builder.load(_pointer(context, builder, sig.args[0], args[0], i, row), align=1)
+                for i in _strided(builder, args[1], args[2], p)]
+        if p == 8:  # row 2h's low nibbles | row 2h + 1's in the high ones
+            low = ir.Constant(_bytes(row), [15] * row)
+            four = ir.Constant(_bytes(row), [4] * row)
+            rows = [builder.or_(builder.and_(rows[2 * h], low),
+                                builder.shl(rows[2 * h + 1], four)) for h in range(4)]
+        return _permute(builder, _concat(builder, rows), inside, across, piece, inverse=True)
+
+    def unpacked(context, builder, sig, args):
+        v = builder.load(_pointer(context, builder, sig.args[0], args[0], args[1], 256), align=1)
+        if p == 8:  # rows 2h, 2h + 1: the low and high nibbles of rows h
+            nibbles = [builder.and_(v, ir.Constant(v.type, [15] * 256)),
+                       builder.lshr(v, ir.Constant(v.type, [4] * 256))]
+            halves = [_slices(builder, _permute(builder, x, inside, across, piece), 4)
+                      for x in nibbles]
+            rows = [halves[k % 2][k // 2] for k in range(8)]
+        else:
+            rows = _slices(builder, _permute(builder, v, inside, across, piece), p)
+        return zip(rows, _strided(builder, args[3], args[4], p))
+
     @intrinsic
-    def zip_(typingctx, src, s, rs, out, o, carry, mode):
+    def zip_(typingctx, src, s, rs, out, o):
         def codegen(context, builder, sig, args):
-            rows = [builder.load(_pointer(context, builder, sig.args[0], args[0], i, row),
-                                 align=1) for i in _strided(builder, args[1], args[2], p)]
-            if p == 8:  # row 2h's low nibbles | row 2h + 1's in the high ones
-                low = ir.Constant(_bytes(row), [15] * row)
-                four = ir.Constant(_bytes(row), [4] * row)
-                rows = [builder.or_(builder.and_(rows[2 * h], low),
-                                    builder.shl(rows[2 * h + 1], four)) for h in range(4)]
-            v = _permute(builder, _concat(builder, rows), inside, across, piece, inverse=True)
-            _store_block(context, builder, v, sig.args[3], args[3], args[4], sig.args[5],
-                         args[5], ir.IntType(64)(0), args[6])
+            builder.store(packed(context, builder, sig, args),
+                          _pointer(context, builder, sig.args[3], args[3], args[4], 256), align=1)
+            return context.get_dummy_value()
+        return types.void(src, s, rs, out, o), codegen
+
+    @intrinsic
+    def zip_stream(typingctx, src, s, rs, out, o, carry, mode):
+        def codegen(context, builder, sig, args):
+            _store_block(context, builder, packed(context, builder, sig, args), sig.args[3],
+                         args[3], args[4], sig.args[5], args[5], ir.IntType(64)(0), args[6])
             return context.get_dummy_value()
         return types.void(src, s, rs, out, o, carry, mode), codegen
 
     @intrinsic
-    def unzip(typingctx, buf, o, dst, s, rs, carry, slot, mode):
+    def unzip(typingctx, buf, o, dst, s, rs):
         def codegen(context, builder, sig, args):
-            v = builder.load(_pointer(context, builder, sig.args[0], args[0], args[1], 256),
-                             align=1)
-            if p == 8:  # rows 2h, 2h + 1: the low and high nibbles of rows h
-                nibbles = [builder.and_(v, ir.Constant(v.type, [15] * 256)),
-                           builder.lshr(v, ir.Constant(v.type, [4] * 256))]
-                halves = [_slices(builder, _permute(builder, x, inside, across, piece), 4)
-                          for x in nibbles]
-                rows = [halves[k % 2][k // 2] for k in range(8)]
-            else:
-                rows = _slices(builder, _permute(builder, v, inside, across, piece), p)
-            for k, (r, i) in enumerate(zip(rows, _strided(builder, args[3], args[4], p))):
+            for r, i in unpacked(context, builder, sig, args):
+                builder.store(r, _pointer(context, builder, sig.args[2], args[2], i, row),
+                              align=1)
+            return context.get_dummy_value()
+        return types.void(buf, o, dst, s, rs), codegen
+
+    @intrinsic
+    def unzip_stream(typingctx, buf, o, dst, s, rs, carry, slot, mode):
+        def codegen(context, builder, sig, args):
+            for k, (r, i) in enumerate(unpacked(context, builder, sig, args)):
                 _store_block(context, builder, r, sig.args[2], args[2], i, sig.args[5], args[5],
                              builder.add(args[6], ir.Constant(args[6].type, k)), args[7])
             return context.get_dummy_value()
         return types.void(buf, o, dst, s, rs, carry, slot, mode), codegen
 
-    return zip_, unzip
+    return zip_, unzip, zip_stream, unzip_stream
 
 
-_zip2, _unzip2 = _group_shuffle(2)
-_zip4, _unzip4 = _group_shuffle(4)
-_zip8, _unzip8 = _group_shuffle(8)
+_zip2, _unzip2, _zip2_stream, _unzip2_stream = _group_shuffle(2)
+_zip4, _unzip4, _zip4_stream, _unzip4_stream = _group_shuffle(4)
+_zip8, _unzip8, _zip8_stream, _unzip8_stream = _group_shuffle(8)
 
 
 # Transposed sources (rows side by side in memory, columns `cs` apart) of 32- or 64-bit elements
@@ -610,20 +625,31 @@ def _pack_tiles(src, s, rs, p, ng, nt, tc, ts, out, o, tmp, stream):
             for t in range(nt):
                 _pack_pred(src, s + t * ts, rs, tc, out, o + t * tc, tmp)
         return None
-    if tc % _COLUMNS == 0 and p in (2, 4, 8):
-        mode = 1 if stream else 0
+    if tc % _COLUMNS == 0 and p in (2, 4, 8) and stream:  # (one loop each: sharing one,
+        mode = 1                                          # plain stores ran 1.2x slower)
         for t in range(nt * ng):
             sg, og = _unit_start(t, ng, s, ts, p, rs), o + t * tc
             for c in range(0, tc, _COLUMNS):
                 if p == 2:
-                    _zip2(src, sg + c, rs, out, og + c, tmp, mode)
+                    _zip2_stream(src, sg + c, rs, out, og + c, tmp, mode)
                 elif p == 4:
-                    _zip4(src, sg + c, rs, out, og + c, tmp, mode)
+                    _zip4_stream(src, sg + c, rs, out, og + c, tmp, mode)
                 else:
-                    _zip8(src, sg + c, rs, out, og + c, tmp, mode)
-                mode = 2 if stream else 0
-        if stream and nt > 0:
+                    _zip8_stream(src, sg + c, rs, out, og + c, tmp, mode)
+                mode = 2
+        if nt > 0:
             _stream_end(out, o + nt * ng * tc, tmp, 0)
+        return None
+    if tc % _COLUMNS == 0 and p in (2, 4, 8):
+        for t in range(nt * ng):
+            sg, og = _unit_start(t, ng, s, ts, p, rs), o + t * tc
+            for c in range(0, tc, _COLUMNS):
+                if p == 2:
+                    _zip2(src, sg + c, rs, out, og + c)
+                elif p == 4:
+                    _zip4(src, sg + c, rs, out, og + c)
+                else:
+                    _zip8(src, sg + c, rs, out, og + c)
         return None
     if p == 2:  # 16-bit
         for t in range(nt * ng):
@@ -747,22 +773,32 @@ def _unpack_tiles(buf, o, ng, nt, tc, ts, p, dst, s, rs, tmp, stream):
         for t in range(nt * ng):
             _unpack_pred_128(buf, o + t * tc, dst, _unit_start(t, ng, s, ts, p, rs), rs, tmp)
         return None
-    if tc % _COLUMNS == 0 and p in (2, 4, 8):
-        stream = stream and ts == tc
+    if tc % _COLUMNS == 0 and p in (2, 4, 8) and stream and ts == tc:
         for t in range(nt * ng):
             sg, og = _unit_start(t, ng, s, ts, p, rs), o + t * tc
             slot = (t % ng) * p
             for c in range(0, tc, _COLUMNS):
-                mode = (1 if t < ng and c == 0 else 2) if stream else 0
+                mode = 1 if t < ng and c == 0 else 2
                 if p == 2:
-                    _unzip2(buf, og + c, dst, sg + c, rs, tmp, slot, mode)
+                    _unzip2_stream(buf, og + c, dst, sg + c, rs, tmp, slot, mode)
                 elif p == 4:
-                    _unzip4(buf, og + c, dst, sg + c, rs, tmp, slot, mode)
+                    _unzip4_stream(buf, og + c, dst, sg + c, rs, tmp, slot, mode)
                 else:
-                    _unzip8(buf, og + c, dst, sg + c, rs, tmp, slot, mode)
-        if stream and nt > 0:
+                    _unzip8_stream(buf, og + c, dst, sg + c, rs, tmp, slot, mode)
+        if nt > 0:
             for r in range(ng * p):
                 _stream_end(dst, s + r * rs + nt * tc, tmp, r)
+        return None
+    if tc % _COLUMNS == 0 and p in (2, 4, 8):
+        for t in range(nt * ng):
+            sg, og = _unit_start(t, ng, s, ts, p, rs), o + t * tc
+            for c in range(0, tc, _COLUMNS):
+                if p == 2:
+                    _unzip2(buf, og + c, dst, sg + c, rs)
+                elif p == 4:
+                    _unzip4(buf, og + c, dst, sg + c, rs)
+                else:
+                    _unzip8(buf, og + c, dst, sg + c, rs)
         return None
     if p == 2:  # 16-bit
         for t in range(nt * ng):
