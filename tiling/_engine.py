@@ -415,7 +415,8 @@ def _last_level_cache_bytes() -> int:
     sizes = []
     for path in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*/size"):
         try:
-            text = open(path).read().strip().upper()
+            with open(path) as f:
+                text = f.read().strip().upper()
             sizes.append(int(text.rstrip("KMG")) << {"K": 10, "M": 20, "G": 30}.get(text[-1], 0))
         except (OSError, ValueError, IndexError):
             pass

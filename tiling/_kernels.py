@@ -173,32 +173,42 @@ def _permute(builder, v, inside, across, piece, inverse=False):
     return builder.bitcast(v, _bytes(256))
 
 
-# Streaming stores. Encoding an array larger than the last-level cache with plain stores reads
-# each output line in before writing it and leaves the output where the next source lines
-# should be; non-temporal stores write whole lines straight to memory. Measured on s8
-# 4096x4096 (16 MiB each way, 2 threads, blocks of 20 calls): 1.2-2.4x np.copyto against
+# Streaming stores. Encoding or decoding arrays larger than the last-level cache with plain
+# stores reads each output line in before writing it and leaves the output where the next input
+# lines should be; non-temporal stores write whole lines straight to memory. Measured on s8
+# 4096x4096 encode (16 MiB each way, 2 threads, blocks of 20 calls): 1.2-2.4x np.copyto against
 # 0.8-1.3x with plain stores; at 8 MiB each way they were 2x slower than plain stores, as the
 # arrays then stay in the cache between calls. They need 64-byte aligned addresses, and numpy
-# puts large arrays 16 bytes past a line: each 256-byte block is then written as the aligned
-# lines it covers, the line it shares with the previous block completed from that block's last
-# 64 bytes (`carry`). The partial lines at either end of a run of blocks get plain stores: a
-# plain store into a line still in flight as a streaming store stalled the whole run (30%
-# slower, measured).
+# puts large arrays 16 bytes past a line: each block (a word group's 256 bytes, or one row of
+# it when decoding) is then written as the aligned lines it covers, the line it shares with the
+# previous block of its run completed from that block's last 64 bytes (`carry`). The partial
+# lines at either end of a run get plain stores: a plain store into a line still in flight as a
+# streaming store stalled the whole run (30% slower, measured).
 
 _STREAM_SHIFTS = (0, 16, 32, 48)  # bytes past a line where a block can start (else plain stores)
 
 
-def _store_block(context, builder, v, out_type, out, o, carry_type, carry, slot, mode):
+def _carried(context, builder, carry_type, carry, slot):
+    """Carry slot `slot`: the 64 bytes at carry[64 * slot:]."""
+    return _pointer(context, builder, carry_type, carry,
+                    builder.mul(slot, ir.Constant(slot.type, 64)), 64)
+
+
+def _past_line(builder, at):
+    """How many bytes the i8 pointer `at` lies past a 64-byte line."""
+    return builder.and_(builder.ptrtoint(at, ir.IntType(64)), ir.IntType(64)(63))
+
+
+def _store_block(context, builder, v, out_type, out, o, carry_type, carry, slot, first):
     """Stores the vector v (a whole number of 64-byte lines) at out[o] as one block of a run of
-    consecutive blocks written with streaming stores, the last block's last line carried at
-    carry[64 * slot:]; mode 1 for the run's first block, else 2. After a run, `_stream_end`."""
+    consecutive blocks written with streaming stores, the last block's last line carried in
+    carry slot `slot`; `first` (nonzero) for the run's first block. After a run,
+    `_stream_end`."""
     size = v.type.count
-    at = _pointer(context, builder, out_type, out, o, size)
-    carried = _pointer(context, builder, carry_type, carry,
-                       builder.mul(slot, ir.Constant(slot.type, 64)), 64)
-    first = builder.icmp_unsigned("==", mode, ir.Constant(mode.type, 1))
-    at = builder.bitcast(at, _I8.as_pointer())
-    delta = builder.and_(builder.ptrtoint(at, ir.IntType(64)), ir.IntType(64)(63))
+    at = builder.bitcast(_pointer(context, builder, out_type, out, o, size), _I8.as_pointer())
+    carried = _carried(context, builder, carry_type, carry, slot)
+    first = builder.icmp_unsigned("!=", first, ir.Constant(first.type, 0))
+    delta = _past_line(builder, at)
     line = builder.gep(at, [builder.neg(delta)])
     vs = _slices(builder, v, size // 64)
     done = builder.append_basic_block("stored")
@@ -245,9 +255,8 @@ def _stream_end(typingctx, out, o, carry, slot):
     def codegen(context, builder, sig, args):
         at = builder.bitcast(_pointer(context, builder, sig.args[0], args[0], args[1], 1),
                              _I8.as_pointer())
-        delta = builder.and_(builder.ptrtoint(at, ir.IntType(64)), ir.IntType(64)(63))
-        slot = builder.mul(args[3], ir.Constant(args[3].type, 64))
-        last = builder.load(_pointer(context, builder, sig.args[2], args[2], slot, 64), align=1)
+        delta = _past_line(builder, at)
+        last = builder.load(_carried(context, builder, sig.args[2], args[2], args[3]), align=1)
         done = builder.append_basic_block("ended")
         switch = builder.switch(delta, done)
         for d in _STREAM_SHIFTS[1:]:
@@ -267,7 +276,7 @@ def _stream_end(typingctx, out, o, carry, slot):
 def _group_shuffle(p):
     """(intrinsics) `zip(src, s, rs, out, o)` packs 64 columns of rows src[s + k*rs], k < p,
     into the words out[o:o+64]; `unzip(buf, o, dst, s, rs)` is its inverse. Their streaming
-    twins take `carry, mode` (zip) or `carry, slot, mode` (unzip: row k through carry slot
+    twins take `carry, first` (zip) or `carry, slot, first` (unzip: row k through carry slot
     `slot + k`) and store with `_store_block`. 32 // p bits per element; with 4 bits, word
     byte h holds rows 2h (low nibble) and 2h + 1, and they move as the 8-bit rows h of two word
     vectors; zip ignores the source bytes' high nibbles and unzip writes them zero (the kernels'
@@ -307,12 +316,12 @@ def _group_shuffle(p):
         return types.void(src, s, rs, out, o), codegen
 
     @intrinsic
-    def zip_stream(typingctx, src, s, rs, out, o, carry, mode):
+    def zip_stream(typingctx, src, s, rs, out, o, carry, first):
         def codegen(context, builder, sig, args):
             _store_block(context, builder, packed(context, builder, sig, args), sig.args[3],
                          args[3], args[4], sig.args[5], args[5], ir.IntType(64)(0), args[6])
             return context.get_dummy_value()
-        return types.void(src, s, rs, out, o, carry, mode), codegen
+        return types.void(src, s, rs, out, o, carry, first), codegen
 
     @intrinsic
     def unzip(typingctx, buf, o, dst, s, rs):
@@ -324,13 +333,13 @@ def _group_shuffle(p):
         return types.void(buf, o, dst, s, rs), codegen
 
     @intrinsic
-    def unzip_stream(typingctx, buf, o, dst, s, rs, carry, slot, mode):
+    def unzip_stream(typingctx, buf, o, dst, s, rs, carry, slot, first):
         def codegen(context, builder, sig, args):
             for k, (r, i) in enumerate(unpacked(context, builder, sig, args)):
                 _store_block(context, builder, r, sig.args[2], args[2], i, sig.args[5], args[5],
                              builder.add(args[6], ir.Constant(args[6].type, k)), args[7])
             return context.get_dummy_value()
-        return types.void(buf, o, dst, s, rs, carry, slot, mode), codegen
+        return types.void(buf, o, dst, s, rs, carry, slot, first), codegen
 
     return zip_, unzip, zip_stream, unzip_stream
 
@@ -625,18 +634,20 @@ def _pack_tiles(src, s, rs, p, ng, nt, tc, ts, out, o, tmp, stream):
             for t in range(nt):
                 _pack_pred(src, s + t * ts, rs, tc, out, o + t * tc, tmp)
         return None
-    if tc % _COLUMNS == 0 and p in (2, 4, 8) and stream:  # (one loop each: sharing one,
-        mode = 1                                          # plain stores ran 1.2x slower)
+    # Streamed and plain word groups have a loop each: in one shared loop, the plain stores ran
+    # 1.2-1.5x slower in the cache (LLVM reloaded the shuffle constants for every block).
+    if tc % _COLUMNS == 0 and p in (2, 4, 8) and stream:
+        first = 1
         for t in range(nt * ng):
             sg, og = _unit_start(t, ng, s, ts, p, rs), o + t * tc
             for c in range(0, tc, _COLUMNS):
                 if p == 2:
-                    _zip2_stream(src, sg + c, rs, out, og + c, tmp, mode)
+                    _zip2_stream(src, sg + c, rs, out, og + c, tmp, first)
                 elif p == 4:
-                    _zip4_stream(src, sg + c, rs, out, og + c, tmp, mode)
+                    _zip4_stream(src, sg + c, rs, out, og + c, tmp, first)
                 else:
-                    _zip8_stream(src, sg + c, rs, out, og + c, tmp, mode)
-                mode = 2
+                    _zip8_stream(src, sg + c, rs, out, og + c, tmp, first)
+                first = 0
         if nt > 0:
             _stream_end(out, o + nt * ng * tc, tmp, 0)
         return None
@@ -768,7 +779,7 @@ def encode_packed(src, boffs, rs, cs, R, C, a, tc, p, bits, out, step, stream):
 @_helper
 def _unpack_tiles(buf, o, ng, nt, tc, ts, p, dst, s, rs, tmp, stream):
     """Inverse of `_pack_tiles`; `stream` (tiles side by side only, ts == tc): each of the tile
-    rows' rows goes out as one run of streaming stores."""
+    rows' rows goes out as one run of streaming stores (a loop of its own, as in `_pack_tiles`)."""
     if p == 32 and tc == 128:  # 1-bit
         for t in range(nt * ng):
             _unpack_pred_128(buf, o + t * tc, dst, _unit_start(t, ng, s, ts, p, rs), rs, tmp)
@@ -778,13 +789,13 @@ def _unpack_tiles(buf, o, ng, nt, tc, ts, p, dst, s, rs, tmp, stream):
             sg, og = _unit_start(t, ng, s, ts, p, rs), o + t * tc
             slot = (t % ng) * p
             for c in range(0, tc, _COLUMNS):
-                mode = 1 if t < ng and c == 0 else 2
+                first = 1 if t < ng and c == 0 else 0
                 if p == 2:
-                    _unzip2_stream(buf, og + c, dst, sg + c, rs, tmp, slot, mode)
+                    _unzip2_stream(buf, og + c, dst, sg + c, rs, tmp, slot, first)
                 elif p == 4:
-                    _unzip4_stream(buf, og + c, dst, sg + c, rs, tmp, slot, mode)
+                    _unzip4_stream(buf, og + c, dst, sg + c, rs, tmp, slot, first)
                 else:
-                    _unzip8_stream(buf, og + c, dst, sg + c, rs, tmp, slot, mode)
+                    _unzip8_stream(buf, og + c, dst, sg + c, rs, tmp, slot, first)
         if nt > 0:
             for r in range(ng * p):
                 _stream_end(dst, s + r * rs + nt * tc, tmp, r)
