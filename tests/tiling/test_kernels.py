@@ -429,6 +429,28 @@ def test_square_kernels_align_blocks_to_cache_lines(text, monkeypatch):
 
 
 @pytest.mark.parametrize("text", [
+    "f32[1030,300]{0,1:T(8,128)}",             # 3 sweeps of 30 tile rows: 8 parts, edge tiles
+    "f32[64,64,64]{0,2,1:T(4,8)(2,1)}",        # u64 pairs, one sweep: 8 parts of one group
+    "f32[2,3300,40]{1,2,0:T(2,128)}",          # 2 batches of 2 sweeps: 4 units, 8 parts
+])
+def test_parallel_square_decode_splits_columns(text, monkeypatch):
+    # With fewer sweeps than threads could share, decode_square_par cuts each sweep's column
+    # groups into parts (the last part also takes the edge tiles); at every distance of the
+    # output from a line, so that the head sweep's rows differ.
+    shape = Shape.parse(text)
+    et = ELEMENT_TYPES[shape.element_type]
+    x = random_array(np.random.default_rng(18), shape)
+    assert x.nbytes >= _engine.PARALLEL_BYTES
+    expected = _reference_bytes(x, shape)
+    names = kernels_called(monkeypatch)
+    for offset in range(0, 64, 4):
+        out = _placed(x, offset)
+        _engine.decode_into(expected, shape.layout, et, out.view(et.container))
+        assert np.array_equal(bits_of(out), bits_of(x)), offset
+    assert set(names) == {"decode_square_par"}
+
+
+@pytest.mark.parametrize("text", [
     "s8[64,1024]{1,0:T(8,128)(4,1)}",              # whole tiles: one run per tile row
     "bf16[2,44,300]{2,1,0:T(8,128)(2,1)}",         # edge tiles and rows after each run
     "s4[24,128]{1,0:T(8,128)(8,1)E(4)}",           # runs of one-tile rows
