@@ -962,6 +962,8 @@ def _encode_square_rows(src, sb, i, nb, cs, R, C, a, tc, k, out, o, step):
 
 @_helper
 def _decode_square_rows(buf, sb, i, nb, cs, R, C, a, tc, k, dst, o, step, part, parts):
+    """Tile rows i..i+nb-1 of one batch: part `part` of `parts` of the square blocks' column
+    groups, and with the last part the edge tiles."""
     m = min(nb, R // a - i) // k
     groups = C // tc * (tc // (k * a))
     if m:
