@@ -21,7 +21,8 @@ cache for that kernel and compiles in memory instead of failing the user's call.
 
 Threads: every kernel is serial and `nogil` (callers may run several encodes in their own
 threads); the fast-path kernels also have `_par` twins that split the tile rows over numba's
-threads, which `_engine` takes from 1 MiB up (8 MiB under numba's `workqueue` layer,
+threads (the transposed-array decoder, when its sweeps are too few to share, their columns),
+which `_engine` takes from 1 MiB up (8 MiB under numba's `workqueue` layer,
 whose launches cost tens of microseconds), only with the disk cache on (they compile 2.5x
 slower) and only from one Python thread at a time (see "Parallel drivers" below).
 
