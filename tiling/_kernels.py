@@ -377,11 +377,12 @@ _zip8, _unzip8, _zip8_stream, _unzip8_stream = _group_shuffle(8)
 # block at a time instead of _SQUARES: 0.35x / 0.43x), then about 0.85x / 0.75x once the blocks
 # start on cache lines (`_square_sweep`). A block costs 9 ns with its lines in
 # L1 and 19 ns streaming from L2 (serial, measured in a loop); the strided stores of decode
-# cost more than encode's strided loads. Sweeps cover up to 1 MiB of tile rows: each column
-# goes further down before the next (64^3 serial decode 40 -> 31 us, encode 33 -> 27 us,
-# aligned arrays). Decoding, the threads split sweeps that are too few to share into column
-# parts (`decode_square_par`): the 64^3 decode kernel 23 -> 18 us, public call 0.76x -> 0.86x
-# np.copyto, f32[1024,1024]{0,1:T(8,128)(2,1)} 0.5x -> 0.8x (alternating processes).
+# cost more than encode's strided loads. Decoding 64-bit elements, sweeps cover up to 1 MiB of
+# tile rows, so each column goes further down before the next (`_square_band`), and the
+# threads split sweeps too few to share into column parts (`decode_square_par`). Old against
+# new kernels in one process, 16 bytes past a line: 64^3 decode 1.2x faster serial, 1.1-1.15x
+# on 2 threads, f32[1024,1024]{0,1:T(8,128)(2,1)} 1.4x both; 32-bit elements and encoding as
+# before. The 64^3 public decode went from 0.71x to 0.79-0.87x np.copyto (asv).
 
 
 def _square_shuffle(a):
@@ -437,7 +438,7 @@ _columns_to_rows8, _rows_to_columns8 = _square_shuffle(8)
 
 
 _SQUARES = 4  # square blocks stacked per sweep, at least
-_SWEEP_BYTES = 1 << 20  # and as many more as keep a sweep's tile rows within this
+_SWEEP_BYTES = 1 << 20  # 64-bit decoding: sweeps of up to this many bytes (`_square_band`)
 
 
 @_helper
@@ -460,14 +461,12 @@ def _encode_square(src, s, cs, C, a, tc, out, o, step, m):
 
 
 @_helper
-def _decode_square(buf, o, step, a, tc, dst, s, cs, m, g0, g1):
-    """Inverse of `_encode_square` for the column groups g0..g1-1 (n columns each, tc // n per
-    tile), each group going down its m blocks before the next."""
+def _decode_square(buf, o, step, a, tc, dst, s, cs, m, j0, j1):
+    """Inverse of `_encode_square`, for the tiles j0..j1-1 of each tile row."""
     n = 64 // dst.itemsize
     k = n // a
-    per = tc // n
-    for j in range(g0 // per, -(-g1 // per)):  # (a division per group cost up to 15%)
-        for c in range(max(g0 - j * per, 0) * n, min(g1 - j * per, per) * n, n):
+    for j in range(j0, j1):
+        for c in range(0, tc, n):
             sc, oc = s + (j * tc + c) * cs, o + j * a * tc + c
             for q in range(m):
                 if a == 2:
@@ -963,13 +962,13 @@ def _encode_square_rows(src, sb, i, nb, cs, R, C, a, tc, k, out, o, step):
 
 @_helper
 def _decode_square_rows(buf, sb, i, nb, cs, R, C, a, tc, k, dst, o, step, part, parts):
-    """Tile rows i..i+nb-1 of one batch: part `part` of `parts` of the square blocks' column
-    groups, and with the last part the edge tiles."""
+    """Tile rows i..i+nb-1 of one batch: part `part` of `parts` of the whole tiles' columns,
+    and with the last part the edge tiles."""
     m = min(nb, R // a - i) // k
-    groups = C // tc * (tc // (k * a))
+    nt = C // tc
     if m:
-        _decode_square(buf, o, step, a, tc, dst, sb + i * a, cs, m, part * groups // parts,
-                       (part + 1) * groups // parts)
+        _decode_square(buf, o, step, a, tc, dst, sb + i * a, cs, m, part * nt // parts,
+                       (part + 1) * nt // parts)
     if part < parts - 1:
         return None
     done = C // tc * tc
@@ -984,8 +983,12 @@ def _decode_square_rows(buf, sb, i, nb, cs, R, C, a, tc, k, dst, o, step, part, 
 
 @numba.njit(inline="always", nogil=True, error_model="numpy")
 def _square_band(C, a, k, itemsize):
-    """Tile rows per sweep of the square kernels: k * _SQUARES, or more while a sweep's tile
-    rows stay within _SWEEP_BYTES."""
+    """Tile rows per sweep of `decode_square`: k * _SQUARES, or for 64-bit elements more, while
+    a sweep's tile rows stay within _SWEEP_BYTES. Further down columns of 32-bit elements,
+    decoding ran 1.2x slower (16 columns' lines at a time, where 8 fit one L1 set); encoding
+    64-bit ones too (f32[1024,1024]{0,1:T(8,128)(2,1)} serial)."""
+    if itemsize != 8:
+        return k * _SQUARES
     return max(k * _SQUARES, _SWEEP_BYTES // (a * C * itemsize) // k * k)
 
 
@@ -1012,7 +1015,7 @@ def _square_sweep(strided, boffs, a, band, nr, t, step):
 def encode_square(src, boffs, rs, cs, R, C, a, tc, k, out, step):
     """(rs is 1.)"""
     nr = (R + a - 1) // a
-    band = _square_band(C, a, k, src.itemsize)
+    band = k * _SQUARES
     for t in range(boffs.size * (1 + (nr + band - 1) // band)):
         sb, i, rows, o = _square_sweep(src, boffs, a, band, nr, t, step)
         if rows > 0:
@@ -1220,16 +1223,16 @@ _PARTS = 8
 
 
 @numba.njit(inline="always", nogil=True, error_model="numpy")
-def _square_parts(C, a, tc, k, units):
+def _square_parts(C, tc, units):
     """Column parts for `decode_square_par`: with fewer than _PARTS sweeps, the threads could
-    not share them out evenly, so each sweep's column groups are cut in up to _PARTS parts."""
-    return 1 if units >= _PARTS else max(1, min(_PARTS, C // tc * (tc // (k * a))))
+    not share them out evenly, so each sweep's whole tiles are cut in up to _PARTS parts."""
+    return 1 if units >= _PARTS else max(1, min(_PARTS, C // tc))
 
 
 @_parallel_kernel
 def encode_square_par(src, boffs, rs, cs, R, C, a, tc, k, out, step):
-    # The threads split sweeps of k * _SQUARES tile rows: in column parts of 1 MiB sweeps, as
-    # decode_square_par, f32[1024,1024]{0,1:T(8,128)(2,1)} encoded 1.3-1.5x slower.
+    # The threads split the sweeps: in column parts of longer sweeps, as decode_square_par,
+    # f32[1024,1024]{0,1:T(8,128)(2,1)} encoded 1.3-1.5x slower.
     nr = (R + a - 1) // a
     band = k * _SQUARES
     for t in numba.prange(boffs.size * (1 + (nr + band - 1) // band)):
@@ -1244,7 +1247,7 @@ def decode_square_par(buf, boffs, rs, cs, R, C, a, tc, k, dst, step):
     nr = (R + a - 1) // a
     band = _square_band(C, a, k, dst.itemsize)
     units = boffs.size * (1 + (nr + band - 1) // band)
-    parts = _square_parts(C, a, tc, k, units)
+    parts = _square_parts(C, tc, units)
     for u in numba.prange(parts * units):  # (each thread gets one run of u: whole parts)
         sb, i, rows, o = _square_sweep(dst, boffs, a, band, nr, u % units, step)
         if rows > 0:

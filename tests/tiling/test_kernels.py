@@ -429,13 +429,13 @@ def test_square_kernels_align_blocks_to_cache_lines(text, monkeypatch):
 
 
 @pytest.mark.parametrize("text", [
-    "f32[1030,300]{0,1:T(8,128)}",             # 3 sweeps of 30 tile rows: 8 parts, edge tiles
-    "f32[64,64,64]{0,2,1:T(4,8)(2,1)}",        # u64 pairs, one sweep: 8 parts of one group
-    "f32[2,3300,40]{1,2,0:T(2,128)}",          # 2 batches of 2 sweeps: 4 units, 8 parts
+    "f32[1030,300]{0,1:T(8,128)}",             # 5 sweeps + head: 8 parts, edge tiles
+    "f32[64,64,64]{0,2,1:T(4,8)(2,1)}",        # u64 pairs, one long sweep: 8 parts of one tile
+    "f32[2,3300,40]{1,2,0:T(2,128)}",          # 2 batches of one sweep + head: 8 parts
 ])
 def test_parallel_square_decode_splits_columns(text, monkeypatch):
-    # With fewer sweeps than threads could share, decode_square_par cuts each sweep's column
-    # groups into parts (the last part also takes the edge tiles); at every distance of the
+    # With fewer sweeps than threads could share, decode_square_par cuts each sweep's whole
+    # tiles into parts (the last part also takes the edge tiles); at every distance of the
     # output from a line, so that the head sweep's rows differ.
     shape = Shape.parse(text)
     et = ELEMENT_TYPES[shape.element_type]
