@@ -383,7 +383,7 @@ _zip8, _unzip8, _zip8_stream, _unzip8_stream = _group_shuffle(8)
 # threads split sweeps too few to share into column parts (`decode_square_par`). Old against
 # new kernels in one process, 16 bytes past a line: 64^3 decode 1.2x faster serial, 1.1-1.15x
 # on 2 threads, f32[1024,1024]{0,1:T(8,128)(2,1)} 1.4x both; 32-bit elements and encoding as
-# before. The 64^3 public decode went from 0.71x to 0.79-0.87x np.copyto (asv).
+# before. The 64^3 public decode went from 0.71x to 0.86-0.88x np.copyto (asv, two runs).
 
 
 def _square_shuffle(a):
@@ -972,7 +972,7 @@ def _decode_square_rows(buf, sb, i, nb, cs, R, C, a, tc, k, dst, o, step, part, 
                        (part + 1) * nt // parts)
     if part < parts - 1:
         return None
-    done = C // tc * tc
+    done = nt * tc
     if m and done < C:
         _decode_tiled_row(buf, sb + done * cs, i, m * k, 1, cs, R, C - done, a, tc, dst,
                           o + done * a, step)
