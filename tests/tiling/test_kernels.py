@@ -454,6 +454,7 @@ def test_parallel_square_decode_splits_columns(text, monkeypatch):
     "s8[64,1024]{1,0:T(8,128)(4,1)}",              # whole tiles: one run per tile row
     "bf16[2,44,300]{2,1,0:T(8,128)(2,1)}",         # edge tiles and rows after each run
     "s4[24,128]{1,0:T(8,128)(8,1)E(4)}",           # runs of one-tile rows
+    "s8[16,192]{1,0:T(8,64)(4,1)}",                # tiles narrower than a streaming unzip
 ])
 def test_streaming_stores_write_exactly_the_output(text, monkeypatch):
     # Streaming stores write whole 64-byte lines: at every distance of the output from a line,
