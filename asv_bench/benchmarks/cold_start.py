@@ -71,3 +71,13 @@ def timeraw_first_kernel_encode_warm_cache():
 def timeraw_first_large_encode_cold_compile():
     """import + compiling the T(8,128) kernel from scratch (numba cache turned off)."""
     return "import os; os.environ['TILING_NUMBA_CACHE'] = '0'\n" + _PATH + _LOAD_KERNELS
+
+
+def timeraw_compile_one_kernel():
+    """The cold compile alone (target <= 2 s): numba and tiling imported untimed, then the
+    first 2048x2048 f32 T(8,128) encode with the numba cache turned off, which compiles the
+    serial kernel (without the cache there is no `_par` twin: `_engine._parallel_allowed`)."""
+    setup = ("import os; os.environ['TILING_NUMBA_CACHE'] = '0'\n" + _PATH
+             + "import numpy as np\nimport tiling\nfrom tiling import _engine\n"
+             + "_engine.load_kernels()\nx = np.ones((2048, 2048), np.float32)\n")
+    return 'tiling.encode(x, "{1,0:T(8,128)}")', setup
