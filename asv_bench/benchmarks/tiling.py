@@ -176,18 +176,24 @@ _HELPER = ThreadPoolExecutor(1)
 
 class _TPU(_Engine):
     """impl "copyto x2": np.copyto in two threads, half the bytes each (numpy drops the GIL
-    while it copies): the copy speed two cores reach, as the `_par` kernels use two cores here.
-    It shows how far above np.copyto the memory system lets any two-thread pass go."""
+    while it copies): how fast two cores can copy. On a 2-core machine, where the `_par`
+    kernels run two threads, it shows how far above np.copyto the memory system lets them go."""
 
     params = [list(TPU_FORMATS), [4096], ["kernel", "reference", "copyto", "copyto x2"]]
     param_names = ["format", "size", "impl"]
     timeout = 300
 
     def _encode(self, impl):
-        self._copy_two_threads() if impl == "copyto x2" else super()._encode(impl)
+        if impl == "copyto x2":
+            self._copy_two_threads()
+        else:
+            super()._encode(impl)
 
     def _decode(self, impl):
-        self._copy_two_threads() if impl == "copyto x2" else super()._decode(impl)
+        if impl == "copyto x2":
+            self._copy_two_threads()
+        else:
+            super()._decode(impl)
 
     def _copy_two_threads(self):
         h = self.src.size // 2
