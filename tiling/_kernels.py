@@ -108,8 +108,8 @@ _S8, _S16, _S24 = np.uint32(8), np.uint32(16), np.uint32(24)  # uint32 shifts st
 _COLUMNS = 64  # per shuffle; 16 lanes of 4 columns
 # Streaming unzips take two shuffles' columns at a time, so each row goes out as two lines
 # per `_store_block`, halving its carry and branch work per line. Old against new kernels in one
-# process, 4096x4096 decode: s8 1.35x faster serial and 1.05-1.5x on 2 threads, bf16 1.4x and
-# 1.0-1.3x (encode, whose blocks are 4 lines already, unchanged).
+# process, 4096x4096 decode: s8 1.3x faster serial and 1.05-1.5x on 2 threads, bf16 1.25-1.4x
+# and 1.0-1.3x. Encode's blocks are 4 lines already: 8-line blocks did not gain (0.96-1.03x).
 _STREAM_COLUMNS = 128
 _I8 = ir.IntType(8)
 
@@ -300,8 +300,8 @@ def _stream_fence(typingctx):
 def _group_shuffle(p):
     """(intrinsics) `zip(src, s, rs, out, o)` packs 64 columns of rows src[s + k*rs], k < p,
     into the words out[o:o+64]; `unzip(buf, o, dst, s, rs)` is its inverse. Their streaming
-    twins take `carry, first` (zip) or `carry, slot, first` (unzip: row k through carry slot
-    `slot + k`) and store with `_store_block`. 32 // p bits per element; with 4 bits, word
+    twins take `carry, first` (zip) or `carry, slot, first` (unzip: _STREAM_COLUMNS columns,
+    row k through carry slot `slot + k`) and store with `_store_block`. 32 // p bits per element; with 4 bits, word
     byte h holds rows 2h (low nibble) and 2h + 1, and they move as the 8-bit rows h of two word
     vectors; zip ignores the source bytes' high nibbles and unzip writes them zero (the kernels'
     contract, as for the scalar masks)."""
