@@ -114,6 +114,7 @@ def _skip_large(nbytes):
 
 
 _CASES: dict = {}
+_HELPER = ThreadPoolExecutor(1)  # the second thread of the "copyto x2" baseline
 
 
 class _Engine:
@@ -145,6 +146,8 @@ class _Engine:
         elif impl == "reference":
             _reference.encode_into(self.x.view(self.et.container), self.shape.layout, self.et,
                                    self.out_buf)
+        elif impl == "copyto x2":
+            self._copy_two_threads()
         else:
             self._baseline_encode()
 
@@ -154,6 +157,8 @@ class _Engine:
         elif impl == "reference":
             _reference.decode_into(self.buf, self.shape.layout, self.et,
                                    self.out_arr.view(self.et.container))
+        elif impl == "copyto x2":
+            self._copy_two_threads()
         else:
             self._baseline_decode()
 
@@ -161,6 +166,15 @@ class _Engine:
         np.copyto(self.dst, self.src)
 
     _baseline_decode = _baseline_encode
+
+    def _copy_two_threads(self):
+        """impl "copyto x2": np.copyto in two threads, half the bytes each (numpy drops the GIL
+        while it copies): how fast two cores can copy. On a 2-core machine, where the `_par`
+        kernels run two threads, it shows how far above np.copyto memory lets them go."""
+        h = self.src.size // 2
+        half = _HELPER.submit(np.copyto, self.dst[:h], self.src[:h])
+        np.copyto(self.dst[h:], self.src[h:])
+        half.result()
 
 
 TPU_FORMATS = {  # target: encode and decode >= 1.2x np.copyto of the array's bytes
@@ -171,53 +185,45 @@ TPU_FORMATS = {  # target: encode and decode >= 1.2x np.copyto of the array's by
 }
 
 
-_HELPER = ThreadPoolExecutor(1)
+class _EncodeTimed:
+    """Times encode; `setup` warms up encode only. asv_runner re-runs `setup` before every timed
+    call, so a setup that also decoded left the decode's output in the cache instead of the
+    timed call's own data (the kernel then looked up to 2x slower than in a loop of calls)."""
+
+    def setup(self, *params):
+        self._prepare(*params)
+        self._encode(params[-1])
+
+    def time_encode(self, *params):
+        self._encode(params[-1])
+
+
+class _DecodeTimed:
+    """Times decode; `setup` warms up decode only (see `_EncodeTimed`)."""
+
+    def setup(self, *params):
+        self._prepare(*params)
+        self._decode(params[-1])
+
+    def time_decode(self, *params):
+        self._decode(params[-1])
 
 
 class _TPU(_Engine):
-    """impl "copyto x2": np.copyto in two threads, half the bytes each (numpy drops the GIL
-    while it copies): how fast two cores can copy. On a 2-core machine, where the `_par`
-    kernels run two threads, it shows how far above np.copyto the memory system lets them go."""
-
     params = [list(TPU_FORMATS), [4096], ["kernel", "reference", "copyto", "copyto x2"]]
     param_names = ["format", "size", "impl"]
     timeout = 300
 
-    def _encode(self, impl):
-        if impl == "copyto x2":
-            self._copy_two_threads()
-        else:
-            super()._encode(impl)
-
-    def _decode(self, impl):
-        if impl == "copyto x2":
-            self._copy_two_threads()
-        else:
-            super()._decode(impl)
-
-    def _copy_two_threads(self):
-        h = self.src.size // 2
-        half = _HELPER.submit(np.copyto, self.dst[:h], self.src[:h])
-        np.copyto(self.dst[h:], self.src[h:])
-        half.result()
-
-
-class EncodeTPU(_TPU):
-    def setup(self, fmt, n, impl):
+    def _prepare(self, fmt, n, impl):
         self._setup(TPU_FORMATS[fmt].format(n=n), impl)
-        self._encode(impl)
-
-    def time_encode(self, fmt, n, impl):
-        self._encode(impl)
 
 
-class DecodeTPU(_TPU):
-    def setup(self, fmt, n, impl):
-        self._setup(TPU_FORMATS[fmt].format(n=n), impl)
-        self._decode(impl)
+class EncodeTPU(_EncodeTimed, _TPU):
+    pass
 
-    def time_decode(self, fmt, n, impl):
-        self._decode(impl)
+
+class DecodeTPU(_DecodeTimed, _TPU):
+    pass
 
 
 _PACKED: dict = {}  # np.unpackbits' input, made once per process (as `_CASES`)
@@ -228,8 +234,8 @@ class _Pred(_Engine):
     param_names = ["size", "impl"]
     timeout = 300
 
-    def _setup_pred(self, n):
-        self._setup(f"pred[{n},{n}]{{1,0:T(32,128)(32,1)E(1)}}", "kernel")
+    def _prepare(self, n, impl):
+        self._setup(f"pred[{n},{n}]{{1,0:T(32,128)(32,1)E(1)}}", impl)
         if n not in _PACKED:
             _PACKED[n] = np.packbits(self.x)
         self.packed = _PACKED[n]
@@ -241,31 +247,12 @@ class _Pred(_Engine):
         np.unpackbits(self.packed)
 
 
-# Encode and decode in separate classes: asv_runner re-runs `setup` before every timed call, so
-# a setup that also ran the other direction would leave its output in the cache instead of the
-# timed call's own data (which made the kernel look 2x slower than in a loop of calls).
-
-
-class PackPred(_Pred):
+class PackPred(_EncodeTimed, _Pred):
     """PRED 1-bit `(32,128)(32,1)E(1)` encode; target: <= np.packbits of the same bools."""
 
-    def setup(self, n, impl):
-        self._setup_pred(n)
-        self._encode(impl)
 
-    def time_encode(self, n, impl):
-        self._encode(impl)
-
-
-class UnpackPred(_Pred):
+class UnpackPred(_DecodeTimed, _Pred):
     """PRED 1-bit `(32,128)(32,1)E(1)` decode; target: <= np.unpackbits of the packed bits."""
-
-    def setup(self, n, impl):
-        self._setup_pred(n)
-        self._decode(impl)
-
-    def time_decode(self, n, impl):
-        self._decode(impl)
 
 
 GENERIC = {  # target: >= 0.8x np.copyto
@@ -281,23 +268,16 @@ class _Generic(_Engine):
     param_names = ["layout", "impl"]
     timeout = 300
 
-
-class EncodeGeneric(_Generic):
-    def setup(self, case, impl):
+    def _prepare(self, case, impl):
         self._setup(GENERIC[case], impl)
-        self._encode(impl)
-
-    def time_encode(self, case, impl):
-        self._encode(impl)
 
 
-class DecodeGeneric(_Generic):
-    def setup(self, case, impl):
-        self._setup(GENERIC[case], impl)
-        self._decode(impl)
+class EncodeGeneric(_EncodeTimed, _Generic):
+    pass
 
-    def time_decode(self, case, impl):
-        self._decode(impl)
+
+class DecodeGeneric(_DecodeTimed, _Generic):
+    pass
 
 
 _SMALL_TILE: dict = {}
