@@ -382,20 +382,22 @@ _zip8, _unzip8, _zip8_stream, _unzip8_stream = _group_shuffle(8)
 
 # Transposed sources (rows side by side in memory, columns `cs` apart) of 32- or 64-bit elements
 # move in square blocks of n = 64 // itemsize rows by n columns: one cache line of each of n
-# columns, which one shuffle turns into the n // a tile rows' rows; each column then goes down
+# columns, which `_transposed` turns into the n // a tile rows' rows; each column then goes down
 # _SQUARES blocks before the next n columns (the square kernels below). Element by element,
 # each column's line was fetched once per tile row and evicted in between (a column's lines all
 # share one L1 set when cs is a multiple of 4 KiB). f32[64,64,64]{0,2,1:T(4,8)(2,1)} (pairs as
 # 64-bit words), 2 threads, asv: encode 0.13x -> 0.7x np.copyto, decode 0.12x -> 0.45x (one
 # block at a time instead of _SQUARES: 0.35x / 0.43x), then about 0.85x / 0.75x once the blocks
-# start on cache lines (`_square_sweep`). A block costs 9 ns with its lines in
-# L1 and 19 ns streaming from L2 (serial, measured in a loop); the strided stores of decode
-# cost more than encode's strided loads. Decoding 64-bit elements, sweeps cover up to 1 MiB of
-# tile rows, so each column goes further down before the next (`_square_band`), and the
-# threads split sweeps too few to share into column parts (`decode_square_par`). Old against
-# new kernels in one process, 16 bytes past a line: 64^3 decode 1.2x faster serial, 1.1-1.15x
-# on 2 threads, f32[1024,1024]{0,1:T(8,128)(2,1)} 1.4x both; 32-bit elements and encoding as
-# before. The 64^3 public decode went from 0.71x to 0.86-0.88x np.copyto (asv, two runs).
+# start on cache lines (`_square_sweep`). A block of 64-bit words costs 5 ns with its lines
+# in L1 and 19 ns from L2 (serial, in a loop), 12-15 ns with the array and buffer in 2 MiB
+# pages (64^3 encode 40 -> 30 us serial): the rest is the 4 KiB pages a block's lines span,
+# which software prefetch of the next blocks' lines did not hide (no gain, measured). Decoding
+# 64-bit elements, sweeps cover up to 1 MiB of tile rows, so each column goes further down
+# before the next (`_square_band`), and the threads split sweeps too few to share into column
+# parts (`decode_square_par`). Old against new kernels in one process, 16 bytes past a line:
+# 64^3 decode 1.2x faster serial, 1.1-1.15x on 2 threads, f32[1024,1024]{0,1:T(8,128)(2,1)}
+# 1.4x both; 32-bit elements and encoding as before. The 64^3 public decode went from 0.71x to
+# 0.86-0.88x np.copyto (asv, two runs).
 
 
 def _transpose_stages(n):
