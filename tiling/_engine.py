@@ -645,8 +645,10 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
         args = (boffs, rs, cs, R, C, tr, tc, tiles[1][0], nbits)
         step = -(-C // tc) * (tr // tiles[1][0]) * tc
     nbytes = a.nbytes
-    # the packed kernels' last argument: streaming stores (`_kernels._store_block`) or not
-    last = (int(nbytes + used >= STREAM_BYTES),) if kind == "packed" else ()
+    # the packed and tiled kernels' last argument: streaming stores (`_kernels._store_block`)
+    last = ((int(nbytes + used >= STREAM_BYTES),)
+            if kind == "packed" or kernel in (_kernels.encode_tiled, _kernels.decode_tiled)
+            else ())
     if not _parallel_allowed(nbytes):
         par = None
     if row_step is not None:  # the band's tile rows: all but the last one row_step apart

@@ -297,6 +297,22 @@ def _stream_fence(typingctx):
     return types.void(), codegen
 
 
+_STREAM_BLOCK = 256  # bytes per `_copy_stream` block
+
+
+@intrinsic
+def _copy_stream(typingctx, src, s, out, o, carry, slot, first):
+    """Copies _STREAM_BLOCK bytes from src[s] to out[o] as one block of a run of streaming
+    stores (`_store_block`, carry slot `slot`)."""
+    def codegen(context, builder, sig, args):
+        v = builder.load(_pointer(context, builder, sig.args[0], args[0], args[1],
+                                  _STREAM_BLOCK), align=1)
+        _store_block(context, builder, v, sig.args[2], args[2], args[3], sig.args[4], args[4],
+                     args[5], args[6])
+        return context.get_dummy_value()
+    return types.void(src, s, out, o, carry, slot, first), codegen
+
+
 def _group_shuffle(p):
     """(intrinsics) `zip(src, s, rs, out, o)` packs 64 columns of rows src[s + k*rs], k < p,
     into the words out[o:o+64]; `unzip(buf, o, dst, s, rs)` is its inverse. Their streaming
@@ -666,23 +682,88 @@ def _run_rows(C, tc, cs, step, tile):
     return _RUN if C == tc and cs == 1 and step == tile else 1
 
 
-@_kernel
-def encode_tiled(src, boffs, rs, cs, R, C, a, tc, out, step):
-    nr = (R + a - 1) // a
-    nb = _run_rows(C, tc, cs, step, a * tc)
-    for t in range(boffs.size * -(-nr // nb)):
-        sb, i, n, o = _rows_block(boffs, t, nb, nr, step)
-        _encode_tiled_row(src, sb, i, n, rs, cs, R, C, a, tc, out, o, step)
+# Streaming stores for the tiled kernels (`stream`, set by `tiling._engine` once the array and
+# its buffer outgrow the last-level cache): a tile row's whole tiles are copied in 256-byte
+# blocks through `_store_block`, encoding as one run into the buffer, decoding as one run per
+# row of the tiles; the edge tiles go through the plain row functions. Only for contiguous
+# columns and tile rows of whole 256-byte blocks (f32 T(8,128): 512 bytes), else plain stores.
+# Public calls with streaming off against on, 2 threads, one process, as np.copyto of the same
+# bytes / call: f32[4096,4096]{1,0:T(8,128)} encode 1.28x -> 1.75x, decode 1.30x -> 1.88x;
+# f32[8,1024,1024] 1.24x -> 1.7x, 1.24x -> 1.85x; f32[2048,2048] (32 MiB with its buffer,
+# the threshold here) 1.32-1.41x -> 1.50-1.59x, 1.19-1.31x -> 1.55-1.67x.
+
+
+@numba.njit(inline="always", nogil=True, error_model="numpy")
+def _streams(stream, cs, tc, itemsize):
+    return stream != 0 and cs == 1 and tc * itemsize % _STREAM_BLOCK == 0
+
+
+@_helper
+def _encode_tiled_row_stream(src, sb, i, rs, R, C, a, tc, out, o, step):
+    full = C // tc if (i + 1) * a <= R else 0
+    if full:
+        tmp = _scratch(1, 1)
+        n = _STREAM_BLOCK // out.itemsize
+        s = sb + i * a * rs
+        for t in range(full * a):
+            st, ot = _unit_start(t, a, s, tc, 1, rs), o + t * tc
+            for c in range(0, tc, n):
+                _copy_stream(src, st + c, out, ot + c, tmp, 0, t + c == 0)
+        _stream_end(out, o + full * a * tc, tmp, 0)
+        _stream_fence()
+    if full * tc < C:
+        _encode_tiled_row(src, sb + full * tc, i, 1, rs, 1, R, C - full * tc, a, tc, out,
+                          o + full * a * tc, step)
+    return None
+
+
+@_helper
+def _decode_tiled_row_stream(buf, sb, i, rs, R, C, a, tc, dst, o, step):
+    full = C // tc if (i + 1) * a <= R else 0
+    if full:
+        tmp = _scratch(1, a)
+        n = _STREAM_BLOCK // dst.itemsize
+        s = sb + i * a * rs
+        for t in range(full * a):  # the buffer in order; row r of each tile into run r
+            j = t // a
+            r = t - j * a
+            for c in range(0, tc, n):
+                _copy_stream(buf, o + t * tc + c, dst, s + r * rs + j * tc + c, tmp, r,
+                             j + c == 0)
+        for r in range(a):
+            _stream_end(dst, s + r * rs + full * tc, tmp, r)
+        _stream_fence()
+    if full * tc < C:
+        _decode_tiled_row(buf, sb + full * tc, i, 1, rs, 1, R, C - full * tc, a, tc, dst,
+                          o + full * a * tc, step)
     return None
 
 
 @_kernel
-def decode_tiled(buf, boffs, rs, cs, R, C, a, tc, dst, step):
+def encode_tiled(src, boffs, rs, cs, R, C, a, tc, out, step, stream):
     nr = (R + a - 1) // a
-    nb = _run_rows(C, tc, cs, step, a * tc) if cs == 1 else _BLOCK
+    stream = _streams(stream, cs, tc, out.itemsize)
+    nb = 1 if stream else _run_rows(C, tc, cs, step, a * tc)
     for t in range(boffs.size * -(-nr // nb)):
         sb, i, n, o = _rows_block(boffs, t, nb, nr, step)
-        _decode_tiled_row(buf, sb, i, n, rs, cs, R, C, a, tc, dst, o, step)
+        if stream:
+            _encode_tiled_row_stream(src, sb, i, rs, R, C, a, tc, out, o, step)
+        else:
+            _encode_tiled_row(src, sb, i, n, rs, cs, R, C, a, tc, out, o, step)
+    return None
+
+
+@_kernel
+def decode_tiled(buf, boffs, rs, cs, R, C, a, tc, dst, step, stream):
+    nr = (R + a - 1) // a
+    stream = _streams(stream, cs, tc, dst.itemsize)
+    nb = 1 if stream else _run_rows(C, tc, cs, step, a * tc) if cs == 1 else _BLOCK
+    for t in range(boffs.size * -(-nr // nb)):
+        sb, i, n, o = _rows_block(boffs, t, nb, nr, step)
+        if stream:
+            _decode_tiled_row_stream(buf, sb, i, rs, R, C, a, tc, dst, o, step)
+        else:
+            _decode_tiled_row(buf, sb, i, n, rs, cs, R, C, a, tc, dst, o, step)
     return None
 
 
@@ -1236,22 +1317,30 @@ def tiny_tiles(a, tc):
 
 
 @_parallel_kernel
-def encode_tiled_par(src, boffs, rs, cs, R, C, a, tc, out, step):
+def encode_tiled_par(src, boffs, rs, cs, R, C, a, tc, out, step, stream):
     nr = (R + a - 1) // a
-    nb = _run_rows(C, tc, cs, step, a * tc)
+    stream = _streams(stream, cs, tc, out.itemsize)
+    nb = 1 if stream else _run_rows(C, tc, cs, step, a * tc)
     for t in numba.prange(boffs.size * -(-nr // nb)):
         sb, i, n, o = _rows_block(boffs, t, nb, nr, step)
-        _encode_tiled_row(src, sb, i, n, rs, cs, R, C, a, tc, out, o, step)
+        if stream:
+            _encode_tiled_row_stream(src, sb, i, rs, R, C, a, tc, out, o, step)
+        else:
+            _encode_tiled_row(src, sb, i, n, rs, cs, R, C, a, tc, out, o, step)
     return None
 
 
 @_parallel_kernel
-def decode_tiled_par(buf, boffs, rs, cs, R, C, a, tc, dst, step):
+def decode_tiled_par(buf, boffs, rs, cs, R, C, a, tc, dst, step, stream):
     nr = (R + a - 1) // a
-    nb = _run_rows(C, tc, cs, step, a * tc) if cs == 1 else _BLOCK
+    stream = _streams(stream, cs, tc, dst.itemsize)
+    nb = 1 if stream else _run_rows(C, tc, cs, step, a * tc) if cs == 1 else _BLOCK
     for t in numba.prange(boffs.size * -(-nr // nb)):
         sb, i, n, o = _rows_block(boffs, t, nb, nr, step)
-        _decode_tiled_row(buf, sb, i, n, rs, cs, R, C, a, tc, dst, o, step)
+        if stream:
+            _decode_tiled_row_stream(buf, sb, i, rs, R, C, a, tc, dst, o, step)
+        else:
+            _decode_tiled_row(buf, sb, i, n, rs, cs, R, C, a, tc, dst, o, step)
     return None
 
 

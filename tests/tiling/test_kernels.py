@@ -455,6 +455,9 @@ def test_parallel_square_decode_splits_columns(text, monkeypatch):
     "bf16[2,44,300]{2,1,0:T(8,128)(2,1)}",         # edge tiles and rows after each run
     "s4[24,128]{1,0:T(8,128)(8,1)E(4)}",           # runs of one-tile rows
     "s8[16,192]{1,0:T(8,64)(4,1)}",                # tiles narrower than a streaming unzip
+    "f32[2,20,300]{2,1,0:T(8,128)}",               # tiled: edge tiles, a last partial tile row
+    "u16[16,512]{1,0:T(8,128)}",                   # tiled: one 256-byte block per tile row
+    "f32[24,128]{1,0:T(8,128)}",                   # tiled: tile rows of one tile
 ])
 def test_streaming_stores_write_exactly_the_output(text, monkeypatch):
     # Streaming stores write whole 64-byte lines: at every distance of the output from a line,
@@ -535,7 +538,8 @@ def test_vector_paths_stay_in_bounds():
              "f32[4,96]{1,0:T(2,3)}", "f64[8,32]{1,0:T(8,2)}",            # tiny tiles
              "f32[256,16]{0,1:T(8,128)}", "f32[128,32]{0,1:T(2,128)}",    # square blocks
              "u64[128,16]{0,1:T(4,128)}", "f32[64,16,64]{0,2,1:T(4,8)(2,1)}",
-             "f32[256,13]{0,1:T(8,128)}", "f32[136,6,44]{0,2,1:T(4,8)(2,1)}"]  # short ends
+             "f32[256,13]{0,1:T(8,128)}", "f32[136,6,44]{0,2,1:T(4,8)(2,1)}",  # short ends
+             "f32[20,300]{1,0:T(8,128)}", "u16[8,256]{1,0:T(8,128)}"]     # tiled (streaming)
     out = _python(_FENCED_CHILD.format(texts=texts), timeout=600)
     assert f"checked {2 * len(texts)}" in out
 
