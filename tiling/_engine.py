@@ -426,6 +426,7 @@ def _last_level_cache_bytes() -> int:
 STREAM_BYTES = _last_level_cache_bytes()
 """Encodes and decodes whose array and buffer together take at least this many bytes write
 their output with streaming stores where their kernel has them (see `_kernels._store_block`)."""
+_NO_CARRY = np.empty(0, np.uint8)  # the tiled kernels' carry slots when they do not stream
 
 PARALLEL_BYTES = 1 << 20
 WORKQUEUE_PARALLEL_BYTES = 8 << 20
@@ -645,27 +646,31 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
         args = (boffs, rs, cs, R, C, tr, tc, tiles[1][0], nbits)
         step = -(-C // tc) * (tr // tiles[1][0]) * tc
     nbytes = a.nbytes
-    # the packed and tiled kernels' last argument: streaming stores (`_kernels._store_block`)
-    last = ((int(nbytes + used >= STREAM_BYTES),)
-            if kind == "packed" or kernel in (_kernels.encode_tiled, _kernels.decode_tiled)
-            else ())
+    # the packed and tiled kernels' last argument: streaming stores (`_kernels._store_block`);
+    # the tiled ones then take a carry slot per tile row (and row of a tile, decoding) after it
+    stream = int(nbytes + used >= STREAM_BYTES)
+    tiled = kernel in (_kernels.encode_tiled, _kernels.decode_tiled)
+    last = (stream,) if kind == "packed" else (stream, _NO_CARRY) if tiled else ()
+    carry = boffs.size * -(-R // tr) * (1 if encode else tr) * 64 if tiled and stream else 0
     if not _parallel_allowed(nbytes):
         par = None
     if row_step is not None:  # the band's tile rows: all but the last one row_step apart
         rows = boffs.size * -(-R // tr)
         used = (rows - 1) * row_step + step * word.itemsize
         step = row_step // word.itemsize
+    # (a carry per call: calls from several Python threads may run at once)
     if encode:
         def run(x, out):
             whole = used == out.size
             _call_fast(kernel, par, nbytes, span(x), *args,
-                       (out if whole else out[:used]).view(word), step, *last)
+                       (out if whole else out[:used]).view(word), step,
+                       *((stream, np.empty(carry, np.uint8)) if carry else last))
             if not whole:
                 out[used:] = 0
     else:
         def run(buf, out):
             _call_fast(kernel, par, nbytes, buf[:used].view(word), *args, span(out), step,
-                       *last)
+                       *((stream, np.empty(carry, np.uint8)) if carry else last))
     return run
 
 

@@ -694,76 +694,75 @@ def _run_rows(C, tc, cs, step, tile):
 
 
 @numba.njit(inline="always", nogil=True, error_model="numpy")
-def _streams(stream, cs, tc, itemsize):
-    return stream != 0 and cs == 1 and tc * itemsize % _STREAM_BLOCK == 0
+def _streams(stream, cs, tc, itemsize, carried):
+    """Whether a tiled kernel streams: asked to, contiguous columns, tile rows of whole blocks,
+    and `carry` (64 bytes per tile row, encoding; per row of a tile, decoding) large enough."""
+    return stream != 0 and cs == 1 and tc * itemsize % _STREAM_BLOCK == 0 and carried
 
 
 @_helper
-def _encode_tiled_row_stream(src, sb, i, rs, R, C, a, tc, out, o, step):
+def _encode_tiles_stream(src, sb, i, rs, R, C, a, tc, out, o, carry, slot):
+    """The whole tiles of tile row i (when it has all its rows) as one streamed run through
+    carry slot `slot`; the columns done, for `_encode_tiled_row` to finish the row. A leaf with
+    its carry passed in: calling the plain row function from here made numba compile that
+    again into it (0.5 s more for a cold kernel), and np.empty here cost 0.12 s more."""
     full = C // tc if (i + 1) * a <= R else 0
     if full:
-        tmp = _scratch(1, 1)
         n = _STREAM_BLOCK // out.itemsize
         s = sb + i * a * rs
         for t in range(full * a):
             st, ot = _unit_start(t, a, s, tc, 1, rs), o + t * tc
             for c in range(0, tc, n):
-                _copy_stream(src, st + c, out, ot + c, tmp, 0, t + c == 0)
-        _stream_end(out, o + full * a * tc, tmp, 0)
+                _copy_stream(src, st + c, out, ot + c, carry, slot, t + c == 0)
+        _stream_end(out, o + full * a * tc, carry, slot)
         _stream_fence()
-    if full * tc < C:
-        _encode_tiled_row(src, sb + full * tc, i, 1, rs, 1, R, C - full * tc, a, tc, out,
-                          o + full * a * tc, step)
-    return None
+    return full * tc
 
 
 @_helper
-def _decode_tiled_row_stream(buf, sb, i, rs, R, C, a, tc, dst, o, step):
+def _decode_tiles_stream(buf, sb, i, rs, R, C, a, tc, dst, o, carry, slot):
+    """Inverse of `_encode_tiles_stream`: row r of the tiles as a run through slot slot + r."""
     full = C // tc if (i + 1) * a <= R else 0
     if full:
-        tmp = _scratch(1, a)
         n = _STREAM_BLOCK // dst.itemsize
         s = sb + i * a * rs
-        for t in range(full * a):  # the buffer in order; row r of each tile into run r
+        for t in range(full * a):  # the buffer in order
             j = t // a
             r = t - j * a
             for c in range(0, tc, n):
-                _copy_stream(buf, o + t * tc + c, dst, s + r * rs + j * tc + c, tmp, r,
-                             j + c == 0)
+                _copy_stream(buf, o + t * tc + c, dst, s + r * rs + j * tc + c, carry,
+                             slot + r, j + c == 0)
         for r in range(a):
-            _stream_end(dst, s + r * rs + full * tc, tmp, r)
+            _stream_end(dst, s + r * rs + full * tc, carry, slot + r)
         _stream_fence()
-    if full * tc < C:
-        _decode_tiled_row(buf, sb + full * tc, i, 1, rs, 1, R, C - full * tc, a, tc, dst,
-                          o + full * a * tc, step)
-    return None
+    return full * tc
 
 
 @_kernel
-def encode_tiled(src, boffs, rs, cs, R, C, a, tc, out, step, stream):
+def encode_tiled(src, boffs, rs, cs, R, C, a, tc, out, step, stream, carry):
     nr = (R + a - 1) // a
-    stream = _streams(stream, cs, tc, out.itemsize)
+    stream = _streams(stream, cs, tc, out.itemsize, carry.size >= boffs.size * nr * 64)
     nb = 1 if stream else _run_rows(C, tc, cs, step, a * tc)
     for t in range(boffs.size * -(-nr // nb)):
         sb, i, n, o = _rows_block(boffs, t, nb, nr, step)
-        if stream:
-            _encode_tiled_row_stream(src, sb, i, rs, R, C, a, tc, out, o, step)
-        else:
-            _encode_tiled_row(src, sb, i, n, rs, cs, R, C, a, tc, out, o, step)
+        done = (_encode_tiles_stream(src, sb, i, rs, R, C, a, tc, out, o, carry, t)
+                if stream else 0)
+        _encode_tiled_row(src, sb + done, i, n, rs, cs, R, C - done, a, tc, out, o + done * a,
+                          step)
     return None
 
 
 @_kernel
-def decode_tiled(buf, boffs, rs, cs, R, C, a, tc, dst, step, stream):
+def decode_tiled(buf, boffs, rs, cs, R, C, a, tc, dst, step, stream, carry):
     nr = (R + a - 1) // a
-    stream = _streams(stream, cs, tc, dst.itemsize)
+    stream = _streams(stream, cs, tc, dst.itemsize, carry.size >= boffs.size * nr * a * 64)
     nb = 1 if stream else _run_rows(C, tc, cs, step, a * tc) if cs == 1 else _BLOCK
     for t in range(boffs.size * -(-nr // nb)):
         sb, i, n, o = _rows_block(boffs, t, nb, nr, step)
-        if stream:
-            _decode_tiled_row_stream(buf, sb, i, rs, R, C, a, tc, dst, o, step)
-        else:
-            _decode_tiled_row(buf, sb, i, n, rs, cs, R, C, a, tc, dst, o, step)
+        done = (_decode_tiles_stream(buf, sb, i, rs, R, C, a, tc, dst, o, carry, t * a)
+                if stream else 0)
+        _decode_tiled_row(buf, sb + done, i, n, rs, cs, R, C - done, a, tc, dst, o + done * a,
+                          step)
     return None
 
 
@@ -1317,30 +1316,30 @@ def tiny_tiles(a, tc):
 
 
 @_parallel_kernel
-def encode_tiled_par(src, boffs, rs, cs, R, C, a, tc, out, step, stream):
+def encode_tiled_par(src, boffs, rs, cs, R, C, a, tc, out, step, stream, carry):
     nr = (R + a - 1) // a
-    stream = _streams(stream, cs, tc, out.itemsize)
+    stream = _streams(stream, cs, tc, out.itemsize, carry.size >= boffs.size * nr * 64)
     nb = 1 if stream else _run_rows(C, tc, cs, step, a * tc)
     for t in numba.prange(boffs.size * -(-nr // nb)):
         sb, i, n, o = _rows_block(boffs, t, nb, nr, step)
-        if stream:
-            _encode_tiled_row_stream(src, sb, i, rs, R, C, a, tc, out, o, step)
-        else:
-            _encode_tiled_row(src, sb, i, n, rs, cs, R, C, a, tc, out, o, step)
+        done = (_encode_tiles_stream(src, sb, i, rs, R, C, a, tc, out, o, carry, t)
+                if stream else 0)
+        _encode_tiled_row(src, sb + done, i, n, rs, cs, R, C - done, a, tc, out, o + done * a,
+                          step)
     return None
 
 
 @_parallel_kernel
-def decode_tiled_par(buf, boffs, rs, cs, R, C, a, tc, dst, step, stream):
+def decode_tiled_par(buf, boffs, rs, cs, R, C, a, tc, dst, step, stream, carry):
     nr = (R + a - 1) // a
-    stream = _streams(stream, cs, tc, dst.itemsize)
+    stream = _streams(stream, cs, tc, dst.itemsize, carry.size >= boffs.size * nr * a * 64)
     nb = 1 if stream else _run_rows(C, tc, cs, step, a * tc) if cs == 1 else _BLOCK
     for t in numba.prange(boffs.size * -(-nr // nb)):
         sb, i, n, o = _rows_block(boffs, t, nb, nr, step)
-        if stream:
-            _decode_tiled_row_stream(buf, sb, i, rs, R, C, a, tc, dst, o, step)
-        else:
-            _decode_tiled_row(buf, sb, i, n, rs, cs, R, C, a, tc, dst, o, step)
+        done = (_decode_tiles_stream(buf, sb, i, rs, R, C, a, tc, dst, o, carry, t * a)
+                if stream else 0)
+        _decode_tiled_row(buf, sb + done, i, n, rs, cs, R, C - done, a, tc, dst, o + done * a,
+                          step)
     return None
 
 
