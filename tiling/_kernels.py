@@ -93,6 +93,10 @@ def _helper(fn):
 
 
 _S8, _S16, _S24 = np.uint32(8), np.uint32(16), np.uint32(24)  # uint32 shifts stay uint32
+# Constant int arguments of the row functions, as int64 values: numba compiles a function again
+# for each literal it is called with (`_encode_tiled_row` for Literal[int](1): 0.9 s more when a
+# process compiled both the square and the tiled kernels, measured).
+_ONE, _ZERO = np.int64(1), np.int64(0)
 
 
 # 64 columns of one word group at a time: the group's p row vectors and its 64 words (256
@@ -1095,8 +1099,8 @@ def _encode_square_rows(src, sb, i, nb, cs, R, C, a, tc, k, out, o, step):
     for ib in range(nb):
         skip = done if ib < m * k else 0
         if skip < C:
-            _encode_tiled_row(src, sb + skip * cs, i + ib, 1, 1, cs, R, C - skip, a, tc, out,
-                              o + ib * step + skip * a, step)
+            _encode_tiled_row(src, sb + skip * cs, i + ib, _ONE, _ONE, cs, R, C - skip, a, tc,
+                              out, o + ib * step + skip * a, step)
     return None
 
 
@@ -1113,10 +1117,10 @@ def _decode_square_rows(buf, sb, i, nb, cs, R, C, a, tc, k, dst, o, step, part, 
         return None
     done = nt * tc
     if m and done < C:
-        _decode_tiled_row(buf, sb + done * cs, i, m * k, 1, cs, R, C - done, a, tc, dst,
+        _decode_tiled_row(buf, sb + done * cs, i, m * k, _ONE, cs, R, C - done, a, tc, dst,
                           o + done * a, step)
     if m * k < nb:
-        _decode_tiled_row(buf, sb, i + m * k, nb - m * k, 1, cs, R, C, a, tc, dst,
+        _decode_tiled_row(buf, sb, i + m * k, nb - m * k, _ONE, cs, R, C, a, tc, dst,
                           o + m * k * step, step)
     return None
 
@@ -1229,11 +1233,12 @@ def tiny_tiles(a, tc):
     n = 16 * tc // math.gcd(tc, 16)
     per = n // tc if a * n <= _TINY_ELEMENTS else 0  # tiles per shuffle; 0: no shuffle
     zip_, unzip = _tile_shuffle(a, tc, n) if per else (None, None)
+    A, TC = np.int64(a), np.int64(tc)  # (not literals, see _ONE)
 
     @_helper
     def encode_row(src, sb, i, rs, R, C, out, o):
         if (i + 1) * a > R:
-            _encode_tiled_row(src, sb, i, 1, rs, 1, R, C, a, tc, out, o, 0)
+            _encode_tiled_row(src, sb, i, _ONE, rs, _ONE, R, C, A, TC, out, o, _ZERO)
             return None
         s = sb + i * a * rs
         full = C // tc
@@ -1247,14 +1252,14 @@ def tiny_tiles(a, tc):
                 for c in range(tc):
                     out[_u(o + (j * a + r) * tc + c)] = src[_u(s + r * rs + j * tc + c)]
         if full * tc < C:
-            _encode_tiled_row(src, sb + full * tc, i, 1, rs, 1, R, C - full * tc, a, tc, out,
-                              o + full * a * tc, 0)
+            _encode_tiled_row(src, sb + full * tc, i, _ONE, rs, _ONE, R, C - full * tc, A, TC,
+                              out, o + full * a * tc, _ZERO)
         return None
 
     @_helper
     def decode_row(buf, sb, i, rs, R, C, dst, o, step):
         if (i + 1) * a > R:
-            _decode_tiled_row(buf, sb, i, 1, rs, 1, R, C, a, tc, dst, o, step)
+            _decode_tiled_row(buf, sb, i, _ONE, rs, _ONE, R, C, A, TC, dst, o, step)
             return None
         s = sb + i * a * rs
         full = C // tc
@@ -1268,8 +1273,8 @@ def tiny_tiles(a, tc):
                 for c in range(tc):
                     dst[_u(s + r * rs + j * tc + c)] = buf[_u(o + (j * a + r) * tc + c)]
         if full * tc < C:
-            _decode_tiled_row(buf, sb + full * tc, i, 1, rs, 1, R, C - full * tc, a, tc, dst,
-                              o + full * a * tc, step)
+            _decode_tiled_row(buf, sb + full * tc, i, _ONE, rs, _ONE, R, C - full * tc, A, TC,
+                              dst, o + full * a * tc, step)
         return None
 
     # four separate functions: numba names a cache entry after the function and its line
