@@ -658,19 +658,19 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
         rows = boffs.size * -(-R // tr)
         used = (rows - 1) * row_step + step * word.itemsize
         step = row_step // word.itemsize
-    # (a carry per call: calls from several Python threads may run at once)
+    def tail():  # a carry per call: calls from several Python threads may run at once
+        return (stream, np.empty(carry, np.uint8)) if carry else last
     if encode:
         def run(x, out):
             whole = used == out.size
             _call_fast(kernel, par, nbytes, span(x), *args,
-                       (out if whole else out[:used]).view(word), step,
-                       *((stream, np.empty(carry, np.uint8)) if carry else last))
+                       (out if whole else out[:used]).view(word), step, *tail())
             if not whole:
                 out[used:] = 0
     else:
         def run(buf, out):
             _call_fast(kernel, par, nbytes, buf[:used].view(word), *args, span(out), step,
-                       *((stream, np.empty(carry, np.uint8)) if carry else last))
+                       *tail())
     return run
 
 

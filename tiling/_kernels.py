@@ -321,10 +321,10 @@ def _group_shuffle(p):
     """(intrinsics) `zip(src, s, rs, out, o)` packs 64 columns of rows src[s + k*rs], k < p,
     into the words out[o:o+64]; `unzip(buf, o, dst, s, rs)` is its inverse. Their streaming
     twins take `carry, first` (zip) or `carry, slot, first` (unzip: _STREAM_COLUMNS columns,
-    row k through carry slot `slot + k`) and store with `_store_block`. 32 // p bits per element; with 4 bits, word
-    byte h holds rows 2h (low nibble) and 2h + 1, and they move as the 8-bit rows h of two word
-    vectors; zip ignores the source bytes' high nibbles and unzip writes them zero (the kernels'
-    contract, as for the scalar masks)."""
+    row k through carry slot `slot + k`) and store with `_store_block`. 32 // p bits per
+    element; with 4 bits, word byte h holds rows 2h (low nibble) and 2h + 1, and they move as
+    the 8-bit rows h of two word vectors; zip ignores the source bytes' high nibbles and unzip
+    writes them zero (the kernels' contract, as for the scalar masks)."""
     m = max(4 // p, 1)
     inside, across, piece = _group_picks(m)
     row = _COLUMNS * m  # bytes
@@ -427,7 +427,7 @@ def _transpose_stages(n):
     high mask) for the pairs (i, i + stride); and which output row ends up at each place."""
     lane = n // 4
 
-    def unpack(g, high):  # each lane's low (high) half of its g-element groups, A's and B's in turn
+    def unpack(g, high):  # each lane's low (high) half of its g-element groups, A's, B's in turn
         half = lane // (2 * g)
         return [side + l * lane + (k + high * half) * g + e for l in range(4)
                 for k in range(half) for side in (0, n) for e in range(g)]
@@ -443,7 +443,8 @@ def _transpose_stages(n):
             if not i & stride:
                 pair = labels[i] + labels[i + stride]
                 labels[i], labels[i + stride] = [pair[k] for k in low], [pair[k] for k in high]
-    assert all([c for c, _ in v] == list(range(n)) for v in labels)
+    # each place holds one row, its columns in order
+    assert all(v == [(c, v[0][1]) for c in range(n)] for v in labels)
     return out, [v[0][1] for v in labels]
 
 
