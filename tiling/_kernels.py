@@ -417,7 +417,9 @@ _zip8, _unzip8, _zip8_stream, _unzip8_stream = _group_shuffle(8)
 # parts (`decode_square_par`). Old against new kernels in one process, 16 bytes past a line:
 # 64^3 decode 1.2x faster serial, 1.1-1.15x on 2 threads, f32[1024,1024]{0,1:T(8,128)(2,1)}
 # 1.4x both; 32-bit elements and encoding as before. The 64^3 public decode went from 0.71x to
-# 0.86-0.88x np.copyto (asv, two runs).
+# 0.86-0.88x np.copyto (asv, two runs). Encoding, sweeps cover up to 256 KiB of tile rows:
+# 64^3 (1 KiB per tile row, 16 KiB sweeps before) 1.05x faster serial and 1.05-1.2x on 2
+# threads, over 8 allocations in one process (1 MiB sweeps left 2 threads one sweep to share).
 
 
 def _transpose_stages(n):
@@ -520,6 +522,7 @@ _columns_to_rows8, _rows_to_columns8 = _square_shuffle(8)
 
 _SQUARES = 4  # square blocks stacked per sweep, at least
 _SWEEP_BYTES = 1 << 20  # 64-bit decoding: sweeps of up to this many bytes (`_square_band`)
+_ENCODE_SWEEP_BYTES = 1 << 18  # encoding: the same
 
 
 @_helper
@@ -1127,11 +1130,14 @@ def _decode_square_rows(buf, sb, i, nb, cs, R, C, a, tc, k, dst, o, step, part, 
 
 
 @numba.njit(inline="always", nogil=True, error_model="numpy")
-def _square_band(C, a, k, itemsize):
-    """Tile rows per sweep of `decode_square`: k * _SQUARES, or for 64-bit elements more, while
-    a sweep's tile rows stay within _SWEEP_BYTES. Further down columns of 32-bit elements,
-    decoding ran 1.2x slower (16 columns' lines at a time, where 8 fit one L1 set); encoding
-    64-bit ones too (f32[1024,1024]{0,1:T(8,128)(2,1)} serial)."""
+def _square_band(C, a, k, itemsize, encode):
+    """Tile rows per sweep of the square kernels: k * _SQUARES, or more while a sweep's tile rows
+    stay within _ENCODE_SWEEP_BYTES (encoding) or _SWEEP_BYTES (decoding 64-bit elements). Further
+    down columns of 32-bit elements, decoding ran 1.2x slower (16 columns' lines at a time, where 8
+    fit one L1 set); encoding 64-bit ones past 256 KiB too (f32[1024,1024]{0,1:T(8,128)(2,1)}
+    serial)."""
+    if encode:
+        return max(k * _SQUARES, _ENCODE_SWEEP_BYTES // (a * C * itemsize) // k * k)
     if itemsize != 8:
         return k * _SQUARES
     return max(k * _SQUARES, _SWEEP_BYTES // (a * C * itemsize) // k * k)
@@ -1160,7 +1166,7 @@ def _square_sweep(strided, boffs, a, band, nr, t, step):
 def encode_square(src, boffs, rs, cs, R, C, a, tc, k, out, step):
     """(rs is 1.)"""
     nr = (R + a - 1) // a
-    band = k * _SQUARES
+    band = _square_band(C, a, k, src.itemsize, True)
     for t in range(boffs.size * (1 + (nr + band - 1) // band)):
         sb, i, rows, o = _square_sweep(src, boffs, a, band, nr, t, step)
         if rows > 0:
@@ -1172,7 +1178,7 @@ def encode_square(src, boffs, rs, cs, R, C, a, tc, k, out, step):
 def decode_square(buf, boffs, rs, cs, R, C, a, tc, k, dst, step):
     """(rs is 1.)"""
     nr = (R + a - 1) // a
-    band = _square_band(C, a, k, dst.itemsize)
+    band = _square_band(C, a, k, dst.itemsize, False)
     for t in range(boffs.size * (1 + (nr + band - 1) // band)):
         sb, i, rows, o = _square_sweep(dst, boffs, a, band, nr, t, step)
         if rows > 0:
@@ -1388,7 +1394,7 @@ def encode_square_par(src, boffs, rs, cs, R, C, a, tc, k, out, step):
     # The threads split the sweeps: in column parts of longer sweeps, as decode_square_par,
     # f32[1024,1024]{0,1:T(8,128)(2,1)} encoded 1.3-1.5x slower.
     nr = (R + a - 1) // a
-    band = k * _SQUARES
+    band = _square_band(C, a, k, src.itemsize, True)
     for t in numba.prange(boffs.size * (1 + (nr + band - 1) // band)):
         sb, i, rows, o = _square_sweep(src, boffs, a, band, nr, t, step)
         if rows > 0:
@@ -1399,7 +1405,7 @@ def encode_square_par(src, boffs, rs, cs, R, C, a, tc, k, out, step):
 @_parallel_kernel
 def decode_square_par(buf, boffs, rs, cs, R, C, a, tc, k, dst, step):
     nr = (R + a - 1) // a
-    band = _square_band(C, a, k, dst.itemsize)
+    band = _square_band(C, a, k, dst.itemsize, False)
     units = boffs.size * (1 + (nr + band - 1) // band)
     parts = _square_parts(C, tc, units)
     for u in numba.prange(parts * units):  # (each thread gets one run of u: whole parts)

@@ -450,6 +450,24 @@ def test_parallel_square_decode_splits_columns(text, monkeypatch):
     assert set(names) == {"decode_square_par"}
 
 
+@pytest.mark.parametrize("text, kernel", [
+    ("f32[50,64,64]{0,2,1:T(4,8)(2,1)}", "encode_square"),      # 4 sweeps, the last one short
+    ("f32[64,64,64]{0,2,1:T(4,8)(2,1)}", "encode_square_par"),  # 4 sweeps for the threads
+])
+def test_square_encode_sweeps_of_narrow_tile_rows(text, kernel, monkeypatch):
+    # Tile rows of under 1 KiB: encoding sweeps as many of them as fit in 256 KiB; the head
+    # sweep (rows before the first line boundary) changes with the source's distance from one.
+    shape = Shape.parse(text)
+    x = random_array(np.random.default_rng(19), shape)
+    expected = _reference_bytes(x, shape)
+    names = kernels_called(monkeypatch)
+    for offset in range(0, 64, 8):
+        placed = _placed(x, offset)
+        placed[...] = x
+        assert np.array_equal(_engine_bytes(placed, shape), expected), offset
+    assert set(names) == {kernel}
+
+
 @pytest.mark.parametrize("text", [
     "s8[64,1024]{1,0:T(8,128)(4,1)}",              # whole tiles: one run per tile row
     "bf16[2,44,300]{2,1,0:T(8,128)(2,1)}",         # edge tiles and rows after each run
