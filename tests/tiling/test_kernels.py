@@ -404,12 +404,18 @@ def _placed(like, offset):
     return raw[start:start + like.nbytes].view(like.dtype).reshape(like.shape)
 
 
-@pytest.mark.parametrize("text", [
-    "f32[136,6,44]{0,2,1:T(4,8)(2,1)}",        # u64 pairs, batch merged into rows: k = 4
-    "f32[300,37]{0,1:T(8,128)}",               # k = 2, rows not whole tile rows
-    "f32[3,300,70]{1,2,0:T(2,128)}",           # k = 8, batches of their own
+_SERIAL_SQUARE = {"encode_square", "decode_square"}
+
+
+@pytest.mark.parametrize("text, kernels", [
+    ("f32[136,6,44]{0,2,1:T(4,8)(2,1)}", _SERIAL_SQUARE),  # u64 pairs, batch merged: k = 4
+    ("f32[300,37]{0,1:T(8,128)}", _SERIAL_SQUARE),         # k = 2, rows not whole tile rows
+    ("f32[3,300,70]{1,2,0:T(2,128)}", _SERIAL_SQUARE),     # k = 8, batches of their own
+    # tile rows under 1 KiB: encoding sweeps as many as fit in 256 KiB
+    ("f32[50,64,64]{0,2,1:T(4,8)(2,1)}", _SERIAL_SQUARE),  # 4 sweeps, the last one short
+    ("f32[64,64,64]{0,2,1:T(4,8)(2,1)}", {"encode_square_par", "decode_square_par"}),
 ])
-def test_square_kernels_align_blocks_to_cache_lines(text, monkeypatch):
+def test_square_kernels_align_blocks_to_cache_lines(text, kernels, monkeypatch):
     # The square kernels start their blocks where the transposed side's lines start on a 64-byte
     # boundary, so every distance from one gives other first tile rows (itemsize 4: elements
     # that straddle a boundary too).
@@ -425,7 +431,7 @@ def test_square_kernels_align_blocks_to_cache_lines(text, monkeypatch):
         out = _placed(x, offset)
         _engine.decode_into(expected, shape.layout, et, out.view(et.container))
         assert np.array_equal(bits_of(out), bits_of(x)), offset
-    assert set(names) == {"encode_square", "decode_square"}
+    assert set(names) == kernels
 
 
 @pytest.mark.parametrize("text", [
@@ -448,24 +454,6 @@ def test_parallel_square_decode_splits_columns(text, monkeypatch):
         _engine.decode_into(expected, shape.layout, et, out.view(et.container))
         assert np.array_equal(bits_of(out), bits_of(x)), offset
     assert set(names) == {"decode_square_par"}
-
-
-@pytest.mark.parametrize("text, kernel", [
-    ("f32[50,64,64]{0,2,1:T(4,8)(2,1)}", "encode_square"),      # 4 sweeps, the last one short
-    ("f32[64,64,64]{0,2,1:T(4,8)(2,1)}", "encode_square_par"),  # 4 sweeps for the threads
-])
-def test_square_encode_sweeps_of_narrow_tile_rows(text, kernel, monkeypatch):
-    # Tile rows of under 1 KiB: encoding sweeps as many of them as fit in 256 KiB; the head
-    # sweep (rows before the first line boundary) changes with the source's distance from one.
-    shape = Shape.parse(text)
-    x = random_array(np.random.default_rng(19), shape)
-    expected = _reference_bytes(x, shape)
-    names = kernels_called(monkeypatch)
-    for offset in range(0, 64, 8):
-        placed = _placed(x, offset)
-        placed[...] = x
-        assert np.array_equal(_engine_bytes(placed, shape), expected), offset
-    assert set(names) == {kernel}
 
 
 @pytest.mark.parametrize("text", [
