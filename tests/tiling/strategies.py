@@ -93,14 +93,21 @@ def bits_of(x):
     return x.view(np.dtype(f"u{x.dtype.itemsize}"))
 
 
+class _NeverWarm(set):
+    def add(self, kernel):
+        pass
+
+
 def kernels_called(monkeypatch, cache=True):
     """Records the kernels `_engine` calls, with fresh plan caches; `cache` stands for
     TILING_NUMBA_CACHE (the `_par` kernels run only with the disk cache on, whatever the
     environment of the test run)."""
     monkeypatch.setattr(_engine.load_kernels(), "CACHE_ENABLED", cache)
     names = []
-    real = _engine._call
-    monkeypatch.setattr(_engine, "_call", lambda k, *a: names.append(k.__name__) or real(k, *a))
+    real = _engine._first_call
+    # with no kernel ever warm, every kernel call goes through `_first_call`
+    monkeypatch.setattr(_engine, "_WARM", _NeverWarm())
+    monkeypatch.setattr(_engine, "_first_call", lambda k, a: names.append(k.__name__) or real(k, a))
     monkeypatch.setattr(_engine, "_PLANS", {})
     monkeypatch.setattr(_engine, "_BY_ID", {})
     return names
