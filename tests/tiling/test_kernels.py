@@ -496,6 +496,29 @@ def test_streaming_stores_write_exactly_the_output(text, monkeypatch):
     assert streamed == [1] * len(streamed) and len(streamed) > 16
 
 
+def test_encodes_stream_above_the_cache_size_decodes_from_it(monkeypatch):
+    # array + buffer exactly STREAM_BYTES: encode stores plainly, decode streams (see there)
+    shape = Shape.parse("s8[64,512]{1,0:T(8,128)(4,1)}")
+    et = ELEMENT_TYPES[shape.element_type]
+    x = random_array(np.random.default_rng(18), shape).view(et.container)
+    expected = _reference_bytes(x, shape)
+    total = x.nbytes + expected.size
+    kernels_called(monkeypatch)
+    flags = []
+    real = _engine._first_call
+    monkeypatch.setattr(_engine, "_first_call", lambda k, a: flags.append(a[-1]) or real(k, a))
+    for limit, streamed in ((total - 1, [1, 1]), (total, [0, 1]), (total + 1, [0, 0])):
+        monkeypatch.setattr(_engine, "STREAM_BYTES", limit)
+        monkeypatch.setattr(_engine, "_PLANS", {})
+        monkeypatch.setattr(_engine, "_BY_ID", {})
+        flags.clear()
+        out, back = np.empty_like(expected), np.empty_like(x)
+        _engine.encode_into(x, shape.layout, et, out)
+        _engine.decode_into(expected, shape.layout, et, back)
+        assert flags == streamed, limit
+        assert np.array_equal(out, expected) and np.array_equal(back, x)
+
+
 # The shuffle intrinsics load and store whole vectors that numba's boundscheck does not see:
 # the child puts every array and buffer against a PROT_NONE page, before or after it, so a
 # vector reaching one byte past either end kills the child.
