@@ -679,26 +679,20 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
     def span(x):
         x = x.reshape(-1) if contiguous else _span(x)
         return x if unit is None else x.view(unit)
-    if carry:  # a carry per call: calls from several Python threads may run at once
-        def tail():
-            return stream, np.empty(carry, np.uint8)
+    # (a carry per call: calls from several Python threads may run at once)
     if encode:
         def run(x, out):
             whole = used == out.size
-            dst = (out if whole else out[:used]).view(word)
-            if carry:
-                _call_fast(kernel, par, nbytes, span(x), *args, dst, step, *tail())
-            else:
-                _call_fast(kernel, par, nbytes, span(x), *args, dst, step, *last)
+            tail = (stream, np.empty(carry, np.uint8)) if carry else last
+            _call_fast(kernel, par, nbytes, span(x), *args,
+                       (out if whole else out[:used]).view(word), step, *tail)
             if not whole:
                 out[used:] = 0
     else:
         def run(buf, out):
-            src = (buf if used == buf.size else buf[:used]).view(word)
-            if carry:
-                _call_fast(kernel, par, nbytes, src, *args, span(out), step, *tail())
-            else:
-                _call_fast(kernel, par, nbytes, src, *args, span(out), step, *last)
+            tail = (stream, np.empty(carry, np.uint8)) if carry else last
+            _call_fast(kernel, par, nbytes, (buf if used == buf.size else buf[:used]).view(word),
+                       *args, span(out), step, *tail)
     return run
 
 
