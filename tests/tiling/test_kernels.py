@@ -456,6 +456,17 @@ def test_parallel_square_decode_splits_columns(text, monkeypatch):
     assert set(names) == {"decode_square_par"}
 
 
+def _streaming_flags(monkeypatch):
+    """The streaming flag each kernel call gets (its last int argument: the tiled kernels' carry
+    slots follow it), with `kernels_called`'s fresh plan caches."""
+    kernels_called(monkeypatch)
+    flags = []
+    real = _engine._first_call  # (where `kernels_called` makes every kernel call go)
+    monkeypatch.setattr(_engine, "_first_call", lambda k, a: flags.append(
+        [v for v in a if isinstance(v, int)][-1]) or real(k, a))
+    return flags
+
+
 @pytest.mark.parametrize("text", [
     "s8[64,1024]{1,0:T(8,128)(4,1)}",              # whole tiles: one run per tile row
     "bf16[2,44,300]{2,1,0:T(8,128)(2,1)}",         # edge tiles and rows after each run
@@ -473,12 +484,7 @@ def test_streaming_stores_write_exactly_the_output(text, monkeypatch):
     x = random_array(np.random.default_rng(17), shape).view(et.container)
     expected = _reference_bytes(x, shape)
     monkeypatch.setattr(_engine, "STREAM_BYTES", 0)
-    kernels_called(monkeypatch)
-    streamed = []
-    real = _engine._first_call  # (where `kernels_called` makes every kernel call go)
-    # the streaming flag: the last int argument (the tiled kernels' carry slots follow it)
-    monkeypatch.setattr(_engine, "_first_call", lambda k, a: streamed.append(
-        [v for v in a if isinstance(v, int)][-1]) or real(k, a))
+    streamed = _streaming_flags(monkeypatch)
     for name, nbytes in (("encode", expected.size), ("decode", x.nbytes)):
         raw = np.empty(nbytes + 192, np.uint8)
         for offset in range(0, 64, et.container.itemsize):
@@ -503,10 +509,7 @@ def test_encodes_stream_above_the_cache_size_decodes_from_it(monkeypatch):
     x = random_array(np.random.default_rng(18), shape).view(et.container)
     expected = _reference_bytes(x, shape)
     total = x.nbytes + expected.size
-    kernels_called(monkeypatch)
-    flags = []
-    real = _engine._first_call
-    monkeypatch.setattr(_engine, "_first_call", lambda k, a: flags.append(a[-1]) or real(k, a))
+    flags = _streaming_flags(monkeypatch)
     for limit, streamed in ((total - 1, [1, 1]), (total, [0, 1]), (total + 1, [0, 0])):
         monkeypatch.setattr(_engine, "STREAM_BYTES", limit)
         monkeypatch.setattr(_engine, "_PLANS", {})
