@@ -795,6 +795,59 @@ def test_parallel_threshold_for_each_kernel_family(text, kernels, monkeypatch):
     assert _round_trip_kernels(monkeypatch, shape, 13) == kernels
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 40), st.integers(1, 5), st.lists(st.integers(0, 4), max_size=120))
+def test_work_stealing_hands_out_every_unit_once(units, threads, order):
+    """The `_par` drivers' claims (`_kernels._claimed`), under any interleaving of the threads'
+    atomic claims: each unit goes to exactly one thread, a thread first takes its own range in
+    order, and a thread stops only once no unit is left."""
+    from tiling import _kernels
+
+    T = min(threads, units)
+    claims = np.zeros(T * _kernels._LINE_WORDS, np.int64)
+    victim = [0] * T  # each thread's v
+    taken = [[] for _ in range(T)]
+    turns = iter(order)
+    while any(v < T for v in victim):
+        live = [th for th in range(T) if victim[th] < T]
+        th = live[next(turns, 0) % len(live)]
+        u = _kernels._claimed(claims, th, victim[th], units)
+        if u < 0:
+            victim[th] += 1
+        else:
+            taken[th].append((victim[th], u))
+    assert sorted(u for t in taken for _, u in t) == list(range(units))
+    for th, t in enumerate(taken):
+        own = [u for v, u in t if v == 0]
+        assert own == list(range(th * units // T, th * units // T + len(own)))
+
+
+_MANY_THREADS_SCRIPT = """
+import numpy as np
+from tests.tiling.strategies import random_array
+from tests.tiling.test_kernels import (PARALLEL_TEXTS, _engine_bytes, _engine_decode,
+                                       _reference_bytes)
+from tiling import ELEMENT_TYPES, Shape, _engine
+for text in PARALLEL_TEXTS:
+    shape = Shape.parse(text)
+    x = random_array(np.random.default_rng(15), shape)
+    expected = _reference_bytes(x, shape)
+    container = ELEMENT_TYPES[shape.element_type].container
+    for _ in range(3):
+        assert np.array_equal(_engine_bytes(x, shape), expected), text
+        back = _engine_decode(expected, shape).view(container)
+        assert np.array_equal(back, x.view(container)), text
+assert _engine._PARALLEL_PID is not None
+print("ok")
+"""
+
+
+def test_parallel_kernels_share_out_rows_over_more_threads_than_cores():
+    # five threads on this machine's few cores: they finish their own rows at different
+    # times and take the rest from each other (`_kernels._claimed`)
+    assert _python(_MANY_THREADS_SCRIPT, NUMBA_NUM_THREADS="5").strip() == "ok"
+
+
 def test_concurrent_threads_share_the_parallel_kernels_safely(monkeypatch):
     """Only one Python thread at a time runs a `_par` kernel (numba's workqueue layer aborts
     the process otherwise); the others run the serial kernel, with the same bytes."""
