@@ -426,11 +426,27 @@ def _last_level_cache_bytes() -> int:
 STREAM_BYTES = _last_level_cache_bytes()
 """Decodes whose array and buffer together take at least this many bytes, and encodes that take
 more, write their output with streaming stores where their kernel has them (see
-`_kernels._store_block`). At exactly this size (s8 4096x4096 with a 32 MiB cache, repeated calls
-on 2 threads, medians of four interleaved runs), plain stores encoded 1.05-1.2x faster and
-streaming ones decoded 1.03-1.17x faster; called once on evicted data, both took the same time.
-From 1.25x this size up, streaming encoded faster (s8 4608x4608: 1.07x, 5120x5120: 1.37x)."""
+`_kernels._store_block`; the packed decoders up to 1.25x this size only in part: `_stream_mode`).
+At exactly this size (s8 4096x4096 with a 32 MiB cache, repeated calls on 2 threads, medians of
+four interleaved runs), plain stores encoded 1.05-1.2x faster and streaming ones decoded
+1.03-1.17x faster; called once on evicted data, both took the same time. From 1.25x this size
+up, streaming encoded faster (s8 4608x4608: 1.07x, 5120x5120: 1.37x)."""
 _NO_CARRY = np.empty(0, np.uint8)  # the tiled kernels' carry slots when they do not stream
+
+
+def _stream_mode(nbytes: int, encode: bool, packed: bool) -> int:
+    """The packed and tiled kernels' `stream` for an array and buffer of `nbytes` together: 0
+    plain stores, 1 streaming stores, 2 (packed decoders) streaming stores for the rows of each
+    tile's first half of word groups and plain ones for the rest. From the cache size to 1.25x
+    it, that mix decoded faster than streaming every row: 2 threads, repeated calls, both
+    kernels in one process, median ratio of 30-40 rounds: s8 4096x4096 (32 MiB) 0.87-0.88 in
+    three runs, bf16 2048x4096 0.82, bf16 2560x4096 (40 MiB) 0.85, s8 5120x4096 (40 MiB) 1.03;
+    at 48 MiB (s8 6144x4096) 1.08, so above 1.25x every row streams."""
+    if encode:
+        return int(nbytes > STREAM_BYTES)
+    if nbytes < STREAM_BYTES:
+        return 0
+    return 2 if packed and 4 * nbytes <= 5 * STREAM_BYTES else 1
 
 PARALLEL_BYTES = 1 << 20
 WORKQUEUE_PARALLEL_BYTES = 8 << 20
@@ -662,7 +678,7 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
     nbytes = a.nbytes
     # the packed and tiled kernels' last argument: streaming stores (`_kernels._store_block`);
     # the tiled ones then take a carry slot per tile row (and row of a tile, decoding) after it
-    stream = int(nbytes + used > STREAM_BYTES if encode else nbytes + used >= STREAM_BYTES)
+    stream = _stream_mode(nbytes + used, encode, kind == "packed")
     tiled = kernel in (_kernels.encode_tiled, _kernels.decode_tiled)
     last = (stream,) if kind == "packed" else (stream, _NO_CARRY) if tiled else ()
     carry = boffs.size * -(-R // tr) * (1 if encode else tr) * 64 if tiled and stream else 0

@@ -467,6 +467,7 @@ def _streaming_flags(monkeypatch):
     return flags
 
 
+@pytest.mark.parametrize("mixed", [False, True])  # decoders' stream 2 (`_engine._stream_mode`)
 @pytest.mark.parametrize("text", [
     "s8[64,1024]{1,0:T(8,128)(4,1)}",              # whole tiles: one run per tile row
     "bf16[2,44,300]{2,1,0:T(8,128)(2,1)}",         # edge tiles and rows after each run
@@ -476,14 +477,14 @@ def _streaming_flags(monkeypatch):
     "u16[16,512]{1,0:T(8,128)}",                   # tiled: one 256-byte block per tile row
     "f32[24,128]{1,0:T(8,128)}",                   # tiled: tile rows of one tile
 ])
-def test_streaming_stores_write_exactly_the_output(text, monkeypatch):
+def test_streaming_stores_write_exactly_the_output(text, mixed, monkeypatch):
     # Streaming stores write whole 64-byte lines: at every distance of the output from a line,
     # it must equal the reference and the bytes around it must stay as they were.
     shape = Shape.parse(text)
     et = ELEMENT_TYPES[shape.element_type]
     x = random_array(np.random.default_rng(17), shape).view(et.container)
     expected = _reference_bytes(x, shape)
-    monkeypatch.setattr(_engine, "STREAM_BYTES", 0)
+    monkeypatch.setattr(_engine, "STREAM_BYTES", x.nbytes + expected.size if mixed else 0)
     streamed = _streaming_flags(monkeypatch)
     for name, nbytes in (("encode", expected.size), ("decode", x.nbytes)):
         raw = np.empty(nbytes + 192, np.uint8)
@@ -499,18 +500,27 @@ def test_streaming_stores_write_exactly_the_output(text, monkeypatch):
                                     out.view(x.dtype).reshape(x.shape))
                 assert np.array_equal(out, x.reshape(-1).view(np.uint8)), offset
             assert not np.any(np.delete(raw, np.s_[start:start + nbytes]) != 0x5A), offset
-    assert streamed == [1] * len(streamed) and len(streamed) > 16
+    encoded, decoded = (0, 2 if len(shape.layout.tiles) > 1 else 1) if mixed else (1, 1)
+    half = len(streamed) // 2  # (the encodes' calls, then the decodes')
+    assert streamed == [encoded] * half + [decoded] * half and half > 8
 
 
-def test_encodes_stream_above_the_cache_size_decodes_from_it(monkeypatch):
-    # array + buffer exactly STREAM_BYTES: encode stores plainly, decode streams (see there)
-    shape = Shape.parse("s8[64,512]{1,0:T(8,128)(4,1)}")
+@pytest.mark.parametrize("text, packed", [("s8[64,512]{1,0:T(8,128)(4,1)}", True),
+                                          ("f32[16,512]{1,0:T(8,128)}", False)])
+def test_stream_modes_by_size_against_the_cache(text, packed, monkeypatch):
+    # array + buffer against STREAM_BYTES (see `_engine._stream_mode`): encodes stream above
+    # it, decodes from it, the packed ones only in part up to 1.25x it
+    shape = Shape.parse(text)
     et = ELEMENT_TYPES[shape.element_type]
     x = random_array(np.random.default_rng(18), shape).view(et.container)
     expected = _reference_bytes(x, shape)
     total = x.nbytes + expected.size
     flags = _streaming_flags(monkeypatch)
-    for limit, streamed in ((total - 1, [1, 1]), (total, [0, 1]), (total + 1, [0, 0])):
+    part = 2 if packed else 1
+    low = -(-4 * total // 5)  # the least limit that total is at most 1.25x of
+    limits = ((low - 1, [1, 1]), (low, [1, part]), (total - 1, [1, part]), (total, [0, part]),
+              (total + 1, [0, 0]))
+    for limit, streamed in limits:
         monkeypatch.setattr(_engine, "STREAM_BYTES", limit)
         monkeypatch.setattr(_engine, "_PLANS", {})
         monkeypatch.setattr(_engine, "_BY_ID", {})
@@ -847,6 +857,22 @@ def test_parallel_kernels_share_out_rows_over_more_threads_than_cores():
     # times and take the rest from each other (`_kernels._claimed`)
     assert _python(_MANY_THREADS_SCRIPT, NUMBA_NUM_THREADS="5").strip() == "ok"
 
+
+@pytest.mark.parametrize("text", PARALLEL_TEXTS[2:4])  # bf16 and s8 word groups, edge tiles
+def test_parallel_decoders_stream_part_of_the_rows(text, monkeypatch):
+    # array + buffer at the cache size: the rows of half of each tile's word groups stream
+    shape = Shape.parse(text)
+    et = ELEMENT_TYPES[shape.element_type]
+    x = random_array(np.random.default_rng(19), shape)
+    expected = _reference_bytes(x, shape)
+    monkeypatch.setattr(_engine, "STREAM_BYTES", x.nbytes + expected.size)
+    kernels_called(monkeypatch)
+    calls, real = [], _engine._first_call
+    monkeypatch.setattr(_engine, "_first_call",
+                        lambda k, a: calls.append((k.__name__, a[-1])) or real(k, a))
+    back = _engine_decode(expected, shape)
+    assert np.array_equal(back.view(et.container), x.view(et.container))
+    assert calls == [("decode_packed_par", 2)]
 
 def test_concurrent_threads_share_the_parallel_kernels_safely(monkeypatch):
     """Only one Python thread at a time runs a `_par` kernel (numba's workqueue layer aborts
