@@ -437,8 +437,9 @@ _NO_CARRY = np.empty(0, np.uint8)  # the tiled kernels' carry slots when they do
 def _stream_mode(nbytes: int, encode: bool, packed: bool) -> int:
     """The packed and tiled kernels' `stream` for an array and buffer of `nbytes` together: 0
     plain stores, 1 streaming stores, 2 (packed decoders) streaming stores for the rows of each
-    tile's first half of word groups and plain ones for the rest. From the cache size to 1.25x
-    it, that mix decoded faster than streaming every row: 2 threads, repeated calls, both
+    tile's first half of word groups and plain ones for the rest (the plain half can stay in
+    the cache beside the input, the streamed half reads no lines in). From the cache size to
+    1.25x it, that mix decoded faster than streaming every row: 2 threads, repeated calls, both
     kernels in one process, median ratio of 30-40 rounds: s8 4096x4096 (32 MiB) 0.87-0.88 in
     three runs, bf16 2048x4096 0.82, bf16 2560x4096 (40 MiB) 0.85, s8 5120x4096 (40 MiB) 1.03;
     at 48 MiB (s8 6144x4096) 1.08, so above 1.25x every row streams."""
