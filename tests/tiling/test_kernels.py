@@ -874,6 +874,7 @@ def test_parallel_decoders_stream_part_of_the_rows(text, monkeypatch):
     assert np.array_equal(back.view(et.container), x.view(et.container))
     assert calls == [("decode_packed_par", 2)]
 
+
 def test_concurrent_threads_share_the_parallel_kernels_safely(monkeypatch):
     """Only one Python thread at a time runs a `_par` kernel (numba's workqueue layer aborts
     the process otherwise); the others run the serial kernel, with the same bytes."""
