@@ -288,8 +288,8 @@ class DecodeGeneric(_DecodeTimed, _Generic):
 # ---------------------------------------------------------------------------------------------
 # The targets' ratios measured directly: baseline and kernel timed back to back, round after
 # round, in one process. The `time_*` classes above time them in separate processes minutes
-# apart, and this machine's speed swings over minutes (the 2-thread kernels took 350 us in one
-# minute and 600 us in another while the 1-thread np.copyto stayed at 640-700 us), so a ratio
+# apart, and this machine's speed swings over minutes (the 2-thread s8 4096x4096 encode took 350
+# us in one minute and 570 us in another while the 1-thread np.copyto took 640-710 us), so a ratio
 # of their medians also compares two moments; here each round's two timings share one. They also
 # share the cache: each batch starts from what the other left there, which costs most where the
 # arrays just fit the last level (s8 4096x4096: 16 MiB each way, plain stores when encoding).
