@@ -136,7 +136,9 @@ def _encoder(x: np.ndarray, shape: Shape, nbytes: int, et, container):
     if x.flags.c_contiguous and _engine.is_row_major(x.shape, shape.layout, et):
         return _copy_array if _exports_buffer(x.dtype) else _assign_array
     run = _engine.encoder(x.view(container), shape.layout, et, nbytes)
-    return None if run is None else lambda x, out: run(x.view(container), out)
+    if run is None or getattr(run, "takes_logical", False):
+        return run
+    return lambda x, out: run(x.view(container), out)
 
 
 def _decoder(out: np.ndarray, shape: Shape, nbytes: int, et, container):
@@ -144,7 +146,9 @@ def _decoder(out: np.ndarray, shape: Shape, nbytes: int, et, container):
     if _engine.is_row_major(shape.dimensions, shape.layout, et):
         return _copy_buffer if _exports_buffer(et.dtype) else _assign_buffer
     run = _engine.decoder(out.view(container), shape.layout, et, nbytes)
-    return None if run is None else lambda buf, out: run(buf, out.view(container))
+    if run is None or getattr(run, "takes_logical", False):
+        return run
+    return lambda buf, out: run(buf, out.view(container))
 
 
 def _fresh_out(out, nbytes: int, other) -> bool:
