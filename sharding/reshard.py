@@ -561,6 +561,8 @@ class ReshardPlan:
     steps: tuple[ReshardStep, ...]
     reaches_target: bool
     error: str | None = None
+    transfers: tuple | None = None
+    """The messages (`collectives.Transfer`) of an executed plan (`DeviceMesh.reshard`)."""
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
