@@ -179,6 +179,7 @@ def _execute(m: Moves, buffers: list[np.ndarray], dtype, fill, out: np.ndarray |
     result: list[np.ndarray | None] = [None] * n
     bounds = np.searchsorted(m.receiver, np.arange(n + 1))
     new_shape = m.out_local
+    copies = []  # (destination, source) block views; copied below
     for r in range(n):
         a, b = bounds[r], bounds[r + 1]
         start = m.new_start[r]
@@ -195,9 +196,11 @@ def _execute(m: Moves, buffers: list[np.ndarray], dtype, fill, out: np.ndarray |
             src_lo = m.lo[k] - m.old_start[s]
             dst_lo = m.lo[k] - start
             ext = m.hi[k] - m.lo[k]
-            buf[tuple(slice(int(x), int(x + e)) for x, e in zip(dst_lo, ext))] = \
-                buffers[s][tuple(slice(int(x), int(x + e)) for x, e in zip(src_lo, ext))]
+            copies.append((buf[tuple(slice(int(x), int(x + e)) for x, e in zip(dst_lo, ext))],
+                           buffers[s][tuple(slice(int(x), int(x + e)) for x, e in zip(src_lo, ext))]))
         result[r] = buf
+    for dst, src in copies:
+        np.copyto(dst, src)
     return result  # type: ignore[return-value]
 
 
