@@ -53,6 +53,7 @@ PASSES: dict[str, str | type[Pass]] = {
     "sdy-apply-sharding-constraints":
         "sdy_passes.apply_sharding_constraints:ApplyShardingConstraintsPass",
     "sdy-sharding-group-import": "sdy_passes.sharding_group_import:ShardingGroupImportPass",
+    "sdy-reshard-to-collectives": "sdy_passes.reshard_to_collectives:ReshardToCollectivesPass",
 }
 """Registry keyed by Shardy flag name."""
 
@@ -91,12 +92,38 @@ def parse_pipeline(text: str) -> list[tuple[str, dict[str, str]]]:
     text = text.strip()
     m = re.fullmatch(r"builtin\.module\s*\((.*)\)", text, re.S)
     if m:
-        text = m.group(1)
-    elif text.startswith(("func.func(", "any(")):
+        return _parse_items(m.group(1), "builtin.module")
+    if text.startswith(("func.func(", "any(")):
         raise UnknownPassError("only module-level pipelines `builtin.module(...)` are supported")
+    return _parse_items(text, None)
+
+
+_NESTED = re.compile(r"\s*func\.func\s*\(")
+
+
+def _parse_items(text: str, anchor: str | None) -> list[tuple[str, dict[str, str]]]:
+    """The items of one pipeline level; `anchor` is the op it runs on (`None`: bare flags, which
+    nest func-level passes by themselves). A func-level pass runs on every func of the module."""
     out: list[tuple[str, dict[str, str]]] = []
     pos = 0
     while pos < len(text):
+        nested = _NESTED.match(text, pos)
+        if nested and anchor == "builtin.module":
+            depth, end = 1, nested.end()
+            while end < len(text) and depth:
+                depth += {"(": 1, ")": -1}.get(text[end], 0)
+                end += 1
+            if depth:
+                raise UnknownPassError(f"unbalanced '(' in pass pipeline at position {pos}")
+            out.extend(_parse_items(text[nested.end():end - 1], "func.func"))
+            pos = end
+            while pos < len(text) and text[pos].isspace():
+                pos += 1
+            if pos < len(text):
+                if text[pos] != ",":
+                    raise UnknownPassError(f"expected ',' in pass pipeline at position {pos}: {text[pos:pos + 30]!r}")
+                pos += 1
+            continue
         item = _PIPELINE_ITEM.match(text, pos)
         if not item or not item.group(1):
             raise UnknownPassError(f"cannot read pass pipeline at position {pos}: {text[pos:pos + 30]!r}")
@@ -105,7 +132,13 @@ def parse_pipeline(text: str) -> list[tuple[str, dict[str, str]]]:
             for kv in item.group(2)[1:-1].split():
                 k, _, v = kv.partition("=")
                 opts[k] = v
-        out.extend(_expand(item.group(1), opts))
+        expanded = _expand(item.group(1), opts)
+        for name, _ in expanded:
+            cls = get_pass(name)
+            if anchor == "builtin.module" and getattr(cls, "func_level", False):
+                raise UnknownPassError(f"Can't add pass '{cls.__name__}' restricted to 'func.func' on a PassManager "
+                                       "intended to run on 'builtin.module', did you intend to nest?")
+        out.extend(expanded)
         pos = item.end()
         if pos < len(text):
             if text[pos] != ",":
