@@ -158,17 +158,13 @@ def moves(source: TensorSharding, target: TensorSharding, in_mesh: Mesh, out_mes
 
 
 def messages(m: Moves, itemsize: int):
-    """`(sender device, receiver device, bytes, crossing)` per message (local blocks excluded)."""
+    """`(sender device, receiver device, bytes, crossing)` per message (local blocks excluded).
+
+    A sender holds one operand tile, so each remote block is its own (sender, receiver) message.
+    """
     remote = ~m.local
-    send = m.in_devices[m.sender[remote]]
-    recv = m.out_devices[m.receiver[remote]]
-    nbytes = m.elements[remote] * itemsize
-    crossing = m.crossing[remote]
-    if not len(send):
-        return send, recv, nbytes, crossing
-    key = send * (len(m.in_devices) + 1) + recv
-    uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    return send[first], recv[first], np.bincount(inverse, weights=nbytes).astype(np.int64), crossing[first]
+    return (m.in_devices[m.sender[remote]], m.out_devices[m.receiver[remote]], m.elements[remote] * itemsize,
+            m.crossing[remote])
 
 
 def _execute(m: Moves, buffers: list[np.ndarray], dtype, fill, out: np.ndarray | None = None) -> list[np.ndarray]:

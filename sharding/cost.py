@@ -36,21 +36,25 @@ INTER_HOST = (2.7e-6, 87.7e9 * 0.22)
 def _dataset(n_steps: int, devices, axes: list[str], rows):
     import xarray as xr
 
-    index = {int(d): i for i, d in enumerate(devices)}
+    devices = np.asarray(devices, np.int64)
+    index = np.zeros(int(devices.max()) + 1 if len(devices) else 1, np.int64)
+    index[devices] = np.arange(len(devices))
     sent = np.zeros((n_steps, len(devices)), np.int64)
     received = np.zeros_like(sent)
     crossing = np.zeros((n_steps, len(axes)), np.int64)
     count = np.zeros(n_steps, np.int64)
     for step, send, recv, nbytes, cross in rows:
-        np.add.at(sent[step], [index[int(s)] for s in send], nbytes)
-        np.add.at(received[step], [index[int(r)] for r in recv], nbytes)
-        crossing[step] += (np.asarray(cross, bool) * np.asarray(nbytes)[:, None]).sum(axis=0).astype(np.int64) \
-            if len(nbytes) else 0
+        nbytes = np.asarray(nbytes, np.int64)
+        if not len(nbytes):
+            continue
+        sent[step] += np.bincount(index[np.asarray(send, np.int64)], nbytes, len(devices)).astype(np.int64)
+        received[step] += np.bincount(index[np.asarray(recv, np.int64)], nbytes, len(devices)).astype(np.int64)
+        crossing[step] += nbytes @ np.asarray(cross, np.int64)
         count[step] += len(nbytes)
     return xr.Dataset(
         {"bytes_sent": (("step", "device"), sent), "bytes_received": (("step", "device"), received),
          "bytes_crossing": (("step", "axis"), crossing), "messages": (("step",), count)},
-        coords={"step": np.arange(n_steps), "device": np.asarray(devices, np.int64), "axis": list(axes)})
+        coords={"step": np.arange(n_steps), "device": devices, "axis": list(axes)})
 
 
 def _step_moves(plan):

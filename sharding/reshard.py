@@ -133,6 +133,7 @@ class _Inserter:
 
     def __init__(self, source: TensorSharding, target: TensorSharding, mesh: Mesh, shape: tuple[int, ...]):
         self.mesh = mesh
+        self.axis_sizes = {a.name: a.size for a in mesh.axes}
         self.shape = shape
         self.cur_mesh = source.mesh_or_ref
         self.out_mesh = target.mesh_or_ref
@@ -154,10 +155,14 @@ class _Inserter:
         self.steps: list[ReshardStep] = []
 
     def size(self, ref: AxisRef) -> int:
-        return ref.size(self.mesh)
+        info = ref.sub_axis_info
+        return self.axis_sizes[ref.name] if info is None else info.size
 
     def sizes(self, refs) -> int:
-        return math.prod(self.size(a) for a in refs)
+        n = 1
+        for ref in refs:
+            n *= self.size(ref)
+        return n
 
     def done(self) -> bool:
         return self.cur_mesh == self.out_mesh and not any(self.inp) and not any(self.out)
