@@ -792,13 +792,17 @@ def _axis_refs(p: _Parser) -> tuple[AxisRef, ...]:
     return tuple(axes)
 
 
-def _list_of_lists(p: _Parser) -> ListOfAxisRefLists:
+def _bracket_list(p: _Parser, element: Callable[[], T]) -> tuple[T, ...]:
     p.expect("[")
     if p.optional("]"):
-        return ListOfAxisRefLists(())
-    lists = p.comma_list(lambda: _axis_refs(p))
+        return ()
+    items = p.comma_list(element)
     p.expect("]")
-    return ListOfAxisRefLists(tuple(lists))
+    return tuple(items)
+
+
+def _list_of_lists(p: _Parser) -> ListOfAxisRefLists:
+    return ListOfAxisRefLists(_bracket_list(p, lambda: _axis_refs(p)))
 
 
 def _all_to_all_param(p: _Parser) -> AllToAllParam:
@@ -810,12 +814,7 @@ def _all_to_all_param(p: _Parser) -> AllToAllParam:
 
 
 def _all_to_all_params(p: _Parser) -> AllToAllParamList:
-    p.expect("[")
-    if p.optional("]"):
-        return AllToAllParamList(())
-    params = p.comma_list(lambda: _all_to_all_param(p))
-    p.expect("]")
-    return AllToAllParamList(tuple(params))
+    return AllToAllParamList(_bracket_list(p, lambda: _all_to_all_param(p)))
 
 
 _COLLECTIVE_PARAMS = {"axis_ref_list": _axis_refs, "list_of_axis_ref_lists": _list_of_lists,
