@@ -8,7 +8,7 @@ import pytest
 
 from sdy_passes import PASSES, Module, Pass, StringAttr
 from sdy_passes.__main__ import main
-from tests.conftest import SDY_CASES
+from tests.conftest import SDY_CASES, needs_shared
 
 MODULE = """sdy.mesh @mesh = <["x"=2]>
 func.func @f(%arg0: tensor<8xf32>) -> tensor<8xf32> {
@@ -116,7 +116,7 @@ def test_console_entry_point_runs_as_a_module():
     assert '"stablehlo.negate"(%arg0)' in proc.stdout
 
 
-@pytest.mark.skipif(not SDY_CASES.is_dir(), reason="../shared/sdy_cases is absent")
+@needs_shared(SDY_CASES)
 def test_generic_flag_gives_the_golden_generic_input(capsys, monkeypatch):
     for path in sorted(SDY_CASES.glob("*/*.in.mlir")):
         code, out, err = _run(capsys, monkeypatch, ["--mlir-print-op-generic", str(path)])

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import json
-import pathlib
 
 import pytest
 from hypothesis import given, strategies as st
 
 from sharding import (DeviceMesh, HloSharding, InvalidShardingError, Mesh, MeshAxis, MeshTable, ShardingError,
                       TensorSharding, from_hlo_sharding, to_hlo_sharding, to_named_sharding)
+from tests.conftest import ORACLE_JSON, needs_shared
 from tests.sharding import _device_oracle as oracle
 from tests.sharding.strategies import shardings
 from tests.sharding.test_simulate import small_meshes
-
-ORACLE_JSON = pathlib.Path(__file__).resolve().parents[3] / "shared" / "oracle" / "jax_device_maps.json"
 
 
 def S(text: str) -> TensorSharding:
@@ -85,7 +83,7 @@ def test_manual_axes():
         to_hlo_sharding(S('#sdy.sharding<@m, [{}, {}]>'), mesh, manual_axes=["w"])
 
 
-@pytest.mark.skipif(not ORACLE_JSON.exists(), reason="../oracle/jax_device_maps.json is absent")
+@needs_shared(ORACLE_JSON)
 def test_recorded_hlo_shardings():
     cases = [c for c in json.loads(ORACLE_JSON.read_text()) if "hlo_sharding" in c]
     checked = 0
