@@ -13,10 +13,10 @@ import pytest
 
 from sdy_passes import pass_manager
 from sdy_passes.__main__ import main
-from tests.conftest import SDY_CASES
+from tests.conftest import SHARED, needs_shared
 from tests.sdy_passes.ssa import assert_same_up_to_ssa
 
-CASES_DIR = SDY_CASES.parent / "sdy_cases_propagation"
+CASES_DIR = SHARED / "sdy_cases_propagation"
 
 
 def _cases():
@@ -28,7 +28,7 @@ def _cases():
 
 
 CASES = _cases()
-pytestmark = pytest.mark.skipif(not CASES, reason=f"golden cases not found at {CASES_DIR}")
+pytestmark = needs_shared(CASES_DIR)
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c['pass']}/{c['id']}")
