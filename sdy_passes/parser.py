@@ -665,10 +665,14 @@ class Parser:
         extra: dict[str, tuple[int, ...]] = {}
         custom = False
         while not self.parse_optional(">"):
-            key = self.parse_bare_id("'>' or a factor list name")
-            if key == "custom":
+            if self.parse_optional(","):  # `, custom` ends the rule (Shardy's parseIsCustomRule)
+                self.skip()
+                if self.parse_bare_id("'custom'") != "custom":
+                    raise self.error("expected 'custom'")
                 custom = True
-                continue
+                self.expect(">")
+                break
+            key = self.parse_bare_id("'>' or a factor list name")
             self.expect("=")
             self.expect("{")
             fs = []
