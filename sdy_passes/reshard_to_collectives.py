@@ -17,47 +17,34 @@ from sharding.reshard import check_steps, plan_reshard
 from sdy_passes._value_shardings import get_sharding, shape_of
 from sdy_passes.attributes import OpaqueAttr
 from sdy_passes.errors import PassFailedError
-from sdy_passes.ir import Module, Operation, OpResult
-from sdy_passes.pass_manager import Pass
+from sdy_passes.ir import Operation, OpResult
+from sdy_passes.pass_manager import FUNC, Pass
 
 RESHARD = "sdy.reshard"
 BARRIER = "sdy.propagation_barrier"
 _PARAM_NAME = {"all_gather": "gathering_axes", "all_slice": "slicing_axes", "all_to_all": "params"}
 
 
-def _flag(value: str, name: str) -> bool:
-    if value in ("", "true", "1", "True"):
-        return True
-    if value in ("false", "0", "False"):
-        return False
-    raise PassFailedError(f"<Pass-Options-Parser>: Invalid value '{value}' for option '{name}'")
-
-
 class ReshardToCollectivesPass(Pass):
     name = "sdy-reshard-to-collectives"
     summary = "Converts ReshardOp into various Shardy collective ops."
-    func_level = True
+    anchor = FUNC
+    options = {"keep-redundant-reshards": False}
 
-    def __init__(self, **options: str):
-        super().__init__(**options)
-        for key in options:
-            if key != "keep-redundant-reshards":
-                raise PassFailedError(f"<Pass-Options-Parser>: no such option {key}")
-        self.keep_redundant = _flag(options.get("keep-redundant-reshards", "false"), "keep-redundant-reshards")
-
-    def run(self, module: Module) -> None:
+    def run(self, func: Operation) -> None:
         # The cyclic GC would rescan the whole module every few thousand new ops (quadratic on
         # 10k reshards: 127 us per reshard instead of 32); the ops made here are all kept.
         enabled = gc.isenabled()
         gc.disable()
         try:
-            self._run(module)
+            self._run(func)
         finally:
             if enabled:
                 gc.enable()
 
-    def _run(self, module: Module) -> None:
-        meshes = {op.properties["sym_name"].value: op.properties["mesh"] for op in module.meshes()}
+    def _run(self, func: Operation) -> None:
+        scope = func.parent.ops if func.parent is not None else []
+        meshes = {op.properties["sym_name"].value: op.properties["mesh"] for op in scope if op.name == "sdy.mesh"}
 
         def lookup(mesh_or_ref):
             return meshes[mesh_or_ref] if isinstance(mesh_or_ref, str) else mesh_or_ref
@@ -67,7 +54,7 @@ class ReshardToCollectivesPass(Pass):
         replaced: dict[int, list[Operation]] = {}
         blocks = {}
         plans: dict = {}  # (source, target, shape) -> (decision, error): the planner is pure
-        for op in [op for op in module.walk() if op.name == RESHARD]:
+        for op in [op for op in func.walk() if op.name == RESHARD]:
             new = self._rewrite(op, lookup, plans)
             if new is not None:
                 replaced[id(op)] = new
@@ -79,7 +66,8 @@ class ReshardToCollectivesPass(Pass):
             block.set_ops(ops)
 
     def _plan(self, source, target, lookup, shape):
-        decision = plan_reshard(source, target, lookup, shape, keep_redundant_reshards=self.keep_redundant)
+        decision = plan_reshard(source, target, lookup, shape,
+                                keep_redundant_reshards=self.options["keep-redundant-reshards"])
         if decision.action != "plan":
             return decision, None, ()
         start = source if source is not None else TensorSharding.replicated(target.mesh_or_ref, len(shape),

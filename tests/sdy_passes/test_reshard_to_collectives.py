@@ -45,14 +45,16 @@ def test_lit_cases_match_jaxlib(case):
 
 
 def test_pipeline_forms():
-    assert parse_pipeline("builtin.module(func.func(sdy-reshard-to-collectives{keep-redundant-reshards=true}))") \
-        == [("sdy-reshard-to-collectives", {"keep-redundant-reshards": "true"})]
-    assert parse_pipeline("sdy-reshard-to-collectives") == [("sdy-reshard-to-collectives", {})]
+    (anchor, (p,)), = parse_pipeline("builtin.module(func.func(sdy-reshard-to-collectives{keep-redundant-reshards}))")
+    assert anchor == "func.func" and p.options == {"keep-redundant-reshards": True}
     with pytest.raises(UnknownPassError, match="did you intend to nest"):
         parse_pipeline("builtin.module(sdy-reshard-to-collectives)")
-    module = sdy_passes.parse_module("module {}")
-    with pytest.raises(PassFailedError, match="no such option foo"):
-        sdy_passes.run_passes(module, "builtin.module(func.func(sdy-reshard-to-collectives{foo=1}))")
+    with pytest.raises(UnknownPassError, match="no such option foo"):
+        parse_pipeline("builtin.module(func.func(sdy-reshard-to-collectives{foo=1}))")
+    module = sdy_passes.parse_module('sdy.mesh @m = <["x"=2]>\nfunc.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n'
+                                     '  %0 = sdy.reshard %a <@m, [{"x"}]> : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}')
+    sdy_passes.run_passes(module, ["sdy-reshard-to-collectives"])  # a bare flag nests by itself
+    assert '"sdy.all_slice"' in sdy_passes.print_module(module, generic=True)
 
 
 @pytest.mark.jaxlib
