@@ -15,7 +15,6 @@ from sharding import TensorSharding
 from sharding.reshard import check_steps, plan_reshard
 
 from sdy_passes._value_shardings import get_sharding, shape_of
-from sdy_passes.attributes import OpaqueAttr
 from sdy_passes.errors import PassFailedError
 from sdy_passes.ir import Operation, OpResult
 from sdy_passes.pass_manager import FUNC, Pass
@@ -76,7 +75,7 @@ class ReshardToCollectivesPass(Pass):
         for step in decision.steps:
             properties = {"out_sharding": step.out_sharding}
             if step.kind in _PARAM_NAME:
-                properties[_PARAM_NAME[step.kind]] = OpaqueAttr(step.params.attribute())
+                properties[_PARAM_NAME[step.kind]] = step.params
             ops.append((f"sdy.{step.kind}", dict(sorted(properties.items()))))
         return decision, check_steps(start, decision.steps, lookup, shape), tuple(ops)
 
