@@ -91,3 +91,19 @@ with ctx, ir.Location.unknown():
                 assert info.value.message == result["error"], text
         else:
             assert_same_up_to_ssa(_run(text, PIPELINE % "false"), result["ok"])
+
+
+@needs_shared(EXPORT)
+def test_lit_cases_through_the_cli(capsys):
+    from sdy_passes.__main__ import main
+
+    for case in _cases():
+        folder = EXPORT / case["folder"]
+        keep = "keep-redundant-reshards=true" in (case["pipeline"] or "")
+        flag = "--sdy-reshard-to-collectives" + ("=keep-redundant-reshards=true" if keep else "")
+        assert main([flag, "--mlir-print-op-generic", str(folder / f"{case['id']}.in.mlir")]) == 0
+        assert_same_up_to_ssa(capsys.readouterr().out, (folder / f"{case['id']}.out.mlir").read_text())
+        # The pretty output is jaxlib's too.
+        assert main(["--pass-pipeline=" + PIPELINE % ("true" if keep else "false"),
+                     str(folder / f"{case['id']}.in.mlir")]) == 0
+        assert_same_up_to_ssa(capsys.readouterr().out, (folder / f"{case['id']}.out.pretty.mlir").read_text())
