@@ -30,6 +30,10 @@ _LAZY = {"DeviceMesh": "simulate", "ShardedArray": "simulate", "equivalent": "si
          "to_named_sharding": "hlo", "visualize": "visualization", "ShardingPicture": "visualization"}
 
 
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
+
 def __getattr__(name):
     if name in _LAZY:
         import importlib

@@ -24,7 +24,7 @@ from ._placement import place, resolve
 from .axes import AxisRef
 from .errors import ShardingError, ShardingParseError
 from .mesh import Mesh, MeshAxis, as_int, check_devices
-from .tensor_sharding import DimensionSharding, ManualAxes, TensorSharding
+from .tensor_sharding import DimensionSharding, ManualAxes, TensorSharding, as_sharding
 
 __all__ = ["HloSharding", "to_hlo_sharding", "from_hlo_sharding", "to_named_sharding"]
 
@@ -431,6 +431,7 @@ def to_hlo_sharding(sharding: TensorSharding, mesh=None, *, manual_axes: ManualA
     Mesh `device_ids` give an explicit device list (each replication group sorted, as XLA's
     `PartialTile` does); otherwise the iota form, canonicalized.
     """
+    sharding = as_sharding(sharding)
     m = resolve(sharding, mesh)
     manual = _manual_names(manual_axes)
     if m.is_empty:
@@ -609,6 +610,7 @@ def to_named_sharding(sharding: TensorSharding, mesh=None, *, devices=None):
     explicit `replicated` axes need nothing in JAX; unreduced axes are not supported (JAX allows
     them only on `Explicit` mesh axes).
     """
+    sharding = as_sharding(sharding)
     m = resolve(sharding, mesh)
     if m.is_empty or m.is_maximal:
         raise ShardingError(f"mesh {m.body()} has no axes; a NamedSharding needs a mesh with axes "

@@ -12,7 +12,7 @@ from .mesh import Mesh, MeshTable, symbol_name
 
 __all__ = [
     "DimensionSharding", "TensorSharding", "TensorShardingPerValue", "ManualAxes",
-    "REDUCTION_OPS",
+    "REDUCTION_OPS", "as_sharding",
 ]
 
 REDUCTION_OPS = ("sum", "max", "min")
@@ -205,6 +205,15 @@ class TensorSharding:
 
     def __repr__(self) -> str:
         return f"TensorSharding({str(self)!r})"
+
+
+def as_sharding(value) -> TensorSharding:
+    """A `TensorSharding`, or sharding text (`#sdy.sharding<...>` or its `<...>` body) parsed."""
+    if isinstance(value, TensorSharding):
+        return value
+    if isinstance(value, str):
+        return TensorSharding.parse(value)
+    raise ShardingError(f"expected a TensorSharding or sharding text, got: {type(value).__name__}")
 
 
 @dataclass(frozen=True, slots=True)
