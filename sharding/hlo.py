@@ -370,35 +370,40 @@ class _HloParser:
         self.expect("}", "'}' to end a sharding")
         return value
 
+    def attribute(self, name: str) -> bool:
+        """`name=`, which XLA's lexer reads as one token (no space before `=`)."""
+        if self.word() == name and self.text.startswith("=", self.pos + len(name)):
+            self.pos += len(name) + 1
+            return True
+        return False
+
+    def device_id(self, start: int) -> int:
+        device = self.integer("device id")
+        if device < 0:
+            raise self.error(f"expected a non-negative device id, got: {device}", start)
+        return device
+
     def body(self) -> HloSharding:
         start = self.pos
         if self.keyword("mesh"):
             return self.named(start)
         if self.keyword("maximal_mesh"):
             self.expect("[", "'[' after maximal_mesh")
-            if not (self.keyword("device_id") and self.text.startswith("=", self.pos)):
+            if not self.attribute("device_id"):
                 raise self.error("expected device_id= attribute in maximal_mesh")
-            self.pos += 1
-            device = self.integer("device id")
-            if device < 0:
-                raise self.error(f"expected a non-negative device id, got: {device}", start)
+            device = self.device_id(start)
             self.expect("]", "']' to end maximal_mesh")
             return HloSharding("maximal_mesh", maximal_device=device)
         for kind in ("replicated", "manual", "unknown", "unreduced"):
             if self.keyword(kind):
                 return HloSharding(kind)
         if self.keyword("maximal"):
-            if not (self.keyword("device") and self.text.startswith("=", self.pos)):
+            if not self.attribute("device"):
                 raise self.error("expected 'device=' after maximal")
-            self.pos += 1
-            device = self.integer("device id")
-            if device < 0:
-                raise self.error(f"expected a non-negative device id, got: {device}", start)
-            return HloSharding("maximal", maximal_device=device)
-        if not (self.keyword("devices") and self.text.startswith("=", self.pos)):
+            return HloSharding("maximal", maximal_device=self.device_id(start))
+        if not self.attribute("devices"):
             raise self.error("expected a sharding: replicated, manual, unknown, unreduced, maximal device=N, "
                              "devices=[...]")
-        self.pos += 1
         return self.tiled(start)
 
     def string(self) -> str:
@@ -437,8 +442,7 @@ class _HloParser:
         reshape: tuple[int, ...] = ()
         perm: tuple[int, ...] = ()
         ids_at = self.pos
-        if self.word() == "device_ids" and self.text.startswith("=", self.pos + 10):  # one token in XLA
-            self.pos += 11
+        if self.attribute("device_ids"):
             self.expect("(", "'(' for device_ids")
             n = math.prod(a.size for a in axes)
             if self.optional("["):

@@ -130,16 +130,21 @@ def _factor(n: int) -> list[int]:
     return out
 
 
-@pytest.mark.jaxlib
-def test_random_shardings_print_like_xla():
+def _collect(strategy, n: int) -> list[str]:
     texts = []
 
-    @settings(max_examples=EXAMPLES, database=None, deadline=None, suppress_health_check=list(HealthCheck))
-    @given(hlo_texts())
+    @settings(max_examples=n, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(strategy)
     def collect(text):
         texts.append(text)
 
     collect()
+    return texts
+
+
+@pytest.mark.jaxlib
+def test_random_shardings_print_like_xla():
+    texts = _collect(hlo_texts(), EXAMPLES)
     bad = _disagreements(texts)
     assert not bad, f"{len(bad)} of {len(texts)} differ from XLA:\n" + "\n".join(bad[:10])
 
@@ -244,14 +249,7 @@ def v3_texts(draw):
 
 @pytest.mark.jaxlib
 def test_random_mesh_forms_print_like_xla():
-    texts = []
-
-    @settings(max_examples=EXAMPLES // 2, database=None, deadline=None, suppress_health_check=list(HealthCheck))
-    @given(v3_texts())
-    def collect(text):
-        texts.append(text)
-
-    collect()
+    texts = _collect(v3_texts(), EXAMPLES // 2)
     bad = _disagreements(texts)
     assert not bad, f"{len(bad)} of {len(texts)} differ from XLA:\n" + "\n".join(bad[:10])
 
