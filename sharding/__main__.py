@@ -3,6 +3,7 @@
     python -m sharding show '<["x"=2, "y"=4]>' '#sdy.sharding<@mesh, [{"x"}, {"y"}]>' 6x8
     python -m sharding show 'sdy.mesh @a = <["x"=4]> sdy.mesh @b = <["y"=4]>' '<@b, [{"y"}]>' 7 --svg out.svg
     python -m sharding hlo '<["x"=8]>' '#sdy.sharding<@m, [{"x":(2)2}, {"x":(1)2}]>'
+    python -m sharding reshard '<["x"=2, "y"=4]>' '<@mesh, [{"x"}, {"y"}]>' '<@mesh, [{"y"}, {"x"}]>' 8192x8192 --dtype bf16
 
 The mesh is a mesh body (`<[...]>`, `#sdy.mesh<...>`, `mesh<...>`), bound to whatever name the
 sharding uses, or `sdy.mesh @name = <...>` ops looked up by name. The shape is `6x8`, `6,8`,
@@ -61,6 +62,13 @@ def main(argv: list[str] | None = None) -> int:
     hlo = sub.add_parser("hlo", help="the GSPMD HloSharding text XLA's export prints")
     hlo.add_argument("mesh", help=mesh_help)
     hlo.add_argument("sharding", help=sharding_help)
+    reshard = sub.add_parser("reshard", help="the collectives Shardy emits, their traffic and cost")
+    reshard.add_argument("mesh", help=mesh_help)
+    reshard.add_argument("source", help="the sharding the array has")
+    reshard.add_argument("target", help="the sharding it should get")
+    reshard.add_argument("shape", help="the global shape: 6x8, 6,8, [6, 8], tensor<6x8xf32> or () for a scalar")
+    reshard.add_argument("--dtype", default="f32", help="element type (bf16, f32, s8, ...; default f32)")
+    reshard.add_argument("--png", metavar="PATH", help="also write a picture of bytes and time per step")
     args = parser.parse_args(argv)
     try:
         return _run(args)
@@ -76,6 +84,20 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args) -> int:
+    if args.command == "reshard":
+        from .reshard import reshard_plan
+
+        if args.png:
+            _check_output(args.png, ".png")
+        plan = reshard_plan(TensorSharding.parse(args.source), TensorSharding.parse(args.target),
+                            parse_mesh_arg(args.mesh), parse_shape(args.shape), dtype=args.dtype)
+        print("\n".join(map(str, plan.steps)) if plan.steps else "(no collectives: the reshard is a no-op)")
+        print()
+        print(plan.report())
+        sys.stdout.flush()
+        if args.png:
+            plan.plot(args.png)
+        return 0
     mesh = parse_mesh_arg(args.mesh)
     sharding = TensorSharding.parse(args.sharding)
     if args.command == "hlo":

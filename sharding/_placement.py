@@ -150,14 +150,15 @@ def resolve(sharding: TensorSharding, mesh) -> Mesh:
     return sharding.resolve_mesh(mesh)
 
 
-def place(sharding: TensorSharding, mesh, shape, *, cut_by_replicated: bool = False) -> Placement:
+def place(sharding: TensorSharding, mesh, shape, *, cut_by_replicated: bool = False, cuts=()) -> Placement:
     """Verifies `sharding` on `mesh` for `shape` (Shardy's rules) and resolves its pieces.
 
     `shape` may be `None` when only the device layout matters (conversions); then the slice
     methods of the result cannot be used.
 
     Pieces are cut at the sub-axes of the dims and of `unreduced` (what XLA's export uses), and
-    also of `replicated` when `cut_by_replicated` (for arrays that show every named sub-axis).
+    also of `replicated` when `cut_by_replicated` (for arrays that show every named sub-axis),
+    and of the axis refs `cuts` (so that two shardings a collective connects are cut alike).
     """
     from .verify import verify
 
@@ -178,6 +179,7 @@ def place(sharding: TensorSharding, mesh, shape, *, cut_by_replicated: bool = Fa
     cutting = [r for d in sharding.dim_shardings for r in d.axes] + list(sharding.unreduced_axes)
     if cut_by_replicated:
         cutting += sharding.replicated_axes
+    cutting += list(cuts)
     cuts: dict[str, set[int]] = {a.name: {1, a.size} for a in m.axes}
     for ref in cutting:
         cuts[ref.name].update(_ref_bounds(ref, m))

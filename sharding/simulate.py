@@ -176,6 +176,19 @@ class DeviceMesh:
         like = sharded.like
         return xr.DataArray(out, coords=like.coords, dims=like.dims, name=like.name, attrs=like.attrs)
 
+    def reshard(self, sharded: ShardedArray, target: TensorSharding | str, *, fill=0):
+        """Moves `sharded` to `target` with the collectives Shardy's `sdy-reshard-to-collectives`
+        emits; returns `(ShardedArray, ReshardPlan)` (the plan holds the transfer record)."""
+        from .collectives import run_plan
+
+        if not isinstance(sharded, ShardedArray):
+            raise ShardingError(f"expected a ShardedArray, got: {type(sharded).__name__}")
+        if isinstance(target, str):
+            target = TensorSharding.parse(target)
+        if sharded.mesh != self.mesh:
+            raise ShardingError(f"the array is on mesh {sharded.mesh.body()}, this device mesh is {self.mesh.body()}")
+        return run_plan(sharded, target, self._bound(), fill=fill)
+
 
 class ShardedArray:
     """Per-device shards of a global array, backed by an `xarray.DataArray`.
