@@ -30,7 +30,7 @@ def parse_shape(text: str) -> tuple[int, ...]:
     if not body:
         return ()
     parts = re.split(r"\s*[x,]\s*", body)
-    if not all(p.isdigit() for p in parts):
+    if not all(re.fullmatch(r"[0-9]{1,19}", p) for p in parts):  # ASCII, and within int64
         raise ShardingError(f"expected a shape such as 6x8, 6,8 or tensor<6x8xf32>, got: {text!r}")
     return tuple(int(p) for p in parts)
 

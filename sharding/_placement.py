@@ -17,7 +17,7 @@ import numpy as np
 
 from .axes import AxisRef
 from .errors import ShardingError
-from .mesh import Mesh, MeshTable
+from .mesh import Mesh, MeshTable, check_devices
 from .tensor_sharding import TensorSharding
 
 __all__ = ["Piece", "Placement", "place", "check_shape"]
@@ -103,11 +103,13 @@ class Placement:
 
     def device_grid(self) -> np.ndarray:
         """Device ids as an array with one dim per piece (mesh order)."""
+        check_devices(self.mesh.total_size, len(self.pieces) + 1)
         return np.asarray(self.mesh.devices, dtype=np.int64).reshape(self.piece_sizes)
 
     def tile_indices(self) -> np.ndarray:
         """`tile[..., d]`: the tile index along tensor dim `d` at each piece coordinate."""
         sizes = self.piece_sizes
+        check_devices(self.mesh.total_size, len(sizes) + 1)
         coords = np.indices(sizes, dtype=np.int64) if sizes else np.zeros((0,), np.int64)
         out = np.zeros(sizes + (len(self.dim_pieces),), dtype=np.int64)
         for d, dims in enumerate(self.dim_pieces):

@@ -20,7 +20,7 @@ from sdy_passes.dialects.stablehlo_attributes import (
     ConvDimensionNumbers, DotDimensionNumbers, EnumAttr, GatherDimensionNumbers,
     ScatterDimensionNumbers,
 )
-from tests.conftest import SDY_CASES
+from tests.conftest import SDY_CASES, needs_shared
 from tests.sdy_passes.strategies import sharding_rules
 
 
@@ -229,7 +229,7 @@ def test_errors_have_line_col_source_and_caret(text, line, col, message):
 FUZZ_EXAMPLES = int(os.environ.get("SDY_PASSES_FUZZ", "200"))
 
 
-@pytest.mark.skipif(not SDY_CASES.is_dir(), reason="../shared/sdy_cases is absent")
+@needs_shared(SDY_CASES)
 @settings(max_examples=FUZZ_EXAMPLES)
 @given(st.data())
 def test_malformed_text_only_raises_ir_parse_error(data):
