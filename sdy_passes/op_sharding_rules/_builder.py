@@ -114,17 +114,19 @@ class Builder:
             for mapping in mappings:
                 dims = []
                 for factors in mapping:
-                    if not factors:
-                        factors = [len(sizes)]
+                    if factors:
+                        dims.append(tuple(factors))
+                    else:
+                        dims.append((len(sizes),))
                         sizes.append(1)
-                    dims.append(tuple(factors))
                 out.append(tuple(dims))
             return tuple(out)
 
         operands = freeze(self.operands)
         results = freeze(self.results)
-        return OpShardingRule(operands, results, tuple(sizes), tuple(self.kinds[REDUCTION]),
-                              tuple(self.kinds[NEED_REPLICATION]), tuple(self.kinds[PERMUTATION]),
+        kinds = self.kinds
+        return OpShardingRule(operands, results, tuple(sizes), tuple(kinds[REDUCTION]),
+                              tuple(kinds[NEED_REPLICATION]), tuple(kinds[PERMUTATION]),
                               tuple(self.blocked))
 
 
