@@ -18,7 +18,7 @@ import numpy as np
 from .axes import AxisRef
 from .errors import ShardingError
 from .mesh import Mesh, MeshTable, check_devices
-from .tensor_sharding import TensorSharding
+from .tensor_sharding import TensorSharding, as_sharding
 
 __all__ = ["Piece", "Placement", "place", "check_shape"]
 
@@ -146,6 +146,8 @@ def resolve(sharding: TensorSharding, mesh) -> Mesh:
     """The `Mesh` a sharding is bound to; a single `Mesh` binds whatever name it uses."""
     if not isinstance(sharding, TensorSharding):
         raise ShardingError(f"expected a TensorSharding, got: {type(sharding).__name__}")
+    if isinstance(mesh, str):  # mesh text, as the command line takes it
+        mesh = MeshTable.parse(mesh) if mesh.lstrip().startswith("sdy.mesh") else Mesh.parse(mesh)
     if isinstance(sharding.mesh_or_ref, Mesh):
         if isinstance(mesh, Mesh) and mesh != sharding.mesh_or_ref:
             raise ShardingError(f"the sharding's inlined mesh {sharding.mesh_or_ref.body()} differs from the "
@@ -170,6 +172,7 @@ def place(sharding: TensorSharding, mesh, shape, *, cut_by_replicated: bool = Fa
     """
     from .verify import verify
 
+    sharding = as_sharding(sharding)
     m = resolve(sharding, mesh)
     dims = None if shape is None else check_shape(shape)
     if m.is_maximal:

@@ -24,7 +24,7 @@ import xarray as xr
 from ._placement import Placement, check_shape, place
 from .errors import ShardingError
 from .mesh import Mesh, MeshTable, check_devices
-from .tensor_sharding import TensorSharding
+from .tensor_sharding import TensorSharding, as_sharding
 
 __all__ = ["DeviceMesh", "ShardedArray", "equivalent"]
 
@@ -80,6 +80,7 @@ class DeviceMesh:
 
     def placement(self, sharding: TensorSharding, global_shape, *, cut_by_replicated: bool = False) -> Placement:
         """The verified sharding resolved on this mesh (pieces, tiles, slices)."""
+        sharding = as_sharding(sharding)
         if isinstance(sharding.mesh_or_ref, Mesh) and sharding.mesh_or_ref != self.mesh:
             raise ShardingError(f"the sharding's inlined mesh {sharding.mesh_or_ref.body()} is not this "
                                 f"device mesh {self.mesh.body()}")

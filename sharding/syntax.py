@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Callable, TypeVar, Union
 
 from .axes import AxisRef, SubAxisInfo
-from .errors import ShardingParseError
+from .errors import ShardingError, ShardingParseError
 from .mesh import Mesh, MeshAxis, MeshTable, mesh_verifier_error
 from .tensor_sharding import DimensionSharding, ManualAxes, TensorSharding, TensorShardingPerValue
 
@@ -597,7 +597,13 @@ def _check_balanced(text: str, pos: int) -> int:
 # -- entry points ------------------------------------------------------------------------------
 
 
+def _check_text(text) -> None:
+    if not isinstance(text, str):
+        raise ShardingError(f"expected text (str), got: {type(text).__name__}")
+
+
 def _run(text: str, pos: int, rule: Callable[[_Parser], T], shardy_main: bool = False) -> tuple[T, int]:
+    _check_text(text)
     try:
         parser = _Parser(text, pos, shardy_main, fast=True)
         return rule(parser), parser.fast_end()
@@ -609,6 +615,7 @@ def _run(text: str, pos: int, rule: Callable[[_Parser], T], shardy_main: bool = 
 
 
 def _whole(text: str, rule: Callable[[_Parser], T], shardy_main: bool = False) -> T:
+    _check_text(text)
     try:
         parser = _Parser(text, 0, shardy_main, fast=True)
         value = rule(parser)
@@ -678,6 +685,7 @@ def parse_tensor_sharding_per_value(text: str, *, shardy_main: bool = False) -> 
 def parse_mesh(text: str) -> Mesh:
     """A whole string: `#sdy.mesh<...>`, `mesh<...>`, a bare `<...>` body or one
     `sdy.mesh @name = <...>` op (the name is dropped; `MeshTable.parse` keeps it)."""
+    _check_text(text)
     if text.lstrip().startswith("sdy.mesh"):
         table = parse_mesh_table(text)
         if len(table) != 1:
