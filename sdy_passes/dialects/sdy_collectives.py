@@ -35,13 +35,11 @@ _MISSING_INPUT_OK = {"sdy.all_slice", "sdy.all_reduce", "sdy.reduce_scatter"}
 
 def _parse(p, op, n):
     key, _, kind = _PARAMS[op.name]
-    if key is not None:
-        pos = p.skip()
-        op.properties[key] = p.parse_sdy(lambda text, at: parse_collective_params_body(text, kind, at), pos)
+    if key is not None:  # (from the end of the op name: MLIR reports a wrong first token there)
+        op.properties[key] = p.parse_sdy(lambda text, at: parse_collective_params_body(text, kind, at), p.pos)
     ref = p.parse_value_ref()
     p.expect_keyword("out_sharding")
     p.expect("=")
-    p.skip()
     op.properties["out_sharding"] = p.parse_sdy(sdy_syntax.parse_sharding_body, p.pos)
     p.set_attrs(op, p.parse_optional_attr_dict())
     p.expect(":")
