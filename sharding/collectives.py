@@ -371,9 +371,7 @@ def _reduce(x, axes: list[AxisRef], slices, record, fill=0):
                     if s_ != r_:
                         names = tuple(a for a, cs, cr in zip(axes, coords[int(s_)], coords[int(r_)]) if cs != cr)
                         record.append(Transfer(0, int(s_), int(r_), 2 * b, names))
-    out = _wrap(x, reduced, x.mesh, full.reshape((-1,) + p.local_shape)) if p.piece_sizes else None
-    if out is None:
-        out = _wrap(x, reduced, x.mesh, full.reshape((1,) + p.local_shape))
+    out = _wrap(x, reduced, x.mesh, full.reshape((-1,) + p.local_shape))  # by mesh position
     return all_slice(out, slices, fill=fill, record=record) if slices is not None else out
 
 
