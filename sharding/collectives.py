@@ -88,7 +88,12 @@ def _tiles(p: Placement, coords: np.ndarray) -> np.ndarray:
 
 def moves(source: TensorSharding, target: TensorSharding, in_mesh: Mesh, out_mesh: Mesh, shape) -> Moves:
     """The messages of one move from `source` (on `in_mesh`) to `target` (on `out_mesh`, same axes)."""
+    if in_mesh.axes != out_mesh.axes:
+        raise ShardingError(f"a move keeps the mesh axes: {in_mesh.body()} and {out_mesh.body()} differ")
     cuts = _refs(source) + _refs(target)
+    if not _nested(cuts, in_mesh):
+        # Sub-axes that do not nest (`"x":(1)2` and `"x":(1)3` on `"x"=6`) have no common pieces.
+        return _moves_by_device(source, target, in_mesh, out_mesh, shape)
     pi = place(source, in_mesh, shape, cuts=cuts)
     po = place(target, out_mesh, shape, cuts=cuts)
     if pi.pieces != po.pieces:
@@ -110,22 +115,23 @@ def moves(source: TensorSharding, target: TensorSharding, in_mesh: Mesh, out_mes
     # Receivers by result position; where each sits in the operand's mesh.
     recv = np.arange(n)
     recv_in = in_pos_of[out_dev]
-    pair = np.arange(n)  # pair -> receiver (result position)
-    told = np.zeros((rank, n), np.int64)
-    for d in range(rank):
-        tn = new[d][pair]
-        lo = np.minimum(tn * c_out[d], dims[d])
-        hi = np.minimum((tn + 1) * c_out[d], dims[d])
-        first = lo // max(c_in[d], 1)
-        count = np.where(hi > lo, (hi - 1) // max(c_in[d], 1) - first + 1, 0)
-        rep = np.repeat(np.arange(len(pair)), count)
-        offset = np.arange(len(rep)) - np.repeat(np.cumsum(count) - count, count)
-        pair = pair[rep]
-        told = told[:, rep]
-        told[d] = first[rep] + offset
-    tnew = new[:, pair]
-    lo = np.maximum(tnew * c_out[:, None], told * c_in[:, None])
-    hi = np.minimum(np.minimum((tnew + 1) * c_out[:, None], (told + 1) * c_in[:, None]), dims[:, None])
+    # Per receiver and dim: its new tile's data range and the operand tiles it overlaps
+    # (`count` of them from `first`); the (receiver, operand tile) pairs are their products.
+    new_lo = np.minimum(new * c_out[:, None], dims[:, None])
+    new_hi = np.minimum((new + 1) * c_out[:, None], dims[:, None])
+    step_in = np.maximum(c_in, 1)[:, None]
+    first = new_lo // step_in
+    count = np.where(new_hi > new_lo, (new_hi - 1) // step_in - first + 1, 0)
+    per = np.prod(count, axis=0) if rank else np.ones(n, np.int64)
+    pair = np.repeat(recv, per)
+    k = np.arange(len(pair)) - np.repeat(np.cumsum(per) - per, per)
+    told = np.empty((rank, len(pair)), np.int64)
+    for d in reversed(range(rank)):  # mixed radix over the dims' counts, the last dim fastest
+        cnt = count[d][pair]
+        told[d] = first[d][pair] + k % cnt
+        k //= cnt
+    lo = np.maximum(new_lo[:, pair], told * c_in[:, None])
+    hi = np.minimum(new_hi[:, pair], np.minimum((told + 1) * c_in[:, None], dims[:, None]))
     elements = np.prod(hi - lo, axis=0) if rank else np.ones(len(pair), np.int64)
     r_in = recv_in[pair]
     local = np.all(told == old[:, r_in], axis=0)
@@ -155,6 +161,67 @@ def moves(source: TensorSharding, target: TensorSharding, in_mesh: Mesh, out_mes
     return Moves(recv[pair][keep], r_in[keep], sender[keep], lo.T[keep], hi.T[keep], local[keep],
                  elements[keep], crossing[keep], in_dev, out_dev, pi.local_shape, po.local_shape,
                  (old * c_in[:, None]).T, (new * c_out[:, None]).T)
+
+
+def _nested(refs, mesh: Mesh) -> bool:
+    """Whether the sub-axis boundaries of `refs` cut each axis into pieces (each divides the next)."""
+    bounds: dict[str, set[int]] = {}
+    for ref in refs:
+        if ref.sub_axis_info is not None:
+            bounds.setdefault(ref.name, {1, mesh.axis_size(ref.name)}).update(
+                (ref.pre_size, ref.sub_axis_info.next_pre_size))
+    for cuts in bounds.values():
+        ordered = sorted(cuts)
+        if any(b % a for a, b in zip(ordered, ordered[1:])):
+            return False
+    return True
+
+
+def _moves_by_device(source, target, in_mesh: Mesh, out_mesh: Mesh, shape) -> Moves:
+    """`moves` device by device, on full mesh coordinates (the same rule, for any sub-axes)."""
+    pi, po = place(source, in_mesh, shape), place(target, out_mesh, shape)
+    n = in_mesh.total_size
+    rank = len(shape)
+    in_dev = np.asarray(in_mesh.devices, np.int64)
+    out_dev = np.asarray(out_mesh.devices, np.int64)
+    in_pos_of = {int(d): i for i, d in enumerate(in_dev)}
+    coords = np.array(np.unravel_index(np.arange(n), in_mesh.shape)).T  # (positions, axes)
+    old = pi.tile_indices().reshape(n, rank)  # by operand position (pieces are in mesh order)
+    new = po.tile_indices().reshape(n, rank)
+    grid = pi.device_grid()
+    ukey = np.zeros(n, np.int64)  # which partial sum a device holds: its unreduced coordinates
+    for i in pi.unreduced_pieces:
+        ukey = ukey * pi.pieces[i].size + np.indices(grid.shape)[i].reshape(-1)
+    c_in, c_out = np.array(pi.local_shape, np.int64), np.array(po.local_shape, np.int64)
+    dims = np.array(shape, np.int64)
+    rows = []
+    for q in range(n):
+        r = in_pos_of[int(out_dev[q])]
+        lo_new = np.minimum(new[q] * c_out, dims)
+        hi_new = np.minimum((new[q] + 1) * c_out, dims)
+        if (hi_new <= lo_new).any():
+            continue
+        first = lo_new // np.maximum(c_in, 1)
+        last = (hi_new - 1) // np.maximum(c_in, 1)
+        for t in np.ndindex(*(last - first + 1)):
+            tile = first + np.array(t, np.int64)
+            lo = np.maximum(lo_new, tile * c_in)
+            hi = np.minimum(np.minimum(hi_new, (tile + 1) * c_in), dims)
+            holders = np.flatnonzero((old == tile).all(axis=1) & (ukey == ukey[r]))
+            if (old[r] == tile).all():
+                s = r
+            else:
+                differ = (coords[holders] != coords[r]).sum(axis=1)
+                s = int(holders[np.lexsort((holders, differ))[0]])
+            rows.append((q, r, s, lo, hi, s == r, coords[s] != coords[r]))
+    if not rows:
+        empty = np.zeros(0, np.int64)
+        return Moves(empty, empty, empty, np.zeros((0, rank), np.int64), np.zeros((0, rank), np.int64),
+                     np.zeros(0, bool), empty, np.zeros((0, len(in_mesh.axes)), bool), in_dev, out_dev,
+                     pi.local_shape, po.local_shape, old * c_in, new * c_out)
+    q, r, s, lo, hi, local, crossing = map(np.array, zip(*rows))
+    return Moves(q, r, s, lo, hi, local, np.prod(hi - lo, axis=1), crossing.reshape(len(rows), -1), in_dev,
+                 out_dev, pi.local_shape, po.local_shape, old * c_in, new * c_out)
 
 
 def messages(m: Moves, itemsize: int):
