@@ -2,7 +2,7 @@
 
 >>> from sharding import Mesh, TensorSharding, visualize
 >>> pic = visualize(TensorSharding.parse('#sdy.sharding<@m, [{"x"}, {}]>'), Mesh.parse('<["x"=2, "y"=2]>'), (4, 3))
->>> print(pic)
+>>> print(pic.text())  # print(pic) fits the table to the terminal
 #sdy.sharding<@m, [{"x"}, {}]> on <["x"=2, "y"=2]>
 global 4x3, tiles 2x1, device buffer 2x3, HloSharding {devices=[2,1,2]<=[4] last_tile_dim_replicate}
 ┌─────────────┐
@@ -21,6 +21,7 @@ only 1-D and 2-D shardings. matplotlib (PNG only) is imported lazily; SVG needs 
 from __future__ import annotations
 
 import itertools
+import shutil
 import textwrap
 from dataclasses import dataclass
 from html import escape
@@ -75,7 +76,8 @@ def _slice_text(slices) -> str:
 
 
 class ShardingPicture:
-    """Which devices hold which block; `str()` is the text table, `svg()` / `save()` images."""
+    """Which devices hold which block; `str()` is the text table (at the terminal's width),
+    `svg()` / `save()` images."""
 
     def __init__(self, placement: Placement):
         self.placement = placement
@@ -178,7 +180,8 @@ class ShardingPicture:
         return "\n".join(lines)
 
     def __str__(self) -> str:
-        return self.text()
+        """The text table at the terminal's width (`text()` gives it unbroken)."""
+        return self.text(width=shutil.get_terminal_size().columns)
 
     def __repr__(self) -> str:
         return f"ShardingPicture({self.placement.sharding}, {self.placement.mesh.body()}, {self.placement.shape})"
