@@ -124,6 +124,16 @@ class Placement:
             out.append(slice(min(t * c, d), min((t + 1) * c, d)))
         return tuple(out)
 
+    def device_groups(self, pieces) -> np.ndarray:
+        """Devices grouped along `pieces` (indices into `pieces`): `(groups, members)`, a group
+        being the devices that agree on every other piece; members in mixed-radix order over
+        `pieces`, groups in mesh order of the rest. Collectives and unreduced axes use them."""
+        along = list(pieces)
+        rest = [i for i in range(len(self.pieces)) if i not in along]
+        grid = self.device_grid().transpose(rest + along) if self.pieces else self.device_grid()
+        size = math.prod(self.pieces[i].size for i in along)
+        return grid.reshape(-1, size)
+
     def index_map(self) -> dict[int, tuple[slice, ...]]:
         """`{device_id: slices}` in device-id order."""
         grid = self.device_grid().reshape(-1)

@@ -390,9 +390,4 @@ def equivalent(a, b, global_shape) -> bool:
 
 def _partial_groups(p: Placement) -> frozenset:
     """Devices that hold the partial results of one slice, grouped."""
-    grid = p.device_grid()
-    groups: dict[tuple, set[int]] = {}
-    for pos in np.ndindex(grid.shape):
-        key = tuple(pos[i] for i in range(len(p.pieces)) if i not in p.unreduced_pieces)
-        groups.setdefault(key, set()).add(int(grid[pos]))
-    return frozenset(frozenset(g) for g in groups.values())
+    return frozenset(frozenset(int(d) for d in g) for g in p.device_groups(p.unreduced_pieces))
