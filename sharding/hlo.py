@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass
@@ -82,11 +83,14 @@ class HloSharding:
     """`kind == "named"`: dims, replicated and unreduced axes, with `mesh` inlined."""
     manual_axes: tuple[AxisRef, ...] = ()
     """`kind == "named"`: the `manual={...}` axes."""
+    shard_group: tuple[str, int] | None = None
+    """`("shard_as", n)` or `("shard_like", n)`: XLA's shard group, printed after the sharding."""
 
     @classmethod
     def parse(cls, text: str) -> HloSharding:
         """Parses XLA's text: `{replicated}`, `{manual}`, `{unknown}`, `{unreduced}`,
-        `{maximal device=N}`, `{devices=[...]...}` and tuples `{{...}, {...}}`."""
+        `{maximal device=N}`, `{devices=[...]...}`, the mesh forms `{mesh[...], [...]}` and
+        `{maximal_mesh[device_id=N]}`, tuples `{{...}, {...}}`, and ` shard_as N` / ` shard_like N`."""
         fast = _fast_tiled(text) if isinstance(text, str) else None
         return fast if fast is not None else _HloParser(text).sharding()
 
@@ -149,6 +153,9 @@ class HloSharding:
         return ids.reshape(self.tile_dims)
 
     def __str__(self) -> str:
+        if self.shard_group is not None:
+            kind, group = self.shard_group
+            return str(dataclasses.replace(self, shard_group=None))[:-1] + f" {kind} {group}}}"
         if self.kind == "tuple":
             return "{" + ", ".join(map(str, self.elements)) + "}"
         if self.kind == "maximal":
@@ -393,7 +400,7 @@ class _HloParser:
                     elements.append(self.single())
             value = HloSharding("tuple", elements=tuple(elements))
         else:
-            value = self.body()
+            value = self.shard_group(self.body())
         self.expect("}", "'}' to end sharding attribute")
         self.skip()
         if self.pos != len(self.text):
@@ -402,9 +409,21 @@ class _HloParser:
 
     def single(self) -> HloSharding:
         self.expect("{", "'{' to start a sharding")
-        value = self.body()
+        value = self.shard_group(self.body())
         self.expect("}", "'}' to end a sharding")
         return value
+
+    def shard_group(self, value: HloSharding) -> HloSharding:
+        """` shard_as N` / ` shard_like N` after a sharding; with both, XLA keeps shard_as and
+        the last N."""
+        kinds, group = [], None
+        while value.kind not in ("named", "maximal_mesh") and (word := self.word()) in ("shard_as", "shard_like"):
+            self.pos += len(word)
+            kinds.append(word)
+            group = self.integer("shard group id")
+        if group is None:
+            return value
+        return dataclasses.replace(value, shard_group=("shard_as" if "shard_as" in kinds else "shard_like", group))
 
     def attribute(self, name: str) -> bool:
         """`name=`, which XLA's lexer reads as one token (no space before `=`)."""
