@@ -298,16 +298,48 @@ def visualize(sharding, mesh=None, global_shape=None) -> ShardingPicture:
     """Which devices hold which block of a `global_shape` array under `sharding` on `mesh`.
 
     `sharding` is a `TensorSharding` or its text; `mesh` a `Mesh`, a `MeshTable`, a `DeviceMesh`,
-    mesh text, or `None` for an inlined mesh. Like `jax.debug.visualize_array_sharding`, a
-    `ShardedArray` alone is enough: `visualize(dm.shard(x, s))`. Works for any rank; `print()` it
-    for the text table, `.svg()` / `.save("x.png")` for images.
+    mesh text, or `None` for an inlined mesh. Like `jax.debug.visualize_array_sharding`, an array
+    alone is enough: a `ShardedArray` (`visualize(dm.shard(x, s))`) or a `jax.Array` with a
+    `NamedSharding` or `SingleDeviceSharding`. Works for any rank; `print()` it for the text
+    table, `.svg()` / `.save("x.png")` for images.
     """
-    if hasattr(sharding, "placement") and hasattr(sharding, "per_device"):  # a ShardedArray
-        if mesh is not None or global_shape is not None:
-            raise ShardingError("visualize(sharded_array) takes no mesh or shape: the array has both")
+    is_sharded_array = hasattr(sharding, "placement") and hasattr(sharding, "per_device")
+    is_jax_array = hasattr(sharding, "sharding") and hasattr(sharding, "shape")
+    if (is_sharded_array or is_jax_array) and (mesh is not None or global_shape is not None):
+        raise ShardingError("visualize(array) takes no mesh or shape: the array has both")
+    if is_sharded_array:
         return ShardingPicture(sharding.placement)
+    if is_jax_array:
+        return ShardingPicture(place(*_from_jax(sharding.sharding, len(sharding.shape)), tuple(sharding.shape)))
     if global_shape is None:
         raise ShardingError("expected the global shape: visualize(sharding, mesh, global_shape)")
     if hasattr(mesh, "placement"):  # a DeviceMesh (not imported here: it needs xarray)
         return ShardingPicture(mesh.placement(sharding, global_shape))
     return ShardingPicture(place(sharding, mesh, global_shape))
+
+
+def _from_jax(jax_sharding, rank: int):
+    """`(TensorSharding, Mesh)` of a JAX `NamedSharding` or `SingleDeviceSharding`, through their
+    public attributes. Device ids stay JAX's when they are 0..N-1, else become their ranks."""
+    from .mesh import Mesh, MeshAxis
+    from .tensor_sharding import DimensionSharding, TensorSharding
+    from .axes import AxisRef
+
+    kind = type(jax_sharding).__name__
+    if kind == "SingleDeviceSharding":
+        (device,) = jax_sharding.device_set
+        return TensorSharding("mesh", ()), Mesh((), (device.id,))
+    if kind != "NamedSharding":
+        raise ShardingError(f"expected a jax.Array with a NamedSharding or SingleDeviceSharding, got: {kind}")
+    jmesh, spec = jax_sharding.mesh, jax_sharding.spec
+    ids = [d.id for d in jmesh.devices.flat]
+    if sorted(ids) != list(range(len(ids))):
+        ranks = {i: r for r, i in enumerate(sorted(ids))}
+        ids = [ranks[i] for i in ids]
+    mesh = Mesh(tuple(MeshAxis(str(n), int(s)) for n, s in zip(jmesh.axis_names, jmesh.devices.shape)), tuple(ids))
+    dims = []
+    for entry in tuple(spec) + (None,) * (rank - len(spec)):
+        names = () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
+        closed = all(isinstance(n, str) for n in names)  # P.UNCONSTRAINED is an open dim
+        dims.append(DimensionSharding(tuple(AxisRef(n) for n in names if isinstance(n, str)), closed))
+    return TensorSharding("mesh", tuple(dims)), mesh
