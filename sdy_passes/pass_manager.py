@@ -120,6 +120,7 @@ PASSES: dict[str, str | type[Pass]] = {
     "sdy-add-func-data-flow-edges": "sdy_passes.add_func_data_flow_edges:AddFuncDataFlowEdgesPass",
     "sdy-populate-op-sharding-rules":
         "sdy_passes.populate_op_sharding_rules:PopulateOpShardingRulesPass",
+    "sdy-reshard-to-collectives": "sdy_passes.reshard_to_collectives:ReshardToCollectivesPass",
 }
 """Registry keyed by Shardy flag name."""
 

@@ -111,7 +111,7 @@ def test_recorded_hlo_shardings():
 @pytest.mark.parametrize("text, printed", [
     ("{devices=[2,2,2]<=[2,2,2]T(2,0,1)}", "{devices=[2,2,2]<=[4,2]T(1,0)}"),
     ("{devices=[2,4]<=[1,8]T(1,0)}", "{devices=[2,4]<=[8]}"),
-    ("{ devices = [2,2] 0, 2, 1, 3 }", "{devices=[2,2]0,2,1,3}"),
+    ("{ devices=[2,2] 0, 2, 1, 3 }", "{devices=[2,2]0,2,1,3}"),
     ("{devices=[2,1,2]0,1,2,3 last_tile_dims={replicated}}", "{devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}"),
     ("{maximal device=3}", "{maximal device=3}"),
     ("{manual}", "{manual}"),
@@ -122,11 +122,11 @@ def test_hlo_text_parse_print(text, printed):
 
 @pytest.mark.parametrize("text, message", [
     ("{devices=[2,2]0,1,2}", "expected 4 devices for tile dims"),
-    ("{devices=[2,2]<=[8]}", "to hold 4 devices"),
+    ("{devices=[2,2]<=[8]}", "to hold the 4 devices"),
     ("{devices=[2,2]<=[2,2]T(0,0)}", "permutation"),
-    ("{devices=[2]0,1 last_tile_dims={partial}}", "expected last_tile_dims made of"),
-    ("{{replicated}, {maximal device=1}}", "non-tuple"),
-    ("devices=[2]0,1", "expected HloSharding text"),
+    ("{devices=[2]0,1 last_tile_dims={partial}}", "expected a subgroup type"),
+    ("{ devices = [2] 0, 1}", "expected a sharding: "),  # XLA's lexer reads `devices=` as one token
+    ("devices=[2]0,1", "expected '{' to start sharding attribute"),
 ])
 def test_hlo_text_errors(text, message):
     with pytest.raises(ShardingError, match=message):
