@@ -97,5 +97,10 @@ def test_linear_in_the_number_of_ops():
         text = sdy_rules.layer_module(n, distinct=True)
         return min(seconds / ops for seconds, ops in (sdy_rules._run(text) for _ in range(3)))
 
-    small, large = per_op(1_000), per_op(10_000)
-    assert large < 3 * small, (small, large)
+    # A loaded machine can slow one measurement down; a quadratic pass fails every attempt.
+    attempts = []
+    for _ in range(3):
+        attempts.append((per_op(1_000), per_op(10_000)))
+        if attempts[-1][1] < 3 * attempts[-1][0]:
+            return
+    raise AssertionError(f"per-op seconds at 1k and 10k ops: {attempts}")
