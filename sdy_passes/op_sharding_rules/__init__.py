@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from sdy_passes.attributes import OpShardingRule
 from sdy_passes.dialects import lookup
+from sdy_passes.errors import PassFailedError, SdyError
 from sdy_passes.op_sharding_rules import (
     collectives, contraction, custom_call, elementwise, gather_scatter, linalg, reduction, shape,
 )
@@ -48,7 +49,14 @@ def create_op_sharding_rule(op, conservative: bool = False) -> OpShardingRule | 
     """The rule Shardy's registry builds for `op` (None: no rule)."""
     rule = RULES.get(op.name)
     if rule is not None:
-        return rule(op, conservative)
+        try:
+            return rule(op, conservative)
+        except (IndexError, KeyError, ValueError, TypeError, ZeroDivisionError) as e:
+            if isinstance(e, SdyError):
+                raise
+            # types and attributes that do not fit together (MLIR's verifier refuses such ops)
+            raise PassFailedError(f"'{op.name}' op: cannot build its sharding rule from its "
+                                  f"types and attributes ({type(e).__name__}: {e})", op.location) from None
     if op.name not in NO_RULE and not has_trait(op, "Terminator"):
         emit_warning_once("op sharding rules: unknown op",
                           f"op '{op.name}' is unknown to SDY sharding rule registry", op.location)

@@ -104,3 +104,16 @@ def test_linear_in_the_number_of_ops():
         if attempts[-1][1] < 3 * attempts[-1][0]:
             return
     raise AssertionError(f"per-op seconds at 1k and 10k ops: {attempts}")
+
+
+@pytest.mark.parametrize("op", [
+    '%0 = "stablehlo.transpose"(%arg0) <{permutation = array<i64: 0, 5>}> : (tensor<8x4xf32>) -> tensor<8x4xf32>',
+    '%0 = "stablehlo.dot_general"(%arg0, %arg0) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [7], rhs_contracting_dimensions = [0]>}> : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>',
+    '%0 = "stablehlo.broadcast_in_dim"(%arg0) <{broadcast_dimensions = array<i64: 0, 9>}> : (tensor<8x4xf32>) -> tensor<8x4xf32>',
+])
+def test_inconsistent_ops_fail_with_the_packages_error(op):
+    text = ('"builtin.module"() ({\n  "func.func"() <{function_type = (tensor<8x4xf32>) -> tensor<8x4xf32>, '
+            'sym_name = "main"}> ({\n  ^bb0(%arg0: tensor<8x4xf32>):\n    ' + op +
+            '\n    "func.return"(%0) : (tensor<8x4xf32>) -> ()\n  }) : () -> ()\n}) : () -> ()\n')
+    with pytest.raises(sdy_passes.SdyError, match="sharding rule|op"):
+        sdy_passes.run_passes(sdy_passes.parse_module(text), ["sdy-populate-op-sharding-rules"])
