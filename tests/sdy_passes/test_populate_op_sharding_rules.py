@@ -117,3 +117,28 @@ def test_inconsistent_ops_fail_with_the_packages_error(op):
             '\n    "func.return"(%0) : (tensor<8x4xf32>) -> ()\n  }) : () -> ()\n}) : () -> ()\n')
     with pytest.raises(sdy_passes.SdyError, match="sharding rule|op"):
         sdy_passes.run_passes(sdy_passes.parse_module(text), ["sdy-populate-op-sharding-rules"])
+
+
+@pytest.mark.jaxlib
+def test_jax_corpus_rules_and_import_pipeline_match_jaxlib(monkeypatch):
+    # Every op JAX writes for the syntax issue's corpus gets jaxlib's rule, and the corpus goes
+    # through jaxlib's import pipeline unchanged-but-for-what-jaxlib-changes.
+    from tests.sdy_passes.jax_corpus import lower_all
+
+    monkeypatch.setattr(pass_manager, "_WARNED", set())
+    lowered = lower_all()
+    names = [n for n, r in lowered.items() if "error" not in r]
+    texts = [lowered[n]["pretty"] for n in names]
+    pass_lists = [PASS_LISTS[0], ["sdy-import-pipeline"]]
+    failures, kinds = [], set()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, text, (canonical, results) in zip(names, texts, run_jaxlib_matrix(texts, pass_lists)):
+            assert canonical.ok, name
+            kinds.update(op.name for op in sdy_passes.parse_module(text).walk())
+            for passes, verdict in zip(pass_lists, results):
+                report = None if verdict.crashed else compare(canonical.text, passes, verdict)
+                if report:
+                    failures.append(f"{name} {passes[0]}: {report}")
+    assert not failures, f"{len(failures)} disagreement(s):\n" + "\n".join(failures[:5])
+    assert len([k for k in kinds if k in RULES]) >= 60  # 70 op kinds with rules today
