@@ -53,6 +53,11 @@ PASSES: dict[str, str | type[Pass]] = {
     "sdy-apply-sharding-constraints":
         "sdy_passes.apply_sharding_constraints:ApplyShardingConstraintsPass",
     "sdy-sharding-group-import": "sdy_passes.sharding_group_import:ShardingGroupImportPass",
+    "sdy-basic-propagate": "sdy_passes.basic_propagation:BasicPropagationPass",
+    "sdy-aggressive-propagate": "sdy_passes.aggressive_propagation:AggressivePropagationPass",
+    "sdy-op-priority-propagate": "sdy_passes.op_priority_propagation:OpPriorityPropagationPass",
+    "sdy-user-priority-propagate": "sdy_passes.user_priority_propagation:UserPriorityPropagationPass",
+    "sdy-sink-data-flow-edges": "sdy_passes.sink_data_flow_edges:SinkDataFlowEdgesPass",
 }
 """Registry keyed by Shardy flag name."""
 

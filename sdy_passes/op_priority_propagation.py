@@ -1,0 +1,91 @@
+"""`sdy-op-priority-propagate`: aggressive propagation run once per op heuristic
+(`op_priority_propagation.cc`, spec/propagation.md §4.4).
+
+Run *p* lets each op propagate along a factor in the union of the directions the first *p*+1
+heuristics give, intersected with the caller's direction. With
+`run-op-priority-propagation=false` it is a single aggressive run.
+"""
+
+from __future__ import annotations
+
+from sdy_passes.aggressive_propagation import AggressivePropagationPass
+from sdy_passes.basic_factor_propagation import PropagationDirection, intersection, union
+from sdy_passes.basic_propagation import SHARDING_RULE, _flag
+from sdy_passes.attributes import OpShardingRule, StringAttr
+from sdy_passes.ir import Operation
+from sdy_passes.op_properties import is_elementwise
+from sdy_passes._value_shardings import is_scalar
+
+__all__ = ["OpPriorityPropagationPass", "OP_PROPAGATION_SCHEDULE"]
+
+BOTH, FORWARD, BACKWARD, NONE = (PropagationDirection.BOTH, PropagationDirection.FORWARD,
+                                  PropagationDirection.BACKWARD, PropagationDirection.NONE)
+_PASS_THROUGH = frozenset({"stablehlo.reshape", "stablehlo.transpose", "sdy.data_flow_edge",
+                           "sdy.func_data_flow_edge"})
+_DYNAMIC_SLICES = frozenset({"stablehlo.dynamic_slice", "stablehlo.dynamic_update_slice"})
+
+
+def _direction_based_on_uses(op: Operation, allow_multi_use: bool) -> PropagationDirection:
+    if allow_multi_use:
+        return BOTH
+    multi = any(not v.has_one_use and not is_scalar(v) for v in op.operands)
+    return NONE if multi else BOTH
+
+
+def _is_offload_custom_call(op: Operation) -> bool:
+    target = op.properties.get("call_target_name", op.attributes.get("call_target_name"))
+    return op.name == "stablehlo.custom_call" and isinstance(target, StringAttr) \
+        and target.value in ("MoveToDevice", "MoveToHost")
+
+
+def _pass_through_op(op: Operation, allow_multi_use: bool) -> PropagationDirection:
+    if is_elementwise(op) or _is_offload_custom_call(op) or op.name in _PASS_THROUGH:
+        return _direction_based_on_uses(op, allow_multi_use)
+    if op.name in _DYNAMIC_SLICES:
+        return intersection(_direction_based_on_uses(op, allow_multi_use), FORWARD)
+    return NONE
+
+
+def _only_pass_through_factors_broadcast_backward(op: Operation, factor: int) -> PropagationDirection:
+    rule = op.attributes.get(SHARDING_RULE)
+    if isinstance(rule, OpShardingRule) and factor in (
+            *rule.reduction_factors, *rule.need_replication_factors, *rule.permutation_factors):
+        return NONE
+    return BACKWARD if op.name == "stablehlo.broadcast_in_dim" else BOTH
+
+
+OP_PROPAGATION_SCHEDULE = (
+    lambda op, f: _pass_through_op(op, False),
+    lambda op, f: _pass_through_op(op, True),
+    _only_pass_through_factors_broadcast_backward,
+    lambda op, f: BACKWARD if op.name == "stablehlo.broadcast_in_dim" else BOTH,
+    lambda op, f: BOTH,
+)
+"""The heuristics, in priority order."""
+
+
+def op_based_direction(priority: int, get_direction):
+    def direction(op: Operation, factor: int) -> PropagationDirection:
+        allowed = NONE
+        for heuristic in OP_PROPAGATION_SCHEDULE[:priority + 1]:
+            allowed = union(allowed, heuristic(op, factor))
+        return intersection(allowed, get_direction(op, factor))
+    return direction
+
+
+class OpPriorityPropagationPass(AggressivePropagationPass):
+    name = "sdy-op-priority-propagate"
+    summary = "Propagates shardings op heuristic by op heuristic (aggressive strategy)."
+    options_known = AggressivePropagationPass.options_known + ("run-op-priority-propagation",)
+
+    def __init__(self, **options: str):
+        options.setdefault("run-op-priority-propagation", "true")
+        super().__init__(**options)
+        self.run_op_priority = _flag(options, "run-op-priority-propagation")
+
+    def propagate(self, module, groups, get_direction) -> None:
+        if not self.run_op_priority:
+            super().propagate(module, groups, get_direction)
+            return
+        for priority in range(len(OP_PROPAGATION_SCHEDULE)):
+            super().propagate(module, groups, op_based_direction(priority, get_direction))
