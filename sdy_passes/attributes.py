@@ -539,7 +539,7 @@ class OpShardingRule(Attribute):
             if factors:
                 text += f" {key}={{{', '.join(map(_factor_name, factors))}}}"
         if self.is_custom_rule:
-            text += " custom"
+            text += ", custom"
         return text
 
     def __str__(self) -> str:

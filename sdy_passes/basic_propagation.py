@@ -291,10 +291,10 @@ class Propagator:
             other = s.mesh_or_ref if isinstance(s.mesh_or_ref, Mesh) else self.meshes.get(s.mesh_or_ref)
             if other is None:
                 return None
-            if mesh is None or not mesh.axes:
+            if mesh is None or mesh.is_empty:
                 name, mesh = s.mesh_or_ref, other
                 continue
-            if not other.axes:
+            if other.is_empty:
                 continue
             if other != mesh:
                 return None
@@ -445,7 +445,7 @@ class Propagator:
 
 def _callee_name(call: Operation) -> str:
     callee = call.properties.get("callee")
-    return callee.name if isinstance(callee, SymbolRefAttr) else str(callee)
+    return callee.root if isinstance(callee, SymbolRefAttr) else str(callee)
 
 
 def _flag(options: dict, key: str) -> bool:

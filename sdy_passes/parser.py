@@ -697,6 +697,8 @@ class Parser:
         extra: dict[str, tuple[int, ...]] = {}
         custom = False
         while not self.parse_optional(">"):
+            if self.parse_optional(","):  # jaxlib writes `{i=8}, custom`
+                continue
             key = self.parse_bare_id("'>' or a factor list name")
             if key == "custom":
                 custom = True

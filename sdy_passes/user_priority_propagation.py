@@ -75,6 +75,7 @@ def _walk_shardings(module: Module, transform) -> None:
     """Shardy's `transformShardings`: every sharding in the module, in pre-order, replaced by
     `transform(sharding, ref)` (`ref` a `_ValueRef`)."""
     def per_value(shardings, values):
+        values = list(values) or [None] * len(shardings)  # a maximal sharding of a result-less op
         return tuple(transform(s, _ValueRef(v)) for s, v in zip(shardings, values))
 
     for op in module.walk():

@@ -73,7 +73,7 @@ def test_types(text, expected):
     ('#sdy.mesh<["x"=2]>', Mesh.parse('<["x"=2]>'), None),
     ('#sdy<manual_axes{"a"}>', None, None),
     ("#sdy.op_sharding_rule<([i, j], [j, k])->([i, k]) {i=8, j=4, k=2} reduction={j}>", None, None),
-    ("#sdy.op_sharding_rule<([ij])->([i, j]) {i=2, j=4} need_replication={i} custom>", None, None),
+    ("#sdy.op_sharding_rule<([ij])->([i, j]) {i=2, j=4} need_replication={i}, custom>", None, None),
     ("loc(\"f.mlir\":3:4)", FileLineColLoc("f.mlir", 3, 4), None),
     ("loc(unknown)", UnknownLoc(), None),
     ("loc(callsite(\"a\" at \"b\":1:2))", OpaqueLoc('callsite("a" at "b":1:2)'), None),
