@@ -24,8 +24,8 @@ class SdyWarning(UserWarning):
 
 
 def _is_fully_replicated_and_open(s: TensorSharding) -> bool:
-    return all(not d.axes and not d.is_closed for d in s.dim_shardings) \
-        and not s.replicated_axes and not s.unreduced_axes
+    # Only the dims count (a scalar with replicated axes is "fully replicated and open").
+    return all(not d.axes and not d.is_closed for d in s.dim_shardings)
 
 
 class ShardingGroupMap:

@@ -13,6 +13,7 @@ reduces, broadcasts, element-wise ops), about 40 ops per layer, with sharded arg
 from __future__ import annotations
 
 import math
+import re
 
 import hypothesis.strategies as st
 
@@ -159,8 +160,11 @@ def prop_modules(draw, *, max_ops=10, priorities=True):
                 emit(f"stablehlo.dot_general {v}, {v}, {dims} : ({t}, {t}) -> {ttype(out)}", out)
         elif kind == "constraint":
             emit(f"sdy.sharding_constraint {v} {draw(_sharding(mesh, len(shape), False))} : {t}", shape)
-    results = [n for n, _ in values[-draw(st.integers(1, 2)):]]
-    result_types = [ttype(s) for n, s in values if n in results]
+    # Return the leaves (most of them: an unused op is erased by propagation, as in jaxlib).
+    used = {u for line in lines for u in re.findall(r"%\w+", line.partition(" = ")[2])}
+    leaves = [(n, s) for n, s in values if not n.startswith("%arg") and n not in used]
+    returned = [(n, s) for n, s in leaves if draw(st.integers(0, 4))] or values[-1:]
+    results, result_types = [n for n, _ in returned], [ttype(s) for _, s in returned]
     mesh_text = "[" + ", ".join(f'"{n}"={s}' for n, s in mesh) + "]"
     return "\n".join([
         f"sdy.mesh @mesh = <{mesh_text}>",

@@ -154,18 +154,18 @@ def check_case(case) -> None:
 
 
 def check_random(texts, pipeline: str, *, runs: int = 1) -> int:
-    """Each text (pretty MLIR) gets jaxlib's rules; `pipeline` must print the same here as in
-    jaxlib. With `runs=2` jaxlib runs it twice and a module whose runs differ or crash gets no
-    verdict (jaxlib's intermittent user-priority segfault, spec §4.6). Returns the number of
-    modules compared."""
+    """Each text (MLIR jaxlib reads) gets jaxlib's rules; `pipeline` must print the same here as
+    in jaxlib. With `runs=2` jaxlib runs it twice and a module whose runs differ or crash gets no
+    verdict (jaxlib's intermittent user-priority segfault, spec §4.6); nor does one jaxlib fails
+    on. Returns the number of modules compared."""
     from tests.sdy_passes.ssa import normalize_ssa
 
     failures, compared = [], 0
     for annotated, verdicts in populate_and_run(texts, [pipeline] * runs):
-        if not annotated.ok or any(v.crashed or not v.ok for v in verdicts) \
-                or len({v.text for v in verdicts}) != 1:
-            assert annotated.crashed or any(v.crashed for v in verdicts) or len({v.text for v in verdicts}) > 1, \
-                f"jaxlib rejected a generated module: {annotated.errors or verdicts[0].errors}"
+        assert annotated.ok or annotated.crashed, f"jaxlib rejected a generated module: {annotated.errors}"
+        if not annotated.ok or any(not v.ok for v in verdicts) or len({v.text for v in verdicts}) != 1:
+            # A crash, two runs that differ, or jaxlib's verifier rejecting what its own pass made
+            # (seen: a data-flow edge of a scalar given a rank-2 sharding): no verdict.
             continue
         compared += 1
         ours, _ = run_ours(annotated.text, pipeline)

@@ -13,3 +13,41 @@ CASES = d2_cases("basic-propagate")
 @pytest.mark.parametrize("case", [case_param(c) for c in CASES])
 def test_lit_case_matches_jaxlib(case):
     check_case(case)
+
+
+# -- random modules against jaxlib ----------------------------------------------------------------
+# A fixed, derandomized sample by default; SDY_FUZZ_EXAMPLES=N draws N fresh batches.
+
+import os
+
+from hypothesis import HealthCheck, Phase, given, settings
+import hypothesis.strategies as st
+
+from tests.sdy_passes.module_gen import modules
+from tests.sdy_passes.propagation_modules import prop_modules
+from tests.sdy_passes.propagation_oracle import check_random
+
+EXAMPLES = int(os.environ.get("SDY_FUZZ_EXAMPLES", "1"))
+BATCH = int(os.environ.get("SDY_FUZZ_BATCH", "15"))
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
+                derandomize="SDY_FUZZ_EXAMPLES" not in os.environ,
+                phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+
+
+@pytest.mark.jaxlib
+@FUZZ
+@given(st.lists(prop_modules(max_ops=15), min_size=BATCH, max_size=BATCH))
+def test_random_modules_match_jaxlib(texts):
+    for pipeline in ("builtin.module(sdy-basic-propagate)",
+                     "builtin.module(sdy-basic-propagate{conservative-propagation=true})",
+                     "builtin.module(sdy-basic-propagate{keep-sharding-rules=true})"):
+        assert check_random(texts, pipeline) > BATCH // 2
+
+
+@pytest.mark.jaxlib
+@FUZZ
+@given(st.lists(modules(inline_meshes=False), min_size=BATCH, max_size=BATCH))
+def test_random_data_flow_modules_match_jaxlib(texts):
+    # While, case, barriers, named and manual computations, groups, calls (module_gen).
+    pipeline = "builtin.module(sdy-add-data-flow-edges,sdy-basic-propagate,func.func(sdy-sink-data-flow-edges))"
+    assert check_random(texts, pipeline) > BATCH // 2
