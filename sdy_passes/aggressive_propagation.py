@@ -24,11 +24,11 @@ STRATEGIES = {
 class AggressivePropagationPass(BasicPropagationPass):
     name = "sdy-aggressive-propagate"
     summary = "Propagates shardings with the aggressive factor strategy."
-    options_known = BasicPropagationPass.options_known + ("propagation-strategy",)
+    options = {**BasicPropagationPass.options, "propagation-strategy": "aggressive"}
 
-    def __init__(self, **options: str):
+    def __init__(self, **options):
         super().__init__(**options)
-        strategy = options.get("propagation-strategy", "aggressive")
+        strategy = self.options["propagation-strategy"]
         if strategy not in STRATEGIES:
             raise SdyError(f"option 'propagation-strategy' expects one of {', '.join(STRATEGIES)}, "
                            f"got '{strategy}'")

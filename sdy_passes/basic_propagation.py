@@ -448,28 +448,19 @@ def _callee_name(call: Operation) -> str:
     return callee.root if isinstance(callee, SymbolRefAttr) else str(callee)
 
 
-def _flag(options: dict, key: str) -> bool:
-    value = options.get(key, "false")
-    if value not in ("true", "false", "1", "0"):
-        raise SdyError(f"option '{key}' expects true or false, got '{value}'")
-    return value in ("true", "1")
-
-
 class BasicPropagationPass(Pass):
     name = "sdy-basic-propagate"
     summary = "Propagates shardings through ops with sharding rules, data-flow edges and barriers."
-    options_known = ("keep-sharding-rules", "module-dump-directory", "conservative-propagation",
-                     "debug-sharding-origins", "debug-propagation-edge-sharding")
+    options = {"keep-sharding-rules": False, "module-dump-directory": "",
+               "conservative-propagation": False, "debug-sharding-origins": False,
+               "debug-propagation-edge-sharding": False}
 
-    def __init__(self, **options: str):
+    def __init__(self, **options):
         super().__init__(**options)
-        unknown = sorted(set(options) - set(self.options_known))
-        if unknown:
-            raise SdyError(f"unknown option(s) for '{self.name}': {', '.join(unknown)}")
-        self.keep_sharding_rules = _flag(options, "keep-sharding-rules")
-        self.conservative = _flag(options, "conservative-propagation")
+        self.keep_sharding_rules = self.options["keep-sharding-rules"]
+        self.conservative = self.options["conservative-propagation"]
         for debug in ("debug-sharding-origins", "debug-propagation-edge-sharding"):
-            if _flag(options, debug):
+            if self.options[debug]:
                 raise SdyError(f"'{self.name}': option '{debug}' is not supported yet")
 
     def strategies(self) -> list[BasicFactorPropagation]:

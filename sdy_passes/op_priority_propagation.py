@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from sdy_passes.aggressive_propagation import AggressivePropagationPass
 from sdy_passes.basic_factor_propagation import PropagationDirection, intersection, union
-from sdy_passes.basic_propagation import SHARDING_RULE, _flag
+from sdy_passes.basic_propagation import SHARDING_RULE
 from sdy_passes.attributes import OpShardingRule, StringAttr
 from sdy_passes.ir import Operation
 from sdy_passes.op_properties import is_elementwise
@@ -76,15 +76,10 @@ def op_based_direction(priority: int, get_direction):
 class OpPriorityPropagationPass(AggressivePropagationPass):
     name = "sdy-op-priority-propagate"
     summary = "Propagates shardings op heuristic by op heuristic (aggressive strategy)."
-    options_known = AggressivePropagationPass.options_known + ("run-op-priority-propagation",)
-
-    def __init__(self, **options: str):
-        options.setdefault("run-op-priority-propagation", "true")
-        super().__init__(**options)
-        self.run_op_priority = _flag(options, "run-op-priority-propagation")
+    options = {**AggressivePropagationPass.options, "run-op-priority-propagation": True}
 
     def propagate(self, module, groups, get_direction) -> None:
-        if not self.run_op_priority:
+        if not self.options["run-op-priority-propagation"]:
             super().propagate(module, groups, get_direction)
             return
         for priority in range(len(OP_PROPAGATION_SCHEDULE)):

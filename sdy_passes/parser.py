@@ -1,5 +1,5 @@
 """Read MLIR text: the generic op form of any op, and the pretty form of the ops Shardy's import
-passes meet (builtin/func/sdy/stablehlo; see `PRETTY_OPS`).
+passes meet (each op's syntax is its `OpDef` in `sdy_passes.dialects`).
 
 `parse_module(text)` returns a `Module`; top-level ops without an enclosing `module` are wrapped
 in one, as MLIR does. Errors are `IRParseError` with `file:line:col`, the source line and a caret.
@@ -26,50 +26,12 @@ from sdy_passes.attributes import (
     UnitAttr, UnknownLoc, UnrankedTensorType, format_float, round_float as _round_float,
 )
 from sdy_passes.errors import IRParseError
+from sdy_passes.dialects import ATTRIBUTES, DEFAULT_DIALECT, lookup
+from sdy_passes.dialects._base import add_operands, set_results
 from sdy_passes.ir import Block, Module, Operation, Region, Value
 
-__all__ = ["parse_module", "parse_attribute", "parse_type", "split_input", "INHERENT_ATTRS",
-           "PRETTY_OPS", "Parser", "scan_balanced"]
-
-# Inherent attributes (properties) per op: a generic `{...}` dictionary entry with one of these
-# names goes to `properties`, as MLIR does when it builds an op with a properties struct.
-INHERENT_ATTRS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in {
-    "builtin.module": "sym_name sym_visibility",
-    "func.func": "sym_name function_type arg_attrs res_attrs sym_visibility no_inline",
-    "func.call": "callee arg_attrs res_attrs no_inline",
-    "sdy.mesh": "sym_name mesh",
-    "sdy.sharding_constraint": "sharding",
-    "sdy.reshard": "sharding",
-    "sdy.data_flow_edge": "sharding",
-    "sdy.sharding_group": "group_id",
-    "sdy.constant": "value",
-    "sdy.manual_computation": "in_shardings out_shardings manual_axes",
-    "sdy.named_computation": "name in_shardings out_shardings",
-    "sdy.propagation_barrier": "allowed_direction",
-    "stablehlo.constant": "value",
-    "stablehlo.iota": "iota_dimension",
-    "stablehlo.broadcast_in_dim": "broadcast_dimensions",
-    "stablehlo.compare": "comparison_direction compare_type",
-    "stablehlo.dot": "precision_config",
-    "stablehlo.dot_general": "dot_dimension_numbers precision_config algorithm",
-    "stablehlo.slice": "start_indices limit_indices strides",
-    "stablehlo.transpose": "permutation",
-    "stablehlo.concatenate": "dimension",
-    "stablehlo.reduce": "dimensions",
-    "stablehlo.scatter": "scatter_dimension_numbers indices_are_sorted unique_indices",
-    "stablehlo.gather": "dimension_numbers slice_sizes indices_are_sorted",
-    "stablehlo.all_reduce": "replica_groups channel_handle use_global_device_ids",
-    "stablehlo.all_gather": "all_gather_dim replica_groups channel_handle use_global_device_ids",
-    "stablehlo.reduce_scatter": "scatter_dimension replica_groups channel_handle use_global_device_ids",
-    "stablehlo.all_to_all": "split_dimension concat_dimension split_count replica_groups channel_handle",
-    "stablehlo.collective_broadcast": "replica_groups channel_handle",
-    "stablehlo.collective_permute": "source_target_pairs channel_handle",
-    "stablehlo.custom_call": ("call_target_name has_side_effect backend_config api_version "
-                              "called_computations operand_layouts result_layouts output_operand_aliases"),
-    "stablehlo.pad": "edge_padding_low edge_padding_high interior_padding",
-    "stablehlo.reverse": "dimensions",
-    "stablehlo.reduce_precision": "exponent_bits mantissa_bits",
-}.items()}
+__all__ = ["parse_module", "parse_attribute", "parse_type", "split_input", "Parser",
+           "scan_balanced"]
 
 _WS = re.compile(r"(?:[ \t\r\n]+|//[^\n]*)*")
 _BARE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
@@ -558,13 +520,18 @@ class Parser:
                     if value is not None:
                         self.pos = m.end()
                         return value
-                value = self._sdy(sdy_syntax.parse_attribute, start)
+                value = self.parse_sdy(sdy_syntax.parse_attribute, start)
                 if m and self.pos == m.end():
                     self._sdy_cache[m.group(0)] = value
                 return value
         if text.startswith("#sdy.op_sharding_rule<", start):
             self.pos = start + len("#sdy.op_sharding_rule")
             return self._parse_sharding_rule()
+        if text.startswith("#stablehlo", start):
+            for prefix, parse in ATTRIBUTES.items():
+                if text.startswith(prefix, start):
+                    self.pos = start + len(prefix)
+                    return parse(self)
         m = _HASH_NAME.match(text, start)
         if not m:
             raise self.error("expected attribute name after '#'")
@@ -578,7 +545,8 @@ class Parser:
             return OpaqueAttr(name)
         raise self.error(f"undefined symbol alias id '{name[1:]}'", start)
 
-    def _sdy(self, fn: Callable, pos: int):
+    def parse_sdy(self, fn: Callable, pos: int):
+        """An sdy attribute body read by `sharding.syntax` function `fn` at `pos`."""
         self.skip()
         try:
             value, end = fn(self.text, pos)
@@ -697,12 +665,14 @@ class Parser:
         extra: dict[str, tuple[int, ...]] = {}
         custom = False
         while not self.parse_optional(">"):
-            if self.parse_optional(","):  # jaxlib writes `{i=8}, custom`
-                continue
-            key = self.parse_bare_id("'>' or a factor list name")
-            if key == "custom":
+            if self.parse_optional(","):  # `, custom` ends the rule (Shardy's parseIsCustomRule)
+                self.skip()
+                if self.parse_bare_id("'custom'") != "custom":
+                    raise self.error("expected 'custom'")
                 custom = True
-                continue
+                self.expect(">")
+                break
+            key = self.parse_bare_id("'>' or a factor list name")
             self.expect("=")
             self.expect("{")
             fs = []
@@ -979,8 +949,9 @@ class Parser:
             name = self.parse_optional_regex(_BARE_ID)
             if not name:
                 self.fail_expected("operation name")
-            full = _DEFAULT_DIALECT.get(name.group(0), name.group(0))
-            handler = PRETTY_OPS.get(full)
+            full = DEFAULT_DIALECT.get(name.group(0), name.group(0))
+            opdef = lookup(full)
+            handler = opdef.parse if opdef is not None else None
             if handler is None:
                 raise self.error(
                     f"custom assembly form of '{full}' is not supported; write it in the generic "
@@ -1054,15 +1025,18 @@ class Parser:
                 raise self.error(f"expected function type, found '{ftype}'", tp)
             if m and self.pos == m.end():
                 self._signature_cache[m.group(0)] = ftype
-        self._set_attrs(op, attrs)
+        self.set_attrs(op, attrs)
         op._operands = []
         for v in self.resolve_all(refs, ftype.inputs, p):
             op._add_operand(v)
-        _set_results(op, ftype.results)
+        set_results(op, ftype.results)
         return op
 
-    def _set_attrs(self, op: Operation, attrs: dict[str, Attribute]) -> None:
-        inherent = INHERENT_ATTRS.get(op.name, frozenset())
+    def set_attrs(self, op: Operation, attrs: dict[str, Attribute]) -> None:
+        """Add a parsed attribute dictionary to `op`: its inherent attributes (as the op's
+        definition names them) go to `properties`, the others to `attributes`."""
+        opdef = lookup(op.name)
+        inherent = opdef.properties if opdef is not None else ()
         for k, v in attrs.items():
             if k in inherent and k not in op.properties:
                 op.properties[k] = v
@@ -1080,18 +1054,8 @@ class Parser:
         else:
             t = self.parse_type()
             ins, outs = (t,) * len(refs), (t,) * max(num_results, 1)
-        for v in self.resolve_all(refs, ins, p):
-            op._add_operand(v)
-        _set_results(op, outs)
-
-
-def _set_results(op: Operation, types) -> None:
-    from sdy_passes.ir import OpResult
-    op.results = [OpResult(t, op, i) for i, t in enumerate(types)]
-
-
-_DEFAULT_DIALECT = {"return": "func.return", "call": "func.call", "module": "builtin.module",
-                    "func": "func.func"}
+        add_operands(op, self.resolve_all(refs, ins, p))
+        set_results(op, outs)
 
 
 def _builtin_element_type(w: str) -> Type | None:
@@ -1254,9 +1218,3 @@ def _canonical_number(lit: str, el: Type) -> str | None:
     if isinstance(el, IndexType):
         return str(int(lit))
     return None
-
-
-# The pretty-form op parsers live in `_pretty.py`; they register themselves here.
-PRETTY_OPS: dict[str, Callable[[Parser, Operation, int], None]] = {}
-
-from sdy_passes import _pretty  # noqa: E402,F401  (fills PRETTY_OPS)

@@ -1,5 +1,5 @@
 """Write MLIR text: the generic op form exactly as `mlir-opt --mlir-print-op-generic` prints it
-(SSA names aside), or a readable pretty form for the ops in `_pretty.PRETTY_PRINTERS`.
+(SSA names aside), or the pretty form each op's `OpDef` in `sdy_passes.dialects` prints.
 
 SSA names are numbered across the whole module (`%0`, `%1`, ... for results, `%arg0`, ... for
 block arguments); compare with upstream output up to renaming (`tests/sdy_passes/ssa.py`).
@@ -7,12 +7,11 @@ block arguments); compare with upstream output up to renaming (`tests/sdy_passes
 
 from __future__ import annotations
 
-from typing import Callable
-
-from sdy_passes.attributes import IntegerType, UnknownLoc, print_attr_dict, print_result_types
+from sdy_passes.attributes import IntegerType, UnknownLoc, print_attr_dict, print_function_type
+from sdy_passes.dialects import lookup
 from sdy_passes.ir import Block, Module, Operation, OpResult, Region, Value
 
-__all__ = ["print_module", "print_op", "Printer"]
+__all__ = ["print_module", "print_op", "print_function_type", "Printer"]
 
 
 def print_module(module: Module, *, generic: bool = False, print_locations: bool = False,
@@ -100,7 +99,8 @@ class Printer:
         if op.results:
             base = self._op_names.get(op) or self._name_results(op)
             out.append(f"{base}:{len(op.results)} = " if len(op.results) > 1 else f"{base} = ")
-        printer = None if self.generic else _pretty_printer(op)
+        opdef = None if self.generic else lookup(op.name)
+        printer = opdef.print if opdef is not None else None
         if printer is None or not printer(self, op, indent):
             self.print_generic_body(op, indent)
         if self.print_locations and not isinstance(op.location, UnknownLoc):
@@ -152,15 +152,6 @@ class Printer:
         if self.print_locations and not isinstance(a.location, UnknownLoc):
             text += f" {a.location}"
         return text
-
-
-def print_function_type(inputs, results) -> str:
-    return f"({', '.join(map(str, inputs))}) -> {print_result_types(tuple(results))}"
-
-
-def _pretty_printer(op: Operation) -> Callable | None:
-    from sdy_passes._pretty import PRETTY_PRINTERS
-    return PRETTY_PRINTERS.get(op.name)
 
 
 class _MlirNames:

@@ -13,15 +13,10 @@ import warnings
 from sharding import TensorSharding
 
 from sdy_passes._value_shardings import get_sharding, open_sharding, owning_op, set_sharding
-from sdy_passes.errors import SdyError
+from sdy_passes.errors import SdyError, SdyWarning
 from sdy_passes.ir import Module, Operation, OpResult, Value
 
-__all__ = ["ShardingGroupMap", "SdyWarning"]
-
-
-class SdyWarning(UserWarning):
-    """A warning Shardy emits as an MLIR diagnostic (the text is `loc: message`)."""
-
+__all__ = ["ShardingGroupMap"]
 
 def _is_fully_replicated_and_open(s: TensorSharding) -> bool:
     # Only the dims count (a scalar with replicated axes is "fully replicated and open").
@@ -87,10 +82,10 @@ def _common_sharding(group: int, members: list[Value]) -> tuple[TensorSharding |
             found = candidate
         elif candidate != found:
             warnings.warn(SdyWarning(
-                f"{owning_op(members[0]).location}: The initial operand shardings on the sharding "
-                f"groups of groupID: {group} do not match. Inserting an open sharding constraint to "
-                "all constrained values. This can be caused when shardings from different values "
-                "are grouped (e.g. from jax.shard_alike) but have separate inconsistent sharding "
-                "constraints on them."), stacklevel=2)
+                f"The initial operand shardings on the sharding groups of groupID: {group} do not "
+                "match. Inserting an open sharding constraint to all constrained values. This can "
+                "be caused when shardings from different values are grouped (e.g. from "
+                "jax.shard_alike) but have separate inconsistent sharding constraints on them.",
+                owning_op(members[0]).location), stacklevel=2)
             return found, True
     return found, False

@@ -1,7 +1,7 @@
 """`sdy-sink-data-flow-edges`: each data-flow edge's sharding moves to its owner and the edge goes
 (`export/sink_data_flow_edges.cc`, spec/propagation.md §5.1).
 
-Func-level in Shardy; here it runs on every func of the module. For each data-flow op, when any
+A func pass (`builtin.module(func.func(sdy-sink-data-flow-edges))`). For each data-flow op, when any
 of its block-argument (or result) owners has an edge with a sharding, the owners' shardings are
 set together, owners without one getting a fully open sharding on the same mesh.
 `sink-debug-sharding-origins` / `sink-debug-propagation-edge-sharding` are not supported yet.
@@ -15,10 +15,9 @@ from sdy_passes._value_shardings import (
     DATA_FLOW_EDGE, DATA_FLOW_OPS, MANUAL_COMPUTATION, NAMED_COMPUTATION, _add_manual_axes,
     block_arg_edge_owners, data_flow_edge_of, open_sharding,
 )
-from sdy_passes.basic_propagation import _flag
 from sdy_passes.errors import SdyError
-from sdy_passes.ir import Module, Operation
-from sdy_passes.pass_manager import Pass
+from sdy_passes.ir import Operation
+from sdy_passes.pass_manager import FUNC, Pass
 
 __all__ = ["SinkDataFlowEdgesPass"]
 
@@ -58,17 +57,17 @@ class SinkDataFlowEdgesPass(Pass):
     name = "sdy-sink-data-flow-edges"
     summary = "Moves data-flow edge shardings to their owners and erases the edges."
 
-    def __init__(self, **options: str):
+    anchor = FUNC
+    options = {"sink-debug-sharding-origins": False, "sink-debug-propagation-edge-sharding": False}
+
+    def __init__(self, **options):
         super().__init__(**options)
-        for key in options:
-            if key not in ("sink-debug-sharding-origins", "sink-debug-propagation-edge-sharding"):
-                raise SdyError(f"unknown option for '{self.name}': {key}")
-            if _flag(options, key):
+        for key, value in self.options.items():
+            if value:
                 raise SdyError(f"'{self.name}': option '{key}' is not supported yet")
 
-    def run(self, module: Module) -> None:
-        for func in module.funcs():
-            self._walk(func)
+    def run(self, func: Operation) -> None:
+        self._walk(func)
 
     def _walk(self, op: Operation) -> None:
         for region in op.regions:

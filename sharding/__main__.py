@@ -3,6 +3,7 @@
     python -m sharding show '<["x"=2, "y"=4]>' '#sdy.sharding<@mesh, [{"x"}, {"y"}]>' 6x8
     python -m sharding show 'sdy.mesh @a = <["x"=4]> sdy.mesh @b = <["y"=4]>' '<@b, [{"y"}]>' 7 --svg out.svg
     python -m sharding hlo '<["x"=8]>' '#sdy.sharding<@m, [{"x":(2)2}, {"x":(1)2}]>'
+    python -m sharding reshard '<["x"=2, "y"=4]>' '<@mesh, [{"x"}, {"y"}]>' '<@mesh, [{"y"}, {"x"}]>' 8192x8192 --dtype bf16
 
 The mesh is a mesh body (`<[...]>`, `#sdy.mesh<...>`, `mesh<...>`), bound to whatever name the
 sharding uses, or `sdy.mesh @name = <...>` ops looked up by name. The shape is `6x8`, `6,8`,
@@ -30,7 +31,7 @@ def parse_shape(text: str) -> tuple[int, ...]:
     if not body:
         return ()
     parts = re.split(r"\s*[x,]\s*", body)
-    if not all(p.isdigit() for p in parts):
+    if not all(re.fullmatch(r"[0-9]{1,19}", p) for p in parts):  # ASCII, and within int64
         raise ShardingError(f"expected a shape such as 6x8, 6,8 or tensor<6x8xf32>, got: {text!r}")
     return tuple(int(p) for p in parts)
 
@@ -53,8 +54,26 @@ def main(argv: list[str] | None = None) -> int:
     hlo = sub.add_parser("hlo", help="the GSPMD HloSharding text XLA's export prints")
     hlo.add_argument("mesh")
     hlo.add_argument("sharding")
+    reshard = sub.add_parser("reshard", help="the collectives Shardy emits, their traffic and cost")
+    reshard.add_argument("mesh")
+    reshard.add_argument("source")
+    reshard.add_argument("target")
+    reshard.add_argument("shape")
+    reshard.add_argument("--dtype", default="f32", help="element type (bf16, f32, s8, ...; default f32)")
+    reshard.add_argument("--png", metavar="PATH", help="also write a picture of bytes and time per step")
     args = parser.parse_args(argv)
     try:
+        if args.command == "reshard":
+            from .reshard import reshard_plan
+
+            plan = reshard_plan(TensorSharding.parse(args.source), TensorSharding.parse(args.target),
+                                parse_mesh_arg(args.mesh), parse_shape(args.shape), dtype=args.dtype)
+            print("\n".join(map(str, plan.steps)) if plan.steps else "(no collectives: the reshard is a no-op)")
+            print()
+            print(plan.report())
+            if args.png:
+                plan.plot(args.png)
+            return 0
         mesh = parse_mesh_arg(args.mesh)
         sharding = TensorSharding.parse(args.sharding)
         if args.command == "hlo":

@@ -17,7 +17,7 @@ import numpy as np
 
 from .axes import AxisRef
 from .errors import ShardingError
-from .mesh import Mesh, MeshTable
+from .mesh import Mesh, MeshTable, check_devices
 from .tensor_sharding import TensorSharding
 
 __all__ = ["Piece", "Placement", "place", "check_shape"]
@@ -103,11 +103,13 @@ class Placement:
 
     def device_grid(self) -> np.ndarray:
         """Device ids as an array with one dim per piece (mesh order)."""
+        check_devices(self.mesh.total_size, len(self.pieces) + 1)
         return np.asarray(self.mesh.devices, dtype=np.int64).reshape(self.piece_sizes)
 
     def tile_indices(self) -> np.ndarray:
         """`tile[..., d]`: the tile index along tensor dim `d` at each piece coordinate."""
         sizes = self.piece_sizes
+        check_devices(self.mesh.total_size, len(sizes) + 1)
         coords = np.indices(sizes, dtype=np.int64) if sizes else np.zeros((0,), np.int64)
         out = np.zeros(sizes + (len(self.dim_pieces),), dtype=np.int64)
         for d, dims in enumerate(self.dim_pieces):
@@ -146,14 +148,15 @@ def resolve(sharding: TensorSharding, mesh) -> Mesh:
     return sharding.resolve_mesh(mesh)
 
 
-def place(sharding: TensorSharding, mesh, shape, *, cut_by_replicated: bool = False) -> Placement:
+def place(sharding: TensorSharding, mesh, shape, *, cut_by_replicated: bool = False, cuts=()) -> Placement:
     """Verifies `sharding` on `mesh` for `shape` (Shardy's rules) and resolves its pieces.
 
     `shape` may be `None` when only the device layout matters (conversions); then the slice
     methods of the result cannot be used.
 
     Pieces are cut at the sub-axes of the dims and of `unreduced` (what XLA's export uses), and
-    also of `replicated` when `cut_by_replicated` (for arrays that show every named sub-axis).
+    also of `replicated` when `cut_by_replicated` (for arrays that show every named sub-axis),
+    and of the axis refs `cuts` (so that two shardings a collective connects are cut alike).
     """
     from .verify import verify
 
@@ -173,6 +176,7 @@ def place(sharding: TensorSharding, mesh, shape, *, cut_by_replicated: bool = Fa
     cutting = [r for d in sharding.dim_shardings for r in d.axes] + list(sharding.unreduced_axes)
     if cut_by_replicated:
         cutting += sharding.replicated_axes
+    cutting += list(cuts)
     cuts: dict[str, set[int]] = {a.name: {1, a.size} for a in m.axes}
     for ref in cutting:
         cuts[ref.name].update(_ref_bounds(ref, m))

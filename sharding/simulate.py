@@ -23,7 +23,7 @@ import xarray as xr
 
 from ._placement import Placement, check_shape, place
 from .errors import ShardingError
-from .mesh import Mesh, MeshTable
+from .mesh import Mesh, MeshTable, check_devices
 from .tensor_sharding import TensorSharding
 
 __all__ = ["DeviceMesh", "ShardedArray", "equivalent"]
@@ -65,6 +65,7 @@ class DeviceMesh:
         from .verify import verify_mesh
 
         verify_mesh(mesh)
+        check_devices(mesh.total_size, len(mesh.axes))
         self.mesh = mesh
         self.name = name
         ids = np.asarray(mesh.devices, dtype=np.int64).reshape(mesh.shape)
@@ -111,11 +112,15 @@ class DeviceMesh:
             values = array.values
             names = tuple(str(d) for d in array.dims)
         else:
-            values = np.asarray(array)
+            try:
+                values = np.asarray(array)
+            except ValueError as e:  # ragged nested lists
+                raise ShardingError(f"expected an array or a rectangular nested list: {e}") from None
             names = tuple(f"dim_{i}" for i in range(values.ndim))
         if values.dtype.kind == "O":
             raise ShardingError("expected an array of numbers or bools, found dtype object")
         p = self.placement(sharding, values.shape, cut_by_replicated=True)
+        check_devices(0, len(p.pieces) + values.ndim + sum(len(d) for d in p.dim_pieces))
         labels = tuple(pc.label for pc in p.pieces)
         clash = set(labels) & set(names)
         if clash:
@@ -169,6 +174,19 @@ class DeviceMesh:
             return out
         like = sharded.like
         return xr.DataArray(out, coords=like.coords, dims=like.dims, name=like.name, attrs=like.attrs)
+
+    def reshard(self, sharded: ShardedArray, target: TensorSharding | str, *, fill=0):
+        """Moves `sharded` to `target` with the collectives Shardy's `sdy-reshard-to-collectives`
+        emits; returns `(ShardedArray, ReshardPlan)` (the plan holds the transfer record)."""
+        from .collectives import run_plan
+
+        if not isinstance(sharded, ShardedArray):
+            raise ShardingError(f"expected a ShardedArray, got: {type(sharded).__name__}")
+        if isinstance(target, str):
+            target = TensorSharding.parse(target)
+        if sharded.mesh != self.mesh:
+            raise ShardingError(f"the array is on mesh {sharded.mesh.body()}, this device mesh is {self.mesh.body()}")
+        return run_plan(sharded, target, self._bound(), fill=fill)
 
 
 class ShardedArray:

@@ -25,6 +25,7 @@ which rejects them with `expected '{'` / `expected '='`).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Callable, TypeVar, Union
 
 from .axes import AxisRef, SubAxisInfo
@@ -36,7 +37,8 @@ __all__ = [
     "parse_attribute", "parse_tensor_sharding_body", "parse_tensor_sharding_per_value_body",
     "parse_mesh_body", "parse_manual_axes_body", "print_body", "parse_tensor_sharding",
     "parse_tensor_sharding_per_value", "parse_mesh", "parse_mesh_table", "parse_manual_axes",
-    "parse_axis_ref", "Attribute",
+    "parse_axis_ref", "Attribute", "AxisRefList", "ListOfAxisRefLists", "AllToAllParam", "AllToAllParamList",
+    "parse_collective_params", "parse_collective_params_body",
 ]
 
 Attribute = Union[TensorSharding, TensorShardingPerValue, Mesh, ManualAxes]
@@ -719,3 +721,129 @@ def parse_mesh_table(text: str) -> MeshTable:
 def print_body(value: Attribute) -> str:
     """The bare form pretty sdy ops print: `<@m, [...]>`, `[<...>, ...]`, `<[...]>`, `{...}`."""
     return value.body()
+
+
+# -- collective parameters ------------------------------------------------------------------
+# The parameter attributes of Shardy's collective ops (`sdy.all_gather [{}, {"x"}]`, ...):
+# frozen values, printed in the pretty form by `str` and in the generic form by `.attribute()`.
+
+
+def _refs_text(axes: tuple[AxisRef, ...]) -> str:
+    return "{" + ", ".join(map(str, axes)) + "}"
+
+
+@dataclass(frozen=True, slots=True)
+class AxisRefList:
+    """`{"x", "y"}`: the axes of `sdy.all_reduce` and `sdy.replicated_to_unreduced`."""
+
+    axes: tuple[AxisRef, ...] = ()
+
+    def __str__(self) -> str:
+        return _refs_text(self.axes)
+
+    def attribute(self) -> str:
+        return f"#sdy<axis_ref_list{self}>"
+
+
+@dataclass(frozen=True, slots=True)
+class ListOfAxisRefLists:
+    """`[{}, {"x"}]`: one axis list per tensor dim (all-gather, all-slice, reduce-scatter, s2u)."""
+
+    lists: tuple[tuple[AxisRef, ...], ...] = ()
+
+    def __str__(self) -> str:
+        return "[" + ", ".join(map(_refs_text, self.lists)) + "]"
+
+    def attribute(self) -> str:
+        return f"#sdy<list_of_axis_ref_lists{self}>"
+
+
+@dataclass(frozen=True, slots=True)
+class AllToAllParam:
+    """`{"x", "y"}: 0->2`: axes moved from the end of `src_dim` to the end of `tgt_dim`."""
+
+    axes: tuple[AxisRef, ...]
+    src_dim: int
+    tgt_dim: int
+
+    def __str__(self) -> str:
+        return f"{_refs_text(self.axes)}: {self.src_dim}->{self.tgt_dim}"
+
+
+@dataclass(frozen=True, slots=True)
+class AllToAllParamList:
+    """`[{"x"}: 0->2, {"y"}: 1->3]`: the params of `sdy.all_to_all`."""
+
+    params: tuple[AllToAllParam, ...] = ()
+
+    def __str__(self) -> str:
+        return "[" + ", ".join(map(str, self.params)) + "]"
+
+    def attribute(self) -> str:
+        return f"#sdy<all_to_all_param_list{self}>"
+
+
+def _axis_refs(p: _Parser) -> tuple[AxisRef, ...]:
+    p.expect("{")
+    if p.optional("}"):
+        return ()
+    axes = p.comma_list(p.axis_ref)
+    p.expect("}")
+    return tuple(axes)
+
+
+def _list_of_lists(p: _Parser) -> ListOfAxisRefLists:
+    p.expect("[")
+    if p.optional("]"):
+        return ListOfAxisRefLists(())
+    lists = p.comma_list(lambda: _axis_refs(p))
+    p.expect("]")
+    return ListOfAxisRefLists(tuple(lists))
+
+
+def _all_to_all_param(p: _Parser) -> AllToAllParam:
+    axes = _axis_refs(p)
+    p.expect(":")
+    src = p.integer()
+    p.expect("->")
+    return AllToAllParam(axes, src, p.integer())
+
+
+def _all_to_all_params(p: _Parser) -> AllToAllParamList:
+    p.expect("[")
+    if p.optional("]"):
+        return AllToAllParamList(())
+    params = p.comma_list(lambda: _all_to_all_param(p))
+    p.expect("]")
+    return AllToAllParamList(tuple(params))
+
+
+_COLLECTIVE_PARAMS = {"axis_ref_list": _axis_refs, "list_of_axis_ref_lists": _list_of_lists,
+                      "all_to_all_param_list": _all_to_all_params}
+
+
+def parse_collective_params_body(text: str, kind: str, pos: int = 0):
+    """The pretty form of a collective parameter at `pos`: `kind` is `axis_ref_list`,
+    `list_of_axis_ref_lists` or `all_to_all_param_list`. Returns the value and its end."""
+    rule = _COLLECTIVE_PARAMS[kind]
+    value, end = _run(text, pos, lambda p: rule(p))
+    return (AxisRefList(value) if kind == "axis_ref_list" else value), end
+
+
+def parse_collective_params(text: str):
+    """A whole `#sdy<axis_ref_list{...}>`, `#sdy<list_of_axis_ref_lists[...]>` or
+    `#sdy<all_to_all_param_list[...]>`."""
+
+    def rule(p: _Parser):
+        if not (p.kind == "hash" and p.value == "sdy"):
+            raise p.error("expected '#sdy<'")
+        p.advance()
+        p.expect("<")
+        kind = p._mnemonic()
+        if kind not in _COLLECTIVE_PARAMS:
+            raise p.error(f"expected one of {sorted(_COLLECTIVE_PARAMS)}, got: {kind}", p.prev_end)
+        value = _COLLECTIVE_PARAMS[kind](p)
+        p.expect(">")
+        return AxisRefList(value) if kind == "axis_ref_list" else value
+
+    return _whole(text, rule)

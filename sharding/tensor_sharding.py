@@ -42,9 +42,19 @@ class DimensionSharding:
     def is_empty(self) -> bool:
         return not self.axes
 
-    def sharded_size(self, mesh: Mesh) -> int:
-        """Number of shards along this dim: the product of its axis ref sizes."""
-        return math.prod(a.size(mesh) for a in self.axes)
+    def sharded_size(self, mesh: Mesh, sizes: dict[str, int] | None = None) -> int:
+        """Number of shards along this dim: the product of its axis ref sizes.
+
+        `sizes` (axis name to size, as `dict(mesh.shape)` would give) saves a mesh lookup per ref."""
+        if sizes is None:
+            return math.prod(a.size(mesh) for a in self.axes)
+        total = 1
+        for a in self.axes:
+            info = a.sub_axis_info
+            if info is None and a.name not in sizes:
+                raise ShardingError(f'unknown axis name: "{a.name}"')
+            total *= sizes[a.name] if info is None else info.size
+        return total
 
     def __str__(self) -> str:
         body = _axes_text(self.axes)
@@ -133,13 +143,22 @@ class TensorSharding:
     def num_shards_per_dim(self, mesh: Mesh | MeshTable) -> tuple[int, ...]:
         """How many pieces each dim is cut into."""
         m = self.resolve_mesh(mesh)
-        return tuple(d.sharded_size(m) for d in self.dim_shardings)
+        sizes = {a.name: a.size for a in m.axes}
+        return tuple(d.sharded_size(m, sizes) for d in self.dim_shardings)
 
     def local_shape(self, shape: tuple[int | None, ...], mesh: Mesh | MeshTable) -> tuple[int | None, ...]:
         """Per-device buffer shape: `ceil(dim / shards)` (uneven dims are padded at the end).
 
         Dynamic dims (`None`) stay dynamic.
         """
+        try:
+            shape = tuple(shape)
+        except TypeError:
+            raise ShardingError(f"expected a shape (a sequence of ints or None), got: {shape!r}") from None
+        for d in shape:
+            if d is not None and (isinstance(d, bool) or not hasattr(d, "__index__") or d < 0):
+                raise ShardingError(f"expected non-negative int (or None) dims in the shape, got: {shape!r}")
+        shape = tuple(None if d is None else int(d) for d in shape)
         shards = self.num_shards_per_dim(mesh)
         if len(shape) != len(shards):
             raise InvalidShardingError(f"sharding doesn't match tensor rank: {len(shards)} != {len(shape)}")
@@ -183,6 +202,9 @@ class TensorSharding:
 
     def __str__(self) -> str:
         return "#sdy.sharding" + self.body()
+
+    def __repr__(self) -> str:
+        return f"TensorSharding({str(self)!r})"
 
 
 @dataclass(frozen=True, slots=True)

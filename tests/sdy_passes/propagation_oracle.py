@@ -64,12 +64,6 @@ def populate_and_run(texts, pipelines, *, populate=True, timeout=600):
     return out
 
 
-def flat_pipeline(pipeline: str) -> str:
-    """`builtin.module(a,func.func(b))` → `builtin.module(a,b)`: our func-level passes run on
-    every func from module level."""
-    return re.sub(r"func\.func\(([^()]*)\)", r"\1", pipeline)
-
-
 def run_ours(text: str, pipeline: str) -> tuple[str, list[str]]:
     """Our generic output and the warning messages emitted."""
     import sdy_passes
@@ -77,7 +71,7 @@ def run_ours(text: str, pipeline: str) -> tuple[str, list[str]]:
     module = sdy_passes.parse_module(text)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        sdy_passes.run_passes(module, flat_pipeline(pipeline))
+        sdy_passes.run_passes(module, pipeline)
     return sdy_passes.print_module(module, generic=True), [str(w.message) for w in caught]
 
 
