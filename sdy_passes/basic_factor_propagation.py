@@ -21,11 +21,13 @@ from sdy_passes.sharding_projection import (
     FactorSharding, ShardingProjection, TensorFactorShardings, prefix_of, prefix_without_overlap_in,
 )
 
-__all__ = ["PropagationDirection", "union", "intersection", "BasicFactorPropagation"]
+__all__ = ["PropagationDirection", "NONE", "FORWARD", "BACKWARD", "BOTH",
+           "BasicFactorPropagation"]
 
 
 class PropagationDirection(IntEnum):
-    """Bit set: FORWARD = operands to results, BACKWARD = results to operands."""
+    """Bit set: FORWARD = operands to results, BACKWARD = results to operands. The passes use
+    the plain ints below (enum arithmetic is slow); the values are Shardy's."""
 
     NONE = 0
     FORWARD = 1
@@ -33,12 +35,7 @@ class PropagationDirection(IntEnum):
     BOTH = 3
 
 
-def union(a: PropagationDirection, b: PropagationDirection) -> PropagationDirection:
-    return PropagationDirection(a | b)
-
-
-def intersection(a: PropagationDirection, b: PropagationDirection) -> PropagationDirection:
-    return PropagationDirection(a & b)
+NONE, FORWARD, BACKWARD, BOTH = 0, 1, 2, 3
 
 
 DirectionAlongFactor = Callable[[int], PropagationDirection]
@@ -135,9 +132,9 @@ class BasicFactorPropagation:
     @staticmethod
     def compatible_major_axes(projection: ShardingProjection, factor: int,
                               direction: PropagationDirection) -> list[AxisRef]:
-        if direction == PropagationDirection.NONE:
+        if direction == NONE:
             return []
-        if direction == PropagationDirection.BACKWARD:
+        if direction == BACKWARD:
             first, second = projection.results, projection.operands
         else:
             first, second = projection.operands, projection.results
@@ -147,7 +144,7 @@ class BasicFactorPropagation:
             fs = tensor.factors.get(factor)
             if fs is not None:
                 result, can_expand = _compatible_major_axes(result, fs.axes, can_expand)
-        if direction != PropagationDirection.BOTH:
+        if direction != BOTH:
             can_expand = False
         for tensor in second:
             fs = tensor.factors.get(factor)

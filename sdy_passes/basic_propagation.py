@@ -26,14 +26,14 @@ from typing import Callable, Sequence
 from sharding import Mesh, TensorSharding
 
 from sdy_passes._value_shardings import (
-    DATA_FLOW_EDGE, DATA_FLOW_OPS, MANUAL_COMPUTATION, NAMED_COMPUTATION, _add_manual_axes,
+    COLLECTIVE_OPS, DATA_FLOW_EDGE, DATA_FLOW_OPS, SINGLE_SHARDING_OPS, MANUAL_COMPUTATION, NAMED_COMPUTATION, _add_manual_axes,
     data_flow_edge_of, erase_manual_axes, func_result_sharding, get_sharding,
     set_func_attr_sharding, set_sharding, shardable_value,
 )
 from sdy_passes.attributes import (
     OpShardingRule, RankedTensorType, SymbolRefAttr, TupleType, UnrankedTensorType,
 )
-from sdy_passes.basic_factor_propagation import BasicFactorPropagation, PropagationDirection
+from sdy_passes.basic_factor_propagation import BOTH, NONE, BasicFactorPropagation
 from sdy_passes.errors import PassFailedError, SdyError
 from sdy_passes.ir import BlockArgument, Module, Operation, OpResult, Value
 from sdy_passes.op_properties import is_trivially_dead
@@ -50,11 +50,12 @@ PROPAGATION_BARRIER = "sdy.propagation_barrier"
 _TERMINATORS = frozenset({"func.return", "stablehlo.return", "sdy.return"})
 _DYNAMIC = -(2 ** 63)
 
-GetDirection = Callable[[Operation, int], PropagationDirection]
+GetDirections = Callable[[Operation, int], list[int]]
+"""`(op, number of factors)` → the direction (`PropagationDirection` value) allowed per factor."""
 
 
-def propagate_any(op: Operation, factor: int) -> PropagationDirection:
-    return PropagationDirection.BOTH
+def propagate_any(op: Operation, num_factors: int) -> list[int]:
+    return [BOTH] * num_factors
 
 
 def _rule_for(op: Operation, conservative: bool) -> OpShardingRule | None:
@@ -214,11 +215,14 @@ class Propagator:
     """One run of the basic driver over a module with one factor propagation strategy."""
 
     def __init__(self, module: Module, groups: ShardingGroupMap, strategy: BasicFactorPropagation,
-                 get_direction: GetDirection, conservative: bool):
+                 get_directions: GetDirections, conservative: bool,
+                 unchanged: dict[Operation, tuple] | None = None):
         self.module = module
         self.groups = groups
         self.strategy = strategy
-        self.get_direction = get_direction
+        self.get_directions = get_directions
+        self.unchanged = {} if unchanged is None else unchanged
+        """Per op, the inputs of its last step that changed nothing (shared by a pass's runs)."""
         self.conservative = conservative
         self.meshes: dict[str, Mesh] = {}
         self.funcs: dict[str, Operation] = {}
@@ -303,7 +307,7 @@ class Propagator:
         return name, mesh
 
     def propagate_tensors(self, operands: _Tensors, results: _Tensors, rule: OpShardingRule,
-                          direction: Callable[[int], PropagationDirection], op: Operation,
+                          directions: Callable[[int], list[int]], op: Operation,
                           conservative: bool, notify: bool) -> bool:
         common = self._common_mesh([*operands.shardings, *results.shardings])
         if common is None:
@@ -311,14 +315,20 @@ class Propagator:
         mesh_name, mesh = common
         if mesh.is_maximal:
             return False
+        directions = directions(len(rule.factor_sizes))
+        for f in rule.blocked_propagation_factors:
+            directions[f] = NONE
+        if not any(directions):
+            return False  # nothing can move (both strategies would find no axes to propagate)
+        # A step is a function of these: if the op saw them all before and changed nothing, it
+        # would change nothing now (shardings compare by identity first, so this is cheap).
+        key = (type(self.strategy), conservative, rule, tuple(directions),
+               *operands.shardings, *results.shardings)
+        if notify and self.unchanged.get(op) == key:
+            return False
         projection = ShardingProjection.build(operands.shardings, results.shardings, rule, mesh)
-        blocked = set(rule.blocked_propagation_factors)
-
-        def along(factor: int) -> PropagationDirection:
-            return PropagationDirection.NONE if factor in blocked else direction(factor)
-
         update_operands, update_results = self.strategy.propagate_factor_shardings(
-            projection, along, rule.factor_sizes, mesh, conservative, op)
+            projection, directions.__getitem__, rule.factor_sizes, mesh, conservative, op)
         any_update = False
         for side, tensors, mappings, updates in (
                 (operands, projection.operands, rule.operand_mappings, update_operands),
@@ -327,6 +337,8 @@ class Propagator:
                 if update and self._update_tensor(side, i, tensors[i], mappings[i], rule.factor_sizes,
                                                   mesh_name, mesh, notify):
                     any_update = True
+        if not any_update:
+            self.unchanged[op] = key
         return any_update
 
     def _update_tensor(self, side: _Tensors, i: int, factor_shardings, mapping, factor_sizes,
@@ -352,17 +364,17 @@ class Propagator:
     # -- patterns -----------------------------------------------------------------------------
     def _values(self, values: Sequence[Value]) -> _Tensors:
         values = list(values)
-        return _Tensors(values, [get_sharding(v) for v in values],
+        return _Tensors(values, [_get_sharding(v) for v in values],
                         lambda i, s: set_sharding(values[i], s))
 
-    def _direction(self, op: Operation):
-        return lambda factor: self.get_direction(op, factor)
+    def _directions(self, op: Operation):
+        return lambda num_factors: self.get_directions(op, num_factors)
 
     def visit(self, op: Operation) -> bool:
         if op.name == PROPAGATION_BARRIER:
-            allowed = PropagationDirection(op.properties["allowed_direction"].value)
+            allowed = op.properties["allowed_direction"].value
             return self.propagate_tensors(self._values(op.operands), self._values(op.results),
-                                          _identity_rule(op.result.type), lambda f: allowed, op,
+                                          _identity_rule(op.result.type), lambda n: [allowed] * n, op,
                                           False, True)
         if op.name == DATA_FLOW_EDGE and self._visit_edge(op):
             return True
@@ -372,7 +384,7 @@ class Propagator:
         if rule is None:
             return False
         return self.propagate_tensors(self._values(op.operands), self._values(op.results), rule,
-                                      self._direction(op), op, self.conservative, True)
+                                      self._directions(op), op, self.conservative, True)
 
     def _visit_edge(self, edge: Operation) -> bool:
         if not _static_shaped(edge.result.type):
@@ -384,7 +396,7 @@ class Propagator:
         target = _transform_target_sharding(edge, edge.properties.get("sharding"), before=True)
         return self.propagate_tensors(self._values(sources), _Tensors([edge.result], [target], set_target),
                                       _identity_rule(edge.result.type, len(sources)),
-                                      self._direction(edge), edge, False, True)
+                                      self._directions(edge), edge, False, True)
 
     def _visit_func_edge(self, edge: Operation) -> bool:
         if not _static_shaped(edge.result.type):
@@ -401,7 +413,7 @@ class Propagator:
             sources = [terminator.operands[operand.index]] if terminator.name == "func.return" else []
         return self.propagate_tensors(self._values(sources), self._values([edge.result]),
                                       _identity_rule(edge.result.type, len(sources)),
-                                      self._direction(edge), edge, False, True)
+                                      self._directions(edge), edge, False, True)
 
     def propagate_func_results(self) -> None:
         funcs = self.module.funcs()
@@ -417,8 +429,7 @@ class Propagator:
             results = _Tensors([value], [func_result_sharding(func, i)],
                                lambda _, s, i=i: set_func_attr_sharding(func, "res_attrs", i, count, s),
                                is_func_result=True)
-            self.propagate_tensors(operands, results, _identity_rule(value.type), lambda f: PropagationDirection.BOTH,
-                                   func, False, False)
+            self.propagate_tensors(operands, results, _identity_rule(value.type), lambda n: [BOTH] * n, func, False, False)
 
     def run(self) -> None:
         self.propagate_func_results()
@@ -441,6 +452,17 @@ class Propagator:
                     self._push(value.owner)
             self.worklist.remove(inner)
         op.erase(drop_uses=True)
+
+
+_SPECIAL_OWNERS = DATA_FLOW_OPS | SINGLE_SHARDING_OPS | COLLECTIVE_OPS
+
+
+def _get_sharding(value: Value) -> TensorSharding | None:
+    """`get_sharding`, with a fast path for the result of an ordinary op (most values)."""
+    if isinstance(value, OpResult) and value.owner.name not in _SPECIAL_OWNERS:
+        attr = value.owner.attributes.get("sdy.sharding")
+        return attr.shardings[value.index] if attr is not None and attr.shardings else None
+    return get_sharding(value)
 
 
 def _callee_name(call: Operation) -> str:
@@ -466,9 +488,10 @@ class BasicPropagationPass(Pass):
     def strategies(self) -> list[BasicFactorPropagation]:
         return [BasicFactorPropagation()]
 
-    def propagate(self, module: Module, groups: ShardingGroupMap, get_direction: GetDirection) -> None:
+    def propagate(self, module: Module, groups: ShardingGroupMap, get_directions: GetDirections) -> None:
+        unchanged = self.__dict__.setdefault("_unchanged", {})
         for strategy in self.strategies():
-            Propagator(module, groups, strategy, get_direction, self.conservative).run()
+            Propagator(module, groups, strategy, get_directions, self.conservative, unchanged).run()
 
     def run(self, module: Module) -> None:
         check_shapes(module)

@@ -116,7 +116,7 @@ class UserPriorityPropagationPass(OpPriorityPropagationPass):
     name = "sdy-user-priority-propagate"
     summary = "Propagates shardings user priority by user priority (pN), then op priority."
 
-    def propagate(self, module, groups, get_direction) -> None:
+    def propagate(self, module, groups, get_directions) -> None:
         meshes = {op.properties["sym_name"].value: op.properties["mesh"] for op in module.meshes()}
         references: dict[int, list[tuple[_ValueRef, TensorSharding]]] = {}
 
@@ -129,7 +129,7 @@ class UserPriorityPropagationPass(OpPriorityPropagationPass):
             return _initialized(sharding, mesh)
 
         _walk_shardings(module, initialize)
-        super().propagate(module, groups, get_direction)
+        super().propagate(module, groups, get_directions)
         for priority in sorted(references):
             for ref, original in references[priority]:
                 current = ref.get()
@@ -137,4 +137,4 @@ class UserPriorityPropagationPass(OpPriorityPropagationPass):
                     new = _for_priority(current, original, priority)
                     if new != current:
                         ref.set(new)
-            super().propagate(module, groups, get_direction)
+            super().propagate(module, groups, get_directions)

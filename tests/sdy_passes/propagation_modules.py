@@ -1,4 +1,4 @@
-"""Modules for propagation tests: random ones (Hypothesis) and a transformer-like one (benchmarks).
+"""Random modules for propagation tests (Hypothesis).
 
 `prop_modules()` draws a module in pretty MLIR: one mesh (some with a size-3 axis, so shardings
 need not divide), a `@main` whose arguments carry random shardings (full and sub-axes, open and
@@ -6,8 +6,7 @@ closed dims, replicated axes, user priorities `pN`), and a random DAG of element
 transposes, reshapes (compound factors), broadcasts, reduces, dot_generals and sharding
 constraints. Every draw is a Hypothesis choice, so a disagreeing module shrinks.
 
-`transformer_module(layers)` is a stack of attention-and-MLP blocks (dots, reshapes, transposes,
-reduces, broadcasts, element-wise ops), about 40 ops per layer, with sharded arguments.
+(The transformer-like module of the benchmarks is `asv_bench/benchmarks/sdy_propagation.py`.)
 """
 
 from __future__ import annotations
@@ -171,69 +170,5 @@ def prop_modules(draw, *, max_ops=10, priorities=True):
         f"func.func @main({', '.join(args)}) -> ({', '.join(result_types)}) {{",
         *lines,
         f"  return {', '.join(results)} : {', '.join(result_types)}",
-        "}",
-    ])
-
-
-def transformer_module(layers: int, *, batch=8, seq=128, model=256, heads=8, hidden=1024) -> str:
-    """A stack of `layers` attention + MLP blocks on `@mesh` `["data"=2, "model"=4]`."""
-    head = model // heads
-    x_t, w_t = ttype((batch, seq, model)), ttype((model, model))
-    lines = []
-    counter = [0]
-
-    def emit(text):
-        counter[0] += 1
-        lines.append(f"  %{counter[0]} = {text}")
-        return f"%{counter[0]}"
-
-    args = [f'%arg0: {x_t} {{sdy.sharding = #sdy.sharding<@mesh, [{{"data"}}, {{}}, {{}}]>}}',
-            f'%arg1: {w_t} {{sdy.sharding = #sdy.sharding<@mesh, [{{}}, {{"model"}}]>}}',
-            f'%arg2: {ttype((model, hidden))} {{sdy.sharding = #sdy.sharding<@mesh, [{{}}, {{"model"}}]>}}',
-            f'%arg3: {ttype((hidden, model))} {{sdy.sharding = #sdy.sharding<@mesh, [{{"model"}}, {{}}]>}}']
-    zero = emit("stablehlo.constant dense<0.0> : tensor<f32>")
-    x = "%arg0"
-    bsm, bshd = (batch, seq, model), (batch, seq, heads, head)
-    bhsd, bhss = (batch, heads, seq, head), (batch, heads, seq, seq)
-    for _ in range(layers):
-        def proj(inp):
-            y = emit(f"stablehlo.dot_general {inp}, %arg1, contracting_dims = [2] x [0] : "
-                     f"({x_t}, {w_t}) -> {x_t}")
-            y = emit(f"stablehlo.reshape {y} : ({x_t}) -> {ttype(bshd)}")
-            return emit(f"stablehlo.transpose {y}, dims = [0, 2, 1, 3] : ({ttype(bshd)}) -> {ttype(bhsd)}")
-        q, k, v = proj(x), proj(x), proj(x)
-        s = emit(f"stablehlo.dot_general {q}, {k}, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [3] : "
-                 f"({ttype(bhsd)}, {ttype(bhsd)}) -> {ttype(bhss)}")
-        m = emit(f"stablehlo.reduce({s} init: {zero}) applies stablehlo.maximum across dimensions = [3] : "
-                 f"({ttype(bhss)}, tensor<f32>) -> {ttype(bhss[:3])}")
-        m = emit(f"stablehlo.broadcast_in_dim {m}, dims = [0, 1, 2] : ({ttype(bhss[:3])}) -> {ttype(bhss)}")
-        e = emit(f"stablehlo.subtract {s}, {m} : {ttype(bhss)}")
-        e = emit(f"stablehlo.exponential {e} : {ttype(bhss)}")
-        z = emit(f"stablehlo.reduce({e} init: {zero}) applies stablehlo.add across dimensions = [3] : "
-                 f"({ttype(bhss)}, tensor<f32>) -> {ttype(bhss[:3])}")
-        z = emit(f"stablehlo.broadcast_in_dim {z}, dims = [0, 1, 2] : ({ttype(bhss[:3])}) -> {ttype(bhss)}")
-        p = emit(f"stablehlo.divide {e}, {z} : {ttype(bhss)}")
-        o = emit(f"stablehlo.dot_general {p}, {v}, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [2] : "
-                 f"({ttype(bhss)}, {ttype(bhsd)}) -> {ttype(bhsd)}")
-        o = emit(f"stablehlo.transpose {o}, dims = [0, 2, 1, 3] : ({ttype(bhsd)}) -> {ttype(bshd)}")
-        o = emit(f"stablehlo.reshape {o} : ({ttype(bshd)}) -> {x_t}")
-        o = emit(f"stablehlo.dot_general {o}, %arg1, contracting_dims = [2] x [0] : ({x_t}, {w_t}) -> {x_t}")
-        x = emit(f"stablehlo.add {x}, {o} : {x_t}")
-        sq = emit(f"stablehlo.multiply {x}, {x} : {x_t}")
-        var = emit(f"stablehlo.reduce({sq} init: {zero}) applies stablehlo.add across dimensions = [2] : "
-                   f"({x_t}, tensor<f32>) -> {ttype(bsm[:2])}")
-        var = emit(f"stablehlo.rsqrt {var} : {ttype(bsm[:2])}")
-        var = emit(f"stablehlo.broadcast_in_dim {var}, dims = [0, 1] : ({ttype(bsm[:2])}) -> {x_t}")
-        n = emit(f"stablehlo.multiply {x}, {var} : {x_t}")
-        h_t = ttype((batch, seq, hidden))
-        h = emit(f"stablehlo.dot_general {n}, %arg2, contracting_dims = [2] x [0] : ({x_t}, {ttype((model, hidden))}) -> {h_t}")
-        h = emit(f"stablehlo.logistic {h} : {h_t}")
-        h = emit(f"stablehlo.dot_general {h}, %arg3, contracting_dims = [2] x [0] : ({h_t}, {ttype((hidden, model))}) -> {x_t}")
-        x = emit(f"stablehlo.add {x}, {h} : {x_t}")
-    return "\n".join([
-        'sdy.mesh @mesh = <["data"=2, "model"=4]>',
-        f"func.func @main({', '.join(args)}) -> {x_t} {{",
-        *lines,
-        f"  return {x} : {x_t}",
         "}",
     ])
