@@ -489,11 +489,11 @@ class BasicPropagationPass(Pass):
         return [BasicFactorPropagation()]
 
     def propagate(self, module: Module, groups: ShardingGroupMap, get_directions: GetDirections) -> None:
-        unchanged = self.__dict__.setdefault("_unchanged", {})
         for strategy in self.strategies():
-            Propagator(module, groups, strategy, get_directions, self.conservative, unchanged).run()
+            Propagator(module, groups, strategy, get_directions, self.conservative, self._unchanged).run()
 
     def run(self, module: Module) -> None:
+        self._unchanged: dict[Operation, tuple] = {}  # see Propagator.unchanged
         check_shapes(module)
         groups = ShardingGroupMap(module)
         groups.sync()

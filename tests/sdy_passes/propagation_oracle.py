@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import pathlib
 import re
 import warnings
+
+from hypothesis import HealthCheck, Phase, settings
 
 from tests.jaxlib_child import ChildFailed, run_child
 from tests.sdy_passes.pass_oracle import _RUN_ONE, Verdict, _verdict
@@ -145,6 +148,15 @@ def check_case(case) -> None:
     assert_same_up_to_ssa(ours, case_path(case, "out.mlir").read_text())
     expected = [d["msg"] for d in case.get("diags_generic", []) if d["severity"] == "warning"]
     assert [w.partition(": ")[2] for w in warned] == expected
+
+
+EXAMPLES = int(os.environ.get("SDY_FUZZ_EXAMPLES", "1"))
+BATCH = int(os.environ.get("SDY_FUZZ_BATCH", "12"))
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
+                derandomize="SDY_FUZZ_EXAMPLES" not in os.environ,
+                phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+"""Random-module tests: a fixed, derandomized batch of `BATCH` modules by default;
+`SDY_FUZZ_EXAMPLES=N` draws N fresh batches (one jaxlib child per batch and pipeline)."""
 
 
 def check_random(texts, pipeline: str, *, runs: int = 1) -> int:

@@ -16,22 +16,13 @@ def test_lit_case_matches_jaxlib(case):
 
 
 # -- random modules against jaxlib ----------------------------------------------------------------
-# A fixed, derandomized sample by default; SDY_FUZZ_EXAMPLES=N draws N fresh batches.
 
-import os
-
-from hypothesis import HealthCheck, Phase, given, settings
 import hypothesis.strategies as st
+from hypothesis import given
 
 from tests.sdy_passes.module_gen import modules
 from tests.sdy_passes.propagation_modules import prop_modules
-from tests.sdy_passes.propagation_oracle import check_random
-
-EXAMPLES = int(os.environ.get("SDY_FUZZ_EXAMPLES", "1"))
-BATCH = int(os.environ.get("SDY_FUZZ_BATCH", "15"))
-FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
-                derandomize="SDY_FUZZ_EXAMPLES" not in os.environ,
-                phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+from tests.sdy_passes.propagation_oracle import BATCH, FUZZ, check_random
 
 
 @pytest.mark.jaxlib
