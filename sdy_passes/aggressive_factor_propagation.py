@@ -77,6 +77,7 @@ class AggressiveFactorPropagation(BasicFactorPropagation):
             axes_size = total_axes_size(axes_per_factor[f], mesh) if elementwise else 0
             return (-sources[f][0], -axes_size, sources[f][1], f)
         order = sorted(range(len(factor_sizes)), key=key)
+        order = [f for f in order if axes_per_factor[f]]  # a factor without axes changes nothing
 
         def propagate(tensors, updated, expand):
             for index, tensor in enumerate(tensors):

@@ -82,8 +82,8 @@ class BasicFactorPropagation:
         result: AxisRef | None = axis
         for other, fs in factors.items():
             if other != factor:
-                result = prefix_without_overlap_in(result, fs.overflow_axes, mesh)
-                result = prefix_without_overlap_in(result, fs.axes, mesh)
+                result = prefix_without_overlap_in(result, fs.overflow_axes)
+                result = prefix_without_overlap_in(result, fs.axes)
                 if result is None:
                     return None
         return result
@@ -92,8 +92,8 @@ class BasicFactorPropagation:
     def prefix_no_conflicts_within_factor(axis: AxisRef, replicated, unreduced, fs: FactorSharding,
                                           prev_sharded_size: int, factor_size: int,
                                           mesh: Mesh) -> AxisRef | None:
-        result = prefix_without_overlap_in(axis, replicated, mesh)
-        result = prefix_without_overlap_in(result, unreduced, mesh)
+        result = prefix_without_overlap_in(axis, replicated)
+        result = prefix_without_overlap_in(result, unreduced)
         if result is None:
             return None
         factor_axes = fs.axes

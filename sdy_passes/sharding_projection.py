@@ -27,13 +27,13 @@ from enum import Enum
 from typing import Sequence
 
 from sharding import AxisRef, DimensionSharding, Mesh, TensorSharding
-from sharding.axes import can_coexist, can_merge, contains, merge, overlaps
+from sharding.axes import can_coexist, can_merge, contains, merge, prefix_without_overlap
 
 from sdy_passes.attributes import OpShardingRule
 
 __all__ = [
     "PrefixStatus", "is_axis_list_prefix_of", "is_strict_prefix", "prefix_of", "add_axis_or_merge",
-    "prefix_without_overlap", "prefix_without_overlap_in", "greatest_common_prefix",
+    "prefix_without_overlap_in", "greatest_common_prefix",
     "FactorSharding", "TensorFactorShardings", "ShardingProjection", "total_axes_size",
 ]
 
@@ -45,29 +45,13 @@ def prefix_of(a: AxisRef, b: AxisRef) -> bool:
     return contains(b, a) and a.pre_size == b.pre_size
 
 
-def _sub(name: str, pre_size: int, size: int, mesh: Mesh) -> AxisRef:
-    # Shardy's AxisRefAttr::get(name, preSize, size): the full axis when it covers it.
-    if pre_size == 1 and size == mesh.axis_size(name):
-        return AxisRef(name)
-    return AxisRef.sub(name, pre_size, size)
-
-
-def prefix_without_overlap(a: AxisRef, b: AxisRef, mesh: Mesh) -> AxisRef | None:
-    """The largest major part of `a` not overlapping `b` (None when there is none)."""
-    if not can_coexist(a, b):
-        return None
-    if not overlaps(a, b):
-        return a
-    if a.pre_size >= b.pre_size:
-        return None
-    return _sub(a.name, a.pre_size, b.pre_size // a.pre_size, mesh)
-
-
-def prefix_without_overlap_in(a: AxisRef | None, others, mesh: Mesh) -> AxisRef | None:
+def prefix_without_overlap_in(a: AxisRef | None, others) -> AxisRef | None:
+    """The largest major part of `a` overlapping none of `others` (Shardy's
+    `getPrefixWithoutOverlap` over a list)."""
     for other in others:
         if a is None:
             return None
-        a = prefix_without_overlap(a, other, mesh)
+        a = prefix_without_overlap(a, other)
     return a
 
 
@@ -172,9 +156,21 @@ class TensorFactorShardings:
     def build(cls, mapping, sharding: TensorSharding | None, factor_sizes: Sequence[int],
               mesh: Mesh, closed_if_missing: bool = False) -> TensorFactorShardings:
         out = cls()
+        factors = out.factors
+        if sharding is None:  # every factor open (or closed) and empty
+            for factor_indices in mapping:
+                last = len(factor_indices) - 1
+                for k, factor in enumerate(factor_indices):
+                    factors[factor] = FactorSharding([], closed_if_missing, k == last, [])
+            return out
         for dim, factor_indices in enumerate(mapping):
-            axes = sharding.dim_shardings[dim].axes if sharding is not None else ()
-            dim_closed = sharding.dim_shardings[dim].is_closed if sharding is not None else closed_if_missing
+            dim_sharding = sharding.dim_shardings[dim]
+            axes, dim_closed = dim_sharding.axes, dim_sharding.is_closed
+            if not axes:
+                last = len(factor_indices) - 1
+                for k, factor in enumerate(factor_indices):
+                    factors[factor] = FactorSharding([], dim_closed, k == last, [])
+                continue
             index = 0
             info = _remaining(axes, index, mesh)
             has_overflow = False
@@ -209,9 +205,8 @@ class TensorFactorShardings:
                     # The factor's remaining size and the axis are coprime: overflow.
                     has_overflow = True
                     _add_remaining_axes(fs.overflow_axes, info, axes, index, mesh)
-        if sharding is not None:
-            out.replicated_axes = sharding.replicated_axes
-            out.unreduced_axes = sharding.unreduced_axes
+        out.replicated_axes = sharding.replicated_axes
+        out.unreduced_axes = sharding.unreduced_axes
         return out
 
     def expand(self, factor: int, new_axes: Sequence[AxisRef]) -> bool:

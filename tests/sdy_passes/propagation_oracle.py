@@ -182,3 +182,45 @@ def check_random(texts, pipeline: str, *, runs: int = 1) -> int:
             failures.append(f"{pipeline}: outputs differ at {diff}\n--- input ---\n{annotated.text}")
     assert not failures, f"{len(failures)} disagreement(s); first:\n{failures[0]}"
     return compared
+
+
+# -- the tests each propagation pass's test module defines -----------------------------------------
+
+def lit_case_test(stem: str):
+    """`test_lit_case_matches_jaxlib` over the lit cases of pass `sdy-<stem>`."""
+    import pytest
+
+    cases = d2_cases(stem)
+
+    @pytest.mark.jaxlib
+    @pytest.mark.skipif(not cases, reason=f"golden cases not found at {CASES_DIR}")
+    @pytest.mark.parametrize("case", [case_param(c) for c in cases])
+    def test_lit_case_matches_jaxlib(case):
+        check_case(case)
+    return test_lit_case_matches_jaxlib
+
+
+def random_module_tests(pipelines, pass_text: str, runs: int = 1):
+    """Two tests on fixed random batches: `prop_modules` through each of `pipelines`, and
+    `module_gen` modules (data-flow ops) through add-data-flow-edges, `pass_text`, sink."""
+    import hypothesis.strategies as st
+    import pytest
+    from hypothesis import given
+
+    from tests.sdy_passes.module_gen import modules
+    from tests.sdy_passes.propagation_modules import prop_modules
+
+    @pytest.mark.jaxlib
+    @FUZZ
+    @given(st.lists(prop_modules(max_ops=15), min_size=BATCH, max_size=BATCH))
+    def test_random_modules_match_jaxlib(texts):
+        for pipeline in pipelines:
+            assert check_random(texts, pipeline, runs=runs) > BATCH // 2
+
+    @pytest.mark.jaxlib
+    @FUZZ
+    @given(st.lists(modules(inline_meshes=False), min_size=BATCH, max_size=BATCH))
+    def test_random_data_flow_modules_match_jaxlib(texts):
+        pipeline = f"builtin.module(sdy-add-data-flow-edges,{pass_text},func.func(sdy-sink-data-flow-edges))"
+        assert check_random(texts, pipeline, runs=runs) > BATCH // 2
+    return test_random_modules_match_jaxlib, test_random_data_flow_modules_match_jaxlib
