@@ -77,7 +77,8 @@ class ShardingPicture:
         blocks = []
         for tile in sorted(holders):
             slices = p.tile_slices(tile)
-            pad = tuple(c - (s.stop - s.start) for s, c in zip(slices, p.local_shape))
+            # ragged shards (DTensor) hold no padding
+            pad = tuple(0 if p.uneven == "ragged" else c - (s.stop - s.start) for s, c in zip(slices, p.local_shape))
             blocks.append(Block(tile, slices, pad, tuple(sorted(holders[tile]))))
         self.blocks: tuple[Block, ...] = tuple(blocks)
         """Every distinct tile, in tile order."""
@@ -125,6 +126,9 @@ class ShardingPicture:
         def dims(shape):
             return "x".join(map(str, shape)) or "()"
 
+        if p.uneven == "ragged":  # DTensor's shards: no HloSharding describes them
+            return [f"{p.sharding} on {p.mesh.body()}, ragged (DTensor torch.chunk per axis)",
+                    f"global {dims(p.shape)}, tiles {dims(p.num_tiles)}, largest shard {dims(p.local_shape)}"]
         return [f"{p.sharding} on {p.mesh.body()}",
                 f"global {dims(p.shape)}, tiles {dims(p.num_tiles)}, device buffer {dims(p.local_shape)}, "
                 f"HloSharding {to_hlo_sharding(p.sharding, p.mesh)}"]
@@ -257,12 +261,21 @@ class ShardingPicture:
         plt.close(fig)
 
 
-def visualize(sharding, mesh, global_shape) -> ShardingPicture:
+def visualize(sharding, mesh, global_shape, *, uneven: str | None = None) -> ShardingPicture:
     """Which devices hold which block of a `global_shape` array under `sharding` on `mesh`.
 
     `mesh` is a `Mesh`, a `MeshTable`, a `DeviceMesh`, or `None` for an inlined mesh. Works for
     any rank; `print()` it for the text table, `.svg()` / `.save("x.png")` for images.
+    `uneven` (`padded` or `ragged`) defaults to the DeviceMesh's, else `padded`.
     """
     if hasattr(mesh, "placement"):  # a DeviceMesh (not imported here: it needs xarray)
+        if uneven is not None and uneven != mesh.uneven:
+            from .errors import ShardingError
+
+            raise ShardingError(f"uneven={uneven!r} differs from the device mesh's {mesh.uneven!r}")
         return ShardingPicture(mesh.placement(sharding, global_shape))
-    return ShardingPicture(place(sharding, mesh, global_shape))
+    from ._ragged import check_full_axes, check_uneven
+
+    if check_uneven(uneven or "padded") == "ragged":
+        check_full_axes(sharding)
+    return ShardingPicture(place(sharding, mesh, global_shape, uneven=uneven or "padded"))
