@@ -119,6 +119,8 @@ PASSES: dict[str, str | type[Pass]] = {
     "sdy-pre-order-funcs": "sdy_passes.pre_order_funcs:PreOrderFuncsPass",
     "sdy-add-func-data-flow-edges": "sdy_passes.add_func_data_flow_edges:AddFuncDataFlowEdgesPass",
     "sdy-reshard-to-collectives": "sdy_passes.reshard_to_collectives:ReshardToCollectivesPass",
+    "sdy-populate-op-sharding-rules":
+        "sdy_passes.populate_op_sharding_rules:PopulateOpShardingRulesPass",
 }
 """Registry keyed by Shardy flag name."""
 

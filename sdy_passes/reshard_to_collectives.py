@@ -15,9 +15,8 @@ from sharding import TensorSharding
 from sharding.reshard import check_steps, plan_reshard
 
 from sdy_passes._value_shardings import get_sharding, shape_of
-from sdy_passes.attributes import OpaqueAttr
 from sdy_passes.errors import PassFailedError
-from sdy_passes.ir import Module, Operation, OpResult
+from sdy_passes.ir import Operation, OpResult
 from sdy_passes.pass_manager import FUNC, Pass
 
 RESHARD = "sdy.reshard"
@@ -43,8 +42,8 @@ class ReshardToCollectivesPass(Pass):
                 gc.enable()
 
     def _run(self, func: Operation) -> None:
-        meshes = {op.properties["sym_name"].value: op.properties["mesh"]
-                  for op in Module(func.parent_op).meshes()}
+        scope = func.parent.ops if func.parent is not None else []
+        meshes = {op.properties["sym_name"].value: op.properties["mesh"] for op in scope if op.name == "sdy.mesh"}
 
         def lookup(mesh_or_ref):
             return meshes[mesh_or_ref] if isinstance(mesh_or_ref, str) else mesh_or_ref
@@ -76,7 +75,7 @@ class ReshardToCollectivesPass(Pass):
         for step in decision.steps:
             properties = {"out_sharding": step.out_sharding}
             if step.kind in _PARAM_NAME:
-                properties[_PARAM_NAME[step.kind]] = OpaqueAttr(step.params.attribute())
+                properties[_PARAM_NAME[step.kind]] = step.params
             ops.append((f"sdy.{step.kind}", dict(sorted(properties.items()))))
         return decision, check_steps(start, decision.steps, lookup, shape), tuple(ops)
 

@@ -423,16 +423,14 @@ def _reduce(x, axes: list[AxisRef], slices, record, fill=0):
     g = math.prod(p.pieces[i].size for i in red)
     if record is not None and g > 1:  # direct exchange: reduce-scatter then all-gather, B/g each
         b = math.prod(p.local_shape) * dtype.itemsize // g
-        grid = p.device_grid()
-        for pos in np.ndindex(grid.shape):
-            for other in np.ndindex(*[p.pieces[i].size for i in red]):
-                peer = list(pos)
-                for i, c in zip(red, other):
-                    peer[i] = c
-                if tuple(peer) != pos:
-                    names = tuple(sorted({p.pieces[i].name for i in red if peer[i] != pos[i]},
-                                         key=[a.name for a in x.mesh.axes].index))
-                    record.append(Transfer(0, int(grid[pos]), int(grid[tuple(peer)]), 2 * b, names))
+        axes = [a.name for a in x.mesh.axes]
+        coords = {int(d): np.unravel_index(pos, x.mesh.shape) for pos, d in enumerate(x.mesh.devices)}
+        for group in p.device_groups(red):
+            for s_ in group:
+                for r_ in group:
+                    if s_ != r_:
+                        names = tuple(a for a, cs, cr in zip(axes, coords[int(s_)], coords[int(r_)]) if cs != cr)
+                        record.append(Transfer(0, int(s_), int(r_), 2 * b, names))
     if _lazy(x):  # same positions, the reduced sharding's pieces
         out = _wrap(x, reduced, x.mesh, lambda lead: _relabel(lazy, lead, p.local_shape))
     elif p.piece_sizes:

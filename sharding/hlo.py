@@ -23,8 +23,8 @@ import numpy as np
 from ._placement import place, resolve
 from .axes import AxisRef
 from .errors import ShardingError, ShardingParseError
-from .mesh import Mesh, MeshAxis, as_int, check_devices
-from .tensor_sharding import DimensionSharding, ManualAxes, TensorSharding
+from .mesh import Mesh, MeshAxis, as_int, check_devices, mesh_verifier_error
+from .tensor_sharding import DimensionSharding, ManualAxes, TensorSharding, as_sharding
 
 __all__ = ["HloSharding", "to_hlo_sharding", "from_hlo_sharding", "to_named_sharding"]
 
@@ -59,7 +59,7 @@ class HloSharding:
     """A GSPMD `HloSharding` in its text form, canonical as XLA keeps it.
 
     `kind` is `replicated`, `manual`, `unknown`, `unreduced`, `maximal` (on `maximal_device`),
-    `tiled` or `tuple` (of `elements`). A tiled sharding has `tile_dims` (tensor dims, then one
+    `tiled`, `tuple` (of `elements`), or XLA's mesh forms `named` and `maximal_mesh`. A tiled sharding has `tile_dims` (tensor dims, then one
     dim per entry of `subgroups`, each `manual`, `unreduced` or `replicated`) and devices either
     explicit (`device_list`) or as an iota `arange(N).reshape(iota_reshape).transpose(iota_perm)`
     (`device_list` empty). Build tiled shardings with `HloSharding.tiled`, which canonicalizes
@@ -74,6 +74,13 @@ class HloSharding:
     subgroups: tuple[str, ...] = ()
     maximal_device: int | None = None
     elements: tuple[HloSharding, ...] = ()
+    mesh: Mesh | None = None
+    """`kind == "named"` (XLA's mesh form, `{mesh["x"=2], [{"x"}]}`): the mesh, device ids explicit;
+    an iota `device_ids=([...]T(...))` is also kept in `iota_reshape` / `iota_perm`."""
+    named: TensorSharding | None = None
+    """`kind == "named"`: dims, replicated and unreduced axes, with `mesh` inlined."""
+    manual_axes: tuple[AxisRef, ...] = ()
+    """`kind == "named"`: the `manual={...}` axes."""
 
     @classmethod
     def parse(cls, text: str) -> HloSharding:
@@ -144,6 +151,10 @@ class HloSharding:
             return "{" + ", ".join(map(str, self.elements)) + "}"
         if self.kind == "maximal":
             return f"{{maximal device={self.maximal_device}}}"
+        if self.kind == "maximal_mesh":
+            return f"{{maximal_mesh[device_id={self.maximal_device}]}}"
+        if self.kind == "named":
+            return self._named_text()
         if self.kind != "tiled":
             return f"{{{self.kind}}}"
         dims = ",".join(map(str, self.tile_dims))
@@ -160,6 +171,34 @@ class HloSharding:
         elif self.subgroups:
             tail = " last_tile_dims={" + ", ".join(self.subgroups) + "}"
         return f"{{devices=[{dims}]{devices}{tail}}}"
+
+    def _named_text(self) -> str:
+        mesh, named = self.mesh, self.named
+        text = "{mesh[" + ",".join(f"'{a.name}'={a.size}" for a in mesh.axes) + "]"
+        if self.iota_reshape:
+            reshape, perm = self.iota_reshape, self.iota_perm
+            text += f", device_ids=([{','.join(map(str, reshape))}]T({','.join(map(str, perm))}))"
+        elif mesh.device_ids:
+            text += ", device_ids=(" + ",".join(map(str, mesh.device_ids)) + ")"
+        if not named.dim_shardings:  # XLA's whole forms: unreduced or manual over every device, or nothing
+            for word, axes in (("unreduced", named.unreduced_axes), ("manual", self.manual_axes)):
+                if axes and math.prod(r.size(mesh) for r in axes) == mesh.total_size:
+                    return text + ", " + word + "}"
+            if not (named.replicated_axes or named.unreduced_axes or self.manual_axes):
+                return text + ", replicated}"
+
+        def refs(axes):
+            return ", ".join(f"'{r.name}'" + ("" if r.sub_axis_info is None else str(r.sub_axis_info)).replace(
+                "(", ":(", 1) for r in axes)
+
+        dims = ", ".join("{" + refs(d.axes) + ("" if d.is_closed else ", ?" if d.axes else "?") + "}"
+                         for d in named.dim_shardings)
+        text += f", [{dims}]"
+        for word, axes in (("replicated", named.replicated_axes), ("unreduced", named.unreduced_axes),
+                           ("manual", self.manual_axes)):
+            if axes:
+                text += f", {word}={{{refs(axes)}}}"
+        return text + "}"
 
     def __repr__(self) -> str:
         return f"HloSharding({str(self)!r})"
@@ -331,24 +370,192 @@ class _HloParser:
         self.expect("}", "'}' to end a sharding")
         return value
 
+    def attribute(self, name: str) -> bool:
+        """`name=`, which XLA's lexer reads as one token (no space before `=`)."""
+        if self.word() == name and self.text.startswith("=", self.pos + len(name)):
+            self.pos += len(name) + 1
+            return True
+        return False
+
+    def device_id(self, start: int) -> int:
+        device = self.integer("device id")
+        if device < 0:
+            raise self.error(f"expected a non-negative device id, got: {device}", start)
+        return device
+
     def body(self) -> HloSharding:
         start = self.pos
+        if self.keyword("mesh"):
+            return self.named(start)
+        if self.keyword("maximal_mesh"):
+            self.expect("[", "'[' after maximal_mesh")
+            if not self.attribute("device_id"):
+                raise self.error("expected device_id= attribute in maximal_mesh")
+            device = self.device_id(start)
+            self.expect("]", "']' to end maximal_mesh")
+            return HloSharding("maximal_mesh", maximal_device=device)
         for kind in ("replicated", "manual", "unknown", "unreduced"):
             if self.keyword(kind):
                 return HloSharding(kind)
         if self.keyword("maximal"):
-            if not (self.keyword("device") and self.text.startswith("=", self.pos)):
+            if not self.attribute("device"):
                 raise self.error("expected 'device=' after maximal")
-            self.pos += 1
-            device = self.integer("device id")
-            if device < 0:
-                raise self.error(f"expected a non-negative device id, got: {device}", start)
-            return HloSharding("maximal", maximal_device=device)
-        if not (self.keyword("devices") and self.text.startswith("=", self.pos)):
+            return HloSharding("maximal", maximal_device=self.device_id(start))
+        if not self.attribute("devices"):
             raise self.error("expected a sharding: replicated, manual, unknown, unreduced, maximal device=N, "
                              "devices=[...]")
-        self.pos += 1
         return self.tiled(start)
+
+    def string(self) -> str:
+        self.skip()
+        if not self.text.startswith('"', self.pos):
+            raise self.error("expected a string")
+        out, i = [], self.pos + 1
+        while i < len(self.text) and self.text[i] != '"':
+            if self.text[i] == "\\" and i + 1 < len(self.text):
+                i += 1
+            out.append(self.text[i])
+            i += 1
+        if i >= len(self.text):
+            raise self.error("expected '\"' to end the string")
+        self.pos = i + 1
+        return "".join(out)
+
+    def named(self, start: int) -> HloSharding:
+        """XLA's mesh form: `mesh[axes] [, device_ids=(...)] , body` (commas optional)."""
+        self.expect("[", "'[' after mesh")
+        axes: list[MeshAxis] = []
+        if not self.peek("]"):
+            while True:
+                at = self.pos
+                name = self.string()
+                self.expect("=", "'=' after axis name")
+                size = self.integer("axis size")
+                if size < 1:
+                    raise self.error(f"axis size must be at least 1, got: {size}", at)
+                axes.append(MeshAxis(name, size))
+                if not self.optional(","):
+                    break
+        self.expect("]", "']' to end mesh axes")
+        self.optional(",")
+        ids: tuple[int, ...] = ()
+        reshape: tuple[int, ...] = ()
+        perm: tuple[int, ...] = ()
+        ids_at = self.pos
+        if self.attribute("device_ids"):
+            self.expect("(", "'(' for device_ids")
+            n = math.prod(a.size for a in axes)
+            if self.optional("["):
+                reshape = tuple(self.ints("iota dim"))
+                self.expect("]")
+                perm = tuple(range(len(reshape)))
+                if len(reshape) > 1:
+                    self.expect("T", "'T(' to start the iota transpose")
+                    self.expect("(", "'T(' to start the iota transpose")
+                    perm = tuple(self.ints("transpose dim"))
+                    self.expect(")")
+                if math.prod(reshape) != n or sorted(perm) != list(range(len(reshape))):
+                    raise self.error(f"expected an iota of the mesh's {n} devices", ids_at)
+                reshape, perm = _canonical_iota(reshape, perm)
+                if len(perm) > 1:
+                    check_devices(n, len(reshape))
+                    grid = np.arange(n, dtype=np.int64).reshape(reshape).transpose(perm)
+                    ids = tuple(grid.reshape(-1).tolist())
+                else:
+                    reshape = perm = ()
+            else:
+                ids = tuple(self.ints("device id"))
+                if len(ids) != n:
+                    raise self.error(f"expected {n} device_ids based on mesh axes, got {len(ids)}", ids_at)
+                if list(ids) == list(range(n)):
+                    raise self.error("a non-iota device assignment has the iota device id list", ids_at)
+            self.expect(")", "')' to end device_ids")
+            self.optional(",")
+        message = mesh_verifier_error(axes, ids)
+        if message:
+            raise self.error(message, start)
+        mesh = Mesh(tuple(axes), ids)
+        every = tuple(AxisRef(a.name) for a in axes)
+        dims: list[DimensionSharding] = []
+        clauses = {"replicated": (), "unreduced": (), "manual": ()}
+        body_at = self.pos
+        if self.keyword("replicated"):
+            pass
+        elif self.keyword("unreduced"):
+            clauses["unreduced"] = every
+        elif self.keyword("manual"):
+            clauses["manual"] = every
+        else:
+            self.expect("[", "a list of dim shardings starting with '['")
+            if not self.peek("]"):
+                dims.append(self.dim(mesh))
+                while self.optional(","):
+                    dims.append(self.dim(mesh))
+            self.expect("]", "']' to end the dim shardings")
+            while self.optional(","):
+                word = self.word()
+                if word not in clauses:
+                    raise self.error("expected replicated=, unreduced= or manual=")
+                self.pos += len(word)
+                self.expect("=")
+                self.expect("{")
+                refs: list[AxisRef] = []
+                if not self.peek("}"):
+                    refs.append(self.axis_ref(mesh))
+                    while self.optional(","):
+                        refs.append(self.axis_ref(mesh))
+                self.expect("}")
+                clauses[word] = tuple(refs)
+        named = TensorSharding(mesh, tuple(dims), clauses["replicated"], clauses["unreduced"])
+        self._verify_named(named, mesh, clauses["manual"], body_at)
+        return HloSharding("named", iota_reshape=reshape, iota_perm=perm, mesh=mesh, named=named,
+                           manual_axes=clauses["manual"])
+
+    def _verify_named(self, named: TensorSharding, mesh: Mesh, manual: tuple[AxisRef, ...], at: int) -> None:
+        # XLA checks what Shardy's verifier does (and aborts jaxlib 0.10.2 on a violation); the
+        # manual axes are one more list of the same kind, sharing no devices with the others.
+        from .axes import overlaps
+        from .verify import sharding_errors
+
+        errors = sharding_errors(named, mesh=mesh)
+        if not errors and manual:
+            errors = tuple(e.replace("replicated axes", "manual axes")
+                           for e in sharding_errors(TensorSharding(mesh, (), manual), mesh=mesh))
+            used = list(named.axis_refs())
+            errors += tuple(f"duplicate axis ref: {m}" for m in manual if any(overlaps(m, u) for u in used))
+        if errors:
+            raise self.error(errors[0], at)
+
+    def dim(self, mesh: Mesh) -> DimensionSharding:
+        self.expect("{")
+        refs: list[AxisRef] = []
+        is_closed = True
+        if not self.peek("}"):
+            while True:
+                if self.optional("?"):
+                    is_closed = False
+                    if self.peek(","):
+                        raise self.error("saw an axis ref after '?'")
+                    break
+                refs.append(self.axis_ref(mesh))
+                if not self.optional(","):
+                    break
+        self.expect("}")
+        return DimensionSharding(tuple(refs), is_closed)
+
+    def axis_ref(self, mesh: Mesh) -> AxisRef:
+        at = self.pos
+        name = self.string()
+        if not mesh.has_axis(name):  # XLA also takes an axis by its index
+            if not (name.isascii() and name.isdigit() and int(name) < len(mesh.axes)):
+                raise self.error(f"axis {name!r} is not a valid axis name or index in mesh {mesh.body()}", at)
+            name = mesh.axes[int(name)].name
+        if not self.optional(":"):
+            return AxisRef(name)
+        self.expect("(", "'(' before pre_size in sub axis")
+        pre = self.integer("pre-size")
+        self.expect(")", "')' after pre_size in sub axis")
+        return AxisRef.sub(name, pre, self.integer("sub-axis size"))
 
     def tiled(self, start: int) -> HloSharding:
         self.expect("[")
@@ -431,6 +638,7 @@ def to_hlo_sharding(sharding: TensorSharding, mesh=None, *, manual_axes: ManualA
     Mesh `device_ids` give an explicit device list (each replication group sorted, as XLA's
     `PartialTile` does); otherwise the iota form, canonicalized.
     """
+    sharding = as_sharding(sharding)
     m = resolve(sharding, mesh)
     manual = _manual_names(manual_axes)
     if m.is_empty:
@@ -534,9 +742,21 @@ def from_hlo_sharding(text: str | HloSharding, *, rank: int | None = None, num_d
     if hlo.kind == "manual" or "manual" in hlo.subgroups:
         raise ShardingError("a manual HloSharding is the inside of an sdy.manual_computation, not a tensor "
                             f"sharding: {hlo}")
-    if hlo.kind == "maximal":
+    if hlo.kind in ("maximal", "maximal_mesh"):
         mesh = Mesh((), (hlo.maximal_device,))
         return mesh, TensorSharding(mesh_name, ())
+    if hlo.kind == "named":  # XLA's mesh form is Shardy's sharding already
+        if hlo.manual_axes:
+            raise ShardingError(f"manual axes are the inside of an sdy.manual_computation, not a tensor sharding: {hlo}")
+        named = hlo.named
+        if rank is not None and named.rank and rank != named.rank:
+            raise ShardingError(f"expected {named.rank} tensor dims in {hlo}, got rank={rank}")
+        if num_devices is not None and num_devices != hlo.mesh.total_size:
+            raise ShardingError(f"expected num_devices={hlo.mesh.total_size} for {hlo}, got {num_devices}")
+        dims = named.dim_shardings
+        if not dims and rank:  # `replicated`, `unreduced` and `[]` are printed for any rank
+            dims = TensorSharding.replicated(mesh_name, rank).dim_shardings
+        return hlo.mesh, TensorSharding(mesh_name, dims, named.replicated_axes, named.unreduced_axes)
     if hlo.kind in ("replicated", "unreduced"):
         if rank is None:
             raise ShardingError(f"expected rank= for {hlo}: the text does not say the tensor's rank")
@@ -609,6 +829,7 @@ def to_named_sharding(sharding: TensorSharding, mesh=None, *, devices=None):
     explicit `replicated` axes need nothing in JAX; unreduced axes are not supported (JAX allows
     them only on `Explicit` mesh axes).
     """
+    sharding = as_sharding(sharding)
     m = resolve(sharding, mesh)
     if m.is_empty or m.is_maximal:
         raise ShardingError(f"mesh {m.body()} has no axes; a NamedSharding needs a mesh with axes "

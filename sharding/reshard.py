@@ -47,7 +47,7 @@ class ReshardStep:
     out_sharding: TensorSharding
 
     def __str__(self) -> str:
-        params = "" if self.params is None else f" {self.params}"
+        params = "" if self.params is None else f" {self.params.body()}"
         return f"sdy.{self.kind}{params} out_sharding={self.out_sharding.body()}"
 
 
