@@ -384,9 +384,13 @@ def _coords(p: Placement, labels: tuple[str, ...], names: tuple[str, ...]) -> di
         tile = np.zeros(sizes, np.int64)
         for i in dims:  # mixed radix in the sharding's order
             tile = tile * p.pieces[i].size + grids[order.index(i)]
-        starts, stops = p.dim_bounds(d)
-        index = starts[tile][..., None] + np.arange(c)
-        index[index >= stops[tile][..., None]] = -1
+        if p.uneven == "ragged":
+            starts, stops = p.dim_bounds(d)
+            index = starts[tile][..., None] + np.arange(c)
+            index[index >= stops[tile][..., None]] = -1
+        else:
+            index = tile[..., None] * c + np.arange(c)
+            index[index >= size] = -1
         coords[f"global_{name}"] = (tuple(labels[i] for i in order) + (name,), index)
     return coords
 
