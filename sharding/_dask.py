@@ -50,6 +50,9 @@ def check_backend(backend, array) -> bool:
 def as_array(values):
     """A dask array as is, anything else as a numpy array (`shard` chunks it by the shards)."""
     if is_dask(values):
+        if any(c != c for dim in values.chunks for c in dim):
+            raise ShardingError(f"the dask array has unknown chunk sizes (shape {values.shape}); call "
+                                "compute_chunk_sizes() first")
         return values
     try:
         return np.asarray(values)

@@ -278,7 +278,7 @@ def _lazy_moves(x, ms: list[Moves], dtype, fill):
         for i, m in enumerate(ms):
             last = i == len(ms) - 1
             lead = out_lead if last else (len(m.out_devices),)
-            out = move(m, out, n, lead, fill_value, f"{_KIND}-{i}-{token}")
+            out = move(m, out, n, lead, fill_value, f"{_KIND}-{i}-{token}-{'x'.join(map(str, lead))}")
             n = len(lead)
         return out
 
@@ -449,7 +449,7 @@ def _relabel(data, lead: tuple[int, ...], local: tuple[int, ...]):
     from ._dask import _array, _lead, _positions
 
     data, keys = _positions(data, data.ndim - len(local))
-    name = "relabel-" + data.name
+    name = f"relabel-{data.name}-{'x'.join(map(str, lead))}"
     task = partial(_lead, len(lead), len(local))
     layer = {(name, *pos, *(0,) * len(local)): (task, k) for pos, k in zip(np.ndindex(lead), keys)}
     return _array(name, layer, [data], tuple((1,) * n for n in lead) + tuple((c,) for c in local), data.dtype)

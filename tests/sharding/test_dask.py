@@ -80,6 +80,9 @@ def test_dask_inputs_and_rechunking():
     back = dm.unshard(x)
     assert isinstance(back, xr.DataArray) and isinstance(back.data, da.Array) and back.attrs == {"units": "m"}
     xr.testing.assert_identical(back.compute(), arr.compute())
+    with pytest.raises(ShardingError, match="unknown chunk sizes"):
+        lazy = da.from_array(g, chunks=5)
+        dm.shard(lazy[lazy[:, 0] > -10], s)
     # backend="numpy" computes a dask input
     assert isinstance(dm.shard(da.from_array(g), s, backend="numpy").data.data, np.ndarray)
 

@@ -10,7 +10,6 @@ import pytest
 pytest.importorskip("dask.array", reason="dask is not installed (pip install 'layout-toolkit[dask]')")
 distributed = pytest.importorskip("distributed", reason="dask is not installed (pip install 'layout-toolkit[dask]')")
 
-import sharding  # noqa: E402
 from sharding import DeviceMesh, TensorSharding  # noqa: E402
 from tests.sharding.test_collectives import _same  # noqa: E402
 
