@@ -9,6 +9,11 @@ applied per mesh dim (spec sharding.md §6 Ex 4c, §9). 7 over `(3, 2)` gives `0
 The simulation stores every ragged shard at the start of a buffer as long as the largest shard
 of its dim (the storage of `ShardedArray.data`; the rest is `fill`, `-1` in its `global_<dim>`
 coordinate); `local`, `per_device`, `index_map`, `unshard` and the traffic see only the shard.
+
+Users' shardings take full axes only (sub-axes have no DTensor meaning and are refused), but the
+intermediate shardings of Shardy's reshard plans may cut an axis (`"y":(1)2`); there each ref
+is one `torch.chunk` of its size (this project's definition: the plan's last step is the target,
+so the result does not depend on it, only the intermediate traffic does).
 """
 
 from __future__ import annotations
