@@ -320,41 +320,29 @@ def _axes_per_dim(x, axes_per_dim) -> list[tuple[AxisRef, ...]]:
 
 def all_gather(x, axes_per_dim, *, fill=0, record=None):
     """`sdy.all_gather`: each dim's `axes` (a suffix of its sharding) are gathered."""
-    from .axes import prefix_without_overlap
+    from .reshard import gather_along_dim
 
     dims = []
     for d, (dim, axes) in enumerate(zip(x.sharding.dim_shardings, _axes_per_dim(x, axes_per_dim))):
-        cur = list(dim.axes)
-        for ref in reversed(axes):
-            last = cur[-1] if cur else None
-            if last is None or last.name != ref.name or last.next_pre_size(x.mesh) != ref.next_pre_size(x.mesh) \
-                    or last.pre_size > ref.pre_size:
-                raise ShardingError(f"can't apply gathering axis {ref} to operand sharding on dimension {d}")
-            prefix = prefix_without_overlap(last, ref)
-            if prefix is None or prefix == last:
-                cur.pop()
-            else:
-                cur[-1] = prefix
-        dims.append(tuple(cur))
+        try:
+            dims.append(tuple(gather_along_dim(dim.axes, axes, x.mesh)))
+        except ShardingError as e:
+            raise ShardingError(f"can't apply gathering axis {e} to operand sharding on dimension {d}") from None
     return move(x, _with_dims(x, dims), fill=fill, record=record)
 
 
 def all_slice(x, axes_per_dim, *, fill=0, record=None):
     """`sdy.all_slice`: each dim's sharding is extended by `axes`."""
-    from .reshard import _add_or_merge
+    from .reshard import slice_along_dim
 
-    dims = []
-    for dim, axes in zip(x.sharding.dim_shardings, _axes_per_dim(x, axes_per_dim)):
-        cur = list(dim.axes)
-        for ref in axes:
-            _add_or_merge(cur, ref, x.mesh)
-        dims.append(tuple(cur))
+    dims = [tuple(slice_along_dim(dim.axes, axes, x.mesh))
+            for dim, axes in zip(x.sharding.dim_shardings, _axes_per_dim(x, axes_per_dim))]
     return move(x, _with_dims(x, dims), fill=fill, record=record)
 
 
 def all_to_all(x, params, *, fill=0, record=None):
     """`sdy.all_to_all`: each param's axes move from the end of `src_dim` to the end of `tgt_dim`."""
-    from .reshard import _add_or_merge
+    from .reshard import gather_along_dim, slice_along_dim
     from .syntax import AllToAllParam, AllToAllParamList
 
     if isinstance(params, AllToAllParam):
@@ -363,13 +351,14 @@ def all_to_all(x, params, *, fill=0, record=None):
         params = params.params
     dims = [list(d.axes) for d in x.sharding.dim_shardings]
     for p in params:
-        n = len(p.axes)
-        if not (0 <= p.src_dim < len(dims) and 0 <= p.tgt_dim < len(dims)) or tuple(dims[p.src_dim][-n:]) != p.axes:
-            raise ShardingError(f"can't apply all-to-all axes {{{', '.join(map(str, p.axes))}}} from dimension "
-                                f"{p.src_dim} of {x.sharding}")
-        del dims[p.src_dim][-n:]
-        for ref in p.axes:
-            _add_or_merge(dims[p.tgt_dim], ref, x.mesh)
+        if not (0 <= p.src_dim < len(dims) and 0 <= p.tgt_dim < len(dims)):
+            raise ShardingError(f"all-to-all dimensions {p.src_dim}->{p.tgt_dim} are out of range [0, {len(dims)})")
+        try:
+            dims[p.src_dim] = gather_along_dim(dims[p.src_dim], p.axes, x.mesh)
+        except ShardingError as e:
+            raise ShardingError(f"can't apply all-to-all axis {e} to operand sharding on dimension {p.src_dim}") \
+                from None
+        dims[p.tgt_dim] = slice_along_dim(dims[p.tgt_dim], p.axes, x.mesh)
     return move(x, _with_dims(x, [tuple(d) for d in dims]), fill=fill, record=record)
 
 
@@ -433,10 +422,8 @@ def _reduce(x, axes: list[AxisRef], slices, record, fill=0):
                         record.append(Transfer(0, int(s_), int(r_), 2 * b, names))
     if _lazy(x):  # same positions, the reduced sharding's pieces
         out = _wrap(x, reduced, x.mesh, lambda lead: _relabel(lazy, lead, p.local_shape))
-    elif p.piece_sizes:
-        out = _wrap(x, reduced, x.mesh, full.reshape((-1,) + p.local_shape))
     else:
-        out = _wrap(x, reduced, x.mesh, full.reshape((1,) + p.local_shape))
+        out = _wrap(x, reduced, x.mesh, full.reshape((-1,) + p.local_shape))  # by mesh position
     return all_slice(out, slices, fill=fill, record=record) if slices is not None else out
 
 
@@ -474,39 +461,34 @@ def run_plan(x, target: TensorSharding, bound, *, fill=0):
     if plan.error is not None:
         raise ShardingError(f"jaxlib's plan from {x.sharding} to {target} fails its verifier: {plan.error}")
     final = plan.final_sharding()
-    if not plan.reaches_target and not (
-            place(final, bound, x.placement.shape, uneven=uneven).index_map()
-            == place(target, bound, x.placement.shape, uneven=uneven).index_map()
-            if uneven == "ragged" else equivalent((final, bound), (target, bound), x.placement.shape)):
+    shape = x.placement.shape
+    if uneven == "ragged":  # `equivalent` is XLA's (padded) placement
+        same = place(final, bound, shape, uneven=uneven).index_map() == place(target, bound, shape,
+                                                                               uneven=uneven).index_map()
+    else:
+        same = equivalent((final, bound), (target, bound), shape)
+    if not plan.reaches_target and not same:
         raise ShardingError(f"Shardy's plan from {x.sharding} to {target} stops at {final} (spec collectives.md "
                             "§5.5); reshard there, or to a target it reaches")
     dtype = x.data.dtype
-    fill_value = np.array(fill, dtype)
     axes = [a.name for a in x.mesh.axes]
-    record = []
+    ms, record = [], []
     prev, prev_mesh = x.sharding, x.mesh
-    values = None
+    for i, step in enumerate(plan.steps):  # the messages, from shapes alone
+        out_mesh = plan.mesh_of(step.out_sharding)
+        ms.append(moves(prev, step.out_sharding, prev_mesh, out_mesh, shape, uneven))
+        record.extend(_transfers(ms[-1], dtype.itemsize, i, axes))
+        prev, prev_mesh = step.out_sharding, out_mesh
+    plan = dataclasses.replace(plan, transfers=tuple(record))
     if _lazy(x):
-        ms = []
-        for i, step in enumerate(plan.steps):
-            out_mesh = plan.mesh_of(step.out_sharding)
-            ms.append(moves(prev, step.out_sharding, prev_mesh, out_mesh, x.placement.shape, uneven))
-            record.extend(_transfers(ms[-1], dtype.itemsize, i, axes))
-            prev, prev_mesh = step.out_sharding, out_mesh
-        plan = dataclasses.replace(plan, transfers=tuple(record))
         data = x.data.transpose(*(tuple(pc.label for pc in x.placement.pieces) + x.dims)).data
         build = _lazy_moves(x, ms, dtype, fill) if ms else (lambda lead: _relabel(data, lead, x.placement.local_shape))
         return _wrap(x, target, prev_mesh, build), plan
-    buffers = _buffers(x)
-    for i, step in enumerate(plan.steps):
-        out_mesh = plan.mesh_of(step.out_sharding)
-        m = moves(prev, step.out_sharding, prev_mesh, out_mesh, x.placement.shape, uneven)
-        last = i == len(plan.steps) - 1
-        values = np.empty((len(m.out_devices),) + m.out_local, dtype) if last else None
+    fill_value = np.array(fill, dtype)
+    buffers, values = _buffers(x), None
+    for i, m in enumerate(ms):
+        values = np.empty((len(m.out_devices),) + m.out_local, dtype) if i == len(ms) - 1 else None
         buffers = _execute(m, buffers, dtype, fill_value, out=values)
-        record.extend(_transfers(m, dtype.itemsize, i, axes))
-        prev, prev_mesh = step.out_sharding, out_mesh
-    plan = dataclasses.replace(plan, transfers=tuple(record))
     if values is None:  # no step: the same data under the target's name
         values = np.stack(buffers) if buffers else np.empty((0,) + x.placement.local_shape, dtype)
     return _wrap(x, target, prev_mesh, values), plan

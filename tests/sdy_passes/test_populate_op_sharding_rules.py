@@ -97,5 +97,48 @@ def test_linear_in_the_number_of_ops():
         text = sdy_rules.layer_module(n, distinct=True)
         return min(seconds / ops for seconds, ops in (sdy_rules._run(text) for _ in range(3)))
 
-    small, large = per_op(1_000), per_op(10_000)
-    assert large < 3 * small, (small, large)
+    # A loaded machine can slow one measurement down; a quadratic pass fails every attempt.
+    attempts = []
+    for _ in range(3):
+        attempts.append((per_op(1_000), per_op(10_000)))
+        if attempts[-1][1] < 3 * attempts[-1][0]:
+            return
+    raise AssertionError(f"per-op seconds at 1k and 10k ops: {attempts}")
+
+
+@pytest.mark.parametrize("op", [
+    '%0 = "stablehlo.transpose"(%arg0) <{permutation = array<i64: 0, 5>}> : (tensor<8x4xf32>) -> tensor<8x4xf32>',
+    '%0 = "stablehlo.dot_general"(%arg0, %arg0) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [7], rhs_contracting_dimensions = [0]>}> : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>',
+    '%0 = "stablehlo.broadcast_in_dim"(%arg0) <{broadcast_dimensions = array<i64: 0, 9>}> : (tensor<8x4xf32>) -> tensor<8x4xf32>',
+])
+def test_inconsistent_ops_fail_with_the_packages_error(op):
+    text = ('"builtin.module"() ({\n  "func.func"() <{function_type = (tensor<8x4xf32>) -> tensor<8x4xf32>, '
+            'sym_name = "main"}> ({\n  ^bb0(%arg0: tensor<8x4xf32>):\n    ' + op +
+            '\n    "func.return"(%0) : (tensor<8x4xf32>) -> ()\n  }) : () -> ()\n}) : () -> ()\n')
+    with pytest.raises(sdy_passes.SdyError, match="sharding rule|op"):
+        sdy_passes.run_passes(sdy_passes.parse_module(text), ["sdy-populate-op-sharding-rules"])
+
+
+@pytest.mark.jaxlib
+def test_jax_corpus_rules_and_import_pipeline_match_jaxlib(monkeypatch):
+    # Every op JAX writes for the syntax issue's corpus gets jaxlib's rule, and the corpus goes
+    # through jaxlib's import pipeline unchanged-but-for-what-jaxlib-changes.
+    from tests.sdy_passes.jax_corpus import lower_all
+
+    monkeypatch.setattr(pass_manager, "_WARNED", set())
+    lowered = lower_all()
+    names = [n for n, r in lowered.items() if "error" not in r]
+    texts = [lowered[n]["pretty"] for n in names]
+    pass_lists = [PASS_LISTS[0], ["sdy-import-pipeline"]]
+    failures, kinds = [], set()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, text, (canonical, results) in zip(names, texts, run_jaxlib_matrix(texts, pass_lists)):
+            assert canonical.ok, name
+            kinds.update(op.name for op in sdy_passes.parse_module(text).walk())
+            for passes, verdict in zip(pass_lists, results):
+                report = None if verdict.crashed else compare(canonical.text, passes, verdict)
+                if report:
+                    failures.append(f"{name} {passes[0]}: {report}")
+    assert not failures, f"{len(failures)} disagreement(s):\n" + "\n".join(failures[:5])
+    assert len([k for k in kinds if k in RULES]) >= 60  # 70 op kinds with rules today
