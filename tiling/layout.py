@@ -103,6 +103,12 @@ def _element_size_problem(et: ElementType, bits: int) -> str | None:
     return None
 
 
+def _as_tuple(value, what: str) -> tuple:
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise LayoutError(f"{what} must be a sequence, found {value!r}")
+    return tuple(value)
+
+
 def _as_int(value, what: str) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise LayoutError(f"{what} must be an integer, found {value!r}")
@@ -125,7 +131,8 @@ class Tile:
     """Tile sizes, major to minor; `COMBINE_DIMENSION` merges a dim with its minor neighbour."""
 
     def __post_init__(self):
-        dims = tuple(_as_int(d, "a tile dimension") for d in self.dimensions)
+        dims = tuple(_as_int(d, "a tile dimension")
+                     for d in _as_tuple(self.dimensions, "a tile's dimensions"))
         object.__setattr__(self, "dimensions", dims)
         problem = _tile_problem(dims)
         if problem:
@@ -161,12 +168,14 @@ class Layout:
     """`M(n)`: bytes of dynamic-shape metadata before the data (parsed, not encodable)."""
 
     def __post_init__(self):
-        m2m = tuple(_as_int(d, "a minor_to_major entry") for d in self.minor_to_major)
+        m2m = tuple(_as_int(d, "a minor_to_major entry")
+                    for d in _as_tuple(self.minor_to_major, "minor_to_major"))
         object.__setattr__(self, "minor_to_major", m2m)
         problem = _minor_to_major_problem(m2m)
         if problem:
             raise LayoutError(f"invalid minor_to_major {m2m}: {problem[1]}")
-        tiles = tuple(t if isinstance(t, Tile) else Tile(tuple(t)) for t in self.tiles)
+        tiles = tuple(t if isinstance(t, Tile) else Tile(_as_tuple(t, "a tile"))
+                      for t in _as_tuple(self.tiles, "tiles"))
         object.__setattr__(self, "tiles", tiles)
         for name, low in (("element_size_in_bits", 0), ("tail_padding_alignment_in_elements", 1),
                           ("memory_space", 0), ("dynamic_shape_metadata_prefix_bytes", 0)):
@@ -203,6 +212,9 @@ class Layout:
         return cls(tuple(layout.minor_to_major()),
                    tuple(tuple(t) for t in layout.tiling()),
                    int(layout.element_size_in_bits()))
+
+    def __repr__(self) -> str:
+        return f"Layout({str(self)!r})"
 
     def __str__(self) -> str:
         attrs = ""
@@ -247,9 +259,10 @@ class Shape:
                               f"{self.element_type!r}")
         et = element_type(self.element_type)
         object.__setattr__(self, "element_type", et.name)
-        dims = tuple(_as_int(d, "a dimension") for d in self.dimensions)
+        dims = tuple(_as_int(d, "a dimension") for d in _as_tuple(self.dimensions, "dimensions"))
         object.__setattr__(self, "dimensions", dims)
-        dyn = tuple(bool(d) for d in self.dynamic_dimensions) or (False,) * len(dims)
+        dyn = (tuple(bool(d) for d in _as_tuple(self.dynamic_dimensions, "dynamic_dimensions"))
+               or (False,) * len(dims))
         if len(dyn) != len(dims):
             raise LayoutError(f"dynamic_dimensions has {len(dyn)} entries for rank {len(dims)}")
         object.__setattr__(self, "dynamic_dimensions", dyn)
@@ -293,6 +306,9 @@ class Shape:
         shape = p.shape()
         p.expect_end()
         return shape
+
+    def __repr__(self) -> str:
+        return f"Shape({str(self)!r})"
 
     def __str__(self) -> str:
         dims = ",".join("?" if d == UNBOUNDED_SIZE and dyn else ("<=" if dyn else "") + str(d)
@@ -348,6 +364,10 @@ class _Parser:
                 j = i + 1
                 while j < n and s[j] in "0123456789":
                     j += 1
+                digits = s[i:j].lstrip("-").lstrip("0")
+                if len(digits) > 19:  # (also keeps int() under Python's 4,300-digit limit)
+                    raise LayoutParseError(f"integer of {len(digits)} digits does not fit in "
+                                           "int64", s, i)
                 tokens.append(("int", int(s[i:j]), i))
                 i = j
             elif c.isascii() and (c.isalpha() or c == "_"):
@@ -647,6 +667,14 @@ def byte_size(shape: Shape | str, *, allow_nested_padding: bool = False) -> int:
     return -(-num_elements(shape) * shape.element_size_in_bits // 8)
 
 
+def _int_array(value, what: str) -> np.ndarray:
+    try:
+        return np.asarray(value)
+    except (ValueError, TypeError, OverflowError) as e:  # ragged lists, huge ints
+        raise LayoutError(f"{what} must be an integer array-like of one shape, found "
+                          f"{type(value).__name__}: {e}") from None
+
+
 def linear_index(index, shape: Shape | str):
     """Position (in elements) of logical `index` in the buffer of `shape`.
 
@@ -660,7 +688,7 @@ def linear_index(index, shape: Shape | str):
     shape = as_shape(shape)
     _check_static(shape)
     rank = shape.rank
-    idx = np.asarray(index)
+    idx = _int_array(index, "index")
     if idx.dtype.kind not in "iu" and not (idx.size == 0 and idx.dtype.kind == "f"):
         raise LayoutError(f"index must hold integers, found dtype {idx.dtype}")
     if idx.ndim == 0 or idx.shape[-1] != rank:
@@ -711,15 +739,18 @@ def logical_index(slots, shape: Shape | str):
     """The inverse of `linear_index`: which logical element each buffer slot holds.
 
     Returns `(index, is_element)`: `index` has shape `slots.shape + (rank,)` (-1 where the slot
-    is padding or outside the buffer) and `is_element` says which slots hold an element.
+    is padding or outside the buffer) and `is_element` says which slots hold an element. For
+    one slot they are a tuple of ints and a bool.
 
     >>> index, is_element = logical_index([0, 8, 9], "f32[3,5]{1,0:T(2,2)}")
     >>> index.tolist(), is_element.tolist()
     ([[0, 0], [0, 4], [-1, -1]], [True, True, False])
+    >>> logical_index(17, "f32[3,5]{1,0:T(2,2)}")
+    ((2, 3), True)
     """
     shape = as_shape(shape)
     _check_static(shape)
-    slots = np.asarray(slots)
+    slots = _int_array(slots, "slots")
     if slots.dtype.kind not in "iu" and not (slots.size == 0 and slots.dtype.kind == "f"):
         raise LayoutError(f"slots must hold integers, found dtype {slots.dtype}")
     steps = tile_steps(shape.physical_dimensions, shape.layout.tiles)
@@ -760,4 +791,6 @@ def logical_index(slots, shape: Shape | str):
     index = (np.stack(logical, axis=-1) if shape.rank
              else np.zeros(slots.shape + (0,), np.int64))
     index[~valid] = -1
+    if slots.ndim == 0:  # one slot: plain Python values
+        return tuple(int(v) for v in index), bool(valid)
     return index, valid
