@@ -22,7 +22,7 @@
 
 from sdy_passes.attributes import *  # noqa: F401,F403
 from sdy_passes.attributes import __all__ as _attributes_all
-from sdy_passes.errors import IRParseError, PassFailedError, SdyError, VerificationError
+from sdy_passes.errors import IRParseError, PassFailedError, SdyError, SdyWarning, VerificationError
 from sdy_passes.ir import (
     Block, BlockArgument, Module, Operation, OpResult, Region, SymbolTable, Use, Value,
 )
@@ -36,6 +36,6 @@ __all__ = [
     "split_input", "verify_module",
     "Module", "Operation", "Block", "Region", "Value", "OpResult", "BlockArgument", "Use",
     "SymbolTable", "Pass", "PASSES", "PIPELINES",
-    "SdyError", "IRParseError", "VerificationError", "PassFailedError",
+    "SdyError", "IRParseError", "VerificationError", "PassFailedError", "SdyWarning",
     *_attributes_all,
 ]

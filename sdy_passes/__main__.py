@@ -1,24 +1,43 @@
-"""`sdy-opt` / `python -m sdy_passes`: run Shardy import passes on MLIR text, like `sdy_opt`.
+"""`sdy-opt` / `python -m sdy_passes`: run Shardy passes on MLIR text, like `sdy_opt`.
 
-    sdy-opt [options] [pass flags] [FILE | -]
+usage: sdy-opt [options] [pass flags] [FILE]
 
-Pass flags run in the order given: `-sdy-lift-inlined-meshes` or `--sdy-lift-inlined-meshes`
-(options as `--sdy-x=key=value`), `--pass-pipeline='builtin.module(a,b)'`. Other options:
-`--split-input-file` (process each `// -----` chunk on its own; outputs joined by `// -----`),
-`--mlir-print-op-generic`, `--mlir-print-debuginfo` (print locations), `-o FILE`,
-`--list-passes`, `-h/--help`. The input defaults to stdin. Diagnostics go to stderr as
-`FILE:LINE:COL: error: message` with the source line and a caret; the exit status is 1 when
-any chunk fails.
+positional arguments:
+  FILE                  the MLIR module to read (UTF-8 text, pretty or generic form);
+                        '-' or nothing reads stdin
+
+pass flags (run in the order given):
+  --PASS, -PASS         run a pass or pipeline, e.g. --sdy-import-pipeline
+  --PASS='k=v k2=v2'    with options, e.g. --sdy-import-func-calls=add-data-flow-edges-on-named-computations=false
+                        (func passes are nested in func.func(...) for you)
+  --pass-pipeline=TEXT  an MLIR pipeline, e.g. 'builtin.module(symbol-dce,func.func(sdy-populate-op-sharding-rules))'
+
+options:
+  --split-input-file    process each `// -----` chunk on its own; outputs joined by `// -----`
+  --mlir-print-op-generic
+                        print the generic form
+  --mlir-print-debuginfo
+                        print locations
+  -o FILE               write the output to FILE (default: stdout)
+  --list-passes         list the passes and pipelines
+  --version             print the version
+  -h, --help            print this help
+
+Diagnostics go to stderr as `FILE:LINE:COL: error: message` (or `warning:`) with the source
+line and a caret. Exit status: 0 on success, 1 when reading, a pass or writing fails, 2 for a
+bad command line.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import warnings
 
 from sdy_passes.attributes import FileLineColLoc
-from sdy_passes.errors import IRParseError, SdyError
+from sdy_passes.errors import IRParseError, SdyError, SdyWarning
 from sdy_passes.parser import parse_module, split_input
-from sdy_passes.pass_manager import PASSES, PIPELINES, get_pass, parse_pipeline, run_passes
+from sdy_passes.pass_manager import PASSES, PIPELINES, build_pipeline, get_pass, run_passes
 from sdy_passes.printer import print_module
 
 PROG = "sdy-opt"
@@ -28,9 +47,22 @@ class _Usage(Exception):
     pass
 
 
+class _Failure(Exception):
+    """Input or output that cannot be read or written: one `error:` line, exit 1."""
+
+
+def version(prog: str) -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+    try:
+        return f"{prog} (layout-toolkit {dist_version('layout-toolkit')})"
+    except PackageNotFoundError:
+        return f"{prog} (layout-toolkit, not installed)"
+
+
 def _parse_args(argv: list[str]):
     opts = {"split": False, "generic": False, "locs": False, "output": None, "input": None,
-            "pipeline": [], "help": False, "list": False}
+            "pipeline": [], "help": False, "list": False, "version": False}
     i = 0
     while i < len(argv):
         arg = argv[i]
@@ -43,6 +75,8 @@ def _parse_args(argv: list[str]):
         flag, eq, value = arg.lstrip("-").partition("=")
         if flag in ("h", "help"):
             opts["help"] = True
+        elif flag == "version":
+            opts["version"] = True
         elif flag == "list-passes":
             opts["list"] = True
         elif flag == "split-input-file":
@@ -51,44 +85,35 @@ def _parse_args(argv: list[str]):
             opts["generic"] = True
         elif flag == "mlir-print-debuginfo":
             opts["locs"] = True
-        elif flag == "o":
+        elif flag in ("o", "pass-pipeline"):
             if not eq:
                 if i >= len(argv):
-                    raise _Usage("-o needs a file name")
+                    raise _Usage(f"{arg} needs a value")
                 value = argv[i]
                 i += 1
-            opts["output"] = value
-        elif flag == "pass-pipeline":
-            if not eq:
-                if i >= len(argv):
-                    raise _Usage("--pass-pipeline needs a value, e.g. 'builtin.module(sdy-lift-inlined-meshes)'")
-                value = argv[i]
-                i += 1
-            opts["pipeline"].append(value)
+            if flag == "o":
+                opts["output"] = value
+            else:
+                opts["pipeline"].append(value)
         elif flag in PASSES or flag in PIPELINES:
-            opts["pipeline"].append(f"{flag}{{{value}}}" if eq and value else flag)
+            opts["pipeline"].append(f"{flag}{{{value}}}" if eq else flag)
         else:
-            known = ", ".join(sorted([*PASSES, *PIPELINES]))
-            raise _Usage(f"Unknown command line argument '{arg}'. Passes and pipelines: {known}. "
-                         f"Try: '{PROG} --help'")
+            raise _Usage(f"Unknown command line argument '{arg}'. Try: '{PROG} --help' "
+                         f"or '{PROG} --list-passes'")
     return opts
 
 
 def _help() -> str:
     lines = [__doc__.strip(), "", "Passes:"]
     for name in sorted(PASSES):
-        try:
-            summary = get_pass(name).summary
-        except (ImportError, AttributeError) as e:  # a pass module that fails to import
-            summary = f"(unavailable: {e})"
-        lines.append(f"  --{name:<36} {summary}")
+        lines.append(f"  --{name:<40} {get_pass(name).summary}")
     lines.append("Pipelines:")
-    for name, items in sorted(PIPELINES.items()):
-        lines.append(f"  --{name:<36} {', '.join(items)}")
+    for name in sorted(PIPELINES):
+        lines.append(f"  --{name:<40} {get_pass(name).summary}")
     return "\n".join(lines)
 
 
-def _render(err: SdyError, filename: str, text: str) -> str:
+def _render(severity: str, err, filename: str, text: str) -> str:
     """`file:line:col: error: message` plus the source line and a caret, like mlir-opt."""
     if isinstance(err, IRParseError):
         return str(err)
@@ -97,44 +122,117 @@ def _render(err: SdyError, filename: str, text: str) -> str:
     if isinstance(loc, FileLineColLoc) and loc.line >= 1:
         lines = text.splitlines()
         source = lines[loc.line - 1] if loc.line <= len(lines) else ""
-        head = f"{filename}:{loc.line}:{loc.col}: error: {message}"
+        head = f"{filename}:{loc.line}:{loc.col}: {severity}: {message}"
         return f"{head}\n{source}\n{' ' * (loc.col - 1)}^" if source else head
-    return f"{filename}: error: {message}"
+    return f"{filename}: {severity}: {message}"
 
 
-def _process(chunk: str, padded: str, filename: str, pipeline: list[str], opts) -> tuple[str | None, str | None]:
+def _process(padded: str, filename: str, pipeline: list[str], opts) -> tuple[str | None, list[str]]:
+    """(output or None, diagnostics) for one chunk."""
+    diagnostics: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SdyWarning)
+        try:
+            module = parse_module(padded, filename=filename)
+            run_passes(module, pipeline)
+            out = print_module(module, generic=opts["generic"], print_locations=opts["locs"],
+                               mlir_names=True)
+        except SdyError as e:
+            out = None
+            diagnostics.append(_render("error", e, filename, padded))
+        except Exception as e:  # a bug, not bad input: say so rather than print a traceback
+            out = None
+            diagnostics.append(f"{filename}: error: internal error ({type(e).__name__}: {e}); "
+                               "please report it")
+    warned = [_render("warning", w.message, filename, padded)
+              for w in caught if isinstance(w.message, SdyWarning)]
+    return out, warned + diagnostics
+
+
+def _read(path: str) -> str:
     try:
-        module = parse_module(padded, filename=filename)
-        run_passes(module, pipeline)
-    except SdyError as e:
-        return None, _render(e, filename, padded)
-    except Exception as e:  # a bug, not bad input: say so rather than print a traceback
-        return None, f"{filename}: error: internal error ({type(e).__name__}: {e}); please report it"
-    return print_module(module, generic=opts["generic"], print_locations=opts["locs"],
-                        mlir_names=True), None
+        if path == "-":
+            if sys.stdin is None:
+                raise _Failure("cannot read stdin: it is closed")
+            data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
+        else:
+            with open(path, "rb") as f:
+                data = f.read()
+    except OSError as e:
+        raise _Failure(f"cannot read '{path}': {e.strerror or e}") from None
+    except ValueError as e:  # a closed stdin file object
+        raise _Failure(f"cannot read stdin: {e}") from None
+    if isinstance(data, str):
+        return data
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        name = "stdin" if path == "-" else f"'{path}'"
+        raise _Failure(f"{name} is not UTF-8 text: byte 0x{data[e.start]:02x} at offset "
+                       f"{e.start} cannot be decoded") from None
+
+
+def _write(result: str, output: str | None) -> None:
+    try:
+        if output:
+            with open(output, "w", encoding="utf-8") as f:
+                f.write(result)
+            return
+        if sys.stdout is None:
+            raise _Failure("cannot write the output: stdout is closed (use -o FILE)")
+        sys.stdout.write(result)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+        raise _Failure("output closed before everything was written (broken pipe)") from None
+    except OSError as e:
+        if not output:
+            _silence_stdout()
+        where = f"'{output}'" if output else "stdout"
+        raise _Failure(f"cannot write to {where}: {e.strerror or e}") from None
+    except ValueError as e:  # a closed stdout file object
+        raise _Failure(f"cannot write the output: {e}") from None
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _error(message: str) -> None:
+    if sys.stderr is not None:
+        try:
+            print(f"{PROG}: error: {message}", file=sys.stderr)
+        except (OSError, ValueError):
+            pass
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
         opts = _parse_args(argv)
-        if opts["help"]:
-            print(_help())
-            return 0
-        if opts["list"]:
-            print("\n".join(sorted([*PASSES, *PIPELINES])))
+        if opts["help"] or opts["version"] or opts["list"]:
+            text = (_help() if opts["help"] else version(PROG) if opts["version"]
+                    else "\n".join(sorted([*PASSES, *PIPELINES])))
+            _write(text + "\n", None)
             return 0
         pipeline = opts["pipeline"]
-        for p in pipeline:
-            parse_pipeline(p)  # unknown names fail before reading any input
+        build_pipeline(pipeline)  # unknown names and options fail before reading any input
     except (_Usage, SdyError) as e:
-        print(f"{PROG}: {e}", file=sys.stderr)
+        _error(str(e))
+        return 2
+    except _Failure as e:
+        _error(str(e))
         return 1
     path = opts["input"] or "-"
     try:
-        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
-    except OSError as e:
-        print(f"{PROG}: cannot read '{path}': {e.strerror}", file=sys.stderr)
+        text = _read(path)
+    except _Failure as e:
+        _error(str(e))
         return 1
     filename = "<stdin>" if path == "-" else path
     chunks = split_input(text) if opts["split"] else [text]
@@ -143,18 +241,20 @@ def main(argv: list[str] | None = None) -> int:
         # Pad with newlines so diagnostics give line numbers in the whole file, like mlir-opt.
         padded = "\n" * line + chunk
         line += chunk.count("\n")  # the chunk keeps the newline that ended the separator line
-        out, err = _process(chunk, padded, filename, pipeline, opts)
-        if err is not None:
+        out, diagnostics = _process(padded, filename, pipeline, opts)
+        for d in diagnostics:
+            if sys.stderr is not None:
+                print(d, file=sys.stderr)
+        if out is None:
             failed = True
-            print(err, file=sys.stderr)
         else:
             outputs.append(out.rstrip("\n"))
     result = "\n// -----\n".join(outputs) + "\n" if outputs else ""
-    if opts["output"]:
-        with open(opts["output"], "w", encoding="utf-8") as f:
-            f.write(result)
-    else:
-        sys.stdout.write(result)
+    try:
+        _write(result, opts["output"])
+    except _Failure as e:
+        _error(str(e))
+        return 1
     return 1 if failed else 0
 
 

@@ -26,7 +26,8 @@ DATA_FLOW_OPS = frozenset({"stablehlo.while", "stablehlo.case", "stablehlo.optim
 SINGLE_SHARDING_OPS = frozenset({"sdy.sharding_constraint", "sdy.reshard", DATA_FLOW_EDGE})
 """Sdy ops whose result sharding is their `sharding` property."""
 COLLECTIVE_OPS = frozenset({"sdy.all_gather", "sdy.all_slice", "sdy.all_reduce", "sdy.all_to_all",
-                            "sdy.collective_permute", "sdy.reduce_scatter"})
+                            "sdy.collective_permute", "sdy.reduce_scatter", "sdy.sharded_to_unreduced",
+                            "sdy.replicated_to_unreduced"})
 """Sdy collectives (`CollectiveOpInterface`): the result sharding is `out_sharding`."""
 
 
@@ -266,3 +267,42 @@ def _add_manual_axes(outer: TensorSharding, inner: TensorSharding, manual) -> Te
             k += 1
         dims.append(replace(in_dim, axes=out_dim.axes[:k] + in_dim.axes))
     return replace(outer, mesh_or_ref=inner.mesh_or_ref, dim_shardings=tuple(dims))
+
+
+# -- every sharding of a module ------------------------------------------------------------------
+
+def transform_shardings(module, fn) -> None:
+    """Shardy's `transformShardings`: replace every sharding `s` in the module (pre-order; func
+    arg then result attrs, in/out shardings, `sdy.sharding`, `sharding`/`out_sharding`
+    properties) by `fn(s)`, writing only the ones that change."""
+    def per_value(owner: dict, key: str) -> None:
+        attr = owner.get(key)
+        if isinstance(attr, TensorShardingPerValue) and attr.shardings:
+            new = tuple(map(fn, attr.shardings))
+            if new != attr.shardings:
+                owner[key] = TensorShardingPerValue(new)
+
+    for op in module.walk():
+        if op.name == "func.func":
+            for key in ("arg_attrs", "res_attrs"):
+                attrs = op.properties.get(key)
+                if not isinstance(attrs, ArrayAttr):
+                    continue
+                entries = list(attrs.elements)
+                for i, entry in enumerate(entries):
+                    old = entry.get(SHARDING) if isinstance(entry, DictionaryAttr) else None
+                    if isinstance(old, TensorSharding):
+                        new = fn(old)
+                        if new != old:
+                            entries[i] = DictionaryAttr.from_dict({**entry.as_dict(), SHARDING: new})
+                op.properties[key] = ArrayAttr(tuple(entries))
+        elif op.name in (MANUAL_COMPUTATION, NAMED_COMPUTATION):
+            per_value(op.properties, "in_shardings")
+            per_value(op.properties, "out_shardings")
+        elif op.name in SINGLE_SHARDING_OPS or op.name in COLLECTIVE_OPS:
+            key = "sharding" if op.name in SINGLE_SHARDING_OPS else "out_sharding"
+            old = op.properties.get(key)
+            if isinstance(old, TensorSharding):
+                op.properties[key] = fn(old)
+        else:
+            per_value(op.attributes, SHARDING)

@@ -135,6 +135,11 @@ class OpaqueType(Type):
         return self.text
 
 
+def print_function_type(inputs, results) -> str:
+    """`(A, B) -> R` for an op's operand and result types."""
+    return f"({', '.join(map(str, inputs))}) -> {print_result_types(tuple(results))}"
+
+
 def print_result_types(types: tuple[Type, ...]) -> str:
     if len(types) == 1 and not isinstance(types[0], FunctionType):
         return str(types[0])
@@ -539,7 +544,7 @@ class OpShardingRule(Attribute):
             if factors:
                 text += f" {key}={{{', '.join(map(_factor_name, factors))}}}"
         if self.is_custom_rule:
-            text += " custom"
+            text += ", custom"
         return text
 
     def __str__(self) -> str:

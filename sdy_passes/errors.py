@@ -47,3 +47,15 @@ class VerificationError(_LocatedError):
 
 class PassFailedError(_LocatedError):
     """A pass reported an error (Shardy's message, at the op's location)."""
+
+
+class SdyWarning(UserWarning):
+    """A diagnostic that does not stop a pass (Shardy's `emitWarning`), at an op's `location`.
+
+    Issued through Python's `warnings`; `sdy-opt` prints it as `file:line:col: warning: message`.
+    """
+
+    def __init__(self, message: str, location=None):
+        self.message = message
+        self.location = location
+        super().__init__(f"{location}: {message}" if location is not None else message)

@@ -1,5 +1,5 @@
 """Read MLIR text: the generic op form of any op, and the pretty form of the ops Shardy's import
-passes meet (builtin/func/sdy/stablehlo; see `PRETTY_OPS`).
+passes meet (each op's syntax is its `OpDef` in `sdy_passes.dialects`).
 
 `parse_module(text)` returns a `Module`; top-level ops without an enclosing `module` are wrapped
 in one, as MLIR does. Errors are `IRParseError` with `file:line:col`, the source line and a caret.
@@ -23,53 +23,16 @@ from sdy_passes.attributes import (
     DenseElementsAttr, DictionaryAttr, FileLineColLoc, FloatAttr, FloatType, FunctionType,
     IndexType, IntegerAttr, IntegerType, NoneType, OpaqueAttr, OpaqueLoc, OpaqueType,
     OpShardingRule, RankedTensorType, StringAttr, SymbolRefAttr, TupleType, Type, TypeAttr,
-    UnitAttr, UnknownLoc, UnrankedTensorType, format_float, round_float as _round_float,
+    UnitAttr, UnknownLoc, UnrankedTensorType, factor_name, format_float,
+    round_float as _round_float,
 )
 from sdy_passes.errors import IRParseError
+from sdy_passes.dialects import ATTRIBUTES, DEFAULT_DIALECT, lookup
+from sdy_passes.dialects._base import add_operands, set_results
 from sdy_passes.ir import Block, Module, Operation, Region, Value
 
-__all__ = ["parse_module", "parse_attribute", "parse_type", "split_input", "INHERENT_ATTRS",
-           "PRETTY_OPS", "Parser", "scan_balanced"]
-
-# Inherent attributes (properties) per op: a generic `{...}` dictionary entry with one of these
-# names goes to `properties`, as MLIR does when it builds an op with a properties struct.
-INHERENT_ATTRS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in {
-    "builtin.module": "sym_name sym_visibility",
-    "func.func": "sym_name function_type arg_attrs res_attrs sym_visibility no_inline",
-    "func.call": "callee arg_attrs res_attrs no_inline",
-    "sdy.mesh": "sym_name mesh",
-    "sdy.sharding_constraint": "sharding",
-    "sdy.reshard": "sharding",
-    "sdy.data_flow_edge": "sharding",
-    "sdy.sharding_group": "group_id",
-    "sdy.constant": "value",
-    "sdy.manual_computation": "in_shardings out_shardings manual_axes",
-    "sdy.named_computation": "name in_shardings out_shardings",
-    "sdy.propagation_barrier": "allowed_direction",
-    "stablehlo.constant": "value",
-    "stablehlo.iota": "iota_dimension",
-    "stablehlo.broadcast_in_dim": "broadcast_dimensions",
-    "stablehlo.compare": "comparison_direction compare_type",
-    "stablehlo.dot": "precision_config",
-    "stablehlo.dot_general": "dot_dimension_numbers precision_config algorithm",
-    "stablehlo.slice": "start_indices limit_indices strides",
-    "stablehlo.transpose": "permutation",
-    "stablehlo.concatenate": "dimension",
-    "stablehlo.reduce": "dimensions",
-    "stablehlo.scatter": "scatter_dimension_numbers indices_are_sorted unique_indices",
-    "stablehlo.gather": "dimension_numbers slice_sizes indices_are_sorted",
-    "stablehlo.all_reduce": "replica_groups channel_handle use_global_device_ids",
-    "stablehlo.all_gather": "all_gather_dim replica_groups channel_handle use_global_device_ids",
-    "stablehlo.reduce_scatter": "scatter_dimension replica_groups channel_handle use_global_device_ids",
-    "stablehlo.all_to_all": "split_dimension concat_dimension split_count replica_groups channel_handle",
-    "stablehlo.collective_broadcast": "replica_groups channel_handle",
-    "stablehlo.collective_permute": "source_target_pairs channel_handle",
-    "stablehlo.custom_call": ("call_target_name has_side_effect backend_config api_version "
-                              "called_computations operand_layouts result_layouts output_operand_aliases"),
-    "stablehlo.pad": "edge_padding_low edge_padding_high interior_padding",
-    "stablehlo.reverse": "dimensions",
-    "stablehlo.reduce_precision": "exponent_bits mantissa_bits",
-}.items()}
+__all__ = ["parse_module", "parse_attribute", "parse_type", "split_input", "Parser",
+           "scan_balanced"]
 
 _WS = re.compile(r"(?:[ \t\r\n]+|//[^\n]*)*")
 _BARE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
@@ -549,7 +512,8 @@ class Parser:
 
     def _parse_hash_attribute(self) -> Attribute:
         text, start = self.text, self.pos
-        for prefix in ("#sdy.sharding_per_value<", "#sdy.sharding<", "#sdy.mesh<", "#sdy<manual_axes"):
+        for prefix in ("#sdy.sharding_per_value<", "#sdy.sharding<", "#sdy.mesh<", "#sdy<manual_axes",
+                       "#sdy<list_of_axis_ref_lists", "#sdy<axis_ref_list", "#sdy<all_to_all_param_list"):
             if text.startswith(prefix, start):
                 # The same sharding text recurs on many ops: parse each distinct one once.
                 m = _SDY_ATTR.match(text, start)
@@ -558,13 +522,18 @@ class Parser:
                     if value is not None:
                         self.pos = m.end()
                         return value
-                value = self._sdy(sdy_syntax.parse_attribute, start)
+                value = self.parse_sdy(sdy_syntax.parse_attribute, start)
                 if m and self.pos == m.end():
                     self._sdy_cache[m.group(0)] = value
                 return value
         if text.startswith("#sdy.op_sharding_rule<", start):
             self.pos = start + len("#sdy.op_sharding_rule")
             return self._parse_sharding_rule()
+        if text.startswith("#stablehlo", start):
+            for prefix, parse in ATTRIBUTES.items():
+                if text.startswith(prefix, start):
+                    self.pos = start + len(prefix)
+                    return parse(self)
         m = _HASH_NAME.match(text, start)
         if not m:
             raise self.error("expected attribute name after '#'")
@@ -578,7 +547,8 @@ class Parser:
             return OpaqueAttr(name)
         raise self.error(f"undefined symbol alias id '{name[1:]}'", start)
 
-    def _sdy(self, fn: Callable, pos: int):
+    def parse_sdy(self, fn: Callable, pos: int):
+        """An sdy attribute body read by `sharding.syntax` function `fn` at `pos`."""
         self.skip()
         try:
             value, end = fn(self.text, pos)
@@ -646,74 +616,107 @@ class Parser:
         return DenseArrayAttr(el, tuple(values))
 
     def _parse_sharding_rule(self) -> OpShardingRule:
-        """`<([i, j])->([i, j]) {i=8, j=8} reduction={j} ... custom>` after the name."""
+        """`<([i, j])->([i, j]) {i=8, j=8} reduction={j} ..., custom>` after the name, as
+        Shardy's parser reads it (factor sizes in iota order `i`, `j`, ...)."""
         self.expect("<")
-        names: dict[str, int] = {}
-
-        def factors(text: str, pos: int) -> tuple[int, ...]:
-            out = []
-            for f in re.findall(r"[i-z](?:_[0-9]+)?", text):
-                out.append(names.setdefault(f, _factor_index(f)))
-            if "".join(re.findall(r"[i-z](?:_[0-9]+)?", text)) != text:
-                raise self.error(f"invalid factor list '{text}'", pos)
-            return tuple(out)
-
-        def tensors() -> tuple:
-            self.expect("(")
-            ts = []
-            if not self.peek(")"):
-                while True:
-                    self.expect("[")
-                    dims = []
-                    if not self.peek("]"):
-                        while True:
-                            p = self.skip()
-                            m = _FACTORS.match(self.text, p)
-                            self.pos = m.end()
-                            dims.append(factors(m.group(0), p))
-                            if not self.parse_optional(","):
-                                break
-                    self.expect("]")
-                    ts.append(tuple(dims))
-                    if not self.parse_optional(","):
-                        break
-            self.expect(")")
-            return tuple(ts)
-
-        operands = tensors()
+        operands = self._rule_tensors()
         self.expect("->")
-        results = tensors()
-        sizes: dict[int, int] = {}
-        if self.parse_optional("{"):  # absent for a rule without factors: `([])->([])`
-            if not self.peek("}"):
-                while True:
-                    p = self.skip()
-                    name = self.parse_bare_id("factor name")
-                    self.expect("=")
-                    sizes[factors(name, p)[0]] = self.parse_int("factor size")
-                    if not self.parse_optional(","):
-                        break
+        results = self._rule_tensors()
+        sizes: list[int] = []
+        if self.parse_optional("{"):
+            while True:
+                symbol = self.parse_bare_id("factor symbol")
+                here = self.skip()
+                index, rest = self._factor_symbol(symbol)
+                if index != len(sizes):
+                    raise self.error(
+                        "expecting factor indices to be ordered like an iota ([0,1,2,...], e.g. "
+                        f"{{i=#, j=#, ...}}). Expecting factor index symbol '{factor_name(len(sizes))}', "
+                        f"received: '{factor_name(index)}'", here)
+                if rest:
+                    raise self.error(f"expecting single factor symbol: {rest}", here)
+                self.expect("=")
+                sizes.append(self._parse_bounded_int(32, "factor size"))
+                if not self.parse_optional(","):
+                    break
             self.expect("}")
-        extra: dict[str, tuple[int, ...]] = {}
-        custom = False
-        while not self.parse_optional(">"):
-            key = self.parse_bare_id("'>' or a factor list name")
-            if key == "custom":
-                custom = True
+        special: dict[str, tuple[int, ...]] = {}
+        for key in ("reduction", "need_replication", "permutation", "blocked_propagation"):
+            if not self.parse_optional_keyword(key):
                 continue
             self.expect("=")
-            self.expect("{")
-            fs = []
-            while not self.peek("}"):
-                p = self.skip()
-                fs.extend(factors(self.parse_bare_id("factor"), p))
-                self.parse_optional(",")
-            self.expect("}")
-            extra[key] = tuple(fs)
+            braces = self.parse_optional("{")
+            factors = []
+            while True:
+                symbol = self.parse_bare_id("factor symbol")
+                self.skip()
+                factors.append(self._factor_symbol(symbol)[0])
+                if not self.parse_optional(","):
+                    break
+            if braces:
+                self.expect("}")
+            special[key] = tuple(factors)
+        custom = self.parse_optional(",")
+        if custom:
+            self.expect_keyword("custom")
+        self.expect(">")
         return OpShardingRule(
-            operands, results, tuple(sizes[i] for i in range(len(sizes))),
-            extra.get("reduction", ()), extra.get("need_replication", ()),
-            extra.get("permutation", ()), extra.get("blocked_propagation", ()), custom)
+            operands, results, tuple(sizes), special.get("reduction", ()),
+            special.get("need_replication", ()), special.get("permutation", ()),
+            special.get("blocked_propagation", ()), custom)
+
+    def _rule_tensors(self) -> tuple:
+        """`([i, j], [k])`: one mapping per tensor, one factor tuple per dim."""
+        self.expect("(")
+        tensors = []
+        if not self.peek(")"):
+            while True:
+                self.expect("[")
+                dims = []
+                if not self.parse_optional("]"):
+                    while True:
+                        symbols = self.parse_optional_bare_id()
+                        here = self.skip()
+                        factors = []
+                        while symbols:
+                            index, symbols = self._factor_symbol(symbols, here)
+                            factors.append(index)
+                        dims.append(tuple(factors))
+                        if not self.parse_optional(","):
+                            break
+                    self.expect("]")
+                tensors.append(tuple(dims))
+                if not self.parse_optional(","):
+                    break
+        self.expect(")")
+        return tuple(tensors)
+
+    def _factor_symbol(self, text: str, pos: int | None = None) -> tuple[int, str]:
+        """The index of the first factor symbol in `text` and the rest (`'z_2k'` -> 19, `'k'`)."""
+        pos = self.pos if pos is None else pos
+        if not text.startswith("z_"):
+            if not "i" <= text[0] <= "z":
+                raise self.error(f"expecting symbol from 'i' to 'z'. Received: '{text[0]}'", pos)
+            return ord(text[0]) - ord("i"), text[1:]
+        digits = re.match(r"[0-9]*", text[2:]).group(0)
+        if not digits:
+            raise self.error(f"expecting integer after 'z_'. Received: '{text}'", pos)
+        if digits[0] == "0":
+            raise self.error(f"expecting positive integer without leading zeros. Received: '{digits}'", pos)
+        if len(digits) > 19 or int(digits) >= 1 << 63:
+            raise self.error(f"expecting symbol index <=2^63-1. Received: '{digits}'", pos)
+        return int(digits) + 17, text[2 + len(digits):]
+
+    def _parse_bounded_int(self, bits: int, what: str) -> int:
+        """A signed integer that must fit `bits` bits (MLIR's `parseInteger` into a C++ int)."""
+        pos = self.skip()
+        m = _INT.match(self.text, pos)
+        if not m:
+            self.fail_expected(what)
+        if len(m.group(0)) > 30 or not -(1 << (bits - 1)) <= int(m.group(0)) < 1 << (bits - 1):
+            raise self.error("integer value too large", pos)
+        self.pos = m.end()
+        return int(m.group(0))
 
     def parse_attr_dict(self) -> dict[str, Attribute]:
         """`{name = value, unit_name, "quoted" = value}` → dict (after checking duplicates)."""
@@ -977,8 +980,9 @@ class Parser:
             name = self.parse_optional_regex(_BARE_ID)
             if not name:
                 self.fail_expected("operation name")
-            full = _DEFAULT_DIALECT.get(name.group(0), name.group(0))
-            handler = PRETTY_OPS.get(full)
+            full = DEFAULT_DIALECT.get(name.group(0), name.group(0))
+            opdef = lookup(full)
+            handler = opdef.parse if opdef is not None else None
             if handler is None:
                 raise self.error(
                     f"custom assembly form of '{full}' is not supported; write it in the generic "
@@ -987,7 +991,10 @@ class Parser:
             op.results = []
             handler(self, op, sum(n for _, n, _ in results))
         loc = self.parse_optional_trailing_location()
-        op.location = loc if loc is not None else self.location(op_pos)  # MLIR: the op name
+        if loc is not None:
+            op.location = loc
+        elif isinstance(op.location, UnknownLoc):  # a pretty parser may have set it
+            op.location = self.location(op_pos)  # MLIR: the op name
         expected = sum(n for _, n, _ in results)
         if expected != len(op.results):
             raise self.error(
@@ -1052,15 +1059,18 @@ class Parser:
                 raise self.error(f"expected function type, found '{ftype}'", tp)
             if m and self.pos == m.end():
                 self._signature_cache[m.group(0)] = ftype
-        self._set_attrs(op, attrs)
+        self.set_attrs(op, attrs)
         op._operands = []
         for v in self.resolve_all(refs, ftype.inputs, p):
             op._add_operand(v)
-        _set_results(op, ftype.results)
+        set_results(op, ftype.results)
         return op
 
-    def _set_attrs(self, op: Operation, attrs: dict[str, Attribute]) -> None:
-        inherent = INHERENT_ATTRS.get(op.name, frozenset())
+    def set_attrs(self, op: Operation, attrs: dict[str, Attribute]) -> None:
+        """Add a parsed attribute dictionary to `op`: its inherent attributes (as the op's
+        definition names them) go to `properties`, the others to `attributes`."""
+        opdef = lookup(op.name)
+        inherent = opdef.properties if opdef is not None else ()
         for k, v in attrs.items():
             if k in inherent and k not in op.properties:
                 op.properties[k] = v
@@ -1078,18 +1088,8 @@ class Parser:
         else:
             t = self.parse_type()
             ins, outs = (t,) * len(refs), (t,) * max(num_results, 1)
-        for v in self.resolve_all(refs, ins, p):
-            op._add_operand(v)
-        _set_results(op, outs)
-
-
-def _set_results(op: Operation, types) -> None:
-    from sdy_passes.ir import OpResult
-    op.results = [OpResult(t, op, i) for i, t in enumerate(types)]
-
-
-_DEFAULT_DIALECT = {"return": "func.return", "call": "func.call", "module": "builtin.module",
-                    "func": "func.func"}
+        add_operands(op, self.resolve_all(refs, ins, p))
+        set_results(op, outs)
 
 
 def _builtin_element_type(w: str) -> Type | None:
@@ -1157,12 +1157,6 @@ def _float_from_bits(bits: int, t: FloatType) -> float:
         return float("nan")
     ut = {2: np.uint16, 4: np.uint32, 8: np.uint64}[np.dtype(dt).itemsize]
     return float(np.array(bits, ut).view(dt))
-
-
-def _factor_index(name: str) -> int:
-    if "_" in name:
-        return 17 + int(name.split("_")[1])
-    return ord(name) - ord("i")
 
 
 _DENSE_TOKEN = re.compile(r"\s*(?:(\[)|(\])|(,)|(\()|(\))|(true|false)|([-+]?(?:0x[0-9A-Fa-f]+|[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|inf|nan)))")
@@ -1252,9 +1246,3 @@ def _canonical_number(lit: str, el: Type) -> str | None:
     if isinstance(el, IndexType):
         return str(int(lit))
     return None
-
-
-# The pretty-form op parsers live in `_pretty.py`; they register themselves here.
-PRETTY_OPS: dict[str, Callable[[Parser, Operation, int], None]] = {}
-
-from sdy_passes import _pretty  # noqa: E402,F401  (fills PRETTY_OPS)

@@ -1,30 +1,67 @@
-"""Passes by Shardy flag name, pipelines, and `run_passes`.
+"""Passes and pipelines by Shardy flag name, MLIR's textual pipelines, and `run_passes`.
 
-A pass is a small class with a `name` (its flag) and `run(module)`, which mutates the module in
-place and raises `PassFailedError(message, op.location)` on failure::
+A pass is a small class with a `name` (its flag), its `options` (name → default, which also
+gives the type) and `run(op)`, which mutates the IR in place and raises
+`PassFailedError(message, op.location)` on failure::
 
-    class LiftInlinedMeshesPass(Pass):
-        name = "sdy-lift-inlined-meshes"
-        summary = "Lifts inlined meshes in shardings into `sdy.mesh` ops."
+    class ImportFuncCallsPass(Pass):
+        name = "sdy-import-func-calls"
+        summary = "Turns func calls into named computations."
+        options = {"add-data-flow-edges-on-named-computations": True}
 
         def run(self, module: Module) -> None:
-            ...
+            ... self.options["add-data-flow-edges-on-named-computations"] ...
 
-Registering it is one line in `PASSES` ("module:Class", imported on first use so pass modules
-may import this one). `PIPELINES` names pass sequences. Like MLIR's pass manager,
-`run_passes` verifies the module before the first pass and after each one.
+A module pass (`anchor = "builtin.module"`) gets the `Module`; a func pass
+(`anchor = "func.func"`) gets each top-level `func.func` op and must be nested,
+`builtin.module(func.func(PASS))`, as in MLIR. A pipeline is a `PassPipeline` subclass whose
+`pipeline()` returns pipeline text built from its options.
+
+Registering either is one line in `PASSES` / `PIPELINES` ("module:Class", imported on first
+use so pass modules may import this one). Like MLIR's pass manager, `run_passes` verifies the
+module before the first pass and after each one.
 """
 
 from __future__ import annotations
 
 import importlib
-import re
-from typing import ClassVar, Sequence
+import warnings
+from typing import ClassVar, Sequence, Union
 
-from sdy_passes.errors import SdyError
+from sdy_passes.errors import SdyError, SdyWarning
 from sdy_passes.ir import Module
 
-__all__ = ["Pass", "PASSES", "PIPELINES", "run_passes", "parse_pipeline", "get_pass", "UnknownPassError"]
+__all__ = ["Pass", "PassPipeline", "PASSES", "PIPELINES", "run_passes", "build_pipeline",
+           "parse_pipeline", "pipeline_text", "get_pass", "UnknownPassError", "emit_warning_once"]
+
+MODULE = "builtin.module"
+FUNC = "func.func"
+
+
+class UnknownPassError(SdyError):
+    """A pass or pipeline name that is not registered, or a malformed pipeline or option."""
+
+
+OptionValue = Union[bool, int, str]
+_TRUE, _FALSE = ("", "true", "TRUE", "True", "1"), ("false", "FALSE", "False", "0")
+
+
+def _option_value(pass_name: str, key: str, default: OptionValue, text: str) -> OptionValue:
+    """`text` read as LLVM's command-line parser reads an option of `default`'s type."""
+    if isinstance(default, bool):
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+        raise UnknownPassError(f"for the --{key} option: '{text}' is invalid value for boolean "
+                               f"argument! Try 0 or 1 (pass '{pass_name}')")
+    if isinstance(default, int):
+        try:
+            return int(text, 0)
+        except ValueError:
+            raise UnknownPassError(f"for the --{key} option: '{text}' value invalid for integer "
+                                   f"argument! (pass '{pass_name}')") from None
+    return text
 
 
 class Pass:
@@ -34,11 +71,31 @@ class Pass:
     """The Shardy flag, e.g. `"sdy-lift-inlined-meshes"`."""
     summary: ClassVar[str] = ""
     """One line for `sdy-opt --help`."""
+    anchor: ClassVar[str] = MODULE
+    """The op the pass runs on: `builtin.module` (gets the `Module`) or `func.func`."""
+    options: ClassVar[dict[str, OptionValue]] = {}
+    """Option name → default; an instance's `options` holds the values in effect."""
 
-    def __init__(self, **options: str):
-        self.options = options
+    def __init__(self, **options: str | OptionValue):
+        declared = type(self).options
+        values = dict(declared)
+        for key, text in options.items():
+            if key not in declared:
+                raise UnknownPassError(f"no such option {key} for pass '{self.name}'"
+                                       + (f" (options: {', '.join(declared)})" if declared else ""))
+            default = declared[key]
+            values[key] = (_option_value(self.name, key, default, text) if isinstance(text, str)
+                           and not isinstance(default, str) else text)
+        self.options = values
 
-    def run(self, module: Module) -> None:
+    def run(self, op) -> None:
+        raise NotImplementedError
+
+
+class PassPipeline(Pass):
+    """A named pipeline: `pipeline()` gives its passes as pipeline text, from `self.options`."""
+
+    def pipeline(self) -> str:
         raise NotImplementedError
 
 
@@ -53,89 +110,265 @@ PASSES: dict[str, str | type[Pass]] = {
     "sdy-apply-sharding-constraints":
         "sdy_passes.apply_sharding_constraints:ApplyShardingConstraintsPass",
     "sdy-sharding-group-import": "sdy_passes.sharding_group_import:ShardingGroupImportPass",
+    "symbol-dce": "sdy_passes.symbol_dce:SymbolDCEPass",
+    "sdy-remove-size-one-axes": "sdy_passes.remove_size_one_axes:RemoveSizeOneAxesPass",
+    "sdy-propagate-sharding-from-func-to-call":
+        "sdy_passes.propagate_sharding_from_func_to_call:PropagateShardingFromFuncToCallPass",
+    "sdy-flatten-call-graph": "sdy_passes.flatten_call_graph:FlattenCallGraphPass",
+    "sdy-import-func-calls": "sdy_passes.import_func_calls:ImportFuncCallsPass",
+    "sdy-pre-order-funcs": "sdy_passes.pre_order_funcs:PreOrderFuncsPass",
+    "sdy-add-func-data-flow-edges": "sdy_passes.add_func_data_flow_edges:AddFuncDataFlowEdgesPass",
+    "sdy-reshard-to-collectives": "sdy_passes.reshard_to_collectives:ReshardToCollectivesPass",
+    "sdy-populate-op-sharding-rules":
+        "sdy_passes.populate_op_sharding_rules:PopulateOpShardingRulesPass",
+    "sdy-basic-propagate": "sdy_passes.basic_propagation:BasicPropagationPass",
+    "sdy-aggressive-propagate": "sdy_passes.aggressive_propagation:AggressivePropagationPass",
+    "sdy-op-priority-propagate": "sdy_passes.op_priority_propagation:OpPriorityPropagationPass",
+    "sdy-user-priority-propagate": "sdy_passes.user_priority_propagation:UserPriorityPropagationPass",
+    "sdy-sink-data-flow-edges": "sdy_passes.sink_data_flow_edges:SinkDataFlowEdgesPass",
 }
 """Registry keyed by Shardy flag name."""
 
-PIPELINES: dict[str, tuple[str, ...]] = {
-    # "sdy-import-pipeline": ("sdy-lift-inlined-meshes", ...),
-    # The six import passes in Shardy's mid-2025 order (spec/sdy_passes.md, top table).
-    "sdy-import-pipeline": (
-        "sdy-lift-inlined-meshes", "sdy-constant-or-scalar-splitter", "sdy-add-data-flow-edges",
-        "sdy-manual-axes-cleanup", "sdy-apply-sharding-constraints", "sdy-sharding-group-import"),
+PIPELINES: dict[str, str | type[PassPipeline]] = {
+    "sdy-import-pipeline": "sdy_passes.import_pipeline:ImportPipeline",
 }
-"""Named pass sequences (each entry a flag of `PASSES` or another pipeline)."""
+"""Named pipelines (registered like passes)."""
+
+_UNNAMED: dict[str, str | type[Pass]] = {
+    # In jaxlib's pipelines but not registered under a name: usable only inside `PIPELINES`.
+    "sdy-save-module": "sdy_passes.import_pipeline:SaveModulePass",
+}
 
 
-class UnknownPassError(SdyError):
-    """A pass or pipeline name that is not registered."""
-
-
-def get_pass(name: str) -> type[Pass]:
-    """The pass class registered under `name` (importing its module on first use)."""
-    entry = PASSES.get(name)
-    if entry is None:
-        known = ", ".join(sorted([*PASSES, *PIPELINES])) or "none"
-        raise UnknownPassError(f"'{name}' does not refer to a registered pass or pass pipeline "
-                               f"(known: {known})")
+def _load(table: dict, name: str):
+    entry = table[name]
     if isinstance(entry, str):
         module, _, cls = entry.partition(":")
-        entry = PASSES[name] = getattr(importlib.import_module(module), cls)
+        entry = table[name] = getattr(importlib.import_module(module), cls)
     return entry
 
 
-_PIPELINE_ITEM = re.compile(r"\s*([A-Za-z0-9_.-]+)\s*(\{[^{}]*\})?\s*")
+def _unknown(name: str) -> UnknownPassError:
+    known = ", ".join(sorted([*PASSES, *PIPELINES]))
+    return UnknownPassError(f"'{name}' does not refer to a registered pass or pass pipeline "
+                            f"(known: {known})")
 
 
-def parse_pipeline(text: str) -> list[tuple[str, dict[str, str]]]:
-    """`builtin.module(a, b{opt=1})` or `a,b` → [(name, options)], pipelines expanded."""
-    text = text.strip()
-    m = re.fullmatch(r"builtin\.module\s*\((.*)\)", text, re.S)
-    if m:
-        text = m.group(1)
-    elif text.startswith(("func.func(", "any(")):
-        raise UnknownPassError("only module-level pipelines `builtin.module(...)` are supported")
-    out: list[tuple[str, dict[str, str]]] = []
-    pos = 0
-    while pos < len(text):
-        item = _PIPELINE_ITEM.match(text, pos)
-        if not item or not item.group(1):
-            raise UnknownPassError(f"cannot read pass pipeline at position {pos}: {text[pos:pos + 30]!r}")
-        opts = {}
-        if item.group(2):
-            for kv in item.group(2)[1:-1].split():
-                k, _, v = kv.partition("=")
-                opts[k] = v
-        out.extend(_expand(item.group(1), opts))
-        pos = item.end()
-        if pos < len(text):
-            if text[pos] != ",":
-                raise UnknownPassError(f"expected ',' in pass pipeline at position {pos}: {text[pos:pos + 30]!r}")
-            pos += 1
-    return out
+def get_pass(name: str) -> type[Pass]:
+    """The pass or pipeline class registered under `name` (importing its module on first use)."""
+    for table in (PASSES, PIPELINES):
+        if name in table:
+            return _load(table, name)
+    raise _unknown(name)
 
 
-def _expand(name: str, opts: dict[str, str]) -> list[tuple[str, dict[str, str]]]:
+# -- textual pipelines ----------------------------------------------------------------------------
+
+Step = Union[Pass, tuple[str, list["Step"]]]
+"""A pass instance, or `(anchor, steps)`: a nested pipeline run on each op named `anchor`."""
+
+
+class _PipelineParser:
+    """MLIR's textual pass pipeline: `builtin.module(a, b{k=v k2="x y"}, func.func(c))`."""
+
+    def __init__(self, text: str, internal: bool):
+        self.text, self.pos, self.internal = text, 0, internal
+
+    def error(self, message: str) -> UnknownPassError:
+        return UnknownPassError(f"pass pipeline:1:{self.pos + 1}: {message}: {self.text!r}")
+
+    def skip(self) -> None:
+        while self.pos < len(self.text) and self.text[self.pos].isspace():
+            self.pos += 1
+
+    def name(self) -> str:
+        self.skip()
+        start = self.pos
+        while self.pos < len(self.text) and (self.text[self.pos].isalnum() or self.text[self.pos] in "_-."):
+            self.pos += 1
+        if start == self.pos:
+            raise self.error("expected a pass or pipeline name")
+        return self.text[start:self.pos]
+
+    def options(self) -> dict[str, str]:
+        """`{key=value key2 key3="a b" key4={x y}}` → strings (a bare key means `true`)."""
+        self.pos += 1
+        out: dict[str, str] = {}
+        while True:
+            self.skip()
+            if self.pos >= len(self.text):
+                raise self.error("expected '}' to close the options")
+            if self.text[self.pos] == "}":
+                self.pos += 1
+                return out
+            start = self.pos
+            while self.pos < len(self.text) and self.text[self.pos] not in "= }":
+                self.pos += 1
+            key = self.text[start:self.pos]
+            value = ""
+            if self.pos < len(self.text) and self.text[self.pos] == "=":
+                self.pos += 1
+                value = self.value()
+            out[key] = value
+
+    def value(self) -> str:
+        text, start = self.text, self.pos
+        if start < len(text) and text[start] in "\"'":
+            end = text.find(text[start], start + 1)
+            if end < 0:
+                raise self.error("unterminated quoted option value")
+            self.pos = end + 1
+            return text[start + 1:end]
+        depth = 0
+        while self.pos < len(text):
+            c = text[self.pos]
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                if depth == 0:
+                    break
+                depth -= 1
+            elif c.isspace() and depth == 0:
+                break
+            self.pos += 1
+        value = text[start:self.pos]
+        return value[1:-1] if value.startswith("{") and value.endswith("}") else value
+
+    def steps(self, anchor: str, closing: str) -> list[Step]:
+        out: list[Step] = []
+        self.skip()
+        if self.text.startswith(closing, self.pos) and closing:
+            return out
+        while True:
+            name = self.name()
+            self.skip()
+            if self.text.startswith("(", self.pos):  # a nested pipeline on ops named `name`
+                if name != FUNC:
+                    raise self.error(f"cannot nest a pipeline on '{name}' in '{anchor}' "
+                                     f"(only '{FUNC}' inside '{MODULE}')")
+                if anchor != MODULE:
+                    raise self.error(f"'{FUNC}' pipelines nest only inside '{MODULE}'")
+                self.pos += 1
+                out.append((FUNC, self.steps(FUNC, ")")))
+                self.expect(")")
+            else:
+                opts = self.options() if self.text.startswith("{", self.pos) else {}
+                out.extend(_instantiate(name, opts, anchor, self.internal))
+            self.skip()
+            if self.pos >= len(self.text) or self.text.startswith(closing, self.pos) and closing:
+                return out
+            self.expect(",")
+
+    def expect(self, char: str) -> None:
+        self.skip()
+        if not self.text.startswith(char, self.pos):
+            raise self.error(f"expected '{char}'")
+        self.pos += 1
+
+
+def _instantiate(name: str, opts: dict[str, str], anchor: str, internal: bool) -> list[Step]:
     if name in PIPELINES:
-        return [item for sub in PIPELINES[name] for item in _expand(sub, {})]
-    get_pass(name)  # unknown names fail here, before anything runs
-    return [(name, opts)]
+        pipeline = _load(PIPELINES, name)(**opts)
+        return _parse(pipeline.pipeline(), anchor, internal=True)
+    if internal and name in _UNNAMED:
+        cls = _load(_UNNAMED, name)
+    elif name in PASSES:
+        cls = _load(PASSES, name)
+    else:
+        raise _unknown(name)
+    if cls.anchor != anchor:
+        if cls.anchor == FUNC:
+            raise UnknownPassError(f"Can't add pass '{name}' restricted to '{FUNC}' on a "
+                                   f"PassManager intended to run on '{anchor}', did you intend "
+                                   f"to nest? (write '{MODULE}({FUNC}({name}))')")
+        raise UnknownPassError(f"pass '{name}' runs on '{cls.anchor}', not nested in '{anchor}'")
+    return [cls(**opts)]
+
+
+def _parse(text: str, anchor: str = MODULE, *, internal: bool = False) -> list[Step]:
+    parser = _PipelineParser(text.strip(), internal)
+    if parser.text.startswith(MODULE):
+        parser.name()
+        parser.expect("(")
+        steps = parser.steps(MODULE, ")")
+        parser.expect(")")
+    else:
+        steps = parser.steps(anchor, "")
+    parser.skip()
+    if parser.pos != len(parser.text):
+        raise parser.error("unexpected text after the pipeline")
+    return steps
+
+
+def parse_pipeline(text: str) -> list[Step]:
+    """`builtin.module(a, b{opt=1}, func.func(c))` or `a,b` → pass instances, pipelines
+    expanded; nested func pipelines as `("func.func", [...])`. Unknown names, unknown options
+    and func passes outside `func.func(...)` fail here, before anything runs."""
+    return _parse(text)
+
+
+def pipeline_text(steps: Sequence[Step]) -> str:
+    """The steps as MLIR prints a pass manager: `builtin.module(a,b{k=v},func.func(c))`."""
+    def item(step: Step) -> str:
+        if isinstance(step, tuple):
+            return f"{step[0]}({','.join(item(s) for s in step[1])})"
+        opts = " ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}"
+                        for k, v in sorted(step.options.items()))
+        return step.name + (f"{{{opts}}}" if opts else "")
+    return f"{MODULE}({','.join(item(s) for s in steps)})"
+
+
+# -- running --------------------------------------------------------------------------------------
+
+_WARNED: set[str] = set()
+
+
+def emit_warning_once(key: str, message: str, location) -> None:
+    """Shardy's `emitOpWarningOnce`: a warning the first time `key` is seen in this process."""
+    if key not in _WARNED:
+        _WARNED.add(key)
+        warnings.warn(SdyWarning(message, location), stacklevel=2)
+
+
+def _run_steps(module: Module, steps: Sequence[Step], verify: bool) -> None:
+    from sdy_passes.verifier import verify_module
+    for step in steps:
+        if isinstance(step, tuple):
+            for op in [op for op in module.ops if op.name == step[0]]:
+                for p in step[1]:
+                    p.run(op)
+        else:
+            step.run(module)
+        if verify:
+            verify_module(module)
+
+
+def build_pipeline(names: str | Sequence[str]) -> list[Step]:
+    """The steps `run_passes` runs for `names` (a pipeline string or a list, see there);
+    unknown names or options and misplaced func passes fail here."""
+    if isinstance(names, str):
+        return parse_pipeline(names)
+    steps: list[Step] = []
+    for n in names:
+        base = n.partition("{")[0].strip()
+        if base in PASSES and get_pass(base).anchor == FUNC:
+            n = f"{FUNC}({n})"
+        steps.extend(parse_pipeline(n))
+    return steps
 
 
 def run_passes(module: Module, names: str | Sequence[str], *, verify: bool = True) -> Module:
     """Run passes on `module` in place (and return it).
 
-    `names` is a pipeline string (`"builtin.module(a,b)"`, `"a,b"`) or a list of flags / pipeline
-    names. With `verify`, the module is verified before and after each pass (as MLIR does);
-    a failure raises `VerificationError`, a failing pass `PassFailedError`.
+    `names` is a pipeline string (`"builtin.module(a,func.func(b))"`, `"a,b"`) or a list of
+    flags / pipeline names / pipeline strings; func passes named alone in the list are nested
+    in `func.func(...)` for you, as `sdy-opt` does. With `verify`, the module is verified before
+    and after each pass (as MLIR does); a failure raises `VerificationError`, a failing pass
+    `PassFailedError`. Warnings are `SdyWarning`s (Python's `warnings`).
     """
-    items = parse_pipeline(names) if isinstance(names, str) else [
-        item for n in names for item in parse_pipeline(n)]
-    passes = [get_pass(n)(**opts) for n, opts in items]
+    steps = build_pipeline(names)
     if verify:
         from sdy_passes.verifier import verify_module
         verify_module(module)
-    for p in passes:
-        p.run(module)
-        if verify:
-            verify_module(module)
+    _run_steps(module, steps, verify)
     return module

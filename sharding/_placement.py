@@ -17,8 +17,8 @@ import numpy as np
 
 from .axes import AxisRef
 from .errors import ShardingError
-from .mesh import Mesh, MeshTable
-from .tensor_sharding import TensorSharding
+from .mesh import Mesh, MeshTable, check_devices
+from .tensor_sharding import TensorSharding, as_sharding
 
 __all__ = ["Piece", "Placement", "place", "check_shape"]
 
@@ -103,11 +103,13 @@ class Placement:
 
     def device_grid(self) -> np.ndarray:
         """Device ids as an array with one dim per piece (mesh order)."""
+        check_devices(self.mesh.total_size, len(self.pieces) + 1)
         return np.asarray(self.mesh.devices, dtype=np.int64).reshape(self.piece_sizes)
 
     def tile_indices(self) -> np.ndarray:
         """`tile[..., d]`: the tile index along tensor dim `d` at each piece coordinate."""
         sizes = self.piece_sizes
+        check_devices(self.mesh.total_size, len(sizes) + 1)
         coords = np.indices(sizes, dtype=np.int64) if sizes else np.zeros((0,), np.int64)
         out = np.zeros(sizes + (len(self.dim_pieces),), dtype=np.int64)
         for d, dims in enumerate(self.dim_pieces):
@@ -122,6 +124,16 @@ class Placement:
             out.append(slice(min(t * c, d), min((t + 1) * c, d)))
         return tuple(out)
 
+    def device_groups(self, pieces) -> np.ndarray:
+        """Devices grouped along `pieces` (indices into `pieces`): `(groups, members)`, a group
+        being the devices that agree on every other piece; members in mixed-radix order over
+        `pieces`, groups in mesh order of the rest. Collectives and unreduced axes use them."""
+        along = list(pieces)
+        rest = [i for i in range(len(self.pieces)) if i not in along]
+        grid = self.device_grid().transpose(rest + along) if self.pieces else self.device_grid()
+        size = math.prod(self.pieces[i].size for i in along)
+        return grid.reshape(-1, size)
+
     def index_map(self) -> dict[int, tuple[slice, ...]]:
         """`{device_id: slices}` in device-id order."""
         grid = self.device_grid().reshape(-1)
@@ -134,6 +146,8 @@ def resolve(sharding: TensorSharding, mesh) -> Mesh:
     """The `Mesh` a sharding is bound to; a single `Mesh` binds whatever name it uses."""
     if not isinstance(sharding, TensorSharding):
         raise ShardingError(f"expected a TensorSharding, got: {type(sharding).__name__}")
+    if isinstance(mesh, str):  # mesh text, as the command line takes it
+        mesh = MeshTable.parse(mesh) if mesh.lstrip().startswith("sdy.mesh") else Mesh.parse(mesh)
     if isinstance(sharding.mesh_or_ref, Mesh):
         if isinstance(mesh, Mesh) and mesh != sharding.mesh_or_ref:
             raise ShardingError(f"the sharding's inlined mesh {sharding.mesh_or_ref.body()} differs from the "
@@ -146,17 +160,19 @@ def resolve(sharding: TensorSharding, mesh) -> Mesh:
     return sharding.resolve_mesh(mesh)
 
 
-def place(sharding: TensorSharding, mesh, shape, *, cut_by_replicated: bool = False) -> Placement:
+def place(sharding: TensorSharding, mesh, shape, *, cut_by_replicated: bool = False, cuts=()) -> Placement:
     """Verifies `sharding` on `mesh` for `shape` (Shardy's rules) and resolves its pieces.
 
     `shape` may be `None` when only the device layout matters (conversions); then the slice
     methods of the result cannot be used.
 
     Pieces are cut at the sub-axes of the dims and of `unreduced` (what XLA's export uses), and
-    also of `replicated` when `cut_by_replicated` (for arrays that show every named sub-axis).
+    also of `replicated` when `cut_by_replicated` (for arrays that show every named sub-axis),
+    and of the axis refs `cuts` (so that two shardings a collective connects are cut alike).
     """
     from .verify import verify
 
+    sharding = as_sharding(sharding)
     m = resolve(sharding, mesh)
     dims = None if shape is None else check_shape(shape)
     if m.is_maximal:
@@ -173,6 +189,7 @@ def place(sharding: TensorSharding, mesh, shape, *, cut_by_replicated: bool = Fa
     cutting = [r for d in sharding.dim_shardings for r in d.axes] + list(sharding.unreduced_axes)
     if cut_by_replicated:
         cutting += sharding.replicated_axes
+    cutting += list(cuts)
     cuts: dict[str, set[int]] = {a.name: {1, a.size} for a in m.axes}
     for ref in cutting:
         cuts[ref.name].update(_ref_bounds(ref, m))

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass
@@ -23,9 +24,9 @@ import numpy as np
 
 from ._placement import place, resolve
 from .axes import AxisRef
-from .errors import ShardingError
-from .mesh import Mesh, MeshAxis
-from .tensor_sharding import DimensionSharding, ManualAxes, TensorSharding
+from .errors import ShardingError, ShardingParseError
+from .mesh import Mesh, MeshAxis, as_int, check_devices, mesh_verifier_error
+from .tensor_sharding import DimensionSharding, ManualAxes, TensorSharding, as_sharding
 
 __all__ = ["HloSharding", "to_hlo_sharding", "from_hlo_sharding", "to_named_sharding"]
 
@@ -57,12 +58,14 @@ def _canonical_iota(reshape: tuple[int, ...], perm: tuple[int, ...]) -> tuple[tu
 
 @dataclass(frozen=True, slots=True)
 class HloSharding:
-    """A non-tuple GSPMD `HloSharding` in its text form.
+    """A GSPMD `HloSharding` in its text form, canonical as XLA keeps it.
 
-    `kind` is `replicated`, `manual`, `maximal` (on `maximal_device`) or `tiled`. A tiled
-    sharding has `tile_dims` (tensor dims, then one dim per entry of `subgroups`, each
-    `manual`, `unreduced` or `replicated`) and devices either explicit (`device_list`) or as an
-    iota `arange(N).reshape(iota_reshape).transpose(iota_perm)` (`device_list` empty).
+    `kind` is `replicated`, `manual`, `unknown`, `unreduced`, `maximal` (on `maximal_device`),
+    `tiled`, `tuple` (of `elements`), or XLA's mesh forms `named` and `maximal_mesh`. A tiled sharding has `tile_dims` (tensor dims, then one
+    dim per entry of `subgroups`, each `manual`, `unreduced` or `replicated`) and devices either
+    explicit (`device_list`) or as an iota `arange(N).reshape(iota_reshape).transpose(iota_perm)`
+    (`device_list` empty). Build tiled shardings with `HloSharding.tiled`, which canonicalizes
+    as XLA's `HloSharding::Subgroup` does.
     """
 
     kind: str
@@ -72,11 +75,64 @@ class HloSharding:
     iota_perm: tuple[int, ...] = ()
     subgroups: tuple[str, ...] = ()
     maximal_device: int | None = None
+    elements: tuple[HloSharding, ...] = ()
+    mesh: Mesh | None = None
+    """`kind == "named"` (XLA's mesh form, `{mesh["x"=2], [{"x"}]}`): the mesh, device ids explicit;
+    an iota `device_ids=([...]T(...))` is also kept in `iota_reshape` / `iota_perm`."""
+    named: TensorSharding | None = None
+    """`kind == "named"`: dims, replicated and unreduced axes, with `mesh` inlined."""
+    manual_axes: tuple[AxisRef, ...] = ()
+    """`kind == "named"`: the `manual={...}` axes."""
+    shard_group: tuple[str, int] | None = None
+    """`("shard_as", n)` or `("shard_like", n)`: XLA's shard group, printed after the sharding."""
 
     @classmethod
     def parse(cls, text: str) -> HloSharding:
-        """Parses `{replicated}`, `{manual}`, `{maximal device=N}`, `{devices=[...]...}`."""
-        return _parse_hlo(text)
+        """Parses XLA's text: `{replicated}`, `{manual}`, `{unknown}`, `{unreduced}`,
+        `{maximal device=N}`, `{devices=[...]...}`, the mesh forms `{mesh[...], [...]}` and
+        `{maximal_mesh[device_id=N]}`, tuples `{{...}, {...}}`, and ` shard_as N` / ` shard_like N`."""
+        fast = _fast_tiled(text) if isinstance(text, str) else None
+        return fast if fast is not None else _HloParser(text).sharding()
+
+    @classmethod
+    def tiled(cls, tile_dims, device_list=(), iota_reshape=(), iota_perm=(), subgroups=()) -> HloSharding:
+        """A tiled sharding in XLA's canonical form (`HloSharding::Subgroup` / `PartialTile`).
+
+        Subgroup dims of size 1 are dropped, the others ordered manual, unreduced, replicated
+        (the devices transposed with them) and merged per kind; a sharding whose tensor dims
+        are all 1 and whose subgroups are of one kind becomes `{manual}`, `{unreduced}` or
+        `{replicated}`; devices are sorted within each replication group (an iota stays an
+        iota where XLA keeps one).
+        """
+        dims, groups = list(tile_dims), list(subgroups)
+        devices = _Devices(tuple(dims), tuple(device_list), *_canonical_iota(iota_reshape, iota_perm))
+        rank = len(dims) - len(groups)
+        if groups and len(set(groups)) == 1 and math.prod(dims[:rank]) == 1:
+            return cls(groups[0])
+        removed = [rank + k for k in range(len(groups)) if dims[rank + k] == 1]
+        kinds = [g for k, g in enumerate(groups) if rank + k not in removed]
+        if removed or len(kinds) > len(set(kinds)) or len(set(kinds)) > 1:
+            given, order, merged_dims, groups = groups, list(range(rank)), dims[:rank], []
+            for kind in _SUBGROUPS:
+                ks = [rank + k for k, g in enumerate(given) if g == kind and rank + k not in removed]
+                if ks:
+                    order += ks
+                    merged_dims.append(math.prod(dims[k] for k in ks))
+                    groups.append(kind)
+            devices = devices.transpose(order + removed).with_dims(tuple(merged_dims))
+            dims = merged_dims
+        if groups == ["manual"] and math.prod(dims) == dims[-1]:
+            return cls("manual")
+        if groups and groups[-1] == "replicated":
+            if len(dims) == 1 or dims[-1] == math.prod(dims):
+                return cls("replicated")
+            if dims[-1] == 1:  # (only a lone replicated subgroup gets here)
+                dims, groups = dims[:-1], []
+            else:
+                devices = devices.sort_groups()
+        if devices.explicit:
+            return cls("tiled", tuple(dims), devices.explicit, subgroups=tuple(groups))
+        return cls("tiled", tuple(dims), (), devices.reshape, devices.perm, tuple(groups))
 
     @property
     def num_devices(self) -> int:
@@ -88,16 +144,27 @@ class HloSharding:
         return len(self.tile_dims) - len(self.subgroups) if self.kind == "tiled" else None
 
     def tile_assignment(self) -> np.ndarray:
-        """Device ids shaped like `tile_dims`."""
+        """Device ids shaped like `tile_dims` (refused for more than `MAX_DEVICES` devices)."""
+        check_devices(self.num_devices, len(self.tile_dims))
         if self.device_list:
             return np.asarray(self.device_list, dtype=np.int64).reshape(self.tile_dims)
+        check_devices(self.num_devices, len(self.iota_reshape))
         ids = np.arange(self.num_devices, dtype=np.int64).reshape(self.iota_reshape).transpose(self.iota_perm)
         return ids.reshape(self.tile_dims)
 
     def __str__(self) -> str:
+        if self.shard_group is not None:
+            kind, group = self.shard_group
+            return str(dataclasses.replace(self, shard_group=None))[:-1] + f" {kind} {group}}}"
+        if self.kind == "tuple":
+            return "{" + ", ".join(map(str, self.elements)) + "}"
         if self.kind == "maximal":
             return f"{{maximal device={self.maximal_device}}}"
-        if self.kind in ("replicated", "manual"):
+        if self.kind == "maximal_mesh":
+            return f"{{maximal_mesh[device_id={self.maximal_device}]}}"
+        if self.kind == "named":
+            return self._named_text()
+        if self.kind != "tiled":
             return f"{{{self.kind}}}"
         dims = ",".join(map(str, self.tile_dims))
         if self.device_list:
@@ -114,63 +181,499 @@ class HloSharding:
             tail = " last_tile_dims={" + ", ".join(self.subgroups) + "}"
         return f"{{devices=[{dims}]{devices}{tail}}}"
 
+    def _named_text(self) -> str:
+        mesh, named = self.mesh, self.named
+        text = "{mesh[" + ",".join(f"'{a.name}'={a.size}" for a in mesh.axes) + "]"
+        if self.iota_reshape:
+            reshape, perm = self.iota_reshape, self.iota_perm
+            text += f", device_ids=([{','.join(map(str, reshape))}]T({','.join(map(str, perm))}))"
+        elif mesh.device_ids:
+            text += ", device_ids=(" + ",".join(map(str, mesh.device_ids)) + ")"
+        if not named.dim_shardings:  # XLA's whole forms: unreduced or manual over every device, or nothing
+            for word, axes in (("unreduced", named.unreduced_axes), ("manual", self.manual_axes)):
+                if axes and math.prod(r.size(mesh) for r in axes) == mesh.total_size:
+                    return text + ", " + word + "}"
+            if not (named.replicated_axes or named.unreduced_axes or self.manual_axes):
+                return text + ", replicated}"
 
-_INTS = r"\d+(?:\s*,\s*\d+)*"
-_TILED = re.compile(
-    rf"\{{\s*devices\s*=\s*\[(?P<dims>{_INTS})\]\s*"
-    rf"(?:<=\s*\[(?P<reshape>{_INTS})\]\s*(?:T\s*\((?P<perm>{_INTS})\))?|(?P<list>{_INTS}))"
-    r"(?P<tail>(?:\s+last_tile_dim_replicate|\s+last_tile_dims\s*=\s*\{[a-z_,\s]*\})?)\s*\}"
-)
+        def refs(axes):
+            return ", ".join(f"'{r.name}'" + ("" if r.sub_axis_info is None else str(r.sub_axis_info)).replace(
+                "(", ":(", 1) for r in axes)
+
+        dims = ", ".join("{" + refs(d.axes) + ("" if d.is_closed else ", ?" if d.axes else "?") + "}"
+                         for d in named.dim_shardings)
+        text += f", [{dims}]"
+        for word, axes in (("replicated", named.replicated_axes), ("unreduced", named.unreduced_axes),
+                           ("manual", self.manual_axes)):
+            if axes:
+                text += f", {word}={{{refs(axes)}}}"
+        return text + "}"
+
+    def __repr__(self) -> str:
+        return f"HloSharding({str(self)!r})"
 
 
-def _ints(text: str | None) -> tuple[int, ...]:
-    return tuple(int(t) for t in text.split(",")) if text else ()
+@dataclass(frozen=True, slots=True)
+class _Devices:
+    """A tile assignment: `explicit` ids, or `arange(N).reshape(reshape).transpose(perm)`."""
+
+    dims: tuple[int, ...]
+    explicit: tuple[int, ...] = ()
+    reshape: tuple[int, ...] = ()
+    perm: tuple[int, ...] = ()
+
+    def with_dims(self, dims: tuple[int, ...]) -> _Devices:
+        """The same devices in row-major order, seen as tile dims `dims` (same count)."""
+        return _Devices(dims, self.explicit, self.reshape, self.perm)
+
+    def materialize(self) -> _Devices:
+        check_devices(math.prod(self.dims), len(self.reshape))
+        ids = np.arange(math.prod(self.dims), dtype=np.int64).reshape(self.reshape).transpose(self.perm)
+        return _Devices(self.dims, tuple(ids.reshape(-1).tolist()))
+
+    def transpose(self, order: list[int]) -> _Devices:
+        """The assignment with its tile dims permuted; an iota stays an iota when the cuts of
+        its dims and of the tile dims line up."""
+        dims = tuple(self.dims[k] for k in order)
+        moved = [k for k in order if self.dims[k] != 1]
+        if 0 in self.dims or moved == sorted(moved):  # only size-1 dims move: the same devices
+            return _Devices(dims, self.explicit, self.reshape, self.perm)
+        if self.explicit:
+            ids = np.asarray(self.explicit, dtype=np.int64).reshape(self.dims).transpose(order)
+            return _Devices(dims, tuple(ids.reshape(-1).tolist()))
+        # Common pieces `(i, j, size)` of the iota's transposed dims and the tile dims; each is
+        # a slice of reshape dim perm[i], so permuting pieces gives a finer iota.
+        pieces = _refine([self.reshape[k] for k in self.perm], list(self.dims))
+        if pieces is None:
+            return self.materialize().transpose(order)
+        fine = sorted(range(len(pieces)), key=lambda q: (self.perm[pieces[q][0]], q))
+        where = {q: n for n, q in enumerate(fine)}
+        perm = tuple(where[q] for k in order for q in range(len(pieces)) if pieces[q][1] == k)
+        return _Devices(dims, (), tuple(pieces[q][2] for q in fine), perm)
+
+    def sort_groups(self) -> _Devices:
+        """Devices sorted within each group of the last tile dim, as XLA's `PartialTile` does:
+        an iota's minor dims making up the group are put in reshape order (cutting one dim in
+        two where needed); an iota that does not allow it becomes an explicit list."""
+        group = self.dims[-1]
+        if not self.explicit and 0 not in self.dims:
+            reshape, perm = list(self.reshape), list(self.perm)
+            if reshape[perm[-1]] == group:
+                return self
+            grouped, split, left = 0, None, group
+            for dim in reversed(perm):
+                grouped += 1
+                if reshape[dim] <= left:
+                    if left % reshape[dim]:
+                        break
+                    left //= reshape[dim]
+                    continue
+                if reshape[dim] % left == 0:
+                    split = (dim, reshape[dim] // left)
+                    left = 1
+                break
+            if left == 1:
+                if split is not None:
+                    d, major = split
+                    reshape[d: d + 1] = [major, reshape[d] // major]
+                    perm = [q for p in perm for q in ((p, p + 1) if p == d else (p + (p > d),))]
+                perm[len(perm) - grouped:] = sorted(perm[len(perm) - grouped:])
+                return _Devices(self.dims, (), *_canonical_iota(tuple(reshape), tuple(perm)))
+        if not self.explicit:
+            return self.materialize().sort_groups()
+        ids = np.sort(np.asarray(self.explicit, dtype=np.int64).reshape(-1, group), axis=1)
+        return _Devices(self.dims, tuple(ids.reshape(-1).tolist()))
 
 
-def _parse_hlo(text: str) -> HloSharding:
-    if not isinstance(text, str):
-        raise ShardingError(f"expected HloSharding text, got: {type(text).__name__}")
-    body = text.strip()
-    simple = re.fullmatch(r"\{\s*(replicated|manual)\s*\}", body)
-    if simple:
-        return HloSharding(simple[1])
-    maximal = re.fullmatch(r"\{\s*maximal\s+device\s*=\s*(\d+)\s*\}", body)
-    if maximal:
-        return HloSharding("maximal", maximal_device=int(maximal[1]))
-    if re.fullmatch(r"\{\s*\{.*\}\s*\}", body, re.S):
-        raise ShardingError(f"expected a single (non-tuple) HloSharding; convert the elements of a tuple "
-                            f"sharding one by one, found: {text}")
-    m = _TILED.fullmatch(body)
-    if not m:
-        raise ShardingError("expected HloSharding text such as '{replicated}', '{maximal device=3}' or "
-                            f"'{{devices=[2,4]<=[8]}}', found: {text}")
-    dims = _ints(m["dims"])
+_INT64_MAX = 2**63 - 1
+_SPACE = " \t\n\r"  # XLA's lexer skips only these
+_SPACES = re.compile("[ \t\n\r]*")
+_WORD = re.compile("[A-Za-z0-9_.]*")
+_INT = re.compile("-?[0-9]+")
+_INTS = re.compile("-?[0-9]+(?:[ \t\n\r]*,[ \t\n\r]*-?[0-9]+)*")
+
+
+_N = "[0-9]{1,18}"
+_FAST = re.compile(rf"\{{devices=\[({_N}(?:,{_N})*)\](?:<=\[({_N}(?:,{_N})+)\]T\(([0-9]{{1,2}}(?:,[0-9]{{1,2}})+)\)"
+                   rf"|<=\[({_N})\]|({_N}(?:,{_N})+))"
+                   r"(?: (last_tile_dim_replicate)| last_tile_dims=\{((?:manual|unreduced|replicated)"
+                   r"(?:, (?:manual|unreduced|replicated))*)\})?\}")
+
+
+def _fast_tiled(text: str) -> HloSharding | None:
+    """The tiled text as XLA prints it, in one regex; `None` sends anything else (or anything
+    wrong) to the precise parser, which has the messages."""
+    m = _FAST.fullmatch(text)
+    if m is None:
+        return None
+    dims, reshape, perm, flat, listed, replicate, kinds = m.groups()
+    dims = [int(d) for d in dims.split(",")]
     n = math.prod(dims)
-    tail = m["tail"].strip()
-    if tail == "last_tile_dim_replicate":
-        subgroups: tuple[str, ...] = ("replicated",)
-    elif tail:
-        inner = tail[tail.index("{") + 1: -1]
-        subgroups = tuple(s.strip() for s in inner.split(",") if s.strip())
-        bad = [s for s in subgroups if s not in _SUBGROUPS]
-        if bad or not subgroups:
-            raise ShardingError(f"expected last_tile_dims made of {', '.join(_SUBGROUPS)}, found: {tail}")
-    else:
-        subgroups = ()
-    if len(subgroups) > len(dims):
-        raise ShardingError(f"expected at least {len(subgroups)} tile dims for {tail}, found {len(dims)}: {text}")
-    if m["list"] is not None:
-        devices = _ints(m["list"])
+    subgroups = ["replicated"] if replicate else kinds.split(", ") if kinds else []
+    if n > _INT64_MAX or len(subgroups) > len(dims):
+        return None
+    if listed:
+        devices = [int(d) for d in listed.split(",")]
         if len(devices) != n:
-            raise ShardingError(f"expected {n} devices for tile dims {list(dims)}, found {len(devices)}: {text}")
-        return HloSharding("tiled", dims, devices, subgroups=subgroups)
-    reshape = _ints(m["reshape"])
-    perm = _ints(m["perm"]) if m["perm"] else tuple(range(len(reshape)))
-    if math.prod(reshape) != n:
-        raise ShardingError(f"expected the iota reshape {list(reshape)} to hold {n} devices: {text}")
-    if sorted(perm) != list(range(len(reshape))):
-        raise ShardingError(f"expected T(...) to be a permutation of 0..{len(reshape) - 1}, found {list(perm)}: {text}")
-    return HloSharding("tiled", dims, (), reshape, perm, subgroups)
+            return None
+        return HloSharding.tiled(dims, devices, subgroups=subgroups)
+    reshape = [int(flat)] if flat else [int(d) for d in reshape.split(",")]
+    perm = [0] if flat else [int(p) for p in perm.split(",")]
+    if math.prod(reshape) != n or sorted(perm) != list(range(len(reshape))):
+        return None
+    return HloSharding.tiled(dims, (), reshape, perm, subgroups)
+
+
+class _HloParser:
+    """XLA's `HloParser::ParseSharding` grammar with `ShardingParseError`s (position, caret)."""
+
+    def __init__(self, text):
+        if not isinstance(text, str):
+            raise ShardingError(f"expected HloSharding text, got: {type(text).__name__}")
+        self.text = text
+        self.pos = 0
+
+    def error(self, message: str, pos: int | None = None) -> ShardingParseError:
+        return ShardingParseError(message, self.text, self.pos if pos is None else pos)
+
+    def skip(self) -> None:
+        self.pos = _SPACES.match(self.text, self.pos).end()
+
+    def peek(self, token: str) -> bool:
+        self.skip()
+        return self.text.startswith(token, self.pos)
+
+    def optional(self, token: str) -> bool:
+        if self.peek(token):
+            self.pos += len(token)
+            return True
+        return False
+
+    def expect(self, token: str, what: str | None = None) -> None:
+        if not self.optional(token):
+            raise self.error(f"expected {what or repr(token)}")
+
+    def word(self) -> str:
+        self.skip()
+        return _WORD.match(self.text, self.pos).group()
+
+    def keyword(self, word: str) -> bool:
+        """`word` as a whole identifier (`devices=` counts as `devices` followed by `=`)."""
+        if self.word() == word:
+            self.pos += len(word)
+            return True
+        return False
+
+    def integer(self, what: str = "integer") -> int:
+        self.skip()
+        m = _INT.match(self.text, self.pos)
+        if m is None:
+            raise self.error(f"expected {what}")
+        self.pos = m.end()
+        return self._int64(m.group(), m.start(), what)
+
+    def _int64(self, digits: str, start: int, what: str) -> int:
+        # More than 19 digits cannot be an int64 (and keeps clear of Python's int-size limit).
+        value = int(digits) if len(digits.lstrip("-")) <= 19 else 2**64
+        if not -_INT64_MAX - 1 <= value <= _INT64_MAX:
+            raise self.error(f"{what} does not fit in int64", start)
+        return value
+
+    def ints(self, what: str) -> list[int]:
+        self.skip()
+        m = _INTS.match(self.text, self.pos)  # the common case in one step
+        if m is None:
+            return [self.integer(what)]
+        out = [self._int64(d.group(), d.start(), what) for d in _INT.finditer(self.text, m.start(), m.end())]
+        self.pos = m.end()
+        while self.optional(","):  # only after a bad element: its error comes from here
+            out.append(self.integer(what))
+        return out
+
+    def sharding(self) -> HloSharding:
+        self.expect("{", "'{' to start sharding attribute")
+        if self.peek("}") or self.peek("{"):
+            elements = []
+            if not self.peek("}"):
+                elements.append(self.single())
+                while self.optional(","):
+                    elements.append(self.single())
+            value = HloSharding("tuple", elements=tuple(elements))
+        else:
+            value = self.shard_group(self.body())
+        self.expect("}", "'}' to end sharding attribute")
+        self.skip()
+        if self.pos != len(self.text):
+            raise self.error("unexpected text after the sharding")
+        return value
+
+    def single(self) -> HloSharding:
+        self.expect("{", "'{' to start a sharding")
+        value = self.shard_group(self.body())
+        self.expect("}", "'}' to end a sharding")
+        return value
+
+    def shard_group(self, value: HloSharding) -> HloSharding:
+        """` shard_as N` / ` shard_like N` after a sharding; with both, XLA keeps shard_as and
+        the last N."""
+        kinds, group = [], None
+        while value.kind not in ("named", "maximal_mesh") and (word := self.word()) in ("shard_as", "shard_like"):
+            self.pos += len(word)
+            kinds.append(word)
+            group = self.integer("shard group id")
+        if group is None:
+            return value
+        return dataclasses.replace(value, shard_group=("shard_as" if "shard_as" in kinds else "shard_like", group))
+
+    def attribute(self, name: str) -> bool:
+        """`name=`, which XLA's lexer reads as one token (no space before `=`)."""
+        if self.word() == name and self.text.startswith("=", self.pos + len(name)):
+            self.pos += len(name) + 1
+            return True
+        return False
+
+    def device_id(self, start: int) -> int:
+        device = self.integer("device id")
+        if device < 0:
+            raise self.error(f"expected a non-negative device id, got: {device}", start)
+        return device
+
+    def body(self) -> HloSharding:
+        start = self.pos
+        if self.keyword("mesh"):
+            return self.named(start)
+        if self.keyword("maximal_mesh"):
+            self.expect("[", "'[' after maximal_mesh")
+            if not self.attribute("device_id"):
+                raise self.error("expected device_id= attribute in maximal_mesh")
+            device = self.device_id(start)
+            self.expect("]", "']' to end maximal_mesh")
+            return HloSharding("maximal_mesh", maximal_device=device)
+        for kind in ("replicated", "manual", "unknown", "unreduced"):
+            if self.keyword(kind):
+                return HloSharding(kind)
+        if self.keyword("maximal"):
+            if not self.attribute("device"):
+                raise self.error("expected 'device=' after maximal")
+            return HloSharding("maximal", maximal_device=self.device_id(start))
+        if not self.attribute("devices"):
+            raise self.error("expected a sharding: replicated, manual, unknown, unreduced, maximal device=N, "
+                             "devices=[...]")
+        return self.tiled(start)
+
+    def string(self) -> str:
+        self.skip()
+        if not self.text.startswith('"', self.pos):
+            raise self.error("expected a string")
+        out, i = [], self.pos + 1
+        while i < len(self.text) and self.text[i] != '"':
+            if self.text[i] == "\\" and i + 1 < len(self.text):
+                i += 1
+            out.append(self.text[i])
+            i += 1
+        if i >= len(self.text):
+            raise self.error("expected '\"' to end the string")
+        self.pos = i + 1
+        return "".join(out)
+
+    def named(self, start: int) -> HloSharding:
+        """XLA's mesh form: `mesh[axes] [, device_ids=(...)] , body` (commas optional)."""
+        self.expect("[", "'[' after mesh")
+        axes: list[MeshAxis] = []
+        if not self.peek("]"):
+            while True:
+                at = self.pos
+                name = self.string()
+                self.expect("=", "'=' after axis name")
+                size = self.integer("axis size")
+                if size < 1:
+                    raise self.error(f"axis size must be at least 1, got: {size}", at)
+                axes.append(MeshAxis(name, size))
+                if not self.optional(","):
+                    break
+        self.expect("]", "']' to end mesh axes")
+        self.optional(",")
+        ids: tuple[int, ...] = ()
+        reshape: tuple[int, ...] = ()
+        perm: tuple[int, ...] = ()
+        ids_at = self.pos
+        if self.attribute("device_ids"):
+            self.expect("(", "'(' for device_ids")
+            n = math.prod(a.size for a in axes)
+            if self.optional("["):
+                reshape = tuple(self.ints("iota dim"))
+                self.expect("]")
+                perm = tuple(range(len(reshape)))
+                if len(reshape) > 1:
+                    self.expect("T", "'T(' to start the iota transpose")
+                    self.expect("(", "'T(' to start the iota transpose")
+                    perm = tuple(self.ints("transpose dim"))
+                    self.expect(")")
+                if math.prod(reshape) != n or sorted(perm) != list(range(len(reshape))):
+                    raise self.error(f"expected an iota of the mesh's {n} devices", ids_at)
+                reshape, perm = _canonical_iota(reshape, perm)
+                if len(perm) > 1:
+                    check_devices(n, len(reshape))
+                    grid = np.arange(n, dtype=np.int64).reshape(reshape).transpose(perm)
+                    ids = tuple(grid.reshape(-1).tolist())
+                else:
+                    reshape = perm = ()
+            else:
+                ids = tuple(self.ints("device id"))
+                if len(ids) != n:
+                    raise self.error(f"expected {n} device_ids based on mesh axes, got {len(ids)}", ids_at)
+                if list(ids) == list(range(n)):
+                    raise self.error("a non-iota device assignment has the iota device id list", ids_at)
+            self.expect(")", "')' to end device_ids")
+            self.optional(",")
+        message = mesh_verifier_error(axes, ids)
+        if message:
+            raise self.error(message, start)
+        mesh = Mesh(tuple(axes), ids)
+        every = tuple(AxisRef(a.name) for a in axes)
+        dims: list[DimensionSharding] = []
+        clauses = {"replicated": (), "unreduced": (), "manual": ()}
+        body_at = self.pos
+        if self.keyword("replicated"):
+            pass
+        elif self.keyword("unreduced"):
+            clauses["unreduced"] = every
+        elif self.keyword("manual"):
+            clauses["manual"] = every
+        else:
+            self.expect("[", "a list of dim shardings starting with '['")
+            if not self.peek("]"):
+                dims.append(self.dim(mesh))
+                while self.optional(","):
+                    dims.append(self.dim(mesh))
+            self.expect("]", "']' to end the dim shardings")
+            while self.optional(","):
+                word = self.word()
+                if word not in clauses:
+                    raise self.error("expected replicated=, unreduced= or manual=")
+                self.pos += len(word)
+                self.expect("=")
+                self.expect("{")
+                refs: list[AxisRef] = []
+                if not self.peek("}"):
+                    refs.append(self.axis_ref(mesh))
+                    while self.optional(","):
+                        refs.append(self.axis_ref(mesh))
+                self.expect("}")
+                clauses[word] = tuple(refs)
+        named = TensorSharding(mesh, tuple(dims), clauses["replicated"], clauses["unreduced"])
+        self._verify_named(named, mesh, clauses["manual"], body_at)
+        return HloSharding("named", iota_reshape=reshape, iota_perm=perm, mesh=mesh, named=named,
+                           manual_axes=clauses["manual"])
+
+    def _verify_named(self, named: TensorSharding, mesh: Mesh, manual: tuple[AxisRef, ...], at: int) -> None:
+        # XLA checks what Shardy's verifier does (and aborts jaxlib 0.10.2 on a violation); the
+        # manual axes are one more list of the same kind, sharing no devices with the others.
+        from .axes import overlaps
+        from .verify import sharding_errors
+
+        errors = sharding_errors(named, mesh=mesh)
+        if not errors and manual:
+            errors = tuple(e.replace("replicated axes", "manual axes")
+                           for e in sharding_errors(TensorSharding(mesh, (), manual), mesh=mesh))
+            used = list(named.axis_refs())
+            errors += tuple(f"duplicate axis ref: {m}" for m in manual if any(overlaps(m, u) for u in used))
+        if errors:
+            raise self.error(errors[0], at)
+
+    def dim(self, mesh: Mesh) -> DimensionSharding:
+        self.expect("{")
+        refs: list[AxisRef] = []
+        is_closed = True
+        if not self.peek("}"):
+            while True:
+                if self.optional("?"):
+                    is_closed = False
+                    if self.peek(","):
+                        raise self.error("saw an axis ref after '?'")
+                    break
+                refs.append(self.axis_ref(mesh))
+                if not self.optional(","):
+                    break
+        self.expect("}")
+        return DimensionSharding(tuple(refs), is_closed)
+
+    def axis_ref(self, mesh: Mesh) -> AxisRef:
+        at = self.pos
+        name = self.string()
+        if not mesh.has_axis(name):  # XLA also takes an axis by its index
+            if not (name.isascii() and name.isdigit() and int(name) < len(mesh.axes)):
+                raise self.error(f"axis {name!r} is not a valid axis name or index in mesh {mesh.body()}", at)
+            name = mesh.axes[int(name)].name
+        if not self.optional(":"):
+            return AxisRef(name)
+        self.expect("(", "'(' before pre_size in sub axis")
+        pre = self.integer("pre-size")
+        self.expect(")", "')' after pre_size in sub axis")
+        return AxisRef.sub(name, pre, self.integer("sub-axis size"))
+
+    def tiled(self, start: int) -> HloSharding:
+        self.expect("[")
+        dims_at = self.pos
+        dims = self.ints("tile dim")
+        self.expect("]")
+        if any(d < 0 for d in dims):
+            raise self.error(f"expected non-negative tile dims, got: {dims}", dims_at)
+        n = 1
+        for d in dims:
+            n *= d
+            if n > _INT64_MAX:
+                raise self.error(f"the tile dims {dims} hold more than 2**63-1 devices", dims_at)
+        devices: list[int] = []
+        reshape: list[int] = []
+        perm: list[int] = []
+        devices_at = self.pos
+        if self.optional("<="):
+            self.expect("[")
+            reshape = self.ints("iota dim")
+            self.expect("]")
+            perm = list(range(len(reshape)))
+            if len(reshape) > 1:  # XLA requires T(...) after an iota of several dims, reads none after one
+                self.expect("T", "'T(' to start sharding devices iota_transpose_perm")
+                self.expect("(", "'T(' to start sharding devices iota_transpose_perm")
+                perm = self.ints("transpose dim")
+                self.expect(")")
+            if any(d < 0 for d in reshape) or math.prod(reshape) != n:
+                raise self.error(f"expected the iota dims {reshape} to hold the {n} devices of tile dims {dims}",
+                                 devices_at)
+            if sorted(perm) != list(range(len(reshape))):
+                raise self.error(f"expected T(...) to be a permutation of 0..{len(reshape) - 1}, got: {perm}",
+                                 devices_at)
+        else:
+            devices = self.ints("device id")
+            if len(devices) == 1:
+                raise self.error("non-maximal shardings must have more than one device assigned", start)
+            if len(devices) != n:
+                raise self.error(f"expected {n} devices for tile dims {dims}, got {len(devices)}", devices_at)
+            if any(d < 0 for d in devices):
+                raise self.error(f"expected non-negative device ids, got: {min(devices)}", devices_at)
+        subgroups: list[str] = []
+        tail = self.pos
+        if self.keyword("last_tile_dim_replicate"):
+            subgroups = ["replicated"]
+        elif self.keyword("last_tile_dims"):
+            self.expect("=")
+            self.expect("{")
+            if not self.peek("}"):
+                while True:
+                    at = self.pos
+                    kind = self.word()
+                    if kind not in _SUBGROUPS:
+                        raise self.error(f"expected a subgroup type ({', '.join(_SUBGROUPS)}), got: {kind!r}", at)
+                    self.pos += len(kind)
+                    subgroups.append(kind)
+                    if not self.optional(","):
+                        break
+            self.expect("}")
+        if len(subgroups) > len(dims):
+            raise self.error(f"expected at least {len(subgroups)} tile dims for {len(subgroups)} subgroups, "
+                             f"got {len(dims)}", tail)
+        return HloSharding.tiled(dims, devices, reshape, perm, subgroups)
 
 
 # -- sdy -> HloSharding ------------------------------------------------------------------------
@@ -190,6 +693,7 @@ def to_hlo_sharding(sharding: TensorSharding, mesh=None, *, manual_axes: ManualA
     Mesh `device_ids` give an explicit device list (each replication group sorted, as XLA's
     `PartialTile` does); otherwise the iota form, canonicalized.
     """
+    sharding = as_sharding(sharding)
     m = resolve(sharding, mesh)
     manual = _manual_names(manual_axes)
     if m.is_empty:
@@ -223,14 +727,16 @@ def to_hlo_sharding(sharding: TensorSharding, mesh=None, *, manual_axes: ManualA
         subgroups.append("replicated")
     if subgroups in ([], ["replicated"]) and all(t == 1 for t in p.num_tiles):
         return "{replicated}"  # also a one-device mesh (checked with jaxlib)
-    if m.device_ids:
-        devices = p.device_grid().transpose(order).reshape(-1)
-        if subgroups and subgroups[-1] == "replicated":
-            devices = np.sort(devices.reshape(-1, replicas), axis=1).reshape(-1)
-        hlo = HloSharding("tiled", tuple(tile_dims), tuple(int(d) for d in devices), subgroups=tuple(subgroups))
-    else:
-        hlo = HloSharding("tiled", tuple(tile_dims), (), p.piece_sizes, tuple(order), tuple(subgroups))
-    return str(hlo)
+    if not m.device_ids:
+        return str(HloSharding.tiled(tile_dims, (), p.piece_sizes, order, subgroups))
+    # Size-1 pieces do not move devices; leaving them out keeps numpy under its 64 dims.
+    big = [i for i in order if p.pieces[i].size > 1]
+    sizes = [pc.size for pc in p.pieces if pc.size > 1]
+    rank = sorted(big)
+    check_devices(0, len(sizes))
+    grid = np.asarray(m.device_ids, dtype=np.int64).reshape(sizes)
+    devices = grid.transpose([rank.index(i) for i in big]).reshape(-1)
+    return str(HloSharding.tiled(tile_dims, tuple(devices.tolist()), subgroups=subgroups))
 
 
 # -- HloSharding -> sdy ------------------------------------------------------------------------
@@ -254,7 +760,7 @@ def _refine(outer: list[int], inner: list[int]) -> list[tuple[int, int, int]] | 
             j += 1
             b = inner[j] if j < len(inner) else 1
             continue
-        if a % b and b % a:
+        if a == 0 or b == 0 or (a % b and b % a):
             return None
         size = min(a, b)
         pieces.append((i, j, size))
@@ -277,29 +783,58 @@ def from_hlo_sharding(text: str | HloSharding, *, rank: int | None = None, num_d
     `<[]>`) and is checked otherwise. The sharding names `@mesh_name`.
     """
     hlo = text if isinstance(text, HloSharding) else HloSharding.parse(text)
+    if rank is not None:
+        rank = as_int(rank, "rank")
+        if rank < 0:
+            raise ShardingError(f"expected a non-negative rank, got: {rank}")
+    if num_devices is not None:
+        num_devices = as_int(num_devices, "num_devices")
+        if num_devices < 1:
+            raise ShardingError(f"expected num_devices of at least 1, got: {num_devices}")
+    if hlo.kind in ("tuple", "unknown"):
+        raise ShardingError(f"expected a single known HloSharding (convert the elements of a tuple one by one), "
+                            f"got: {hlo}")
     if hlo.kind == "manual" or "manual" in hlo.subgroups:
         raise ShardingError("a manual HloSharding is the inside of an sdy.manual_computation, not a tensor "
                             f"sharding: {hlo}")
-    if hlo.kind == "maximal":
+    if hlo.kind in ("maximal", "maximal_mesh"):
         mesh = Mesh((), (hlo.maximal_device,))
         return mesh, TensorSharding(mesh_name, ())
-    if hlo.kind == "replicated":
+    if hlo.kind == "named":  # XLA's mesh form is Shardy's sharding already
+        if hlo.manual_axes:
+            raise ShardingError(f"manual axes are the inside of an sdy.manual_computation, not a tensor sharding: {hlo}")
+        named = hlo.named
+        if rank is not None and named.rank and rank != named.rank:
+            raise ShardingError(f"expected {named.rank} tensor dims in {hlo}, got rank={rank}")
+        if num_devices is not None and num_devices != hlo.mesh.total_size:
+            raise ShardingError(f"expected num_devices={hlo.mesh.total_size} for {hlo}, got {num_devices}")
+        dims = named.dim_shardings
+        if not dims and rank:  # `replicated`, `unreduced` and `[]` are printed for any rank
+            dims = TensorSharding.replicated(mesh_name, rank).dim_shardings
+        return hlo.mesh, TensorSharding(mesh_name, dims, named.replicated_axes, named.unreduced_axes)
+    if hlo.kind in ("replicated", "unreduced"):
         if rank is None:
-            raise ShardingError("expected rank= for {replicated}: the text does not say the tensor's rank")
+            raise ShardingError(f"expected rank= for {hlo}: the text does not say the tensor's rank")
+        if hlo.kind == "unreduced" and (num_devices or 1) < 2:
+            raise ShardingError("expected num_devices= of at least 2 for {unreduced}: the text does not say "
+                                "how many devices hold partial results")
         mesh = Mesh((MeshAxis("axis_0", num_devices),)) if num_devices and num_devices > 1 else Mesh()
-        return mesh, TensorSharding.replicated(mesh_name, rank)
+        unreduced = (AxisRef("axis_0"),) if hlo.kind == "unreduced" else ()
+        return mesh, TensorSharding(mesh_name, TensorSharding.replicated(mesh_name, rank).dim_shardings, (), unreduced)
     if rank is not None and rank != hlo.rank:
         raise ShardingError(f"expected {hlo.rank} tensor dims in {hlo} (tile dims minus subgroups), got rank={rank}")
     if num_devices is not None and num_devices != hlo.num_devices:
         raise ShardingError(f"expected num_devices={hlo.num_devices} for {hlo}, got {num_devices}")
-    devices = hlo.tile_assignment().reshape(-1)
-    if sorted(devices.tolist()) != list(range(hlo.num_devices)):
+    if hlo.num_devices == 0:
+        raise ShardingError(f"{hlo} has no devices; a Shardy mesh has at least one")
+    if hlo.device_list and sorted(hlo.device_list) != list(range(hlo.num_devices)):
         raise ShardingError(f"expected the devices of {hlo} to be 0..{hlo.num_devices - 1} once each")
     pieces = None
     if not hlo.device_list:
         reshape, perm = _canonical_iota(hlo.iota_reshape, hlo.iota_perm)
         pieces = _refine([reshape[k] for k in perm], list(hlo.tile_dims))
     if pieces is None:
+        devices = hlo.device_list or tuple(hlo.tile_assignment().reshape(-1).tolist())
         return _explicit(hlo, devices, mesh_name)
     axes = tuple(MeshAxis(f"axis_{r}", size) for r, size in enumerate(reshape))
     mesh = Mesh(axes)
@@ -313,7 +848,7 @@ def from_hlo_sharding(text: str | HloSharding, *, rank: int | None = None, num_d
     return mesh, _sharding(hlo, per_tile, mesh, mesh_name)
 
 
-def _explicit(hlo: HloSharding, devices: np.ndarray, mesh_name: str) -> tuple[Mesh, TensorSharding]:
+def _explicit(hlo: HloSharding, devices: tuple[int, ...], mesh_name: str) -> tuple[Mesh, TensorSharding]:
     axes, per_tile = [], []
     for size in hlo.tile_dims:
         if size > 1:
@@ -321,7 +856,7 @@ def _explicit(hlo: HloSharding, devices: np.ndarray, mesh_name: str) -> tuple[Me
             per_tile.append([AxisRef(axes[-1].name)])
         else:
             per_tile.append([])
-    mesh = Mesh(tuple(axes), tuple(int(d) for d in devices))
+    mesh = Mesh(tuple(axes), devices)
     return mesh, _sharding(hlo, per_tile, mesh, mesh_name)
 
 
@@ -349,6 +884,7 @@ def to_named_sharding(sharding: TensorSharding, mesh=None, *, devices=None):
     explicit `replicated` axes need nothing in JAX; unreduced axes are not supported (JAX allows
     them only on `Explicit` mesh axes).
     """
+    sharding = as_sharding(sharding)
     m = resolve(sharding, mesh)
     if m.is_empty or m.is_maximal:
         raise ShardingError(f"mesh {m.body()} has no axes; a NamedSharding needs a mesh with axes "

@@ -3,13 +3,40 @@
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
 from typing import Iterator
 
 from .axes import quote
 from .errors import ShardingError
 
-__all__ = ["MeshAxis", "Mesh", "MeshTable", "symbol_name", "mesh_verifier_error"]
+__all__ = ["MeshAxis", "Mesh", "MeshTable", "symbol_name", "mesh_verifier_error", "MAX_DEVICES", "check_devices"]
+
+MAX_DEVICES = 2**20
+"""The most devices whose per-device data (device lists, simulated shards, pictures) is built.
+Symbolic functions (`verify`, `local_shape`, `to_hlo_sharding`) take meshes of any size."""
+_MAX_NDIM = 64  # numpy's limit on array dims
+
+
+def as_int(value, what: str) -> int:
+    """`value` as a Python int (numpy integers too), or `ShardingError` naming `what`."""
+    if isinstance(value, bool):
+        raise ShardingError(f"expected an int {what}, got: {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise ShardingError(f"expected an int {what}, got: {value!r}") from None
+
+
+def check_devices(count: int, ndim: int = 0) -> None:
+    """Refuses, before allocating, per-device data for more than `MAX_DEVICES` devices or an
+    array of more dims than numpy allows."""
+    if count > MAX_DEVICES:
+        raise ShardingError(f"{count} devices are too many to list or simulate (at most {MAX_DEVICES}); "
+                            "verify, local_shape and to_hlo_sharding work on any mesh")
+    if ndim > _MAX_NDIM:
+        raise ShardingError(f"{ndim} mesh axes or pieces are too many to simulate (numpy arrays have at most "
+                            f"{_MAX_NDIM} dims); verify, local_shape and to_hlo_sharding work on any mesh")
 
 
 def symbol_name(name: str) -> str:
@@ -29,6 +56,11 @@ class MeshAxis:
     size: int
     """Number of devices along the axis; 1 is allowed (and can shard a dim)."""
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise ShardingError(f"expected a str mesh axis name, got: {self.name!r}")
+        object.__setattr__(self, "size", as_int(self.size, f"size of mesh axis {quote(self.name)}"))
+
     def __str__(self) -> str:
         return f"{quote(self.name)}={self.size}"
 
@@ -46,10 +78,17 @@ class Mesh:
     device_ids: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
-        if not isinstance(self.axes, tuple):
-            object.__setattr__(self, "axes", tuple(self.axes))
-        if not isinstance(self.device_ids, tuple):
-            object.__setattr__(self, "device_ids", tuple(self.device_ids))
+        for field in ("axes", "device_ids"):
+            value = getattr(self, field)
+            if not isinstance(value, tuple):
+                if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+                    raise ShardingError(f"expected a sequence of {field}, got: {value!r}")
+                object.__setattr__(self, field, tuple(value))
+        for axis in self.axes:
+            if not isinstance(axis, MeshAxis):
+                raise ShardingError(f"expected MeshAxis values in a Mesh's axes, got: {axis!r}")
+        if not all(type(i) is int for i in self.device_ids):
+            object.__setattr__(self, "device_ids", tuple(as_int(i, "device id") for i in self.device_ids))
         ids = self.device_ids
         if self.axes and ids and ids[0] == 0 and ids == tuple(range(len(ids))) and len(ids) == self.total_size:
             object.__setattr__(self, "device_ids", ())
@@ -95,8 +134,13 @@ class Mesh:
 
     @property
     def devices(self) -> tuple[int, ...]:
-        """Device id at each mesh position (row-major): `device_ids`, or iota."""
-        return self.device_ids if self.device_ids else tuple(range(self.total_size))
+        """Device id at each mesh position (row-major): `device_ids`, or iota.
+
+        Refuses (`ShardingError`) meshes of more than `MAX_DEVICES` devices."""
+        if self.device_ids:
+            return self.device_ids
+        check_devices(self.total_size)
+        return tuple(range(self.total_size))
 
     def has_axis(self, name: str) -> bool:
         return any(a.name == name for a in self.axes)
@@ -115,6 +159,9 @@ class Mesh:
 
     def __str__(self) -> str:
         return "#sdy.mesh" + self.body()
+
+    def __repr__(self) -> str:
+        return f"Mesh({str(self)!r})"
 
     def body(self) -> str:
         """The bare form used after `sdy.mesh @m =` and `mesh`: `<["x"=2]>`."""
@@ -180,8 +227,12 @@ class MeshTable:
         return len(self.meshes)
 
     def same_devices(self, a: str, b: str) -> bool:
-        """Whether meshes `a` and `b` put the same devices at the same positions."""
-        return self[a].devices == self[b].devices
+        """Whether meshes `a` and `b` put the same devices at the same positions (any size:
+        iota `device_ids` are never stored, so the lists compare as they are)."""
+        def order(mesh: Mesh) -> tuple[int, tuple[int, ...]]:
+            return mesh.total_size, (() if mesh.device_ids == (0,) else mesh.device_ids)
+
+        return order(self[a]) == order(self[b])
 
     def __str__(self) -> str:
         return "\n".join(f"sdy.mesh {symbol_name(n)} = {m.body()}" for n, m in self.meshes)

@@ -23,8 +23,8 @@ import xarray as xr
 
 from ._placement import Placement, check_shape, place
 from .errors import ShardingError
-from .mesh import Mesh, MeshTable
-from .tensor_sharding import TensorSharding
+from .mesh import Mesh, MeshTable, check_devices
+from .tensor_sharding import TensorSharding, as_sharding
 
 __all__ = ["DeviceMesh", "ShardedArray", "equivalent"]
 
@@ -65,6 +65,7 @@ class DeviceMesh:
         from .verify import verify_mesh
 
         verify_mesh(mesh)
+        check_devices(mesh.total_size, len(mesh.axes))
         self.mesh = mesh
         self.name = name
         ids = np.asarray(mesh.devices, dtype=np.int64).reshape(mesh.shape)
@@ -79,6 +80,7 @@ class DeviceMesh:
 
     def placement(self, sharding: TensorSharding, global_shape, *, cut_by_replicated: bool = False) -> Placement:
         """The verified sharding resolved on this mesh (pieces, tiles, slices)."""
+        sharding = as_sharding(sharding)
         if isinstance(sharding.mesh_or_ref, Mesh) and sharding.mesh_or_ref != self.mesh:
             raise ShardingError(f"the sharding's inlined mesh {sharding.mesh_or_ref.body()} is not this "
                                 f"device mesh {self.mesh.body()}")
@@ -111,11 +113,15 @@ class DeviceMesh:
             values = array.values
             names = tuple(str(d) for d in array.dims)
         else:
-            values = np.asarray(array)
+            try:
+                values = np.asarray(array)
+            except ValueError as e:  # ragged nested lists
+                raise ShardingError(f"expected an array or a rectangular nested list: {e}") from None
             names = tuple(f"dim_{i}" for i in range(values.ndim))
         if values.dtype.kind == "O":
             raise ShardingError("expected an array of numbers or bools, found dtype object")
         p = self.placement(sharding, values.shape, cut_by_replicated=True)
+        check_devices(0, len(p.pieces) + values.ndim + sum(len(d) for d in p.dim_pieces))
         labels = tuple(pc.label for pc in p.pieces)
         clash = set(labels) & set(names)
         if clash:
@@ -169,6 +175,19 @@ class DeviceMesh:
             return out
         like = sharded.like
         return xr.DataArray(out, coords=like.coords, dims=like.dims, name=like.name, attrs=like.attrs)
+
+    def reshard(self, sharded: ShardedArray, target: TensorSharding | str, *, fill=0):
+        """Moves `sharded` to `target` with the collectives Shardy's `sdy-reshard-to-collectives`
+        emits; returns `(ShardedArray, ReshardPlan)` (the plan holds the transfer record)."""
+        from .collectives import run_plan
+
+        if not isinstance(sharded, ShardedArray):
+            raise ShardingError(f"expected a ShardedArray, got: {type(sharded).__name__}")
+        if isinstance(target, str):
+            target = TensorSharding.parse(target)
+        if sharded.mesh != self.mesh:
+            raise ShardingError(f"the array is on mesh {sharded.mesh.body()}, this device mesh is {self.mesh.body()}")
+        return run_plan(sharded, target, self._bound(), fill=fill)
 
 
 class ShardedArray:
@@ -371,9 +390,4 @@ def equivalent(a, b, global_shape) -> bool:
 
 def _partial_groups(p: Placement) -> frozenset:
     """Devices that hold the partial results of one slice, grouped."""
-    grid = p.device_grid()
-    groups: dict[tuple, set[int]] = {}
-    for pos in np.ndindex(grid.shape):
-        key = tuple(pos[i] for i in range(len(p.pieces)) if i not in p.unreduced_pieces)
-        groups.setdefault(key, set()).add(int(grid[pos]))
-    return frozenset(frozenset(g) for g in groups.values())
+    return frozenset(frozenset(int(d) for d in g) for g in p.device_groups(p.unreduced_pieces))

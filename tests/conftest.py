@@ -17,7 +17,17 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.ge
 HAS_JAXLIB = importlib.util.find_spec("jaxlib") is not None
 requires_jaxlib = pytest.mark.skipif(not HAS_JAXLIB, reason="jaxlib 0.10.2 (the oracle) is not installed")
 
-SDY_CASES = pathlib.Path(__file__).resolve().parents[2] / "shared" / "sdy_cases"
+# Test data recorded from the real systems lives beside the project in ../shared, not in it.
+SHARED = pathlib.Path(__file__).resolve().parents[2] / "shared"
+SDY_CASES = SHARED / "sdy_cases"
+ORACLE_JSON = SHARED / "oracle" / "jax_device_maps.json"
+
+
+def needs_shared(path):
+    """Skip unless `path` (under ../shared) exists; one message for every such skip."""
+    rel = path.relative_to(SHARED)
+    return pytest.mark.skipif(
+        not path.exists(), reason=f"shared test data ../shared/{rel} is absent (expected outside the workspace)")
 
 
 def pytest_collection_modifyitems(config, items):

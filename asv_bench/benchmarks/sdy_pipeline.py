@@ -1,4 +1,4 @@
-"""`sdy-import-pipeline` (the six import passes) on generated modules of 1k, 10k and 100k ops.
+"""`sdy-import-pipeline` (jaxlib's composition) on generated modules of 1k, 10k and 100k ops.
 
 The module is an element-wise chain fed by one constant, with a sharding constraint every 10 ops
 (`chain_module`). Each measurement is parse + passes + generic print, in this process for
@@ -30,7 +30,7 @@ except ImportError:  # `asv run --python=same` from a checkout that is not insta
     sys.path.insert(0, str(ROOT))
     import sdy_passes
 
-PIPELINE = list(sdy_passes.PIPELINES["sdy-import-pipeline"])
+PIPELINE = ["sdy-import-pipeline"]
 
 _JAXLIB_CHILD = """
 import json, sys, time

@@ -16,7 +16,11 @@ from sdy_passes import (
     split_input,
 )
 from sdy_passes.attributes import F32, F64, I1, I32, I64, TOKEN, ComplexType, FloatType, OpShardingRule
-from tests.conftest import SDY_CASES
+from sdy_passes.dialects.stablehlo_attributes import (
+    ConvDimensionNumbers, DotDimensionNumbers, EnumAttr, GatherDimensionNumbers,
+    ScatterDimensionNumbers,
+)
+from tests.conftest import SDY_CASES, needs_shared
 from tests.sdy_passes.strategies import sharding_rules
 
 
@@ -66,14 +70,22 @@ def test_types(text, expected):
     ("dense<[[1.5, 2.0]]> : tensor<1x2xf32>", None, "dense<[[1.500000e+00, 2.000000e+00]]> : tensor<1x2xf32>"),
     ('dense<"0xDEADBEEF"> : tensor<1xi32>', None, None),
     ("dense<[true, false]> : tensor<2xi1>", None, None),
-    ("#stablehlo<comparison_direction LT>", OpaqueAttr("#stablehlo<comparison_direction LT>"), None),
+    ("#stablehlo<comparison_direction LT>", EnumAttr("comparison_direction", "LT"), None),
+        ("#stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>",
+         DotDimensionNumbers((), (), (1,), (0,)), None),
+        ("#stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>",
+         ConvDimensionNumbers(0, 3, (1, 2), 2, 3, (0, 1), 0, 3, (1, 2)), None),
+        ("#stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>",
+         GatherDimensionNumbers((1,), (0,), (), (), (0,), 1), None),
+        ("#stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>",
+         ScatterDimensionNumbers((), (0,), (), (), (0,), 1), None),
     ("#foo.bar<\"->>\", (a) -> [b]>", None, None),
     ('#sdy.sharding<@mesh, [{"x"}, {?}]>', TensorSharding.parse('#sdy.sharding<@mesh, [{"x"}, {?}]>'), None),
     ('#sdy.sharding_per_value<[<@mesh, []>]>', TensorShardingPerValue.parse('#sdy.sharding_per_value<[<@mesh, []>]>'), None),
     ('#sdy.mesh<["x"=2]>', Mesh.parse('<["x"=2]>'), None),
     ('#sdy<manual_axes{"a"}>', None, None),
     ("#sdy.op_sharding_rule<([i, j], [j, k])->([i, k]) {i=8, j=4, k=2} reduction={j}>", None, None),
-    ("#sdy.op_sharding_rule<([ij])->([i, j]) {i=2, j=4} need_replication={i} custom>", None, None),
+    ("#sdy.op_sharding_rule<([ij])->([i, j]) {i=2, j=4} need_replication={i}, custom>", None, None),
     ("loc(\"f.mlir\":3:4)", FileLineColLoc("f.mlir", 3, 4), None),
     ("loc(unknown)", UnknownLoc(), None),
     ("loc(callsite(\"a\" at \"b\":1:2))", OpaqueLoc('callsite("a" at "b":1:2)'), None),
@@ -217,7 +229,7 @@ def test_errors_have_line_col_source_and_caret(text, line, col, message):
 FUZZ_EXAMPLES = int(os.environ.get("SDY_PASSES_FUZZ", "200"))
 
 
-@pytest.mark.skipif(not SDY_CASES.is_dir(), reason="../shared/sdy_cases is absent")
+@needs_shared(SDY_CASES)
 @settings(max_examples=FUZZ_EXAMPLES)
 @given(st.data())
 def test_malformed_text_only_raises_ir_parse_error(data):

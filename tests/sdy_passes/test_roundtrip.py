@@ -4,12 +4,12 @@ import pytest
 from hypothesis import given, settings
 
 from sdy_passes import parse_module, print_module
-from tests.conftest import SDY_CASES
+from tests.conftest import SDY_CASES, needs_shared
 from tests.sdy_passes.pass_oracle import jaxlib_parse
 from tests.sdy_passes.ssa import assert_same_ir
 from tests.sdy_passes.strategies import modules
 
-needs_cases = pytest.mark.skipif(not SDY_CASES.is_dir(), reason="../shared/sdy_cases is absent")
+needs_cases = needs_shared(SDY_CASES)
 
 GENERIC = sorted(SDY_CASES.glob("*/*.in.generic.mlir")) + sorted(SDY_CASES.glob("*/*.out.mlir"))
 PRETTY = sorted(SDY_CASES.glob("*/*.in.mlir"))

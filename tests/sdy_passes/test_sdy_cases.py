@@ -13,7 +13,7 @@ import pytest
 
 import sdy_passes
 from sdy_passes.errors import PassFailedError
-from tests.conftest import SDY_CASES
+from tests.conftest import SDY_CASES, needs_shared
 from tests.sdy_passes.ssa import assert_same_up_to_ssa
 
 _LOC_RE = re.compile(r'^loc\("-":(\d+):(\d+)\): (.*)$')
@@ -27,7 +27,7 @@ def _cases():
 
 
 CASES = _cases()
-pytestmark = pytest.mark.skipif(not CASES, reason=f"golden cases not found at {SDY_CASES}")
+pytestmark = needs_shared(SDY_CASES)
 
 
 def _case_id(case):

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 
 from sdy_passes import FileLineColLoc, VerificationError, parse_module, verify_module
-from tests.conftest import SDY_CASES
+from tests.conftest import SDY_CASES, needs_shared
 from tests.sdy_passes.pass_oracle import jaxlib_parse
 from tests.sdy_passes.strategies import modules
 
@@ -89,7 +89,7 @@ def test_valid_module_passes():
     verify_module(parse_module(_func('  %0 = sdy.sharding_constraint %arg0 <@mesh, [{"a", ?}, {}]> : tensor<8x8xf32>\n  return %0 : tensor<8x8xf32>')))
 
 
-@pytest.mark.skipif(not SDY_CASES.is_dir(), reason="../shared/sdy_cases is absent")
+@needs_shared(SDY_CASES)
 def test_every_golden_input_and_output_verifies():
     for path in sorted(SDY_CASES.glob("*/*.mlir")):
         if path.name.endswith(".in.mlir"):

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import json
-import pathlib
 
 import pytest
 from hypothesis import given, strategies as st
 
 from sharding import (DeviceMesh, HloSharding, InvalidShardingError, Mesh, MeshAxis, MeshTable, ShardingError,
                       TensorSharding, from_hlo_sharding, to_hlo_sharding, to_named_sharding)
+from tests.conftest import ORACLE_JSON, needs_shared
 from tests.sharding import _device_oracle as oracle
 from tests.sharding.strategies import shardings
 from tests.sharding.test_simulate import small_meshes
-
-ORACLE_JSON = pathlib.Path(__file__).resolve().parents[3] / "shared" / "oracle" / "jax_device_maps.json"
 
 
 def S(text: str) -> TensorSharding:
@@ -85,7 +83,7 @@ def test_manual_axes():
         to_hlo_sharding(S('#sdy.sharding<@m, [{}, {}]>'), mesh, manual_axes=["w"])
 
 
-@pytest.mark.skipif(not ORACLE_JSON.exists(), reason="../oracle/jax_device_maps.json is absent")
+@needs_shared(ORACLE_JSON)
 def test_recorded_hlo_shardings():
     cases = [c for c in json.loads(ORACLE_JSON.read_text()) if "hlo_sharding" in c]
     checked = 0
@@ -113,7 +111,7 @@ def test_recorded_hlo_shardings():
 @pytest.mark.parametrize("text, printed", [
     ("{devices=[2,2,2]<=[2,2,2]T(2,0,1)}", "{devices=[2,2,2]<=[4,2]T(1,0)}"),
     ("{devices=[2,4]<=[1,8]T(1,0)}", "{devices=[2,4]<=[8]}"),
-    ("{ devices = [2,2] 0, 2, 1, 3 }", "{devices=[2,2]0,2,1,3}"),
+    ("{ devices=[2,2] 0, 2, 1, 3 }", "{devices=[2,2]0,2,1,3}"),
     ("{devices=[2,1,2]0,1,2,3 last_tile_dims={replicated}}", "{devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}"),
     ("{maximal device=3}", "{maximal device=3}"),
     ("{manual}", "{manual}"),
@@ -124,11 +122,11 @@ def test_hlo_text_parse_print(text, printed):
 
 @pytest.mark.parametrize("text, message", [
     ("{devices=[2,2]0,1,2}", "expected 4 devices for tile dims"),
-    ("{devices=[2,2]<=[8]}", "to hold 4 devices"),
+    ("{devices=[2,2]<=[8]}", "to hold the 4 devices"),
     ("{devices=[2,2]<=[2,2]T(0,0)}", "permutation"),
-    ("{devices=[2]0,1 last_tile_dims={partial}}", "expected last_tile_dims made of"),
-    ("{{replicated}, {maximal device=1}}", "non-tuple"),
-    ("devices=[2]0,1", "expected HloSharding text"),
+    ("{devices=[2]0,1 last_tile_dims={partial}}", "expected a subgroup type"),
+    ("{ devices = [2] 0, 1}", "expected a sharding: "),  # XLA's lexer reads `devices=` as one token
+    ("devices=[2]0,1", "expected '{' to start sharding attribute"),
 ])
 def test_hlo_text_errors(text, message):
     with pytest.raises(ShardingError, match=message):

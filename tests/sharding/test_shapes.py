@@ -3,7 +3,6 @@
 import itertools
 import json
 import math
-import pathlib
 
 import numpy as np
 import pytest
@@ -11,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sharding import AxisRef, InvalidShardingError, Mesh, MeshAxis, MeshTable, TensorSharding, verify
+from tests.conftest import ORACLE_JSON, needs_shared
 from tests.sharding.strategies import meshes, shardings
 
 
@@ -115,16 +115,13 @@ def test_local_shape_covers_every_slice(data):
     assert math.prod(s.num_shards_per_dim(mesh)) * math.prod(sizes) == mesh.total_size
 
 
-ORACLE_JSON = pathlib.Path(__file__).resolve().parents[3] / "shared" / "oracle" / "jax_device_maps.json"
-
-
 def _recorded_cases():
     if not ORACLE_JSON.exists():
         return []
     return [c for c in json.loads(ORACLE_JSON.read_text()) if "sdy" in c]
 
 
-@pytest.mark.skipif(not ORACLE_JSON.exists(), reason="shared/oracle/jax_device_maps.json is absent")
+@needs_shared(ORACLE_JSON)
 @pytest.mark.parametrize("case", _recorded_cases(), ids=lambda c: c["sdy"])
 def test_recorded_jax_and_xla_cases(case):
     """Texts printed by JAX/XLA round-trip and verify; local shapes and slices agree."""

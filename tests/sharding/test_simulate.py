@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import pathlib
 
 import ml_dtypes
 import numpy as np
@@ -15,10 +14,9 @@ from hypothesis import given, strategies as st
 
 from sharding import (DeviceMesh, InvalidShardingError, Mesh, MeshAxis, MeshTable, ShardedArray, ShardingError,
                       TensorSharding, equivalent)
+from tests.conftest import ORACLE_JSON, needs_shared
 from tests.sharding import _device_oracle as oracle
 from tests.sharding.strategies import shardings
-
-ORACLE_JSON = pathlib.Path(__file__).resolve().parents[3] / "shared" / "oracle" / "jax_device_maps.json"
 
 
 def S(text: str) -> TensorSharding:
@@ -162,7 +160,7 @@ def _recorded():
     return [c for c in json.loads(ORACLE_JSON.read_text()) if "mesh_axes" in c and "sdy" in c]
 
 
-@pytest.mark.skipif(not ORACLE_JSON.exists(), reason="../oracle/jax_device_maps.json is absent")
+@needs_shared(ORACLE_JSON)
 @pytest.mark.parametrize("case", _recorded(), ids=lambda c: f"{c['sdy']}-{c['shape']}")
 def test_recorded_device_maps(case):
     mesh = Mesh(tuple(MeshAxis(a, s) for a, s in case["mesh_axes"]), tuple(case["device_ids"] or ()))

@@ -1,0 +1,189 @@
+"""`OpDef`, one op's definition, and the small helpers the dialect modules share.
+
+An `OpDef` says what an op is (its inherent attributes, operand/result/region counts, traits),
+how its pretty form reads and prints, and what its verifier checks. The parser, printer and
+verifier are generic drivers over the table in `sdy_passes.dialects` (xDSL's op classes and
+MLIR's ODS are the models; here each op is one plain value).
+
+Hook signatures:
+
+* `parse(p: Parser, op: Operation, num_results: int) -> None` fills the detached `op` from the
+  text after the op name;
+* `print(pr: Printer, op: Operation, indent: int) -> bool` writes the text after `%r = `, or
+  returns False (writing nothing) to fall back to the generic form;
+* `verify(op: Operation, ctx: VerifyContext) -> None` raises `VerificationError` via `fail`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+from sdy_passes.attributes import Attribute, IntegerType, print_attr_dict, print_function_type
+from sdy_passes.errors import VerificationError
+from sdy_passes.ir import Operation, OpResult
+
+if TYPE_CHECKING:
+    from sharding import MeshTable
+
+    from sdy_passes.ir import Module
+
+__all__ = ["OpDef", "OPS", "lookup", "VerifyContext", "fail", "add_operands", "set_results", "attr_dict_for",
+           "opt_dict", "print_type_signature", "short_name", "parse_return", "print_return",
+           "parse_constant", "print_constant", "constant_names"]
+
+VARIADIC = None
+"""An operand or result count that is not fixed."""
+
+
+@dataclass(frozen=True, slots=True)
+class OpDef:
+    """One op: name, inherent attributes, shape, syntax hooks, verifier, traits."""
+
+    name: str
+    """Full name with dialect, e.g. `"stablehlo.add"`."""
+    properties: tuple[str, ...] = ()
+    """Inherent attribute names (generic `<{...}>`); the parser routes these to `properties`."""
+    required: tuple[str, ...] = ()
+    """Inherent attributes the op cannot do without (`requires attribute 'x'`)."""
+    num_operands: int | None = VARIADIC
+    num_results: int | None = VARIADIC
+    num_regions: int | None = VARIADIC
+    parse: Callable | None = None
+    """Pretty-form parser; None: generic form only."""
+    print: Callable | None = None
+    """Pretty-form printer; None: generic form only."""
+    verify: Callable | None = None
+    """Op-specific checks after counts and required attributes."""
+    traits: frozenset[str] = frozenset()
+    """MLIR trait / interface names the passes ask about (`IsolatedFromAbove`, ...)."""
+    sharding_rule: Callable | None = None
+    """The op's Shardy sharding rule (filled by the op-sharding-rule work)."""
+    result_names: Callable | None = None
+    """`result_names(op)` -> names MLIR's printer gives the results (`("cst",)`, or one per
+    result: `("values", "indices")`), or None (`getAsmResultNames`)."""
+    block_arg_name: str | None = None
+    """Name of the entry block arguments of the op's regions (`iterArg`)."""
+
+
+@dataclass(slots=True)
+class VerifyContext:
+    """What op verifiers need beyond the op: the module and its meshes."""
+
+    module: Module
+    meshes: MeshTable
+
+
+OPS: dict[str, OpDef] = {}
+"""Op name -> definition: the one table (filled by `sdy_passes.dialects` from its modules)."""
+
+
+def lookup(name: str) -> OpDef | None:
+    return OPS.get(name)
+
+
+def fail(op: Operation, message: str):
+    raise VerificationError(f"'{op.name}' op {message}", op.location)
+
+
+# -- helpers for pretty parse hooks --------------------------------------------------------------
+
+def add_operands(op: Operation, values) -> None:
+    for v in values:
+        op._add_operand(v)
+
+
+def set_results(op: Operation, types) -> None:
+    op.results = [OpResult(t, op, i) for i, t in enumerate(types)]
+
+
+# -- helpers for pretty print hooks --------------------------------------------------------------
+
+def attr_dict_for(op: Operation, consumed: tuple[str, ...] = ()) -> dict[str, Attribute] | None:
+    """Discardable attributes plus unconsumed *inherent* properties (the pretty form's trailing
+    `{...}`); None if a property could not be read back as one (then the op prints generic)."""
+    opdef = OPS.get(op.name)
+    inherent = opdef.properties if opdef is not None else ()
+    extra = {}
+    for k, v in op.properties.items():
+        if k in consumed:
+            continue
+        if k not in inherent:
+            return None
+        extra[k] = v
+    if extra.keys() & op.attributes.keys():
+        return None
+    extra.update(op.attributes)
+    return extra
+
+
+def opt_dict(d: dict) -> str:
+    return " " + print_attr_dict(d) if d else ""
+
+
+def print_type_signature(pr, op: Operation, *, functional: bool = False) -> None:
+    """` : T` when every operand and result has type T (and not `functional`), else
+    ` : (A, B) -> R`."""
+    ts = set(op.operand_types) | set(op.result_types)
+    if not functional and len(ts) == 1 and len(op.results) == 1 and op.operands:
+        pr.out.append(f" : {op.result.type}")
+    else:
+        pr.out.append(" : " + print_function_type(op.operand_types, op.result_types))
+
+
+def short_name(op: Operation) -> str:
+    """MLIR drops the `func.` prefix only where `func` is the default dialect: directly in a
+    `func.func` body (other region ops reset the default dialect)."""
+    parent = op.parent_op
+    if op.name.startswith("func.") and parent is not None and parent.name == "func.func":
+        return op.name[len("func."):]
+    return op.name
+
+
+# -- syntax shared by several dialects -----------------------------------------------------------
+
+def parse_return(p, op, n):
+    p.set_attrs(op, p.parse_optional_attr_dict())
+    refs = p.parse_optional_value_ref_list()
+    if refs:
+        pos = p.pos
+        p.expect(":", "':' and the operand types")
+        add_operands(op, p.resolve_all(refs, p.parse_type_list(), pos))
+
+
+def print_return(pr, op, indent):
+    attrs = attr_dict_for(op)
+    if attrs is None or op.results or op.regions:
+        return False
+    pr.out.append(short_name(op) + opt_dict(attrs))
+    if op.operands:
+        pr.out.append(f" {pr.operands(op.operands)} : {', '.join(str(t) for t in op.operand_types)}")
+    return True
+
+
+def parse_constant(p, op, n):
+    p.set_attrs(op, p.parse_optional_attr_dict())
+    pos = p.skip()
+    value = p.parse_attribute()
+    typ = getattr(value, "type", None)
+    if typ is None:
+        raise p.error("expected a typed constant value such as dense<1.0> : tensor<f32>", pos)
+    op.properties["value"] = value
+    set_results(op, [typ])
+
+
+def constant_names(op: Operation) -> tuple[str, ...] | None:
+    """`%c` for integer constants, `%cst` for the others (MLIR's constant naming)."""
+    if len(op.results) != 1:
+        return None
+    return ("c",) if isinstance(getattr(op.result.type, "element_type", None), IntegerType) else ("cst",)
+
+
+def print_constant(pr, op, indent):
+    attrs = attr_dict_for(op, ("value",))
+    value = op.properties.get("value")
+    if (attrs is None or value is None or op.operands or len(op.results) != 1
+            or getattr(value, "type", None) != op.result.type):
+        return False
+    pr.out.append(f"{op.name}{opt_dict(attrs)} {value}")
+    return True

@@ -1,0 +1,73 @@
+"""`symbol-dce`: MLIR's symbol dead-code elimination on the module's top-level symbols.
+
+A private symbol (`sym_visibility = "private"`, e.g. a private func) is erased when no live op
+refers to it. Live ops are the non-symbol ops and public symbols, and, transitively, every
+symbol a live op refers to (`@name` anywhere in its attributes or those of ops nested in it).
+"""
+
+from __future__ import annotations
+
+import re
+
+from sharding import TensorSharding, TensorShardingPerValue
+
+from sdy_passes.attributes import ArrayAttr, DictionaryAttr, OpaqueAttr, StringAttr, SymbolRefAttr
+from sdy_passes.ir import Module, Operation, symbol_name
+from sdy_passes.pass_manager import Pass
+
+_OPAQUE_REF = re.compile(r'@(?:"((?:[^"\\]|\\.)*)"|([A-Za-z_.$][\w.$-]*))')
+
+
+class SymbolDCEPass(Pass):
+    name = "symbol-dce"
+    summary = "Erases private symbols (funcs) nothing refers to."
+
+    def run(self, module: Module) -> None:
+        symbols = {name: op for op in module.ops if (name := symbol_name(op)) is not None}
+        live: set[int] = set()
+        worklist = [op for op in module.ops if not _is_private(op)]
+        live.update(id(op) for op in worklist)
+        while worklist:
+            for name in _references(worklist.pop()):
+                target = symbols.get(name)
+                if target is not None and id(target) not in live:
+                    live.add(id(target))
+                    worklist.append(target)
+        dead = [op for op in module.ops if _is_private(op) and id(op) not in live]
+        for op in dead:
+            op.erase(drop_uses=True)
+
+
+def _is_private(op: Operation) -> bool:
+    visibility = op.properties.get("sym_visibility")
+    return (symbol_name(op) is not None and isinstance(visibility, StringAttr)
+            and visibility.value == "private")
+
+
+def _references(op: Operation):
+    """Names of the top-level symbols `op` (and ops nested in it) refer to."""
+    for nested in op.walk():
+        for attrs in (nested.properties, nested.attributes):
+            for key, attr in attrs.items():
+                if key != "sym_name":
+                    yield from _attr_references(attr)
+
+
+def _attr_references(attr):
+    if isinstance(attr, SymbolRefAttr):
+        yield attr.root
+    elif isinstance(attr, ArrayAttr):
+        for element in attr:
+            yield from _attr_references(element)
+    elif isinstance(attr, DictionaryAttr):
+        for element in attr.as_dict().values():
+            yield from _attr_references(element)
+    elif isinstance(attr, TensorSharding):
+        if isinstance(attr.mesh_or_ref, str):
+            yield attr.mesh_or_ref
+    elif isinstance(attr, TensorShardingPerValue):
+        for sharding in attr.shardings:
+            yield from _attr_references(sharding)
+    elif isinstance(attr, OpaqueAttr) and "@" in attr.text:
+        for quoted, bare in _OPAQUE_REF.findall(attr.text):
+            yield quoted or bare

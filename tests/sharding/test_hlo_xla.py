@@ -1,0 +1,276 @@
+"""HloSharding text against XLA's own parser and printer (jaxlib 0.10.2's `xla_client.HloSharding`).
+
+XLA canonicalizes while it builds a sharding (`HloSharding::Subgroup`, `PartialTile`): what it
+prints is what `HloSharding.parse(text)` must print. Texts XLA rejects must raise
+`ShardingParseError`. XLA's parser also takes some texts its validator would refuse (duplicate
+or negative device ids, iota sizes that do not match the tile); the library refuses those too,
+so they are left out here. `SHARDING_HLO_EXAMPLES` sets how many random texts go to XLA.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sharding import HloSharding, ShardingError, ShardingParseError, from_hlo_sharding, to_hlo_sharding
+from sharding import Mesh, TensorSharding
+from tests.jaxlib_child import run_child
+
+EXAMPLES = int(os.environ.get("SHARDING_HLO_EXAMPLES", "300"))
+
+_XLA = r"""
+from jax._src.lib import xla_client as xc
+RESULT = []
+for text in PAYLOAD:
+    try:
+        RESULT.append([True, str(xc.HloSharding.from_string(text))])
+    except Exception as e:
+        RESULT.append([False, str(e).splitlines()[-3] if "\n" in str(e) else str(e)])
+"""
+
+
+def xla(texts: list[str]) -> list[tuple[bool, str]]:
+    return [tuple(r) for r in run_child(_XLA, texts)]
+
+
+def ours(text: str) -> tuple[bool, str]:
+    try:
+        return True, str(HloSharding.parse(text))
+    except ShardingParseError as e:
+        return False, e.message
+
+
+def _disagreements(texts):
+    bad = []
+    for text, (ok, printed) in zip(texts, xla(texts)):
+        mine = ours(text)
+        if mine[0] != ok or (ok and mine[1] != printed):
+            bad.append(f"{text!r}: XLA {'prints ' + printed if ok else 'rejects: ' + printed}; here {mine}")
+    return bad
+
+
+# Canonicalization and rejection cases (the printed forms come from XLA in the child).
+CASES = [
+    # XLA's hlo_parser_test.cc (ParseSharding*, ParseShardAs, ParseShardLike, ParseUnknownSharding)
+    "{maximal device=42}", "{devices=[2,2]0,1,2,3 last_tile_dim_replicate}",
+    "{devices=[2,2,2,2]" + ",".join(map(str, range(16))) + " last_tile_dims={manual, replicated}}",
+    "{devices=[2,2]<=[4] last_tile_dim_replicate}", "{devices=[2,2,2,2]<=[16] last_tile_dims={manual, replicated}}",
+    "{devices=[2,2]<=[2,2]T(1,0) last_tile_dim_replicate}",
+    "{devices=[2,2,2,2]<=[2,2,4]T(2,1,0) last_tile_dims={manual, replicated}}", "{manual shard_as 1}",
+    "{devices=[2,2,2,2]<=[16] last_tile_dims={manual, replicated} shard_like 1}",
+    # shard groups elsewhere
+    "{maximal device=2 shard_as 3}", "{{replicated shard_as 1}, {manual}}", "{replicated shard_as -1}",
+    "{replicated shard_as 1 shard_like 2}", "{devices=[4,1]<=[4] last_tile_dim_replicate shard_as 2}",
+    "{replicated shard_as}", "{replicated shard_as1}", '{mesh["a"=2], [{"a"}] shard_as 1}',
+    "{devices=[4,1]<=[4] last_tile_dim_replicate}",          # size-1 subgroup dim dropped
+    "{devices=[4]<=[4] last_tile_dim_replicate}",            # trivial tile: {replicated}
+    "{devices=[1]<=[1] last_tile_dim_replicate}",
+    "{devices=[2,2,1]<=[4] last_tile_dims={manual, replicated}}",
+    "{devices=[2,1,2]<=[4] last_tile_dims={manual, replicated}}",
+    "{devices=[1,4,1]<=[4] last_tile_dims={manual, replicated}}",
+    "{devices=[1,1,4]<=[4] last_tile_dims={unreduced, replicated}}",
+    "{devices=[2,2,1]<=[4] last_tile_dims={unreduced, replicated}}",
+    "{devices=[1,4]<=[4] last_tile_dims={unreduced}}",
+    "{devices=[1,8]7,6,5,4,3,2,1,0 last_tile_dims={manual}}",
+    "{devices=[2,2,2]<=[8] last_tile_dims={replicated, manual}}",   # subgroups reordered
+    "{devices=[2,2,2]<=[8] last_tile_dims={manual, manual}}",       # and merged
+    "{devices=[2,2,2]<=[8] last_tile_dims={replicated, manual, replicated}}",
+    "{devices=[2,2,2,2]<=[16] last_tile_dims={replicated, unreduced, manual}}",
+    "{devices=[2,2,2]7,6,5,4,3,2,1,0 last_tile_dims={replicated, manual}}",
+    "{devices=[2,2,2]7,6,5,4,3,2,1,0 last_tile_dims={unreduced, replicated}}",
+    "{devices=[2,2,2,2]15,14,13,12,11,10,9,8,7,6,5,4,3,2,1,0 last_tile_dims={replicated, unreduced, manual}}",
+    "{devices=[2,2]3,1,2,0 last_tile_dim_replicate}",               # devices sorted per group
+    "{devices=[2,4]7,3,1,5,0,2,4,6 last_tile_dims={replicated}}",
+    "{devices=[2,2]<=[4] last_tile_dims={}}",
+    "{devices=[2,2]<=[2,2]T(0,1)}", "{devices=[2,2,2]<=[2,2,2]T(2,0,1)}", "{devices=[1]<=[1]}",
+    "{devices=[0]<=[0]}", "{devices=[2147483648]<=[2147483648]}",
+    "{devices=[9223372036854775807]<=[9223372036854775807]}",
+    "{devices=[" + "1," * 64 + "2]<=[2]}",                         # 65 tile dims
+    "{unknown}", "{unreduced}", "{replicated}", "{manual}", "{maximal device=3}", "{}", "{ }",
+    "{{replicated}, {maximal device=2}}", "{ {replicated}, {devices=[2]0,1} }",
+    "{ devices=[2,2] 0, 2, 1, 3 }", "{devices=[2]<=[ 2 ]}", "{devices=[02]0,1}",
+    # rejected by XLA
+    "{devices=[1]0}", "{devices=[2,2]<=[4]T(0)}", "{devices=[2,2]<=[2,2]T(0)}", "{devices = [2] 0 , 1}",
+    "{devices=[2]0,\x1c1}", "{devices=[2]0,\x0b1}", "{devices=[\u0662,\u0662]<=[4]}", "{devices=[2]<=[2]T()}",
+    "{devices=[0]}", "{devices=[2]0x1,0}", "{replicated", "replicated", "{devices=[2]0,1,}",
+]
+
+
+@pytest.mark.jaxlib
+def test_canonical_forms_and_rejections_match_xla():
+    bad = _disagreements(CASES)
+    assert not bad, "\n".join(bad)
+
+
+@st.composite
+def hlo_texts(draw):
+    rank = draw(st.integers(0, 3))
+    n_sub = draw(st.integers(0 if rank else 1, 3))
+    dims = [draw(st.sampled_from([1, 2, 2, 3, 4])) for _ in range(rank)] + [draw(st.sampled_from([1, 1, 2, 3, 4])) for _ in range(n_sub)]
+    if math.prod(dims) > 256:
+        dims = [min(d, 2) for d in dims]
+    n = math.prod(dims)
+    if draw(st.booleans()):
+        devices = ",".join(map(str, draw(st.permutations(range(n)))))  # one device: XLA refuses
+    else:
+        factors = draw(st.permutations(_factor(n)))
+        reshape = list(factors) or [1]
+        order = draw(st.permutations(range(len(reshape))))
+        devices = f"<=[{','.join(map(str, reshape))}]"
+        if draw(st.booleans()):
+            devices += f"T({','.join(map(str, order))})"
+    kinds = [draw(st.sampled_from(["manual", "unreduced", "replicated"])) for _ in range(n_sub)]
+    if kinds == ["replicated"] and draw(st.booleans()):
+        tail = " last_tile_dim_replicate"
+    else:
+        tail = " last_tile_dims={" + ", ".join(kinds) + "}" if kinds else ""
+    return f"{{devices=[{','.join(map(str, dims))}]{devices}{tail}}}"
+
+
+def _factor(n: int) -> list[int]:
+    out, p = [], 2
+    while n > 1:
+        while n % p == 0:
+            out.append(p)
+            n //= p
+        p += 1
+    return out
+
+
+def _collect(strategy, n: int) -> list[str]:
+    texts = []
+
+    @settings(max_examples=n, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def collect(text):
+        texts.append(text)
+
+    collect()
+    return texts
+
+
+@pytest.mark.jaxlib
+def test_random_shardings_print_like_xla():
+    texts = _collect(hlo_texts(), EXAMPLES)
+    bad = _disagreements(texts)
+    assert not bad, f"{len(bad)} of {len(texts)} differ from XLA:\n" + "\n".join(bad[:10])
+
+
+def test_fully_unreduced_exports_as_unreduced():
+    mesh = Mesh.parse('<["a"=2, "b"=2]>')
+    assert to_hlo_sharding(TensorSharding.parse('<@m, [{}, {}], unreduced={"a", "b"}>'), mesh) == "{unreduced}"
+    assert (to_hlo_sharding(TensorSharding.parse('<@m, [{}, {}], unreduced={"a"}>'), mesh)
+            == "{devices=[1,1,2,2]<=[4] last_tile_dims={unreduced, replicated}}")
+
+
+def test_new_kinds_parse_and_convert():
+    assert HloSharding.parse("{{replicated}, {devices=[2]1,0}}").elements[1] == HloSharding.parse("{devices=[2]1,0}")
+    assert str(HloSharding.parse("{ }")) == "{}"
+    mesh, s = from_hlo_sharding("{unreduced}", rank=2, num_devices=4)
+    assert (mesh.body(), str(s)) == ('<["axis_0"=4]>', '#sdy.sharding<@mesh, [{}, {}], unreduced={"axis_0"}>')
+    for text in ("{unknown}", "{{replicated}}"):
+        with pytest.raises(ShardingError, match="expected a single known HloSharding"):
+            from_hlo_sharding(text, rank=1)
+
+
+# -- XLA's mesh form (V3): `{mesh["x"=2], [{"x"}]}` ----------------------------------------------
+
+V3_CASES = [
+    '{mesh["a"=2,"b"=2], [{"a"},{"b"}]}', '{ mesh [ "a" = 2 , "b" = 2 ] , [ { "a" } , { "b" } ] }',
+    '{mesh["a"=2] [{"a"}]}', '{mesh["a"=2,"b"=2], [{},{}], unreduced={"b"}, replicated={"a"}}',
+    '{mesh["a"=2,"b"=2], [{},{}], manual={"a"}, unreduced={"b"}}', '{mesh["a"=2,"b"=2], []}',
+    '{mesh["a"=2], [], unreduced={"a"}}', '{mesh["a"=2,"b"=2], [], unreduced={"a"}}',
+    '{mesh["a"=2,"b"=2], [], manual={"a","b"}}', '{mesh[], []}', '{mesh[], [{}]}',
+    '{mesh["a"=2,"b"=2], [{"a", ?}, {?}]}', '{mesh["a"=4], [{"a":(2)2}, {"a":(1)2}]}',
+    '{mesh["a"=2,"b"=2], device_ids=(1,0,3,2), [{"a"},{"b"}]}', '{mesh["a"=2,"b"=2], device_ids=([4]), [{"a"}]}',
+    '{mesh["a"=2,"b"=2], device_ids=([2,2]T(1,0)), [{"a"},{"b"}]}', '{mesh["a"=2],device_ids=(1,0),[{"a"}]}',
+    '{mesh["a"=2], [{"0"}]}', '{mesh["x y"=2], [{"x y"}]}', '{mesh["a\\"b"=2], [{"a\\"b"}]}',
+    '{mesh["a"=2], [{"a"}], replicated={}}', '{mesh["a"=2], device_ids=(1,0), replicated}',
+    '{mesh["a"=2,"b"=2], unreduced}', '{mesh["a"=2,"b"=2], manual}', '{maximal_mesh[device_id=3]}',
+    '{{mesh["a"=2], [{"a"}]}, {maximal_mesh[device_id=1]}}',
+    # rejected by XLA's parser (texts its verifier would abort on are refused here, not sent)
+    '{mesh["a"=2], device_ids = (1,0), [{"a"}]}', '{mesh["a"=2], [{?, "a"}]}', '{mesh["a"=2], [{"a"}p1]}',
+    '{mesh["a"=2]}', '{mesh[a=2], [{a}]}', '{mesh["a"=2], unreduced={"a"}}', '{maximal_mesh[3]}',
+    '{mesh["a"=2,"b"=2], device_ids=([2,2]), [{"a"}]}', '{mesh["a"=2], [{"a"}],}',
+]
+
+
+@pytest.mark.jaxlib
+def test_mesh_forms_match_xla():
+    bad = _disagreements(V3_CASES)
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("text, message", [  # each of these aborts jaxlib 0.10.2 (a CHECK failure)
+    ('{mesh["a"=2,"b"=2], [{},{}], replicated={"b", "a"}}', "replicated axes are not ordered w.r.t. mesh"),
+    ('{mesh["a"=2,"b"=2], [{},{}], manual={"b", "a"}}', "manual axes are not ordered w.r.t. mesh"),
+    ('{mesh["a"=4], [{"a":(1)4}]}', "sub-axis size is equal to the full axis size"),
+    ('{mesh["a"=4], [{"a":(1)2, "a":(2)2}]}', "two consecutive sub-axes can be merged"),
+    ('{mesh["a"=2], [{"b"}]}', "is not a valid axis name or index"),
+    ('{mesh["a"=2,"b"=2], device_ids=(0,1,2,3), [{"a"}]}', "iota device id list"),
+    ('{mesh["a"=2], device_ids=(), [{"a"}]}', "expected device id"),
+    ('{mesh["a"=2], [{"a"}], manual={"a"}}', 'duplicate axis ref: "a"'),
+])
+def test_mesh_forms_xla_aborts_on_are_parse_errors(text, message):
+    with pytest.raises(ShardingParseError, match=message):
+        HloSharding.parse(text)
+
+
+@st.composite
+def v3_texts(draw):
+    names = ["a", "b", "c"][: draw(st.integers(1, 3))]
+    sizes = [draw(st.sampled_from([1, 2, 3, 4])) for _ in names]
+    n = math.prod(sizes)
+    text = "mesh[" + ",".join(f'"{a}"={s}' for a, s in zip(names, sizes)) + "]"
+    ids = draw(st.sampled_from(["none", "list", "iota"]))
+    if ids == "list" and n > 1:
+        perm = draw(st.permutations(range(n)).filter(lambda p: list(p) != list(range(n))))
+        text += ", device_ids=(" + ",".join(map(str, perm)) + ")"
+    elif ids == "iota" and len(names) > 1:
+        order = draw(st.permutations(range(len(names))))
+        text += f", device_ids=([{','.join(map(str, sizes))}]T({','.join(map(str, order))}))"
+    # Every axis goes to one place: a dim, replicated, unreduced, manual or nowhere; an axis of
+    # size 4 may be cut into its two halves.
+    refs = []
+    for a, s in zip(names, sizes):
+        refs += [f'"{a}":(1)2', f'"{a}":(2)2'] if s == 4 and draw(st.booleans()) else [f'"{a}"']
+    rank = draw(st.integers(0, 3))
+    places = [draw(st.integers(-4, rank - 1)) for _ in refs]  # -1..-3: replicated, unreduced, manual
+    dims = []
+    for d in range(rank):
+        mine = list(draw(st.permutations([r for r, p in zip(refs, places) if p == d])))
+        for i in range(len(mine) - 1):  # the halves of an axis, major then minor, would be mergeable
+            if mine[i].endswith(":(1)2") and mine[i + 1] == mine[i][:-5] + ":(2)2":
+                mine[i], mine[i + 1] = mine[i + 1], mine[i]
+        dims.append("{" + ", ".join(list(mine) + (["?"] if draw(st.booleans()) else [])) + "}")
+    body = "[" + ", ".join(dims) + "]"
+    for word, p in (("replicated", -1), ("unreduced", -2), ("manual", -3)):
+        listed = []
+        for r in (r for r, q in zip(refs, places) if q == p):
+            if not (listed and listed[-1].split(":")[0] == r.split(":")[0]):  # no mergeable halves side by side
+                listed.append(r)
+        if listed or draw(st.booleans()):
+            body += f", {word}={{" + ", ".join(listed) + "}"
+    return "{" + text + ", " + body + "}"
+
+
+@pytest.mark.jaxlib
+def test_random_mesh_forms_print_like_xla():
+    texts = _collect(v3_texts(), EXAMPLES // 2)
+    bad = _disagreements(texts)
+    assert not bad, f"{len(bad)} of {len(texts)} differ from XLA:\n" + "\n".join(bad[:10])
+
+
+def test_mesh_forms_convert_to_shardy():
+    mesh, s = from_hlo_sharding('{mesh["a"=2,"b"=2], device_ids=(1,0,3,2), [{"b"}, {}], unreduced={"a"}}')
+    assert (mesh.body(), str(s)) == ('<["a"=2, "b"=2], device_ids=[1, 0, 3, 2]>',
+                                     '#sdy.sharding<@mesh, [{"b"}, {}], unreduced={"a"}>')
+    mesh, s = from_hlo_sharding('{mesh["a"=2], replicated}', rank=2)
+    assert (mesh.body(), str(s)) == ('<["a"=2]>', '#sdy.sharding<@mesh, [{}, {}]>')
+    assert from_hlo_sharding("{maximal_mesh[device_id=3]}")[0].body() == "<[], device_ids=[3]>"
+    with pytest.raises(ShardingError, match="manual axes are the inside"):
+        from_hlo_sharding('{mesh["a"=2,"b"=2], [{"a"}], manual={"b"}}')
