@@ -60,10 +60,8 @@ def _tile_problem(dims: tuple[int, ...]) -> tuple[int, str] | None:
         return 0, "a tile needs at least one dimension, found T()"
     for i, d in enumerate(dims):
         if d == COMBINE_DIMENSION:
-            if i == len(dims) - 1:
-                return i, "'*' cannot be the last (most-minor) tile entry: it has no minor " \
-                          "neighbour to combine with"
-        elif d < 0:
+            continue  # (a last '*' is text XLA accepts, refused by `tile_steps`)
+        if d < 0:
             return i, f"tile dimension {d} is negative; write '*' (not -1) for a combined " \
                       "dimension"
         elif d == 0:
@@ -178,11 +176,13 @@ class Layout:
                       for t in _as_tuple(self.tiles, "tiles"))
         object.__setattr__(self, "tiles", tiles)
         for name, low in (("element_size_in_bits", 0), ("tail_padding_alignment_in_elements", 1),
-                          ("memory_space", 0), ("dynamic_shape_metadata_prefix_bytes", 0)):
+                          ("memory_space", -2**63), ("dynamic_shape_metadata_prefix_bytes", 0)):
             value = _as_int(getattr(self, name), name)
             if not low <= value <= _INT64_MAX:
                 raise LayoutError(f"{name} must be >= {low}, found {value}")
             object.__setattr__(self, name, value)
+        # XLA keeps the memory space in 8 bits: S(128) prints S(-128), S(256) is S(0)
+        object.__setattr__(self, "memory_space", (self.memory_space + 128) % 256 - 128)
 
     @property
     def rank(self) -> int:
@@ -276,9 +276,6 @@ class Shape:
         if layout.rank != len(dims):
             raise LayoutError(f"Dimensions size is {len(dims)}, but minor to major size is "
                               f"{layout.rank}.")
-        problem = _element_size_problem(et, layout.element_size_in_bits)
-        if problem:
-            raise UnsupportedLayoutError(problem)
 
     @property
     def rank(self) -> int:
@@ -349,7 +346,6 @@ class _Parser:
         self.text = text
         self.tokens = self._tokenize(text)
         self.i = 0
-        self._element_size_pos: int | None = None
 
     def error(self, message: str, pos: int | None = None) -> LayoutParseError:
         return LayoutParseError(message, self.text, self.tokens[self.i][2] if pos is None else pos)
@@ -450,20 +446,18 @@ class _Parser:
                     break
         self.expect("]", "',' or ']' in the dimensions")
         layout, layout_pos = None, self.pos()
+        if self.kind() == "{" and self.kind(1) not in ("int", ":"):
+            raise self.error("a layout after ']' starts with a dimension number or ':' "
+                             "(XLA reads no layout here, then fails on the '{')")
         if self.kind() == "{":
             layout = self.layout()
             if layout.rank != len(dims):
                 raise LayoutParseError(
                     f"Dimensions size is {len(dims)}, but minor to major size is "
                     f"{layout.rank}.", self.text, layout_pos)
-        try:
-            return Shape(name, tuple(dims), layout, tuple(dyn))
-        except LayoutError as e:  # E(n) that cannot be stored for this type
-            raise LayoutParseError(str(e), self.text, self._element_size_pos or layout_pos) \
-                from None
+        return Shape(name, tuple(dims), layout, tuple(dyn))
 
     def layout(self) -> Layout:
-        self._element_size_pos = None
         self.expect("{", "'{' starting a layout")
         m2m, m2m_pos = [], []
         if self.kind() == "int":
@@ -498,10 +492,9 @@ class _Parser:
                 elif name == "L":
                     fields["tail_padding_alignment_in_elements"] = self.paren_int("L(n)", 1)
                 elif name == "E":
-                    self._element_size_pos = pos
                     fields["element_size_in_bits"] = self.paren_int("E(n)", 0)
                 elif name == "S":
-                    fields["memory_space"] = self.paren_int("S(n)", 0)
+                    fields["memory_space"] = self.paren_int("S(n)", -2**63)
                 else:
                     fields["dynamic_shape_metadata_prefix_bytes"] = self.paren_int("M(n)", 0)
         self.expect("}", "'}' closing the layout")
@@ -593,6 +586,10 @@ def tile_steps(physical_dims: Iterable[int], tiles: Iterable[Tile]) -> tuple[Til
     steps, cur = [], tuple(physical_dims)
     for t in tiles:
         spec = t.dimensions
+        if spec[-1] == COMBINE_DIMENSION:
+            raise UnsupportedLayoutError(
+                f"tile {t}: '*' as the last (most-minor) entry has no minor neighbour to "
+                "combine with; XLA reads the text but it places no elements")
         ones = (1,) * max(0, len(spec) - len(cur)) + cur
         start = len(ones) - len(spec)
         combined, tile, acc = list(ones[:start]), [], 1
@@ -630,11 +627,16 @@ def _check_static(shape: Shape):
 def check_encodable(shape: Shape, *, allow_nested_padding: bool = False) -> None:
     """Raises `UnsupportedLayoutError` unless `shape` has a well-defined dense buffer.
 
-    Refused: dynamic dims, `M(n)` metadata, and (unless `allow_nested_padding`) a tile after
+    Refused: dynamic dims, `E(n)` the element type cannot be stored in (XLA's parser accepts
+    `f32[3]{0:E(300)}`), `M(n)` metadata, and (unless `allow_nested_padding`) a tile after
     the first that pads again. XLA sizes buffers from the first tile only, so for such layouts
     XLA's buffer is smaller than the definition's (`f32[4,4]{1,0:T(4,4)(3)}`: 64 vs 96 bytes).
     """
     _check_static(shape)
+    problem = _element_size_problem(ELEMENT_TYPES[shape.element_type],
+                                    shape.layout.element_size_in_bits)
+    if problem:
+        raise UnsupportedLayoutError(f"{shape}: {problem}")
     if shape.layout.dynamic_shape_metadata_prefix_bytes:
         raise UnsupportedLayoutError(
             f"{shape}: M(n) (dynamic-shape metadata prefix) is not supported")
