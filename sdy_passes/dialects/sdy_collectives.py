@@ -9,7 +9,9 @@ without `PARAMS`); the parameters are the frozen values of `sharding.syntax`. Th
 from __future__ import annotations
 
 from sharding import AxisRef, Mesh, TensorSharding
-from sharding.axes import can_merge, contains, is_sorted, overlaps, prefix_without_overlap, sort_and_merge
+from sharding import ShardingError
+from sharding.axes import can_merge, is_sorted, overlaps, sort_and_merge
+from sharding.reshard import gather_along_dim, slice_along_dim
 from sharding.syntax import AllToAllParamList, AxisRefList, ListOfAxisRefLists, parse_collective_params_body
 
 from sdy_passes import _sdy_syntax as sdy_syntax
@@ -33,13 +35,11 @@ _MISSING_INPUT_OK = {"sdy.all_slice", "sdy.all_reduce", "sdy.reduce_scatter"}
 
 def _parse(p, op, n):
     key, _, kind = _PARAMS[op.name]
-    if key is not None:
-        pos = p.skip()
-        op.properties[key] = p.parse_sdy(lambda text, at: parse_collective_params_body(text, kind, at), pos)
+    if key is not None:  # (from the end of the op name: MLIR reports a wrong first token there)
+        op.properties[key] = p.parse_sdy(lambda text, at: parse_collective_params_body(text, kind, at), p.pos)
     ref = p.parse_value_ref()
     p.expect_keyword("out_sharding")
     p.expect("=")
-    p.skip()
     op.properties["out_sharding"] = p.parse_sdy(sdy_syntax.parse_sharding_body, p.pos)
     p.set_attrs(op, p.parse_optional_attr_dict())
     p.expect(":")
@@ -96,25 +96,10 @@ class _AxisLists:
 
 
 def _gather(op, dim_axes, axes, d, mesh, what) -> list[AxisRef]:
-    out = list(dim_axes)
-    for ref in reversed(axes):
-        last = out[-1] if out else None
-        if last is None or not (contains(last, ref) and ref.next_pre_size(mesh) == last.next_pre_size(mesh)):
-            fail(op, f"can't apply {what} axis {ref} to operand sharding on dimension {d}")
-        out.pop()
-        prefix = prefix_without_overlap(last, ref)
-        if prefix is not None:
-            out.append(prefix)
-    return out
-
-
-def _slice(dim_axes, axes, mesh) -> list[AxisRef]:
-    from sharding.reshard import _add_or_merge
-
-    out = list(dim_axes)
-    for ref in axes:
-        _add_or_merge(out, ref, mesh)
-    return out
+    try:
+        return gather_along_dim(dim_axes, axes, mesh)
+    except ShardingError as e:
+        fail(op, f"can't apply {what} axis {e} to operand sharding on dimension {d}")
 
 
 def _expect(op, expected, result: TensorSharding, d: int) -> None:
@@ -158,7 +143,7 @@ def _per_dim(what):
         if out.rank != len(params.lists):
             fail(op, f"result sharding has rank {out.rank} but collective axes has rank {len(params.lists)}")
         for d, (dim, axes) in enumerate(zip(operand.dim_shardings, params.lists)):
-            expected = _gather(op, dim.axes, axes, d, mesh, what) if what else _slice(dim.axes, axes, mesh)
+            expected = _gather(op, dim.axes, axes, d, mesh, what) if what else slice_along_dim(dim.axes, axes, mesh)
             _expect(op, expected, out, d)
         if op.name == "sdy.sharded_to_unreduced":
             expected = sort_and_merge([*operand.unreduced_axes, *(a for axes in params.lists for a in axes)], mesh)
@@ -192,7 +177,7 @@ def _verify_all_to_all(op, params: AllToAllParamList, operand, out, mesh, ctx):
     for p in params.params:
         _expect(op, _gather(op, operand.dim_shardings[p.src_dim].axes, p.axes, p.src_dim, mesh, "all-to-all"),
                 out, p.src_dim)
-        _expect(op, _slice(operand.dim_shardings[p.tgt_dim].axes, p.axes, mesh), out, p.tgt_dim)
+        _expect(op, slice_along_dim(operand.dim_shardings[p.tgt_dim].axes, p.axes, mesh), out, p.tgt_dim)
     for d, dim in enumerate(operand.dim_shardings):
         if d not in seen:
             _expect(op, dim.axes, out, d)

@@ -55,3 +55,23 @@ def test_invalid_cases_fail_as_jaxlib(case):
         sdy_passes.verify_module(module)
     assert info.value.message == message
     assert (info.value.location.line, info.value.location.col) == (int(line), int(col))
+
+
+# Shardy `main`'s reduction syntax, which jaxlib 0.10.2 rejects (spec §1): its first diagnostic,
+# position included (checked with jaxlib's parser).
+NEWER_SYNTAX = [
+    ('%0 = sdy.all_reduce max {"x"} %arg0 out_sharding=<@mesh, [{}]> : tensor<8xf32>', 22, "expected '{'"),
+    ('%0 = sdy.reduce_scatter max [{"x"}] %arg0 out_sharding=<@mesh, [{"x"}]> : tensor<8xf32>', 26,
+     "expected '['"),
+    ('%0 = sdy.all_gather [{"x"}] %arg0 out_sharding=<@mesh, [{}], unreduced=max{"y"}> : tensor<8xf32>', 74,
+     "expected '{'"),
+]
+
+
+@pytest.mark.parametrize("body, col, message", NEWER_SYNTAX)
+def test_newer_reduction_syntax_is_refused(body, col, message):
+    text = ('sdy.mesh @mesh = <["x"=2, "y"=2]>\nfunc.func @f(%arg0: tensor<8xf32> {sdy.sharding = '
+            '#sdy.sharding<@mesh, [{"x"}]>}) -> tensor<8xf32> {\n  ' + body + '\n  return %0 : tensor<8xf32>\n}')
+    with pytest.raises(SdyError) as info:
+        sdy_passes.parse_module(text)
+    assert str(info.value).splitlines()[0] == f"-:3:{col}: error: {message}"

@@ -107,3 +107,19 @@ def test_lit_cases_through_the_cli(capsys):
         assert main(["--pass-pipeline=" + PIPELINE % ("true" if keep else "false"),
                      str(folder / f"{case['id']}.in.mlir")]) == 0
         assert_same_up_to_ssa(capsys.readouterr().out, (folder / f"{case['id']}.out.pretty.mlir").read_text())
+
+
+def test_a_failing_pass_reports_jaxlibs_message_and_leaves_the_ir():
+    text = ('sdy.mesh @mesh = <["x"=6]>\n'
+            'func.func @f(%arg0: tensor<12x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x":(1)2}, {}]>}) '
+            '-> (tensor<12x8xf32>, tensor<12x8xf32>) {\n'
+            '  %0 = sdy.reshard %arg0 <@mesh, [{}, {"x"}]> : tensor<12x8xf32>\n'
+            '  %1 = sdy.reshard %arg0 <@mesh, [{"x":(1)3}, {}]> : tensor<12x8xf32>\n'
+            '  return %0, %1 : tensor<12x8xf32>, tensor<12x8xf32>\n}\n')
+    module = sdy_passes.parse_module(text)
+    before = sdy_passes.print_module(module)
+    with pytest.raises(PassFailedError) as info:
+        sdy_passes.run_passes(module, PIPELINE % "false")
+    assert info.value.message == "'sdy.all_slice' op overlapping sub-axes: \"x\":(1)2, \"x\":(1)3"
+    assert (info.value.location.line, info.value.location.col) == (4, 8)
+    assert sdy_passes.print_module(module) == before
