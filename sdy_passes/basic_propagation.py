@@ -61,10 +61,10 @@ def propagate_any(op: Operation, num_factors: int) -> list[int]:
 def _rule_for(op: Operation, conservative: bool) -> OpShardingRule | None:
     """The rule Shardy's registry builds for `op` (None: the op is not propagated through).
 
-    The one place propagation asks for a rule an op does not carry; the op sharding rule table
-    plugs in here.
+    The one place propagation asks for a rule an op does not carry.
     """
-    return None
+    from sdy_passes.op_sharding_rules import create_op_sharding_rule
+    return create_op_sharding_rule(op, conservative)
 
 
 def get_or_create_sharding_rule(op: Operation, conservative: bool) -> OpShardingRule | None:
