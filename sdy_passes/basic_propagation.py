@@ -1,8 +1,8 @@
 """`sdy-basic-propagate`: Shardy's factor-based sharding propagation (`basic_propagation.cc`).
 
 The pass propagates shardings through every op that has an `#sdy.op_sharding_rule` (its
-`sdy.sharding_rule` attribute, or the rule `_rule_for(op)` gives), through data-flow edges
-(`sdy.data_flow_edge`, `sdy.func_data_flow_edge`, identity rules between an edge's sources and
+`sdy.sharding_rule` attribute, or the one `sdy_passes.op_sharding_rules` builds), through data-flow
+edges (`sdy.data_flow_edge`, `sdy.func_data_flow_edge`, identity rules between an edge's sources and
 its owner) and propagation barriers, until nothing changes (spec/propagation.md §4.2).
 
 It reproduces MLIR's greedy pattern driver as Shardy configures it, because the order in which
@@ -36,6 +36,7 @@ from sdy_passes.attributes import (
 from sdy_passes.basic_factor_propagation import BOTH, NONE, BasicFactorPropagation
 from sdy_passes.errors import PassFailedError, SdyError
 from sdy_passes.ir import BlockArgument, Module, Operation, OpResult, Value
+from sdy_passes.op_sharding_rules import get_or_create_sharding_rule
 from sdy_passes.op_properties import is_trivially_dead
 from sdy_passes.pass_manager import Pass
 from sdy_passes.sharding_group_map import ShardingGroupMap
@@ -56,25 +57,6 @@ GetDirections = Callable[[Operation, int], list[int]]
 
 def propagate_any(op: Operation, num_factors: int) -> list[int]:
     return [BOTH] * num_factors
-
-
-def _rule_for(op: Operation, conservative: bool) -> OpShardingRule | None:
-    """The rule Shardy's registry builds for `op` (None: the op is not propagated through).
-
-    The one place propagation asks for a rule an op does not carry; the op sharding rule table
-    plugs in here.
-    """
-    return None
-
-
-def get_or_create_sharding_rule(op: Operation, conservative: bool) -> OpShardingRule | None:
-    rule = op.attributes.get(SHARDING_RULE)
-    if isinstance(rule, OpShardingRule):
-        return rule
-    rule = _rule_for(op, conservative)
-    if rule is not None:
-        op.attributes[SHARDING_RULE] = rule
-    return rule
 
 
 def remove_sharding_rules(module: Module) -> None:
@@ -380,7 +362,7 @@ class Propagator:
             return True
         if op.name == FUNC_DATA_FLOW_EDGE:
             return self._visit_func_edge(op)
-        rule = get_or_create_sharding_rule(op, self.conservative)
+        rule = get_or_create_sharding_rule(op, self.conservative, set_on_op=True)
         if rule is None:
             return False
         return self.propagate_tensors(self._values(op.operands), self._values(op.results), rule,

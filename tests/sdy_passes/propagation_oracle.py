@@ -1,8 +1,8 @@
 """Propagation against jaxlib 0.10.2, on inputs whose ops carry jaxlib's own sharding rules.
 
-The project has no op sharding rule table yet (propagation asks `_rule_for`, which gives none),
-so every input is first run through jaxlib's `func.func(sdy-populate-op-sharding-rules)` in the
-child: each op then carries the `sdy.sharding_rule` jaxlib's registry gives it, and both sides
+Every input is first run through jaxlib's `func.func(sdy-populate-op-sharding-rules)` in the
+child: each op then carries the `sdy.sharding_rule` jaxlib's registry gives it (ops created
+during propagation get theirs from the project's own table, as in jaxlib), and both sides
 propagate that same rule-annotated module. jaxlib keeps a pre-existing rule as it is and removes
 all non-custom rules at the end (unless `keep-sharding-rules`), so for the golden cases its output
 on the annotated input equals the recorded output (checked for all 253 non-pipeline D2 cases).
@@ -115,15 +115,7 @@ def annotated_case_inputs() -> dict[str, str]:
 
 
 # Cases that cannot agree yet, with the reason (the test expects them to fail).
-NEEDS_RULE_TABLE = {f"sdy-basic-propagate/{i}" for i in ("112", "113", "114", "115")}
-"""Sharding-group sync inserts constraints during the pass; jaxlib gives them their rule just in
-time from its registry, which the project does not have yet (`_rule_for`)."""
-
-
 def known_failure(case) -> str | None:
-    key = f"{case['pass']}/{case['id']}"
-    if key in NEEDS_RULE_TABLE:
-        return "needs the op sharding rule table: constraints created by group sync have no rule"
     if "debug-" in case["pipeline"]:
         return "debug-sharding-origins / debug-propagation-edge-sharding are not implemented"
     return None
