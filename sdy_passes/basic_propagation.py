@@ -144,7 +144,9 @@ def _edge_from_source(user: Operation, index: int) -> Operation | None:
     if op is None or op.name not in DATA_FLOW_OPS:
         return None
     if op.name in (NAMED_COMPUTATION, MANUAL_COMPUTATION) and user is op:
-        owner = op.regions[0].blocks[0].arguments[index]
+        # Shardy returns the operand itself here, not the block argument (so an operand's
+        # change never reaches the body's edge this way; jaxlib behaves so, and so do we).
+        owner = op.operands[index]
     else:
         owner = op.results[index] if index < len(op.results) else None
     if owner is not None and owner.has_one_use and owner.uses[0].operation.name == DATA_FLOW_EDGE:
