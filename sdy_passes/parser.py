@@ -23,7 +23,8 @@ from sdy_passes.attributes import (
     DenseElementsAttr, DictionaryAttr, FileLineColLoc, FloatAttr, FloatType, FunctionType,
     IndexType, IntegerAttr, IntegerType, NoneType, OpaqueAttr, OpaqueLoc, OpaqueType,
     OpShardingRule, RankedTensorType, StringAttr, SymbolRefAttr, TupleType, Type, TypeAttr,
-    UnitAttr, UnknownLoc, UnrankedTensorType, format_float, round_float as _round_float,
+    UnitAttr, UnknownLoc, UnrankedTensorType, factor_name, format_float,
+    round_float as _round_float,
 )
 from sdy_passes.errors import IRParseError
 from sdy_passes.dialects import ATTRIBUTES, DEFAULT_DIALECT, lookup
@@ -511,7 +512,8 @@ class Parser:
 
     def _parse_hash_attribute(self) -> Attribute:
         text, start = self.text, self.pos
-        for prefix in ("#sdy.sharding_per_value<", "#sdy.sharding<", "#sdy.mesh<", "#sdy<manual_axes"):
+        for prefix in ("#sdy.sharding_per_value<", "#sdy.sharding<", "#sdy.mesh<", "#sdy<manual_axes",
+                       "#sdy<list_of_axis_ref_lists", "#sdy<axis_ref_list", "#sdy<all_to_all_param_list"):
             if text.startswith(prefix, start):
                 # The same sharding text recurs on many ops: parse each distinct one once.
                 m = _SDY_ATTR.match(text, start)
@@ -614,78 +616,107 @@ class Parser:
         return DenseArrayAttr(el, tuple(values))
 
     def _parse_sharding_rule(self) -> OpShardingRule:
-        """`<([i, j])->([i, j]) {i=8, j=8} reduction={j} ... custom>` after the name."""
+        """`<([i, j])->([i, j]) {i=8, j=8} reduction={j} ..., custom>` after the name, as
+        Shardy's parser reads it (factor sizes in iota order `i`, `j`, ...)."""
         self.expect("<")
-        names: dict[str, int] = {}
-
-        def factors(text: str, pos: int) -> tuple[int, ...]:
-            out = []
-            for f in re.findall(r"[i-z](?:_[0-9]+)?", text):
-                out.append(names.setdefault(f, _factor_index(f)))
-            if "".join(re.findall(r"[i-z](?:_[0-9]+)?", text)) != text:
-                raise self.error(f"invalid factor list '{text}'", pos)
-            return tuple(out)
-
-        def tensors() -> tuple:
-            self.expect("(")
-            ts = []
-            if not self.peek(")"):
-                while True:
-                    self.expect("[")
-                    dims = []
-                    if not self.peek("]"):
-                        while True:
-                            p = self.skip()
-                            m = _FACTORS.match(self.text, p)
-                            self.pos = m.end()
-                            dims.append(factors(m.group(0), p))
-                            if not self.parse_optional(","):
-                                break
-                    self.expect("]")
-                    ts.append(tuple(dims))
-                    if not self.parse_optional(","):
-                        break
-            self.expect(")")
-            return tuple(ts)
-
-        operands = tensors()
+        operands = self._rule_tensors()
         self.expect("->")
-        results = tensors()
-        sizes: dict[int, int] = {}
-        if self.parse_optional("{"):  # absent for a rule without factors: `([])->([])`
-            if not self.peek("}"):
-                while True:
-                    p = self.skip()
-                    name = self.parse_bare_id("factor name")
-                    self.expect("=")
-                    sizes[factors(name, p)[0]] = self.parse_int("factor size")
-                    if not self.parse_optional(","):
-                        break
+        results = self._rule_tensors()
+        sizes: list[int] = []
+        if self.parse_optional("{"):
+            while True:
+                symbol = self.parse_bare_id("factor symbol")
+                here = self.skip()
+                index, rest = self._factor_symbol(symbol)
+                if index != len(sizes):
+                    raise self.error(
+                        "expecting factor indices to be ordered like an iota ([0,1,2,...], e.g. "
+                        f"{{i=#, j=#, ...}}). Expecting factor index symbol '{factor_name(len(sizes))}', "
+                        f"received: '{factor_name(index)}'", here)
+                if rest:
+                    raise self.error(f"expecting single factor symbol: {rest}", here)
+                self.expect("=")
+                sizes.append(self._parse_bounded_int(32, "factor size"))
+                if not self.parse_optional(","):
+                    break
             self.expect("}")
-        extra: dict[str, tuple[int, ...]] = {}
-        custom = False
-        while not self.parse_optional(">"):
-            if self.parse_optional(","):  # `, custom` ends the rule (Shardy's parseIsCustomRule)
-                self.skip()
-                if self.parse_bare_id("'custom'") != "custom":
-                    raise self.error("expected 'custom'")
-                custom = True
-                self.expect(">")
-                break
-            key = self.parse_bare_id("'>' or a factor list name")
+        special: dict[str, tuple[int, ...]] = {}
+        for key in ("reduction", "need_replication", "permutation", "blocked_propagation"):
+            if not self.parse_optional_keyword(key):
+                continue
             self.expect("=")
-            self.expect("{")
-            fs = []
-            while not self.peek("}"):
-                p = self.skip()
-                fs.extend(factors(self.parse_bare_id("factor"), p))
-                self.parse_optional(",")
-            self.expect("}")
-            extra[key] = tuple(fs)
+            braces = self.parse_optional("{")
+            factors = []
+            while True:
+                symbol = self.parse_bare_id("factor symbol")
+                self.skip()
+                factors.append(self._factor_symbol(symbol)[0])
+                if not self.parse_optional(","):
+                    break
+            if braces:
+                self.expect("}")
+            special[key] = tuple(factors)
+        custom = self.parse_optional(",")
+        if custom:
+            self.expect_keyword("custom")
+        self.expect(">")
         return OpShardingRule(
-            operands, results, tuple(sizes[i] for i in range(len(sizes))),
-            extra.get("reduction", ()), extra.get("need_replication", ()),
-            extra.get("permutation", ()), extra.get("blocked_propagation", ()), custom)
+            operands, results, tuple(sizes), special.get("reduction", ()),
+            special.get("need_replication", ()), special.get("permutation", ()),
+            special.get("blocked_propagation", ()), custom)
+
+    def _rule_tensors(self) -> tuple:
+        """`([i, j], [k])`: one mapping per tensor, one factor tuple per dim."""
+        self.expect("(")
+        tensors = []
+        if not self.peek(")"):
+            while True:
+                self.expect("[")
+                dims = []
+                if not self.parse_optional("]"):
+                    while True:
+                        symbols = self.parse_optional_bare_id()
+                        here = self.skip()
+                        factors = []
+                        while symbols:
+                            index, symbols = self._factor_symbol(symbols, here)
+                            factors.append(index)
+                        dims.append(tuple(factors))
+                        if not self.parse_optional(","):
+                            break
+                    self.expect("]")
+                tensors.append(tuple(dims))
+                if not self.parse_optional(","):
+                    break
+        self.expect(")")
+        return tuple(tensors)
+
+    def _factor_symbol(self, text: str, pos: int | None = None) -> tuple[int, str]:
+        """The index of the first factor symbol in `text` and the rest (`'z_2k'` -> 19, `'k'`)."""
+        pos = self.pos if pos is None else pos
+        if not text.startswith("z_"):
+            if not "i" <= text[0] <= "z":
+                raise self.error(f"expecting symbol from 'i' to 'z'. Received: '{text[0]}'", pos)
+            return ord(text[0]) - ord("i"), text[1:]
+        digits = re.match(r"[0-9]*", text[2:]).group(0)
+        if not digits:
+            raise self.error(f"expecting integer after 'z_'. Received: '{text}'", pos)
+        if digits[0] == "0":
+            raise self.error(f"expecting positive integer without leading zeros. Received: '{digits}'", pos)
+        if len(digits) > 19 or int(digits) >= 1 << 63:
+            raise self.error(f"expecting symbol index <=2^63-1. Received: '{digits}'", pos)
+        return int(digits) + 17, text[2 + len(digits):]
+
+    def _parse_bounded_int(self, bits: int, what: str) -> int:
+        """A signed integer that must fit `bits` bits (MLIR's `parseInteger` into a C++ int)."""
+        pos = self.skip()
+        m = _INT.match(self.text, pos)
+        if not m:
+            self.fail_expected(what)
+        if len(m.group(0)) > 30 or not -(1 << (bits - 1)) <= int(m.group(0)) < 1 << (bits - 1):
+            raise self.error("integer value too large", pos)
+        self.pos = m.end()
+        return int(m.group(0))
 
     def parse_attr_dict(self) -> dict[str, Attribute]:
         """`{name = value, unit_name, "quoted" = value}` → dict (after checking duplicates)."""
@@ -960,7 +991,10 @@ class Parser:
             op.results = []
             handler(self, op, sum(n for _, n, _ in results))
         loc = self.parse_optional_trailing_location()
-        op.location = loc if loc is not None else self.location(op_pos)  # MLIR: the op name
+        if loc is not None:
+            op.location = loc
+        elif isinstance(op.location, UnknownLoc):  # a pretty parser may have set it
+            op.location = self.location(op_pos)  # MLIR: the op name
         expected = sum(n for _, n, _ in results)
         if expected != len(op.results):
             raise self.error(
@@ -1123,12 +1157,6 @@ def _float_from_bits(bits: int, t: FloatType) -> float:
         return float("nan")
     ut = {2: np.uint16, 4: np.uint32, 8: np.uint64}[np.dtype(dt).itemsize]
     return float(np.array(bits, ut).view(dt))
-
-
-def _factor_index(name: str) -> int:
-    if "_" in name:
-        return 17 + int(name.split("_")[1])
-    return ord(name) - ord("i")
 
 
 _DENSE_TOKEN = re.compile(r"\s*(?:(\[)|(\])|(,)|(\()|(\))|(true|false)|([-+]?(?:0x[0-9A-Fa-f]+|[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|inf|nan)))")

@@ -119,6 +119,8 @@ PASSES: dict[str, str | type[Pass]] = {
     "sdy-pre-order-funcs": "sdy_passes.pre_order_funcs:PreOrderFuncsPass",
     "sdy-add-func-data-flow-edges": "sdy_passes.add_func_data_flow_edges:AddFuncDataFlowEdgesPass",
     "sdy-reshard-to-collectives": "sdy_passes.reshard_to_collectives:ReshardToCollectivesPass",
+    "sdy-populate-op-sharding-rules":
+        "sdy_passes.populate_op_sharding_rules:PopulateOpShardingRulesPass",
     "sdy-basic-propagate": "sdy_passes.basic_propagation:BasicPropagationPass",
     "sdy-aggressive-propagate": "sdy_passes.aggressive_propagation:AggressivePropagationPass",
     "sdy-op-priority-propagate": "sdy_passes.op_priority_propagation:OpPriorityPropagationPass",

@@ -7,7 +7,7 @@ block arguments); compare with upstream output up to renaming (`tests/sdy_passes
 
 from __future__ import annotations
 
-from sdy_passes.attributes import IntegerType, UnknownLoc, print_attr_dict, print_function_type
+from sdy_passes.attributes import UnknownLoc, print_attr_dict, print_function_type
 from sdy_passes.dialects import lookup
 from sdy_passes.ir import Block, Module, Operation, OpResult, Region, Value
 
@@ -15,14 +15,13 @@ __all__ = ["print_module", "print_op", "print_function_type", "Printer"]
 
 
 def print_module(module: Module, *, generic: bool = False, print_locations: bool = False,
-                 mlir_names: bool = False) -> str:
+                 mlir_names: bool = True) -> str:
     """The module as text (ending with a newline). `generic=True` gives the generic op form.
 
-    SSA names are numbered across the module in print order (`%0`, `%1`, ..., `%arg0`, ...).
-    With `mlir_names=True` values are named the way MLIR's printer names them (pretty form:
-    `%0` again in each function, `%cst`, `%c_0`, `%iterArg`; generic form: MLIR's module-wide
-    order, e.g. `%arg51` in the first function): the text is then exactly what `mlir-opt` /
-    jaxlib print. `sdy-opt` uses that.
+    Values are named the way MLIR's printer names them (pretty form: `%0` again in each
+    function, `%cst`, `%c_0`, `%iterArg`, `%output_state`; generic form: MLIR's module-wide
+    order, e.g. `%arg51` in the first function): the text is exactly what `mlir-opt` / jaxlib
+    print. `mlir_names=False` numbers them across the module in print order instead.
     """
     p = Printer(generic=generic, print_locations=print_locations)
     if mlir_names:
@@ -45,7 +44,8 @@ class Printer:
         self.generic = generic
         self.print_locations = print_locations
         self.out: list[str] = []
-        self._op_names: dict[Operation, str] = {}
+        self._op_names: dict[Operation, str | tuple[str, ...]] = {}
+        """An op's result name base (`%0` -> `%0#1`) or one name per result (`%values`)."""
         self._arg_names: dict[Value, str] = {}
         self._block_names: dict[Block, str] = {}
         self._next_value = 0
@@ -69,6 +69,8 @@ class Printer:
             base = self._op_names.get(op)
             if base is None:
                 base = self._name_results(op)
+            if isinstance(base, tuple):
+                return base[v.index]
             return base if len(op.results) == 1 else f"{base}#{v.index}"
         name = self._arg_names.get(v)
         if name is None:
@@ -98,7 +100,10 @@ class Printer:
         out.append(" " * indent)
         if op.results:
             base = self._op_names.get(op) or self._name_results(op)
-            out.append(f"{base}:{len(op.results)} = " if len(op.results) > 1 else f"{base} = ")
+            if isinstance(base, tuple):
+                out.append(", ".join(base) + " = ")
+            else:
+                out.append(f"{base}:{len(op.results)} = " if len(op.results) > 1 else f"{base} = ")
         opdef = None if self.generic else lookup(op.name)
         printer = opdef.print if opdef is not None else None
         if printer is None or not printer(self, op, indent):
@@ -160,8 +165,9 @@ class _MlirNames:
     Each region starts from the counters its parent region had *after* numbering all of the
     parent's ops (so a function restarts at `%0` and nested regions number after the ops that
     follow them), entry block arguments are `%argN`, other values `%N` (one number per op), and
-    name hints (`stablehlo.constant`: `%c` for integers, `%cst` otherwise; `stablehlo.while`
-    block arguments: `%iterArg`) are made unique with `_N` from one conflict counter per region.
+    name hints (each `OpDef`'s `result_names` and `block_arg_name`: `%c`/`%cst` for constants,
+    `%iterArg` for while arguments) are made unique with `_N` from one conflict counter per
+    region.
     """
 
     def __init__(self):
@@ -185,9 +191,10 @@ class _MlirNames:
             scope.add(name)
             return "%" + name
 
-        if region.parent is not None and region.parent.name == "stablehlo.while" and region.blocks:
+        parent = lookup(region.parent.name) if region.parent is not None else None
+        if parent is not None and parent.block_arg_name and region.blocks:
             for a in region.blocks[0].arguments:
-                self.args[a] = unique("iterArg")
+                self.args[a] = unique(parent.block_arg_name)
         for i, block in enumerate(region.blocks):
             for a in block.arguments:
                 if a in self.args:
@@ -201,9 +208,12 @@ class _MlirNames:
             for op in block.ops:
                 if not op.results:
                     continue
-                hint = _name_hint(op)
-                if hint:
-                    self.ops[op] = unique(hint)
+                opdef = lookup(op.name)
+                hints = opdef.result_names(op) if opdef is not None and opdef.result_names else None
+                if hints and len(hints) == 1:
+                    self.ops[op] = unique(hints[0])
+                elif hints:
+                    self.ops[op] = tuple(unique(h) for h in hints)
                 else:
                     self.ops[op] = f"%{state[0]}"
                     state[0] += 1
@@ -236,10 +246,3 @@ class _MlirNames:
             for block in region.blocks:
                 for op in block.ops:
                     stack.extend(op.regions)
-
-
-def _name_hint(op: Operation) -> str | None:
-    if op.name == "stablehlo.constant" and len(op.results) == 1:
-        t = op.result.type
-        return "c" if isinstance(getattr(t, "element_type", None), IntegerType) else "cst"
-    return None

@@ -15,9 +15,8 @@ from sharding import TensorSharding
 from sharding.reshard import check_steps, plan_reshard
 
 from sdy_passes._value_shardings import get_sharding, shape_of
-from sdy_passes.attributes import OpaqueAttr
 from sdy_passes.errors import PassFailedError
-from sdy_passes.ir import Module, Operation, OpResult
+from sdy_passes.ir import Operation, OpResult
 from sdy_passes.pass_manager import FUNC, Pass
 
 RESHARD = "sdy.reshard"
@@ -43,19 +42,39 @@ class ReshardToCollectivesPass(Pass):
                 gc.enable()
 
     def _run(self, func: Operation) -> None:
-        meshes = {op.properties["sym_name"].value: op.properties["mesh"]
-                  for op in Module(func.parent_op).meshes()}
+        scope = func.parent.ops if func.parent is not None else []
+        meshes = {op.properties["sym_name"].value: op.properties["mesh"] for op in scope if op.name == "sdy.mesh"}
 
         def lookup(mesh_or_ref):
             return meshes[mesh_or_ref] if isinstance(mesh_or_ref, str) else mesh_or_ref
 
+        # Plans first, so a failing pass leaves the IR as it was (a legalization failure is
+        # reported before a verifier failure, as the conversion runs before the verifier).
+        plans: dict = {}  # (source, target, shape) -> (decision, error, ops): the planner is pure
+        work = []
+        for op in [op for op in func.walk() if op.name == RESHARD]:
+            value = op.operands[0]
+            while isinstance(value, OpResult) and value.owner.name == BARRIER:
+                value = value.owner.operands[0]
+            shape = shape_of(op.result.type)
+            source = get_sharding(value)
+            key = (source, op.properties["sharding"], shape)
+            if key not in plans:
+                plans[key] = self._plan(source, op.properties["sharding"], lookup, shape)
+            work.append((op, value, plans[key]))
+        for op, _, (decision, _, _) in work:
+            if decision.action == "fail":
+                raise PassFailedError("failed to legalize operation 'sdy.reshard' that was explicitly marked "
+                                      "illegal: " + str(op), op.location)
+        for op, _, (_, error, _) in work:
+            if error is not None:
+                raise PassFailedError(error, op.location)
         # Each block's op list is rebuilt once (inserting and erasing one op at a time would be
         # quadratic in a block of many reshards).
         replaced: dict[int, list[Operation]] = {}
         blocks = {}
-        plans: dict = {}  # (source, target, shape) -> (decision, error): the planner is pure
-        for op in [op for op in func.walk() if op.name == RESHARD]:
-            new = self._rewrite(op, lookup, plans)
+        for op, value, (decision, _, ops) in work:
+            new = self._rewrite(op, value, decision, ops)
             if new is not None:
                 replaced[id(op)] = new
                 blocks[id(op.parent)] = op.parent
@@ -76,33 +95,19 @@ class ReshardToCollectivesPass(Pass):
         for step in decision.steps:
             properties = {"out_sharding": step.out_sharding}
             if step.kind in _PARAM_NAME:
-                properties[_PARAM_NAME[step.kind]] = OpaqueAttr(step.params.attribute())
+                properties[_PARAM_NAME[step.kind]] = step.params
             ops.append((f"sdy.{step.kind}", dict(sorted(properties.items()))))
         return decision, check_steps(start, decision.steps, lookup, shape), tuple(ops)
 
-    def _rewrite(self, op: Operation, lookup, plans: dict) -> list[Operation] | None:
+    def _rewrite(self, op: Operation, value, decision, ops) -> list[Operation] | None:
         """The ops replacing `op` (its uses already moved to the last one's result; `op`'s own
-        operand uses dropped), or None when it stays."""
-        value = op.operands[0]
-        while isinstance(value, OpResult) and value.owner.name == BARRIER:
-            value = value.owner.operands[0]
-        shape = shape_of(op.result.type)
-        source = get_sharding(value)
-        key = (source, op.properties["sharding"], shape)
-        if key not in plans:
-            plans[key] = self._plan(source, op.properties["sharding"], lookup, shape)
-        decision, error, ops = plans[key]
+        operand uses dropped), or None when it stays. `value` is the operand past barriers."""
         if decision.action == "keep":
             return None
-        if decision.action == "fail":
-            raise PassFailedError("failed to legalize operation 'sdy.reshard' that was explicitly marked illegal: "
-                                  + str(op), op.location)
         if decision.action == "erase":
             op.result.replace_all_uses_with(op.operands[0])
             op.drop_operand_uses()
             return []
-        if error is not None:
-            raise PassFailedError(error, op.location)
         current, new_ops = value, []
         for name, properties in ops:
             new = Operation.create(name, [current], [op.result.type], properties=properties, location=op.location)

@@ -31,6 +31,10 @@ _LAZY = {"DeviceMesh": "simulate", "ShardedArray": "simulate", "equivalent": "si
          "reshard_plan": "reshard", "ReshardPlan": "reshard", "ReshardStep": "reshard"}
 
 
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
+
 def __getattr__(name):
     if name in _LAZY:
         import importlib

@@ -18,7 +18,7 @@ import numpy as np
 from .axes import AxisRef
 from .errors import ShardingError
 from .mesh import Mesh, MeshTable, check_devices
-from .tensor_sharding import TensorSharding
+from .tensor_sharding import TensorSharding, as_sharding
 
 __all__ = ["Piece", "Placement", "place", "check_shape"]
 
@@ -124,6 +124,16 @@ class Placement:
             out.append(slice(min(t * c, d), min((t + 1) * c, d)))
         return tuple(out)
 
+    def device_groups(self, pieces) -> np.ndarray:
+        """Devices grouped along `pieces` (indices into `pieces`): `(groups, members)`, a group
+        being the devices that agree on every other piece; members in mixed-radix order over
+        `pieces`, groups in mesh order of the rest. Collectives and unreduced axes use them."""
+        along = list(pieces)
+        rest = [i for i in range(len(self.pieces)) if i not in along]
+        grid = self.device_grid().transpose(rest + along) if self.pieces else self.device_grid()
+        size = math.prod(self.pieces[i].size for i in along)
+        return grid.reshape(-1, size)
+
     def index_map(self) -> dict[int, tuple[slice, ...]]:
         """`{device_id: slices}` in device-id order."""
         grid = self.device_grid().reshape(-1)
@@ -136,6 +146,8 @@ def resolve(sharding: TensorSharding, mesh) -> Mesh:
     """The `Mesh` a sharding is bound to; a single `Mesh` binds whatever name it uses."""
     if not isinstance(sharding, TensorSharding):
         raise ShardingError(f"expected a TensorSharding, got: {type(sharding).__name__}")
+    if isinstance(mesh, str):  # mesh text, as the command line takes it
+        mesh = MeshTable.parse(mesh) if mesh.lstrip().startswith("sdy.mesh") else Mesh.parse(mesh)
     if isinstance(sharding.mesh_or_ref, Mesh):
         if isinstance(mesh, Mesh) and mesh != sharding.mesh_or_ref:
             raise ShardingError(f"the sharding's inlined mesh {sharding.mesh_or_ref.body()} differs from the "
@@ -160,6 +172,7 @@ def place(sharding: TensorSharding, mesh, shape, *, cut_by_replicated: bool = Fa
     """
     from .verify import verify
 
+    sharding = as_sharding(sharding)
     m = resolve(sharding, mesh)
     dims = None if shape is None else check_shape(shape)
     if m.is_maximal:

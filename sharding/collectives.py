@@ -278,41 +278,29 @@ def _axes_per_dim(x, axes_per_dim) -> list[tuple[AxisRef, ...]]:
 
 def all_gather(x, axes_per_dim, *, fill=0, record=None):
     """`sdy.all_gather`: each dim's `axes` (a suffix of its sharding) are gathered."""
-    from .axes import prefix_without_overlap
+    from .reshard import gather_along_dim
 
     dims = []
     for d, (dim, axes) in enumerate(zip(x.sharding.dim_shardings, _axes_per_dim(x, axes_per_dim))):
-        cur = list(dim.axes)
-        for ref in reversed(axes):
-            last = cur[-1] if cur else None
-            if last is None or last.name != ref.name or last.next_pre_size(x.mesh) != ref.next_pre_size(x.mesh) \
-                    or last.pre_size > ref.pre_size:
-                raise ShardingError(f"can't apply gathering axis {ref} to operand sharding on dimension {d}")
-            prefix = prefix_without_overlap(last, ref)
-            if prefix is None or prefix == last:
-                cur.pop()
-            else:
-                cur[-1] = prefix
-        dims.append(tuple(cur))
+        try:
+            dims.append(tuple(gather_along_dim(dim.axes, axes, x.mesh)))
+        except ShardingError as e:
+            raise ShardingError(f"can't apply gathering axis {e} to operand sharding on dimension {d}") from None
     return move(x, _with_dims(x, dims), fill=fill, record=record)
 
 
 def all_slice(x, axes_per_dim, *, fill=0, record=None):
     """`sdy.all_slice`: each dim's sharding is extended by `axes`."""
-    from .reshard import _add_or_merge
+    from .reshard import slice_along_dim
 
-    dims = []
-    for dim, axes in zip(x.sharding.dim_shardings, _axes_per_dim(x, axes_per_dim)):
-        cur = list(dim.axes)
-        for ref in axes:
-            _add_or_merge(cur, ref, x.mesh)
-        dims.append(tuple(cur))
+    dims = [tuple(slice_along_dim(dim.axes, axes, x.mesh))
+            for dim, axes in zip(x.sharding.dim_shardings, _axes_per_dim(x, axes_per_dim))]
     return move(x, _with_dims(x, dims), fill=fill, record=record)
 
 
 def all_to_all(x, params, *, fill=0, record=None):
     """`sdy.all_to_all`: each param's axes move from the end of `src_dim` to the end of `tgt_dim`."""
-    from .reshard import _add_or_merge
+    from .reshard import gather_along_dim, slice_along_dim
     from .syntax import AllToAllParam, AllToAllParamList
 
     if isinstance(params, AllToAllParam):
@@ -321,13 +309,14 @@ def all_to_all(x, params, *, fill=0, record=None):
         params = params.params
     dims = [list(d.axes) for d in x.sharding.dim_shardings]
     for p in params:
-        n = len(p.axes)
-        if not (0 <= p.src_dim < len(dims) and 0 <= p.tgt_dim < len(dims)) or tuple(dims[p.src_dim][-n:]) != p.axes:
-            raise ShardingError(f"can't apply all-to-all axes {{{', '.join(map(str, p.axes))}}} from dimension "
-                                f"{p.src_dim} of {x.sharding}")
-        del dims[p.src_dim][-n:]
-        for ref in p.axes:
-            _add_or_merge(dims[p.tgt_dim], ref, x.mesh)
+        if not (0 <= p.src_dim < len(dims) and 0 <= p.tgt_dim < len(dims)):
+            raise ShardingError(f"all-to-all dimensions {p.src_dim}->{p.tgt_dim} are out of range [0, {len(dims)})")
+        try:
+            dims[p.src_dim] = gather_along_dim(dims[p.src_dim], p.axes, x.mesh)
+        except ShardingError as e:
+            raise ShardingError(f"can't apply all-to-all axis {e} to operand sharding on dimension {p.src_dim}") \
+                from None
+        dims[p.tgt_dim] = slice_along_dim(dims[p.tgt_dim], p.axes, x.mesh)
     return move(x, _with_dims(x, [tuple(d) for d in dims]), fill=fill, record=record)
 
 
@@ -374,19 +363,15 @@ def _reduce(x, axes: list[AxisRef], slices, record, fill=0):
     g = math.prod(p.pieces[i].size for i in red)
     if record is not None and g > 1:  # direct exchange: reduce-scatter then all-gather, B/g each
         b = math.prod(p.local_shape) * values.dtype.itemsize // g
-        grid = p.device_grid()
-        for pos in np.ndindex(grid.shape):
-            for other in np.ndindex(*[p.pieces[i].size for i in red]):
-                peer = list(pos)
-                for i, c in zip(red, other):
-                    peer[i] = c
-                if tuple(peer) != pos:
-                    names = tuple(sorted({p.pieces[i].name for i in red if peer[i] != pos[i]},
-                                         key=[a.name for a in x.mesh.axes].index))
-                    record.append(Transfer(0, int(grid[pos]), int(grid[tuple(peer)]), 2 * b, names))
-    out = _wrap(x, reduced, x.mesh, full.reshape((-1,) + p.local_shape)) if p.piece_sizes else None
-    if out is None:
-        out = _wrap(x, reduced, x.mesh, full.reshape((1,) + p.local_shape))
+        axes = [a.name for a in x.mesh.axes]
+        coords = {int(d): np.unravel_index(pos, x.mesh.shape) for pos, d in enumerate(x.mesh.devices)}
+        for group in p.device_groups(red):
+            for s_ in group:
+                for r_ in group:
+                    if s_ != r_:
+                        names = tuple(a for a, cs, cr in zip(axes, coords[int(s_)], coords[int(r_)]) if cs != cr)
+                        record.append(Transfer(0, int(s_), int(r_), 2 * b, names))
+    out = _wrap(x, reduced, x.mesh, full.reshape((-1,) + p.local_shape))  # by mesh position
     return all_slice(out, slices, fill=fill, record=record) if slices is not None else out
 
 

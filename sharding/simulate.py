@@ -24,7 +24,7 @@ import xarray as xr
 from ._placement import Placement, check_shape, place
 from .errors import ShardingError
 from .mesh import Mesh, MeshTable, check_devices
-from .tensor_sharding import TensorSharding
+from .tensor_sharding import TensorSharding, as_sharding
 
 __all__ = ["DeviceMesh", "ShardedArray", "equivalent"]
 
@@ -80,6 +80,7 @@ class DeviceMesh:
 
     def placement(self, sharding: TensorSharding, global_shape, *, cut_by_replicated: bool = False) -> Placement:
         """The verified sharding resolved on this mesh (pieces, tiles, slices)."""
+        sharding = as_sharding(sharding)
         if isinstance(sharding.mesh_or_ref, Mesh) and sharding.mesh_or_ref != self.mesh:
             raise ShardingError(f"the sharding's inlined mesh {sharding.mesh_or_ref.body()} is not this "
                                 f"device mesh {self.mesh.body()}")
@@ -389,9 +390,4 @@ def equivalent(a, b, global_shape) -> bool:
 
 def _partial_groups(p: Placement) -> frozenset:
     """Devices that hold the partial results of one slice, grouped."""
-    grid = p.device_grid()
-    groups: dict[tuple, set[int]] = {}
-    for pos in np.ndindex(grid.shape):
-        key = tuple(pos[i] for i in range(len(p.pieces)) if i not in p.unreduced_pieces)
-        groups.setdefault(key, set()).add(int(grid[pos]))
-    return frozenset(frozenset(g) for g in groups.values())
+    return frozenset(frozenset(int(d) for d in g) for g in p.device_groups(p.unreduced_pieces))

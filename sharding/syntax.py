@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Callable, TypeVar, Union
 
 from .axes import AxisRef, SubAxisInfo
-from .errors import ShardingParseError
+from .errors import ShardingError, ShardingParseError
 from .mesh import Mesh, MeshAxis, MeshTable, mesh_verifier_error
 from .tensor_sharding import DimensionSharding, ManualAxes, TensorSharding, TensorShardingPerValue
 
@@ -500,6 +500,9 @@ class _Parser:
             return value
         if mnemonic == "manual_axes":
             return self.manual_axes()
+        if mnemonic in _COLLECTIVE_PARAMS:
+            value = _COLLECTIVE_PARAMS[mnemonic](self)
+            return AxisRefList(value) if mnemonic == "axis_ref_list" else value
         raise self.error(f"unknown attribute `{mnemonic}` in dialect `sdy`", self.prev_end)
 
     def attribute(self) -> Attribute:
@@ -594,7 +597,13 @@ def _check_balanced(text: str, pos: int) -> int:
 # -- entry points ------------------------------------------------------------------------------
 
 
+def _check_text(text) -> None:
+    if not isinstance(text, str):
+        raise ShardingError(f"expected text (str), got: {type(text).__name__}")
+
+
 def _run(text: str, pos: int, rule: Callable[[_Parser], T], shardy_main: bool = False) -> tuple[T, int]:
+    _check_text(text)
     try:
         parser = _Parser(text, pos, shardy_main, fast=True)
         return rule(parser), parser.fast_end()
@@ -606,6 +615,7 @@ def _run(text: str, pos: int, rule: Callable[[_Parser], T], shardy_main: bool = 
 
 
 def _whole(text: str, rule: Callable[[_Parser], T], shardy_main: bool = False) -> T:
+    _check_text(text)
     try:
         parser = _Parser(text, 0, shardy_main, fast=True)
         value = rule(parser)
@@ -675,6 +685,7 @@ def parse_tensor_sharding_per_value(text: str, *, shardy_main: bool = False) -> 
 def parse_mesh(text: str) -> Mesh:
     """A whole string: `#sdy.mesh<...>`, `mesh<...>`, a bare `<...>` body or one
     `sdy.mesh @name = <...>` op (the name is dropped; `MeshTable.parse` keeps it)."""
+    _check_text(text)
     if text.lstrip().startswith("sdy.mesh"):
         table = parse_mesh_table(text)
         if len(table) != 1:
@@ -725,7 +736,8 @@ def print_body(value: Attribute) -> str:
 
 # -- collective parameters ------------------------------------------------------------------
 # The parameter attributes of Shardy's collective ops (`sdy.all_gather [{}, {"x"}]`, ...):
-# frozen values, printed in the pretty form by `str` and in the generic form by `.attribute()`.
+# frozen values; `str` prints the full attribute (`#sdy<list_of_axis_ref_lists[...]>`) and
+# `body()` the bare form pretty ops write (`[{}, {"x"}]`).
 
 
 def _refs_text(axes: tuple[AxisRef, ...]) -> str:
@@ -738,11 +750,11 @@ class AxisRefList:
 
     axes: tuple[AxisRef, ...] = ()
 
-    def __str__(self) -> str:
+    def body(self) -> str:
         return _refs_text(self.axes)
 
-    def attribute(self) -> str:
-        return f"#sdy<axis_ref_list{self}>"
+    def __str__(self) -> str:
+        return f"#sdy<axis_ref_list{self.body()}>"
 
 
 @dataclass(frozen=True, slots=True)
@@ -751,11 +763,11 @@ class ListOfAxisRefLists:
 
     lists: tuple[tuple[AxisRef, ...], ...] = ()
 
-    def __str__(self) -> str:
+    def body(self) -> str:
         return "[" + ", ".join(map(_refs_text, self.lists)) + "]"
 
-    def attribute(self) -> str:
-        return f"#sdy<list_of_axis_ref_lists{self}>"
+    def __str__(self) -> str:
+        return f"#sdy<list_of_axis_ref_lists{self.body()}>"
 
 
 @dataclass(frozen=True, slots=True)
@@ -776,11 +788,11 @@ class AllToAllParamList:
 
     params: tuple[AllToAllParam, ...] = ()
 
-    def __str__(self) -> str:
+    def body(self) -> str:
         return "[" + ", ".join(map(str, self.params)) + "]"
 
-    def attribute(self) -> str:
-        return f"#sdy<all_to_all_param_list{self}>"
+    def __str__(self) -> str:
+        return f"#sdy<all_to_all_param_list{self.body()}>"
 
 
 def _axis_refs(p: _Parser) -> tuple[AxisRef, ...]:
@@ -792,13 +804,17 @@ def _axis_refs(p: _Parser) -> tuple[AxisRef, ...]:
     return tuple(axes)
 
 
-def _list_of_lists(p: _Parser) -> ListOfAxisRefLists:
+def _bracket_list(p: _Parser, element: Callable[[], T]) -> tuple[T, ...]:
     p.expect("[")
     if p.optional("]"):
-        return ListOfAxisRefLists(())
-    lists = p.comma_list(lambda: _axis_refs(p))
+        return ()
+    items = p.comma_list(element)
     p.expect("]")
-    return ListOfAxisRefLists(tuple(lists))
+    return tuple(items)
+
+
+def _list_of_lists(p: _Parser) -> ListOfAxisRefLists:
+    return ListOfAxisRefLists(_bracket_list(p, lambda: _axis_refs(p)))
 
 
 def _all_to_all_param(p: _Parser) -> AllToAllParam:
@@ -810,12 +826,7 @@ def _all_to_all_param(p: _Parser) -> AllToAllParam:
 
 
 def _all_to_all_params(p: _Parser) -> AllToAllParamList:
-    p.expect("[")
-    if p.optional("]"):
-        return AllToAllParamList(())
-    params = p.comma_list(lambda: _all_to_all_param(p))
-    p.expect("]")
-    return AllToAllParamList(tuple(params))
+    return AllToAllParamList(_bracket_list(p, lambda: _all_to_all_param(p)))
 
 
 _COLLECTIVE_PARAMS = {"axis_ref_list": _axis_refs, "list_of_axis_ref_lists": _list_of_lists,
@@ -833,17 +844,7 @@ def parse_collective_params_body(text: str, kind: str, pos: int = 0):
 def parse_collective_params(text: str):
     """A whole `#sdy<axis_ref_list{...}>`, `#sdy<list_of_axis_ref_lists[...]>` or
     `#sdy<all_to_all_param_list[...]>`."""
-
-    def rule(p: _Parser):
-        if not (p.kind == "hash" and p.value == "sdy"):
-            raise p.error("expected '#sdy<'")
-        p.advance()
-        p.expect("<")
-        kind = p._mnemonic()
-        if kind not in _COLLECTIVE_PARAMS:
-            raise p.error(f"expected one of {sorted(_COLLECTIVE_PARAMS)}, got: {kind}", p.prev_end)
-        value = _COLLECTIVE_PARAMS[kind](p)
-        p.expect(">")
-        return AxisRefList(value) if kind == "axis_ref_list" else value
-
-    return _whole(text, rule)
+    value = _whole(text, _Parser.attribute)
+    if not isinstance(value, (AxisRefList, ListOfAxisRefLists, AllToAllParamList)):
+        raise ShardingParseError(f"expected a collective parameter attribute, got: {type(value).__name__}", text, 0)
+    return value

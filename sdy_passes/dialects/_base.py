@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from sdy_passes.attributes import Attribute, print_attr_dict, print_function_type
+from sdy_passes.attributes import Attribute, IntegerType, print_attr_dict, print_function_type
 from sdy_passes.errors import VerificationError
 from sdy_passes.ir import Operation, OpResult
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = ["OpDef", "OPS", "lookup", "VerifyContext", "fail", "add_operands", "set_results", "attr_dict_for",
            "opt_dict", "print_type_signature", "short_name", "parse_return", "print_return",
-           "parse_constant", "print_constant"]
+           "parse_constant", "print_constant", "constant_names"]
 
 VARIADIC = None
 """An operand or result count that is not fixed."""
@@ -59,6 +59,11 @@ class OpDef:
     """MLIR trait / interface names the passes ask about (`IsolatedFromAbove`, ...)."""
     sharding_rule: Callable | None = None
     """The op's Shardy sharding rule (filled by the op-sharding-rule work)."""
+    result_names: Callable | None = None
+    """`result_names(op)` -> names MLIR's printer gives the results (`("cst",)`, or one per
+    result: `("values", "indices")`), or None (`getAsmResultNames`)."""
+    block_arg_name: str | None = None
+    """Name of the entry block arguments of the op's regions (`iterArg`)."""
 
 
 @dataclass(slots=True)
@@ -165,6 +170,13 @@ def parse_constant(p, op, n):
         raise p.error("expected a typed constant value such as dense<1.0> : tensor<f32>", pos)
     op.properties["value"] = value
     set_results(op, [typ])
+
+
+def constant_names(op: Operation) -> tuple[str, ...] | None:
+    """`%c` for integer constants, `%cst` for the others (MLIR's constant naming)."""
+    if len(op.results) != 1:
+        return None
+    return ("c",) if isinstance(getattr(op.result.type, "element_type", None), IntegerType) else ("cst",)
 
 
 def print_constant(pr, op, indent):

@@ -5,15 +5,19 @@ from __future__ import annotations
 import re
 
 from sdy_passes.attributes import (
-    I64, ArrayAttr, DenseArrayAttr, IntegerAttr, OpaqueAttr, print_attr_dict, print_function_type,
+    I1, I32, I64, ArrayAttr, BoolAttr, ComplexType, DenseArrayAttr, DenseElementsAttr, FunctionType, IntegerAttr,
+    OpaqueAttr, RankedTensorType, StringAttr, TupleType, print_attr_dict, print_function_type,
+    print_symbol_name,
 )
 from sdy_passes.dialects._base import (
-    OpDef, add_operands, attr_dict_for, opt_dict, parse_constant, parse_return, print_constant,
-    print_return, print_type_signature, set_results,
+    OpDef, add_operands, attr_dict_for, constant_names, opt_dict, parse_constant, parse_return,
+    print_constant,
+    print_return, set_results,
 )
 from sdy_passes.dialects.stablehlo_attributes import (
-    DotDimensionNumbers, EnumAttr, parse_int_list,
+    ConvDimensionNumbers, DotDimensionNumbers, EnumAttr, parse_int_list,
 )
+from sdy_passes.ir import Block, Operation, Region
 
 
 _NAME = re.compile(r"%([A-Za-z0-9_$.\-]+)")
@@ -25,35 +29,67 @@ def _is_enum(attr, kind: str) -> bool:
 
 ELEMENTWISE = (
     "abs add and atan2 cbrt ceil clamp convert cosine count_leading_zeros divide exponential "
-    "exponential_minus_one floor imag is_finite log log_plus_one logistic maximum minimum multiply "
-    "negate not or popcnt power real remainder round_nearest_afz round_nearest_even rsqrt complex "
+    "exponential_minus_one floor imag log log_plus_one logistic maximum minimum multiply "
+    "negate not or popcnt power real remainder round_nearest_afz round_nearest_even rsqrt "
     "shift_left shift_right_arithmetic shift_right_logical sign sine sqrt subtract tan tanh xor "
-    "reshape bitcast_convert").split()
+    "uniform_quantize uniform_dequantize after_all").split()
+"""Ops written `operands attr-dict : T` when every operand and the result have type T, else
+`: (A, B) -> R` (StableHLO's `SameOperandsAndResultType`)."""
+
+FUNCTIONAL = ("is_finite reshape bitcast_convert dynamic_update_slice dynamic_reshape dynamic_pad "
+              "real_dynamic_slice").split()
+"""Ops written `operands attr-dict : (A, B) -> R` always."""
 
 
-_FUNCTIONAL = frozenset(f"stablehlo.{n}" for n in "reshape convert bitcast_convert real imag".split())
-"""Element-wise ops whose result type may differ from the operand's: always `(A) -> R`."""
+_ARITY = {**dict.fromkeys(ELEMENTWISE, 1), "after_all": None, "clamp": 3, "complex": 2,
+          **dict.fromkeys(("add and atan2 divide maximum minimum multiply or power remainder "
+                           "shift_left shift_right_arithmetic shift_right_logical subtract xor").split(), 2),
+          **dict.fromkeys(FUNCTIONAL, None), "is_finite": 1, "reshape": 1, "bitcast_convert": 1}
+"""Operand counts of the ops above (None: variadic)."""
 
-_ARITY = {**dict.fromkeys(("add and atan2 divide maximum minimum multiply or power remainder shift_left "
-                           "shift_right_arithmetic shift_right_logical subtract xor").split(), 2),
-          "clamp": 3, "complex": 2}
 
-
-def _parse_elementwise(p, op, n):
-    refs = [p.parse_value_ref()]
-    for _ in range(_ARITY.get(op.name.removeprefix("stablehlo."), 1) - 1):
-        p.expect(",")
-        refs.append(p.parse_value_ref())
+def _parse_operands_type(p, op, n):
+    arity = _ARITY[op.name.removeprefix("stablehlo.")]
+    if arity is None:
+        refs = p.parse_optional_value_ref_list()
+    else:
+        refs = [p.parse_value_ref()]
+        for _ in range(arity - 1):
+            p.expect(",")
+            refs.append(p.parse_value_ref())
     p.set_attrs(op, p.parse_optional_attr_dict())
-    p.parse_trailing_type_signature(op, refs, 1)
+    _parse_types(p, op, refs, n, functional=op.name.removeprefix("stablehlo.") in FUNCTIONAL)
 
 
-def _print_elementwise(pr, op, indent):
+def _parse_types(p, op, refs, num_results, *, functional: bool) -> None:
+    """`: T` (every operand and the result, unless `functional`) or `: (A, B) -> R`."""
+    p.expect(":")
+    pos = p.skip()
+    t = p.parse_type()
+    if isinstance(t, FunctionType):
+        ins, outs = t.inputs, t.results
+    elif functional:
+        raise p.error(f"expected function type, found '{t}'", pos)
+    else:
+        ins, outs = (t,) * len(refs), (t,) * max(num_results, 1)
+    add_operands(op, p.resolve_all(refs, ins, pos))
+    set_results(op, outs)
+
+
+def _print_types(pr, op, *, functional: bool) -> None:
+    types = set(op.operand_types)
+    if not functional and len(op.results) == 1 and types <= {op.result.type}:
+        pr.out.append(f" : {op.result.type}")
+    else:
+        pr.out.append(" : " + print_function_type(op.operand_types, op.result_types))
+
+
+def _print_operands_type(pr, op, indent):
     attrs = attr_dict_for(op)
-    if attrs is None or op.regions or len(op.results) != 1 or not op.operands:
+    if attrs is None or op.regions or len(op.results) != 1:
         return False
-    pr.out.append(f"{op.name} {pr.operands(op.operands)}{opt_dict(attrs)}")
-    print_type_signature(pr, op, functional=op.name in _FUNCTIONAL)
+    pr.out.append(f"{op.name} {pr.operands(op.operands)}".rstrip() + opt_dict(attrs))
+    _print_types(pr, op, functional=op.name.removeprefix("stablehlo.") in FUNCTIONAL)
     return True
 
 
@@ -66,7 +102,7 @@ def _parse_compare(p, op, n):
     if p.parse_optional(","):
         op.properties["compare_type"] = EnumAttr.parse_value(p, "comparison_type")
     p.set_attrs(op, p.parse_optional_attr_dict())
-    p.parse_trailing_type_signature(op, refs, 1)
+    _parse_types(p, op, refs, 1, functional=True)
 
 
 def _print_compare(pr, op, indent):
@@ -80,7 +116,7 @@ def _print_compare(pr, op, indent):
     if ct is not None:
         text += f", {ct.value}"
     pr.out.append(text + opt_dict(attrs))
-    print_type_signature(pr, op, functional=True)
+    _print_types(pr, op, functional=True)
     return True
 
 
@@ -112,25 +148,75 @@ def _ints(vals) -> str:
     return "[" + ", ".join(map(str, vals)) + "]"
 
 
-def _parse_dims_op(key: str, word: str):
+def _keyword_op(fields: tuple[tuple[str, str, str], ...], *, functional: bool = True):
+    """Hooks for `op %a, %b, kw = value, ... attr-dict : types`: each field is (keyword,
+    property, kind) with kind `i64s` (`[1, 2]`, an `array<i64>`), `i64` (an `i64` integer),
+    `bool` (optional: left out when absent), `str`, or an enum kind (`fft_type`, ...)."""
+    keys = tuple(prop for _, prop, _ in fields)
+
     def parse(p, op, n):
-        refs = [p.parse_value_ref()]
-        p.expect(",")
-        p.expect_keyword(word)
-        p.expect("=")
-        op.properties[key] = DenseArrayAttr(I64, parse_int_list(p))
+        refs = []
+        while p.peek("%"):
+            refs.append(p.parse_value_ref())
+            if not p.parse_optional(","):
+                break
+        for i, (word, prop, kind) in enumerate(fields):
+            if kind == "bool" and not p.peek(word):
+                continue
+            if i:
+                p.expect(",")
+            p.expect_keyword(word)
+            p.expect("=")
+            op.properties[prop] = _parse_field(p, kind)
         p.set_attrs(op, p.parse_optional_attr_dict())
-        p.parse_trailing_type_signature(op, refs, 1)
+        _parse_types(p, op, refs, n, functional=functional)
 
     def print_(pr, op, indent):
-        attrs = attr_dict_for(op, (key,))
-        dims = _i64_array(op.properties.get(key))
-        if attrs is None or dims is None or len(op.operands) != 1 or len(op.results) != 1:
+        attrs = attr_dict_for(op, keys)
+        texts = []
+        for word, prop, kind in fields:
+            value = op.properties.get(prop)
+            if value is None and kind == "bool":
+                continue
+            text = _field_text(value, kind)
+            if text is None:
+                return False
+            texts.append(f"{word} = {text}")
+        if attrs is None or op.regions or (len(op.results) != 1 and not functional):
             return False
-        pr.out.append(f"{op.name} {pr.operands(op.operands)}, {word} = {_ints(dims)}{opt_dict(attrs)}")
-        print_type_signature(pr, op, functional=True)
+        head = ", ".join([*(pr.value_name(v) for v in op.operands), *texts])
+        pr.out.append(f"{op.name} {head}{opt_dict(attrs)}")
+        _print_types(pr, op, functional=functional)
         return True
     return parse, print_
+
+
+def _parse_field(p, kind: str):
+    if kind == "i64s":
+        return DenseArrayAttr(I64, parse_int_list(p))
+    if kind == "i64":
+        return IntegerAttr(p.parse_int(), I64)
+    if kind == "bool":
+        pos = p.skip()
+        word = p.parse_bare_id("'true' or 'false'")
+        if word not in ("true", "false"):
+            raise p.error(f"expected 'true' or 'false', found '{word}'", pos)
+        return BoolAttr(word == "true")
+    if kind == "str":
+        return StringAttr(p.parse_string())
+    return EnumAttr.parse_value(p, kind)
+
+
+def _field_text(value, kind: str) -> str | None:
+    if kind == "i64s":
+        return _ints(value.values) if _i64_array(value) is not None else None
+    if kind == "i64":
+        return str(value.value) if isinstance(value, IntegerAttr) and value.type == I64 else None
+    if kind == "bool":
+        return str(value) if isinstance(value, BoolAttr) else None
+    if kind == "str":
+        return str(value) if isinstance(value, StringAttr) else None
+    return value.value if _is_enum(value, kind) else None
 
 
 def _parse_slice(p, op, n):
@@ -150,7 +236,7 @@ def _parse_slice(p, op, n):
                          limit_indices=DenseArrayAttr(I64, tuple(limits)),
                          strides=DenseArrayAttr(I64, tuple(strides)))
     p.set_attrs(op, p.parse_optional_attr_dict())
-    p.parse_trailing_type_signature(op, refs, 1)
+    _parse_types(p, op, refs, 1, functional=True)
 
 
 def _print_slice(pr, op, indent):
@@ -161,7 +247,7 @@ def _print_slice(pr, op, indent):
         return False
     dims = ", ".join(f"{s}:{l}" + (f":{st}" if st != 1 else "") for s, l, st in zip(*arrays))
     pr.out.append(f"stablehlo.slice {pr.value_name(op.operands[0])} [{dims}]{opt_dict(attrs)}")
-    print_type_signature(pr, op, functional=True)
+    _print_types(pr, op, functional=True)
     return True
 
 
@@ -194,7 +280,7 @@ def _parse_dot(p, op, n):
         p.expect("=")
         _parse_precision(p, op)
     p.set_attrs(op, p.parse_optional_attr_dict())
-    p.parse_trailing_type_signature(op, refs, 1)
+    _parse_types(p, op, refs, 1, functional=True)
 
 
 def _print_dot(pr, op, indent):
@@ -203,7 +289,7 @@ def _print_dot(pr, op, indent):
     if attrs is None or prec is None or len(op.operands) != 2 or len(op.results) != 1:
         return False
     pr.out.append(f"stablehlo.dot {pr.operands(op.operands)}{prec}{opt_dict(attrs)}")
-    print_type_signature(pr, op, functional=True)
+    _print_types(pr, op, functional=True)
     return True
 
 
@@ -231,7 +317,7 @@ def _parse_dot_general(p, op, n):
     contract = dims.get("contracting_dims", ((), ()))
     op.properties["dot_dimension_numbers"] = DotDimensionNumbers(*batch, *contract)
     p.set_attrs(op, p.parse_optional_attr_dict())
-    p.parse_trailing_type_signature(op, refs, 1)
+    _parse_types(p, op, refs, 1, functional=True)
 
 
 def _print_dot_general(pr, op, indent):
@@ -253,7 +339,7 @@ def _print_dot_general(pr, op, indent):
             return False
         text += ", algorithm = " + alg[len("#stablehlo.dot_algorithm"):]
     pr.out.append(text + opt_dict(attrs))
-    print_type_signature(pr, op, functional=True)
+    _print_types(pr, op, functional=True)
     return True
 
 
@@ -368,6 +454,394 @@ def _print_select(pr, op, indent):
     return True
 
 
+def _parse_reduce(p, op, n):
+    """`(%x init: %i), ... applies stablehlo.add across dimensions = [1] : T` (the body is one
+    commutative binary op) or `... across dimensions = [..] : T reducer(%a: t, %b: t) {...}`."""
+    start = p.skip()
+    inputs, inits = [], []
+    while True:
+        p.expect("(")
+        inputs.append(p.parse_value_ref())
+        p.expect_keyword("init")
+        p.expect(":")
+        inits.append(p.parse_value_ref())
+        p.expect(")")
+        if not p.parse_optional(","):
+            break
+    inner = None
+    if p.parse_optional_keyword("applies"):
+        pos = p.skip()
+        inner = p.parse_bare_id("inner op name")
+        if inner.removeprefix("stablehlo.") not in _COMMUTATIVE or not inner.startswith("stablehlo."):
+            raise p.error("expected the inner-op to be a commutative binary-op from the stablehlo "
+                          "dialect, with zero region, producing single result", pos)
+    p.expect_keyword("across")
+    p.expect_keyword("dimensions")
+    p.expect("=")
+    op.properties["dimensions"] = DenseArrayAttr(I64, parse_int_list(p))
+    p.set_attrs(op, p.parse_optional_attr_dict())
+    p.expect(":")
+    pos = p.skip()
+    ft = p.parse_type()
+    if not isinstance(ft, FunctionType):
+        raise p.error("expected function type", pos)
+    add_operands(op, p.resolve_all(inputs + inits, ft.inputs, pos))
+    set_results(op, ft.results)
+    if inner is None:
+        p.expect_keyword("reducer")
+        pairs = []
+        while p.peek("("):
+            args = p.parse_block_arg_list()
+            if len(args) != 2:
+                raise p.error(f"expected 2 reducer arguments, found {len(args)}")
+            pairs.append(args)
+        op.add_region(p.parse_region(entry_args=[a for a, _ in pairs] + [b for _, b in pairs]))
+        return
+    if not ft.inputs:
+        raise p.error("input types missing in reduce-op function type", pos)
+    loc = p.parse_optional_trailing_location() or p.location(start)
+    el = getattr(ft.inputs[0], "element_type", ft.inputs[0])
+    scalar = RankedTensorType((), el)
+    block = Block([scalar, scalar])
+    for a in block.arguments:
+        a.location = loc
+    body = Operation.create(inner, block.arguments, [scalar], location=loc)
+    block.append(body)
+    block.append(Operation.create("stablehlo.return", body.results, location=loc))
+    op.add_region(Region([block]))
+    op.location = loc
+
+
+def _compact_reducer(op) -> str | None:
+    """The inner op's name when the reduce prints as `applies <op>` (StableHLO's rules E1-E5)."""
+    region = op.regions[0]
+    if len(region.blocks) != 1 or len(region.block.ops) != 2 or not op.operands:
+        return None
+    inner, ret = region.block.ops
+    if (inner.name.removeprefix("stablehlo.") not in _COMMUTATIVE or not inner.name.startswith("stablehlo.")
+            or inner.regions or len(inner.operands) != 2 or len(inner.results) != 1
+            or inner.properties or inner.attributes):
+        return None
+    t = inner.result.type
+    el = getattr(op.operands[0].type, "element_type", None)
+    if any(x != t for x in inner.operand_types) or t != RankedTensorType((), el):
+        return None
+    if list(inner.operands) != region.block.arguments:
+        return None
+    if ret.name.rsplit(".", 1)[-1] != "return" or list(ret.operands) != inner.results:
+        return None
+    return inner.name
+
+
+def _print_reduce(pr, op, indent):
+    attrs = attr_dict_for(op, ("dimensions",))
+    dims = _i64_array(op.properties.get("dimensions"))
+    if (attrs is None or dims is None or len(op.regions) != 1 or len(op.operands) % 2
+            or len(op.regions[0].blocks) != 1):
+        return False
+    n = len(op.operands) // 2
+    block = op.regions[0].block
+    if len(block.arguments) != 2 * n:
+        return False
+    inner = _compact_reducer(op)
+    out = pr.out
+    out.append("stablehlo.reduce" + ", ".join(
+        f"({pr.value_name(op.operands[i])} init: {pr.value_name(op.operands[i + n])})" for i in range(n)))
+    if inner is not None:
+        out.append(f" applies {inner}")
+    out.append(f" across dimensions = {_ints(dims)}{opt_dict(attrs)} : "
+               + print_function_type(op.operand_types, op.result_types))
+    if inner is None:
+        args = block.arguments
+        out.append("\n" + " " * indent + " reducer")
+        for i in range(n):
+            out.append(f"({pr.block_arg(args[i])}, {pr.block_arg(args[i + n])}) ")
+        out.append(" ")
+        pr.print_region(op.regions[0], indent, print_entry_args=False, print_empty_block=False)
+    return True
+
+
+_COMMUTATIVE = frozenset("add and maximum minimum multiply or xor".split())
+
+
+def _parse_window(p) -> dict:
+    """`{stride = [1, 1], pad = [[1, 1], [1, 1]], lhs_dilate = [..], rhs_dilate = [..],
+    reverse = [false, ..]}` -> the convolution's window properties."""
+    out = {}
+    p.expect("{")
+    if p.parse_optional("}"):
+        return out
+    while True:
+        pos = p.skip()
+        word = p.parse_bare_id("window attribute")
+        if word not in _WINDOW:
+            raise p.error(f"Unexpected keyword {word}", pos)
+        prop = _WINDOW[word]
+        if prop in out:
+            raise p.error(f"Duplicated attribute {word}", pos)
+        p.expect("=")
+        if word == "pad":
+            p.expect("[")
+            pairs = []
+            if not p.parse_optional("]"):
+                while True:
+                    pair = parse_int_list(p)
+                    if len(pair) != 2:
+                        raise p.error("Expected array with 2 elements", pos)
+                    pairs.append(pair)
+                    if not p.parse_optional(","):
+                        break
+                p.expect("]")
+            body = "[" + ", ".join(_ints(x) for x in pairs) + "]"
+            out[prop] = DenseElementsAttr(_splat_or(body, [v for x in pairs for v in x]),
+                                         RankedTensorType((len(pairs), 2), I64))
+        elif word == "reverse":
+            p.expect("[")
+            flags = []
+            while not p.parse_optional("]"):
+                flags.append(_parse_field(p, "bool").value)
+                p.parse_optional(",")
+            out[prop] = DenseArrayAttr(I1, tuple(flags))
+        else:
+            out[prop] = DenseArrayAttr(I64, parse_int_list(p))
+        if not p.parse_optional(","):
+            break
+    p.expect("}")
+    return out
+
+
+def _splat_or(body: str, values: list[int]) -> str:
+    return str(values[0]) if values and all(v == values[0] for v in values) else body
+
+
+_WINDOW = {"stride": "window_strides", "pad": "padding", "lhs_dilate": "lhs_dilation",
+           "rhs_dilate": "rhs_dilation", "reverse": "window_reversal"}
+
+
+def _window_text(op) -> str | None:
+    parts = []
+    for word, prop in _WINDOW.items():
+        value = op.properties.get(prop)
+        if value is None:
+            continue
+        if word == "pad":
+            nums = _dense_ints(value)
+            if nums is None or len(nums) % 2:
+                return None
+            parts.append("pad = [" + ", ".join(f"[{a}, {b}]" for a, b in zip(nums[::2], nums[1::2])) + "]")
+        elif word == "reverse":
+            if not isinstance(value, DenseArrayAttr) or value.element_type != I1:
+                return None
+            parts.append("reverse = [" + ", ".join("true" if v else "false" for v in value.values) + "]")
+        else:
+            vals = _i64_array(value)
+            if vals is None:
+                return None
+            parts.append(f"{word} = {_ints(vals)}")
+    return "{" + ", ".join(parts) + "}"
+
+
+def _dense_ints(attr) -> list[int] | None:
+    """The integers of a `dense<...> : tensor<Nx2xi64>` attribute (splats expanded)."""
+    if not isinstance(attr, DenseElementsAttr) or not isinstance(attr.type, RankedTensorType):
+        return None
+    shape = attr.type.shape
+    if attr.type.element_type != I64 or None in shape:
+        return None
+    body = attr.body.replace("[", " ").replace("]", " ").replace(",", " ").split()
+    try:
+        nums = [int(x) for x in body]
+    except ValueError:
+        return None
+    count = 1
+    for d in shape:
+        count *= d
+    return nums * count if len(nums) == 1 else nums if len(nums) == count else None
+
+
+def _parse_convolution(p, op, n):
+    p.expect("(")
+    refs = p.parse_optional_value_ref_list()
+    p.expect(")")
+    p.expect_keyword("dim_numbers")
+    p.expect("=")
+    op.properties["dimension_numbers"] = ConvDimensionNumbers.parse_dims(p)
+    p.expect(",")
+    p.expect_keyword("window")
+    p.expect("=")
+    op.properties.update(_parse_window(p))
+    p.set_attrs(op, p.parse_optional_attr_dict())
+    _parse_types(p, op, refs, n, functional=True)
+
+
+def _print_convolution(pr, op, indent):
+    attrs = attr_dict_for(op, ("dimension_numbers", *_WINDOW.values()))
+    dims = op.properties.get("dimension_numbers")
+    window = _window_text(op)
+    if attrs is None or not isinstance(dims, ConvDimensionNumbers) or window is None or op.regions:
+        return False
+    pr.out.append(f"stablehlo.convolution({pr.operands(op.operands)}) dim_numbers = {dims.body()}, "
+                  f"window = {window}{opt_dict(attrs)}")
+    _print_types(pr, op, functional=True)
+    return True
+
+
+def _parse_custom_call(p, op, n):
+    op.properties["call_target_name"] = StringAttr(p.parse_symbol())
+    p.expect("(")
+    refs = p.parse_optional_value_ref_list()
+    p.expect(")")
+    p.set_attrs(op, p.parse_optional_attr_dict())
+    _parse_types(p, op, refs, n, functional=True)
+
+
+def _print_custom_call(pr, op, indent):
+    attrs = attr_dict_for(op, ("call_target_name",))
+    target = op.properties.get("call_target_name")
+    if attrs is None or not isinstance(target, StringAttr) or op.regions:
+        return False
+    pr.out.append(f"stablehlo.custom_call {print_symbol_name(target.value)}"
+                  f"({pr.operands(op.operands)}){opt_dict(attrs)}")
+    _print_types(pr, op, functional=True)
+    return True
+
+
+def _parse_get_tuple_element(p, op, n):
+    ref = p.parse_value_ref()
+    p.expect("[")
+    op.properties["index"] = IntegerAttr(p.parse_int("index"), I32)
+    p.expect("]")
+    p.set_attrs(op, p.parse_optional_attr_dict())
+    _parse_types(p, op, [ref], n, functional=True)
+
+
+def _print_get_tuple_element(pr, op, indent):
+    attrs = attr_dict_for(op, ("index",))
+    index = op.properties.get("index")
+    if (attrs is None or not isinstance(index, IntegerAttr) or index.type != I32
+            or len(op.operands) != 1 or len(op.results) != 1):
+        return False
+    pr.out.append(f"stablehlo.get_tuple_element {pr.value_name(op.operands[0])}[{index.value}]"
+                  f"{opt_dict(attrs)}")
+    _print_types(pr, op, functional=True)
+    return True
+
+
+def _parse_tuple(p, op, n):
+    refs = p.parse_optional_value_ref_list()
+    p.set_attrs(op, p.parse_optional_attr_dict())
+    p.expect(":")
+    pos = p.skip()
+    t = p.parse_type()
+    if not isinstance(t, TupleType):
+        raise p.error("expected tuple type", pos)
+    add_operands(op, p.resolve_all(refs, t.types, pos))
+    set_results(op, [t])
+
+
+def _print_tuple(pr, op, indent):
+    attrs = attr_dict_for(op)
+    if (attrs is None or len(op.results) != 1 or op.regions
+            or op.result.type != TupleType(op.operand_types)):
+        return False
+    pr.out.append(f"stablehlo.tuple {pr.operands(op.operands)}".rstrip() + opt_dict(attrs)
+                  + f" : {op.result.type}")
+    return True
+
+
+def _parse_reduce_precision(p, op, n):
+    ref = p.parse_value_ref()
+    p.expect(",")
+    p.expect_keyword("format")
+    p.expect("=")
+    pos = p.skip()
+    word = p.parse_bare_id("exponent mantissa")
+    m = re.fullmatch(r"e([0-9]+)m([0-9]+)", word)
+    if not m or len(m.group(1)) > 9 or len(m.group(2)) > 9:
+        raise p.error(f"expected exponent mantissa in format e#m#, saw {word}", pos)
+    op.properties["exponent_bits"] = IntegerAttr(int(m.group(1)), I32)
+    op.properties["mantissa_bits"] = IntegerAttr(int(m.group(2)), I32)
+    p.set_attrs(op, p.parse_optional_attr_dict())
+    _parse_types(p, op, [ref], n, functional=False)
+
+
+def _print_reduce_precision(pr, op, indent):
+    attrs = attr_dict_for(op, ("exponent_bits", "mantissa_bits"))
+    e, m = op.properties.get("exponent_bits"), op.properties.get("mantissa_bits")
+    if (attrs is None or not isinstance(e, IntegerAttr) or not isinstance(m, IntegerAttr)
+            or len(op.operands) != 1 or len(op.results) != 1):
+        return False
+    pr.out.append(f"stablehlo.reduce_precision {pr.value_name(op.operands[0])}, "
+                  f"format = e{e.value}m{m.value}{opt_dict(attrs)}")
+    _print_types(pr, op, functional=False)
+    return True
+
+
+def _parse_result_only(p, op, n):
+    """`attr-dict : type` (create_token, replica_id, partition_id)."""
+    p.set_attrs(op, p.parse_optional_attr_dict())
+    p.expect(":")
+    set_results(op, [p.parse_type()])
+
+
+def _print_result_only(pr, op, indent):
+    attrs = attr_dict_for(op)
+    if attrs is None or op.operands or len(op.results) != 1 or op.regions:
+        return False
+    pr.out.append(f"{op.name}{opt_dict(attrs)} : {op.result.type}")
+    return True
+
+
+def _parse_composite(p, op, n):
+    op.properties["name"] = StringAttr(p.parse_string("composite name"))
+    refs = p.parse_optional_value_ref_list()
+    p.set_attrs(op, p.parse_optional_attr_dict())
+    _parse_types(p, op, refs, n, functional=True)
+
+
+def _print_composite(pr, op, indent):
+    attrs = attr_dict_for(op, ("name",))
+    name = op.properties.get("name")
+    if attrs is None or not isinstance(name, StringAttr) or op.regions:
+        return False
+    pr.out.append(f"stablehlo.composite {name} {pr.operands(op.operands)}".rstrip() + opt_dict(attrs))
+    _print_types(pr, op, functional=True)
+    return True
+
+
+def _parse_complex(p, op, n):
+    refs = p.parse_optional_value_ref_list()
+    p.set_attrs(op, p.parse_optional_attr_dict())
+    p.expect(":")
+    pos = p.skip()
+    t = p.parse_type()
+    if isinstance(t, FunctionType):
+        ins, outs = t.inputs, t.results
+    else:
+        el = getattr(t, "element_type", None)
+        if not isinstance(el, ComplexType):
+            raise p.error("expected tensor with complex element type", pos)
+        real = RankedTensorType(t.shape, el.element_type, t.encoding)
+        ins, outs = (real, real), (t,)
+    add_operands(op, p.resolve_all(refs, ins, pos))
+    set_results(op, outs)
+
+
+def _print_complex(pr, op, indent):
+    attrs = attr_dict_for(op)
+    if attrs is None or op.regions or len(op.results) != 1 or len(op.operands) != 2:
+        return False
+    pr.out.append(f"stablehlo.complex {pr.operands(op.operands)}{opt_dict(attrs)}")
+    t = op.result.type
+    el = getattr(t, "element_type", None)
+    if (isinstance(el, ComplexType) and isinstance(t, RankedTensorType)
+            and all(x == RankedTensorType(t.shape, el.element_type, t.encoding) for x in op.operand_types)):
+        pr.out.append(f" : {t}")
+    else:
+        pr.out.append(" : " + print_function_type(op.operand_types, op.result_types))
+    return True
+
+
 def _props(text: str) -> tuple[str, ...]:
     return tuple(text.split())
 
@@ -425,19 +899,49 @@ _PROPERTIES = {
     "einsum": "einsum_config",
     "torch_index_select": "dim batch_dims",
     "constant": "value",
+    "set_dimension_size": "dimension",
+    "unary_einsum": "einsum_config",
+    "async_start": "called_computation execution_thread",
+    "collective_reduce": "replica_groups channel_handle",
 }
 _OTHER = ("dynamic_update_slice while case if tuple after_all create_token dynamic_reshape "
           "real_dynamic_slice dynamic_pad dynamic_conv uniform_quantize uniform_dequantize "
-          "partition_id replica_id optimization_barrier return reduce_precision").split()
+          "partition_id replica_id optimization_barrier return").split()
 _REGIONS = {"reduce": 1, "reduce_window": 1, "select_and_scatter": 2, "sort": 1, "scatter": 1,
             "while": 2, "if": 2, "all_reduce": 1, "reduce_scatter": 1, "map": 1}
 _HOOKS = {
-    **{n: (_parse_elementwise, _print_elementwise) for n in ELEMENTWISE},
+    **{n: (_parse_operands_type, _print_operands_type) for n in (*ELEMENTWISE, *FUNCTIONAL)},
     "select": (_parse_select, _print_select),
+    "complex": (_parse_complex, _print_complex),
+    "broadcast": _keyword_op((("sizes", "broadcast_sizes", "i64s"),)),
+    "reverse": _keyword_op((("dims", "dimensions", "i64s"),), functional=False),
+    "concatenate": _keyword_op((("dim", "dimension", "i64"),)),
+    "dynamic_slice": _keyword_op((("sizes", "slice_sizes", "i64s"),)),
+    "pad": _keyword_op((("low", "edge_padding_low", "i64s"), ("high", "edge_padding_high", "i64s"),
+                        ("interior", "interior_padding", "i64s"))),
+    "fft": _keyword_op((("type", "fft_type", "fft_type"), ("length", "fft_length", "i64s"))),
+    "get_dimension_size": _keyword_op((("dim", "dimension", "i64"),)),
+    "set_dimension_size": _keyword_op((("dim", "dimension", "i64"),)),
+    "rng_bit_generator": _keyword_op((("algorithm", "rng_algorithm", "rng_algorithm"),)),
+    "rng": _keyword_op((("distribution", "rng_distribution", "rng_distribution"),)),
+    "einsum": _keyword_op((("config", "einsum_config", "str"),)),
+    "unary_einsum": _keyword_op((("config", "einsum_config", "str"),)),
+    "dynamic_iota": _keyword_op((("dim", "iota_dimension", "i64"),)),
+    "cholesky": _keyword_op((("lower", "lower", "bool"),), functional=False),
+    "reduce": (_parse_reduce, _print_reduce),
+    "convolution": (_parse_convolution, _print_convolution),
+    "custom_call": (_parse_custom_call, _print_custom_call),
+    "get_tuple_element": (_parse_get_tuple_element, _print_get_tuple_element),
+    "tuple": (_parse_tuple, _print_tuple),
+    "reduce_precision": (_parse_reduce_precision, _print_reduce_precision),
+    "create_token": (_parse_result_only, _print_result_only),
+    "replica_id": (_parse_result_only, _print_result_only),
+    "partition_id": (_parse_result_only, _print_result_only),
+    "composite": (_parse_composite, _print_composite),
     "compare": (_parse_compare, _print_compare),
     "iota": (_parse_iota, _print_iota),
-    "broadcast_in_dim": _parse_dims_op("broadcast_dimensions", "dims"),
-    "transpose": _parse_dims_op("permutation", "dims"),
+    "broadcast_in_dim": _keyword_op((("dims", "broadcast_dimensions", "i64s"),)),
+    "transpose": _keyword_op((("dims", "permutation", "i64s"),)),
     "slice": (_parse_slice, _print_slice),
     "dot": (_parse_dot, _print_dot),
     "dot_general": (_parse_dot_general, _print_dot_general),
@@ -450,15 +954,25 @@ _TRAITS = {
     "while": {"ShardableDataFlowOpInterface"}, "case": {"ShardableDataFlowOpInterface"},
     "optimization_barrier": {"ShardableDataFlowOpInterface"},
     "return": {"Terminator"}, "constant": {"ConstantLike"},
-    **{n: {"Elementwise"} for n in ELEMENTWISE if n not in ("reshape", "bitcast_convert")},
+    **{n: {"Elementwise"} for n in ELEMENTWISE if n != "after_all"},
+}
+
+
+_RESULT_NAMES = {
+    "constant": constant_names,
+    "rng_bit_generator": lambda op: ("output_state", "output") if len(op.results) == 2 else None,
 }
 
 
 def _opdef(name: str) -> OpDef:
     parse, print_ = _HOOKS.get(name, (None, None))
+    arity = _ARITY.get(name)
     return OpDef(f"stablehlo.{name}", _props(_PROPERTIES.get(name, "")),
+                 num_operands=arity, num_results=1 if arity is not None else None,
                  num_regions=_REGIONS.get(name), parse=parse, print=print_,
-                 traits=frozenset(_TRAITS.get(name, ())))
+                 traits=frozenset(_TRAITS.get(name, ())), result_names=_RESULT_NAMES.get(name),
+                 block_arg_name="iterArg" if name == "while" else None)
 
 
-OPS = tuple(_opdef(n) for n in dict.fromkeys([*ELEMENTWISE, "select", *_PROPERTIES, *_OTHER]))
+OPS = tuple(_opdef(n) for n in dict.fromkeys([*ELEMENTWISE, *FUNCTIONAL, "select", *_PROPERTIES,
+                                              *_OTHER, *_HOOKS]))

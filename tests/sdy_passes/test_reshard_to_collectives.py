@@ -45,15 +45,16 @@ def test_lit_cases_match_jaxlib(case):
 
 
 def test_pipeline_forms():
-    (anchor, (step,)), = parse_pipeline(
-        "builtin.module(func.func(sdy-reshard-to-collectives{keep-redundant-reshards=true}))")
-    assert anchor == "func.func" and step.name == "sdy-reshard-to-collectives"
-    assert step.options == {"keep-redundant-reshards": True}
+    (anchor, (p,)), = parse_pipeline("builtin.module(func.func(sdy-reshard-to-collectives{keep-redundant-reshards}))")
+    assert anchor == "func.func" and p.options == {"keep-redundant-reshards": True}
     with pytest.raises(UnknownPassError, match="did you intend to nest"):
         parse_pipeline("builtin.module(sdy-reshard-to-collectives)")
-    module = sdy_passes.parse_module("module {}")
     with pytest.raises(UnknownPassError, match="no such option foo"):
-        sdy_passes.run_passes(module, "builtin.module(func.func(sdy-reshard-to-collectives{foo=1}))")
+        parse_pipeline("builtin.module(func.func(sdy-reshard-to-collectives{foo=1}))")
+    module = sdy_passes.parse_module('sdy.mesh @m = <["x"=2]>\nfunc.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n'
+                                     '  %0 = sdy.reshard %a <@m, [{"x"}]> : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}')
+    sdy_passes.run_passes(module, ["sdy-reshard-to-collectives"])  # a bare flag nests by itself
+    assert '"sdy.all_slice"' in sdy_passes.print_module(module, generic=True)
 
 
 @pytest.mark.jaxlib
@@ -90,3 +91,35 @@ with ctx, ir.Location.unknown():
                 assert info.value.message == result["error"], text
         else:
             assert_same_up_to_ssa(_run(text, PIPELINE % "false"), result["ok"])
+
+
+@needs_shared(EXPORT)
+def test_lit_cases_through_the_cli(capsys):
+    from sdy_passes.__main__ import main
+
+    for case in _cases():
+        folder = EXPORT / case["folder"]
+        keep = "keep-redundant-reshards=true" in (case["pipeline"] or "")
+        flag = "--sdy-reshard-to-collectives" + ("=keep-redundant-reshards=true" if keep else "")
+        assert main([flag, "--mlir-print-op-generic", str(folder / f"{case['id']}.in.mlir")]) == 0
+        assert_same_up_to_ssa(capsys.readouterr().out, (folder / f"{case['id']}.out.mlir").read_text())
+        # The pretty output is jaxlib's too.
+        assert main(["--pass-pipeline=" + PIPELINE % ("true" if keep else "false"),
+                     str(folder / f"{case['id']}.in.mlir")]) == 0
+        assert_same_up_to_ssa(capsys.readouterr().out, (folder / f"{case['id']}.out.pretty.mlir").read_text())
+
+
+def test_a_failing_pass_reports_jaxlibs_message_and_leaves_the_ir():
+    text = ('sdy.mesh @mesh = <["x"=6]>\n'
+            'func.func @f(%arg0: tensor<12x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x":(1)2}, {}]>}) '
+            '-> (tensor<12x8xf32>, tensor<12x8xf32>) {\n'
+            '  %0 = sdy.reshard %arg0 <@mesh, [{}, {"x"}]> : tensor<12x8xf32>\n'
+            '  %1 = sdy.reshard %arg0 <@mesh, [{"x":(1)3}, {}]> : tensor<12x8xf32>\n'
+            '  return %0, %1 : tensor<12x8xf32>, tensor<12x8xf32>\n}\n')
+    module = sdy_passes.parse_module(text)
+    before = sdy_passes.print_module(module)
+    with pytest.raises(PassFailedError) as info:
+        sdy_passes.run_passes(module, PIPELINE % "false")
+    assert info.value.message == "'sdy.all_slice' op overlapping sub-axes: \"x\":(1)2, \"x\":(1)3"
+    assert (info.value.location.line, info.value.location.col) == (4, 8)
+    assert sdy_passes.print_module(module) == before

@@ -31,8 +31,9 @@ def test_readme_tour_in_a_subprocess(tmp_path):
 
 
 def test_bad_input_is_an_error_line(capsys):
-    assert main(["reshard", '<["x"=2]>', '<@m, [{"x"}]>', '<@m, [{"q"}]>', "8"]) == 2
+    # Bad input exits 1, bad usage 2 (issue 22, item 12).
+    assert main(["reshard", '<["x"=2]>', '<@m, [{"x"}]>', '<@m, [{"q"}]>', "8"]) == 1
     assert 'unknown axis name: "q"' in capsys.readouterr().err
-    assert main(["reshard", '<["x"=2]>', '<@m, [{"x"}]>', '<@m, [{}]>', "8", "--dtype", "zz"]) == 2
+    assert main(["reshard", '<["x"=2]>', '<@m, [{"x"}]>', '<@m, [{}]>', "8", "--dtype", "zz"]) == 1
     assert "unknown dtype" in capsys.readouterr().err
-    assert main(["reshard", '<["x"=2]>', '<@m, [{"x"}]>', '<@m, [{}]>', "8x"]) == 2
+    assert main(["reshard", '<["x"=2]>', '<@m, [{"x"}]>', '<@m, [{}]>', "8x"]) == 1
