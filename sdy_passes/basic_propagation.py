@@ -1,8 +1,8 @@
 """`sdy-basic-propagate`: Shardy's factor-based sharding propagation (`basic_propagation.cc`).
 
 The pass propagates shardings through every op that has an `#sdy.op_sharding_rule` (its
-`sdy.sharding_rule` attribute, or the one `sdy_passes.op_sharding_rules` builds), through data-flow
-edges (`sdy.data_flow_edge`, `sdy.func_data_flow_edge`, identity rules between an edge's sources and
+`sdy.sharding_rule` attribute, or the one `sdy_passes.op_sharding_rules` gives), through data-flow edges
+(`sdy.data_flow_edge`, `sdy.func_data_flow_edge`, identity rules between an edge's sources and
 its owner) and propagation barriers, until nothing changes (spec/propagation.md §4.2).
 
 It reproduces MLIR's greedy pattern driver as Shardy configures it, because the order in which
@@ -30,13 +30,13 @@ from sdy_passes._value_shardings import (
     data_flow_edge_of, erase_manual_axes, func_result_sharding, get_sharding,
     set_func_attr_sharding, set_sharding, shardable_value,
 )
+from sdy_passes import op_sharding_rules
 from sdy_passes.attributes import (
     OpShardingRule, RankedTensorType, SymbolRefAttr, TupleType, UnrankedTensorType,
 )
 from sdy_passes.basic_factor_propagation import BOTH, NONE, BasicFactorPropagation
 from sdy_passes.errors import PassFailedError, SdyError
 from sdy_passes.ir import BlockArgument, Module, Operation, OpResult, Value
-from sdy_passes.op_sharding_rules import get_or_create_sharding_rule
 from sdy_passes.op_properties import is_trivially_dead
 from sdy_passes.pass_manager import Pass
 from sdy_passes.sharding_group_map import ShardingGroupMap
@@ -57,6 +57,12 @@ GetDirections = Callable[[Operation, int], list[int]]
 
 def propagate_any(op: Operation, num_factors: int) -> list[int]:
     return [BOTH] * num_factors
+
+
+def get_or_create_sharding_rule(op: Operation, conservative: bool) -> OpShardingRule | None:
+    """The op's `sdy.sharding_rule`, or the registry's rule, attached to the op (Shardy builds
+    rules just in time and keeps them on the op until the pass ends)."""
+    return op_sharding_rules.get_or_create_sharding_rule(op, conservative, set_on_op=True)
 
 
 def remove_sharding_rules(module: Module) -> None:
@@ -126,7 +132,9 @@ def _edge_from_source(user: Operation, index: int) -> Operation | None:
     if op is None or op.name not in DATA_FLOW_OPS:
         return None
     if op.name in (NAMED_COMPUTATION, MANUAL_COMPUTATION) and user is op:
-        owner = op.regions[0].blocks[0].arguments[index]
+        # Shardy returns the operand itself here, not the block argument (so an operand's
+        # change never reaches the body's edge this way; jaxlib behaves so, and so do we).
+        owner = op.operands[index]
     else:
         owner = op.results[index] if index < len(op.results) else None
     if owner is not None and owner.has_one_use and owner.uses[0].operation.name == DATA_FLOW_EDGE:
@@ -362,7 +370,7 @@ class Propagator:
             return True
         if op.name == FUNC_DATA_FLOW_EDGE:
             return self._visit_func_edge(op)
-        rule = get_or_create_sharding_rule(op, self.conservative, set_on_op=True)
+        rule = get_or_create_sharding_rule(op, self.conservative)
         if rule is None:
             return False
         return self.propagate_tensors(self._values(op.operands), self._values(op.results), rule,
