@@ -614,8 +614,34 @@ def tiled_dimensions(shape: Shape | str) -> tuple[int, ...]:
     (56, 37, 2, 3)
     """
     shape = as_shape(shape)
-    steps = tile_steps(shape.physical_dimensions, shape.layout.tiles)
-    return steps[-1].after if steps else shape.physical_dimensions
+    return tuple(_walk_tiles(shape.physical_dimensions, shape.layout.tiles)[0])
+
+
+def _walk_tiles(physical, tiles) -> tuple[list[int], tuple | None]:
+    """(the fully tiled dims, the first later tile that pads again as (number, tile, the dims it
+    acts on)), as `tile_steps` computes them but in time linear in the number of tile entries:
+    each tile rewrites only the dims it covers, in place (n 1-D tiles would otherwise copy a
+    shape growing by one dim per tile, n**2)."""
+    dims, nested = list(physical), None
+    for n, t in enumerate(tiles, start=1):
+        spec = t.dimensions
+        if spec[-1] == COMBINE_DIMENSION:
+            tile_steps((), (t,))  # (raises the error)
+        if len(spec) > len(dims):
+            dims[:0] = [1] * (len(spec) - len(dims))
+        start = len(dims) - len(spec)
+        covered, tile, acc = [], [], 1
+        for size, entry in zip(dims[start:], spec):
+            acc *= size
+            if entry != COMBINE_DIMENSION:
+                covered.append(acc)
+                tile.append(entry)
+                acc = 1
+        if nested is None and n > 1 and any(m % e for m, e in zip(covered, tile)):
+            nested = (n, t, tuple(dims))
+        del dims[start:]
+        dims += [-(-m // e) for m, e in zip(covered, tile)] + tile
+    return dims, nested
 
 
 def _check_static(shape: Shape):
@@ -640,15 +666,13 @@ def check_encodable(shape: Shape, *, allow_nested_padding: bool = False) -> None
     if shape.layout.dynamic_shape_metadata_prefix_bytes:
         raise UnsupportedLayoutError(
             f"{shape}: M(n) (dynamic-shape metadata prefix) is not supported")
-    if not allow_nested_padding:
-        steps = tile_steps(shape.physical_dimensions, shape.layout.tiles)
-        for n, step in enumerate(steps[1:], start=2):
-            if step.pads:
-                raise UnsupportedLayoutError(
-                    f"{shape}: tile {n} {Tile(step.spec)} does not divide the dims "
-                    f"{step.ones} it covers, so it pads again; XLA sizes buffers from the first "
-                    "tile only and would disagree. Pass allow_nested_padding=True to use the "
-                    "definition (padding at every level)")
+    nested = _walk_tiles(shape.physical_dimensions, shape.layout.tiles)[1]
+    if nested and not allow_nested_padding:
+        n, tile, dims = nested
+        raise UnsupportedLayoutError(
+            f"{shape}: tile {n} {tile} does not divide the dims {dims} it covers, so it pads "
+            "again; XLA sizes buffers from the first tile only and would disagree. Pass "
+            "allow_nested_padding=True to use the definition (padding at every level)")
 
 
 def num_elements(shape: Shape) -> int:
