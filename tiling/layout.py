@@ -207,6 +207,37 @@ class Layout:
         return layout
 
     @classmethod
+    def from_jax(cls, layout, dtype=None) -> Layout:
+        """Reads jax's layout of an array: a `jax.Array`, its `.format` or `.format.layout`
+        (`Layout(major_to_minor, tiling, sub_byte_element_size_in_bits)`, jax 0.10). Sub-byte
+        types (int4, ...) get `E(bits)` as jax's `_to_xla_layout` fills it in; give `dtype`
+        when passing a Format or Layout of such an array."""
+        dtype = getattr(layout, "dtype", dtype)
+        for name in ("format", "layout"):  # an array, then its Format
+            if not hasattr(layout, "major_to_minor") and hasattr(layout, name):
+                layout = getattr(layout, name)
+        m2m = getattr(layout, "major_to_minor", None)
+        if not isinstance(m2m, (tuple, list)):
+            raise LayoutError(f"expected a jax array, Format or Layout with a concrete layout "
+                              f"(major_to_minor), found {layout!r}")
+        bits = layout.sub_byte_element_size_in_bits
+        if not bits and dtype is not None:
+            from tiling.dtypes import element_type_for_dtype
+            et = element_type_for_dtype(dtype)
+            bits = et.bit_width if et.bit_width < 8 and et.name != "pred" else 0
+        return cls(tuple(m2m)[::-1], tuple(tuple(t) for t in layout.tiling or ()), bits)
+
+    def to_jax(self):
+        """This layout as jax's `Layout` (for `jax.device_put(x, Format(layout, sharding))`);
+        jax's has no `L(n)`, `S(n)` or `M(n)`, so those are refused."""
+        if (self.tail_padding_alignment_in_elements != 1 or self.memory_space
+                or self.dynamic_shape_metadata_prefix_bytes):
+            raise LayoutError(f"{self}: jax's Layout holds only minor_to_major, tiles and E(n)")
+        from jax.experimental.layout import Layout as JaxLayout
+        return JaxLayout(self.major_to_minor, tuple(t.dimensions for t in self.tiles),
+                         self.element_size_in_bits)
+
+    @classmethod
     def from_pjrt_layout(cls, layout) -> Layout:
         """Reads an `xla_client.Layout` / jax `Layout._to_xla_layout()`-style object."""
         return cls(tuple(layout.minor_to_major()),
