@@ -612,24 +612,32 @@ class TileStep:
         return any(m % t for m, t in zip(self.combined[len(self.combined) - k:], self.tile))
 
 
+def _merge_stars(sizes, t: Tile) -> tuple[list[int], list[int]]:
+    """The sizes a tile covers with each `*` run merged into its minor neighbour, and the tile
+    without its `*` entries."""
+    if t.dimensions[-1] == COMBINE_DIMENSION:
+        raise UnsupportedLayoutError(
+            f"tile {t}: '*' as the last (most-minor) entry has no minor neighbour to "
+            "combine with; XLA reads the text but it places no elements")
+    merged, tile, acc = [], [], 1
+    for size, entry in zip(sizes, t.dimensions):
+        acc *= size
+        if entry != COMBINE_DIMENSION:
+            merged.append(acc)
+            tile.append(entry)
+            acc = 1
+    return merged, tile
+
+
 def tile_steps(physical_dims: Iterable[int], tiles: Iterable[Tile]) -> tuple[TileStep, ...]:
     """The shapes each tile passes through, starting from the physical dims."""
     steps, cur = [], tuple(physical_dims)
     for t in tiles:
         spec = t.dimensions
-        if spec[-1] == COMBINE_DIMENSION:
-            raise UnsupportedLayoutError(
-                f"tile {t}: '*' as the last (most-minor) entry has no minor neighbour to "
-                "combine with; XLA reads the text but it places no elements")
         ones = (1,) * max(0, len(spec) - len(cur)) + cur
         start = len(ones) - len(spec)
-        combined, tile, acc = list(ones[:start]), [], 1
-        for size, entry in zip(ones[start:], spec):
-            acc *= size
-            if entry != COMBINE_DIMENSION:
-                combined.append(acc)
-                tile.append(entry)
-                acc = 1
+        merged, tile = _merge_stars(ones[start:], t)
+        combined = list(ones[:start]) + merged
         p = len(combined) - len(tile)
         after = (tuple(combined[:p]) + tuple(-(-m // t) for m, t in zip(combined[p:], tile))
                  + tuple(tile))
@@ -656,18 +664,10 @@ def _walk_tiles(physical, tiles) -> tuple[list[int], tuple | None]:
     dims, nested = list(physical), None
     for n, t in enumerate(tiles, start=1):
         spec = t.dimensions
-        if spec[-1] == COMBINE_DIMENSION:
-            tile_steps((), (t,))  # (raises the error)
         if len(spec) > len(dims):
             dims[:0] = [1] * (len(spec) - len(dims))
         start = len(dims) - len(spec)
-        covered, tile, acc = [], [], 1
-        for size, entry in zip(dims[start:], spec):
-            acc *= size
-            if entry != COMBINE_DIMENSION:
-                covered.append(acc)
-                tile.append(entry)
-                acc = 1
+        covered, tile = _merge_stars(dims[start:], t)
         if nested is None and n > 1 and any(m % e for m, e in zip(covered, tile)):
             nested = (n, t, tuple(dims))
         del dims[start:]
