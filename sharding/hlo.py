@@ -123,13 +123,10 @@ class HloSharding:
             dims = merged_dims
         if groups == ["manual"] and math.prod(dims) == dims[-1]:
             return cls("manual")
-        if groups and groups[-1] == "replicated":
+        if groups and groups[-1] == "replicated":  # (no subgroup dim is 1 any more)
             if len(dims) == 1 or dims[-1] == math.prod(dims):
                 return cls("replicated")
-            if dims[-1] == 1:  # (only a lone replicated subgroup gets here)
-                dims, groups = dims[:-1], []
-            else:
-                devices = devices.sort_groups()
+            devices = devices.sort_groups()
         if devices.explicit:
             return cls("tiled", tuple(dims), devices.explicit, subgroups=tuple(groups))
         return cls("tiled", tuple(dims), (), devices.reshape, devices.perm, tuple(groups))

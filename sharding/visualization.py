@@ -90,7 +90,8 @@ class ShardingPicture:
         blocks = []
         for tile in sorted(holders):
             slices = p.tile_slices(tile)
-            pad = tuple(c - (s.stop - s.start) for s, c in zip(slices, p.local_shape))
+            # ragged shards (DTensor) hold no padding
+            pad = tuple(0 if p.uneven == "ragged" else c - (s.stop - s.start) for s, c in zip(slices, p.local_shape))
             blocks.append(Block(tile, slices, pad, tuple(sorted(holders[tile]))))
         self.blocks: tuple[Block, ...] = tuple(blocks)
         """Every distinct tile, in tile order."""
@@ -138,6 +139,9 @@ class ShardingPicture:
         def dims(shape):
             return "x".join(map(str, shape)) or "()"
 
+        if p.uneven == "ragged":  # DTensor's shards: no HloSharding describes them
+            return [f"{p.sharding} on {p.mesh.body()}, ragged (DTensor torch.chunk per axis)",
+                    f"global {dims(p.shape)}, tiles {dims(p.num_tiles)}, largest shard {dims(p.local_shape)}"]
         return [f"{p.sharding} on {p.mesh.body()}",
                 f"global {dims(p.shape)}, tiles {dims(p.num_tiles)}, device buffer {dims(p.local_shape)}, "
                 f"HloSharding {to_hlo_sharding(p.sharding, p.mesh)}"]
@@ -294,14 +298,15 @@ class ShardingPicture:
         return fig
 
 
-def visualize(sharding, mesh=None, global_shape=None) -> ShardingPicture:
+def visualize(sharding, mesh=None, global_shape=None, *, uneven: str | None = None) -> ShardingPicture:
     """Which devices hold which block of a `global_shape` array under `sharding` on `mesh`.
 
     `sharding` is a `TensorSharding` or its text; `mesh` a `Mesh`, a `MeshTable`, a `DeviceMesh`,
     mesh text, or `None` for an inlined mesh. Like `jax.debug.visualize_array_sharding`, an array
     alone is enough: a `ShardedArray` (`visualize(dm.shard(x, s))`) or a `jax.Array` with a
     `NamedSharding` or `SingleDeviceSharding`. Works for any rank; `print()` it for the text
-    table, `.svg()` / `.save("x.png")` for images.
+    table, `.svg()` / `.save("x.png")` for images. `uneven` (`padded` or `ragged`) defaults to
+    the DeviceMesh's, else `padded`.
     """
     is_sharded_array = hasattr(sharding, "placement") and hasattr(sharding, "per_device")
     is_jax_array = hasattr(sharding, "sharding") and hasattr(sharding, "shape")
@@ -314,8 +319,14 @@ def visualize(sharding, mesh=None, global_shape=None) -> ShardingPicture:
     if global_shape is None:
         raise ShardingError("expected the global shape: visualize(sharding, mesh, global_shape)")
     if hasattr(mesh, "placement"):  # a DeviceMesh (not imported here: it needs xarray)
+        if uneven is not None and uneven != mesh.uneven:
+            raise ShardingError(f"uneven={uneven!r} differs from the device mesh's {mesh.uneven!r}")
         return ShardingPicture(mesh.placement(sharding, global_shape))
-    return ShardingPicture(place(sharding, mesh, global_shape))
+    from ._ragged import check_full_axes, check_uneven
+
+    if check_uneven(uneven or "padded") == "ragged":
+        check_full_axes(sharding)
+    return ShardingPicture(place(sharding, mesh, global_shape, uneven=uneven or "padded"))
 
 
 def _from_jax(jax_sharding, rank: int):
