@@ -42,7 +42,7 @@ class UnknownPassError(SdyError):
     """A pass or pipeline name that is not registered, or a malformed pipeline or option."""
 
 
-OptionValue = Union[bool, int, str]
+OptionValue = Union[bool, str]
 _TRUE, _FALSE = ("", "true", "TRUE", "True", "1"), ("false", "FALSE", "False", "0")
 
 
@@ -55,12 +55,6 @@ def _option_value(pass_name: str, key: str, default: OptionValue, text: str) -> 
             return False
         raise UnknownPassError(f"for the --{key} option: '{text}' is invalid value for boolean "
                                f"argument! Try 0 or 1 (pass '{pass_name}')")
-    if isinstance(default, int):
-        try:
-            return int(text, 0)
-        except ValueError:
-            raise UnknownPassError(f"for the --{key} option: '{text}' value invalid for integer "
-                                   f"argument! (pass '{pass_name}')") from None
     return text
 
 
@@ -121,6 +115,11 @@ PASSES: dict[str, str | type[Pass]] = {
     "sdy-reshard-to-collectives": "sdy_passes.reshard_to_collectives:ReshardToCollectivesPass",
     "sdy-populate-op-sharding-rules":
         "sdy_passes.populate_op_sharding_rules:PopulateOpShardingRulesPass",
+    "sdy-basic-propagate": "sdy_passes.basic_propagation:BasicPropagationPass",
+    "sdy-aggressive-propagate": "sdy_passes.aggressive_propagation:AggressivePropagationPass",
+    "sdy-op-priority-propagate": "sdy_passes.op_priority_propagation:OpPriorityPropagationPass",
+    "sdy-user-priority-propagate": "sdy_passes.user_priority_propagation:UserPriorityPropagationPass",
+    "sdy-sink-data-flow-edges": "sdy_passes.sink_data_flow_edges:SinkDataFlowEdgesPass",
 }
 """Registry keyed by Shardy flag name."""
 

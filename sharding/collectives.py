@@ -86,16 +86,20 @@ def _tiles(p: Placement, coords: np.ndarray) -> np.ndarray:
     return out
 
 
-def moves(source: TensorSharding, target: TensorSharding, in_mesh: Mesh, out_mesh: Mesh, shape) -> Moves:
-    """The messages of one move from `source` (on `in_mesh`) to `target` (on `out_mesh`, same axes)."""
+def moves(source: TensorSharding, target: TensorSharding, in_mesh: Mesh, out_mesh: Mesh, shape,
+          uneven: str = "padded") -> Moves:
+    """The messages of one move from `source` (on `in_mesh`) to `target` (on `out_mesh`, same axes);
+    `uneven="ragged"`: DTensor's ragged tiles on both sides (only real elements move)."""
     if in_mesh.axes != out_mesh.axes:
         raise ShardingError(f"a move keeps the mesh axes: {in_mesh.body()} and {out_mesh.body()} differ")
     cuts = _refs(source) + _refs(target)
     if not _nested(cuts, in_mesh):
         # Sub-axes that do not nest (`"x":(1)2` and `"x":(1)3` on `"x"=6`) have no common pieces.
+        if uneven != "padded":
+            raise ShardingError(f"ragged tiles need nested sub-axes: {source} -> {target}")
         return _moves_by_device(source, target, in_mesh, out_mesh, shape)
-    pi = place(source, in_mesh, shape, cuts=cuts)
-    po = place(target, out_mesh, shape, cuts=cuts)
+    pi = place(source, in_mesh, shape, cuts=cuts, uneven=uneven)
+    po = place(target, out_mesh, shape, cuts=cuts, uneven=uneven)
     if pi.pieces != po.pieces:
         raise ShardingError(f"a move keeps the mesh axes: {in_mesh.body()} and {out_mesh.body()} differ")
     sizes = pi.piece_sizes
@@ -110,29 +114,28 @@ def moves(source: TensorSharding, target: TensorSharding, in_mesh: Mesh, out_mes
     in_pos_of[in_dev] = np.arange(n)
     old = _tiles(pi, coords)  # by operand position
     new = _tiles(po, coords)  # by result position
-    c_in, c_out = np.array(pi.local_shape, np.int64), np.array(po.local_shape, np.int64)
-    dims = np.array(shape, np.int64)
+    # Each tile's data part per dim (padded: `[t*c, (t+1)*c)` clamped; ragged: DTensor's).
+    b_in = [pi.dim_bounds(d) for d in range(rank)]
+    b_out = [po.dim_bounds(d) for d in range(rank)]
     # Receivers by result position; where each sits in the operand's mesh.
     recv = np.arange(n)
     recv_in = in_pos_of[out_dev]
-    # Per receiver and dim: its new tile's data range and the operand tiles it overlaps
-    # (`count` of them from `first`); the (receiver, operand tile) pairs are their products.
-    new_lo = np.minimum(new * c_out[:, None], dims[:, None])
-    new_hi = np.minimum((new + 1) * c_out[:, None], dims[:, None])
-    step_in = np.maximum(c_in, 1)[:, None]
-    first = new_lo // step_in
-    count = np.where(new_hi > new_lo, (new_hi - 1) // step_in - first + 1, 0)
-    per = np.prod(count, axis=0) if rank else np.ones(n, np.int64)
-    pair = np.repeat(recv, per)
-    k = np.arange(len(pair)) - np.repeat(np.cumsum(per) - per, per)
-    told = np.empty((rank, len(pair)), np.int64)
-    for d in reversed(range(rank)):  # mixed radix over the dims' counts, the last dim fastest
-        cnt = count[d][pair]
-        told[d] = first[d][pair] + k % cnt
-        k //= cnt
-    lo = np.maximum(new_lo[:, pair], told * c_in[:, None])
-    hi = np.minimum(new_hi[:, pair], np.minimum((told + 1) * c_in[:, None], dims[:, None]))
-    elements = np.prod(hi - lo, axis=0) if rank else np.ones(len(pair), np.int64)
+    pair = np.arange(n)  # pair -> receiver (result position)
+    told = np.zeros((rank, n), np.int64)
+    for d in range(rank):
+        tn = new[d][pair]
+        lo, hi = b_out[d][0][tn], b_out[d][1][tn]
+        first = np.searchsorted(b_in[d][1], lo, side="right")  # the first operand tile ending after lo
+        count = np.where(hi > lo, np.searchsorted(b_in[d][0], hi, side="left") - first, 0)
+        rep = np.repeat(np.arange(len(pair)), count)
+        offset = np.arange(len(rep)) - np.repeat(np.cumsum(count) - count, count)
+        pair = pair[rep]
+        told = told[:, rep]
+        told[d] = first[rep] + offset
+    tnew = new[:, pair]
+    lo = np.array([np.maximum(b_out[d][0][tnew[d]], b_in[d][0][told[d]]) for d in range(rank)]).reshape(rank, -1)
+    hi = np.array([np.minimum(b_out[d][1][tnew[d]], b_in[d][1][told[d]]) for d in range(rank)]).reshape(rank, -1)
+    elements = np.prod(np.maximum(hi - lo, 0), axis=0) if rank else np.ones(len(pair), np.int64)
     r_in = recv_in[pair]
     local = np.all(told == old[:, r_in], axis=0)
     # The sender: the tile pieces say which tile it holds; other pieces copy the receiver's
@@ -158,9 +161,11 @@ def moves(source: TensorSharding, target: TensorSharding, in_mesh: Mesh, out_mes
         crossing[:, k] = differ
     sender = np.ravel_multi_index(tuple(send), sizes) if sizes else np.zeros(len(pair), np.int64)
     keep = elements > 0
+    old_start = np.array([b_in[d][0][old[d]] for d in range(rank)]).reshape(rank, -1)
+    new_start = np.array([b_out[d][0][new[d]] for d in range(rank)]).reshape(rank, -1)
     return Moves(recv[pair][keep], r_in[keep], sender[keep], lo.T[keep], hi.T[keep], local[keep],
                  elements[keep], crossing[keep], in_dev, out_dev, pi.local_shape, po.local_shape,
-                 (old * c_in[:, None]).T, (new * c_out[:, None]).T)
+                 old_start.T, new_start.T)
 
 
 def _nested(refs, mesh: Mesh) -> bool:
@@ -285,10 +290,13 @@ def _wrap(x, target: TensorSharding, mesh: Mesh, values: np.ndarray):
 
     from .simulate import ShardedArray, _coords
 
-    p = place(target, mesh, x.placement.shape, cut_by_replicated=True)
+    p = place(target, mesh, x.placement.shape, cut_by_replicated=True, uneven=x.placement.uneven)
     labels = tuple(pc.label for pc in p.pieces)
-    data = values.reshape(p.piece_sizes + p.local_shape)
-    data.flags.writeable = False
+    if callable(values):  # lazy: the device array built for these leading dims
+        data = values(p.piece_sizes)
+    else:
+        data = values.reshape(p.piece_sizes + p.local_shape)
+        data.flags.writeable = False
     arr = xr.DataArray(data, dims=labels + x.dims, coords=_coords(p, labels, x.dims), name=x.data.name)
     return ShardedArray(arr, target, mesh, p, x.dims, x.like)
 
@@ -303,14 +311,49 @@ def move(x, target: TensorSharding, *, mesh: Mesh | None = None, fill=0, step: i
     """`x` resharded to `target` by one move (any collective that moves data); appends its
     messages to `record` (a list of `Transfer`) when given."""
     out_mesh = _mesh_of(x, target, mesh)
-    m = moves(x.sharding, target, x.mesh, out_mesh, x.placement.shape)
+    m = moves(x.sharding, target, x.mesh, out_mesh, x.placement.shape, x.placement.uneven)
     dtype = x.data.dtype
-    n = len(m.out_devices)
-    values = np.empty((n,) + m.out_local, dtype)
-    _execute(m, _buffers(x), dtype, np.array(fill, dtype), out=values)
+    if _lazy(x):
+        values = _lazy_moves(x, [m], dtype, fill)
+    else:
+        values = np.empty((len(m.out_devices),) + m.out_local, dtype)
+        _execute(m, _buffers(x), dtype, np.array(fill, dtype), out=values)
     if record is not None:
         record.extend(_transfers(m, dtype.itemsize, step, [a.name for a in x.mesh.axes]))
     return _wrap(x, target, out_mesh, values)
+
+
+def _lazy(x) -> bool:
+    from ._dask import is_dask
+
+    return is_dask(x.data.data)
+
+
+def _lazy_moves(x, ms: list[Moves], dtype, fill):
+    """The moves `ms` one after another as dask layers; a function of the result's leading dims
+    (known to `_wrap`) giving the result's device array."""
+    from ._dask import _token, move
+
+    p = x.placement
+    labels = tuple(pc.label for pc in p.pieces)
+    data, npieces = x.data.transpose(*(labels + x.dims)).data, len(p.pieces)
+    fill_value = np.array(fill, dtype)
+    token = _token(data.name, [(m.lo.tobytes(), m.sender.tobytes(), m.receiver.tobytes()) for m in ms],
+                   fill_value.tobytes())
+
+    def build(out_lead):
+        out, n = data, npieces
+        for i, m in enumerate(ms):
+            last = i == len(ms) - 1
+            lead = out_lead if last else (len(m.out_devices),)
+            out = move(m, out, n, lead, fill_value, f"{_KIND}-{i}-{token}-{'x'.join(map(str, lead))}")
+            n = len(lead)
+        return out
+
+    return build
+
+
+_KIND = "collective"
 
 
 def _transfers(m: Moves, itemsize: int, step: int, axes: list[str]) -> list[Transfer]:
@@ -422,14 +465,21 @@ def _reduce(x, axes: list[AxisRef], slices, record, fill=0):
     keep = tuple(a for a in unreduced if a not in axes)
     reduced = TensorSharding(s.mesh_or_ref, s.dim_shardings, s.replicated_axes, keep, s.reduction_op)
     p = x.placement
-    values = x.data.transpose(*(tuple(pc.label for pc in p.pieces) + x.dims)).values
     red = tuple(i for i, pc in enumerate(p.pieces) if any(overlaps(pc.axis_ref(), a) for a in axes))
-    op = _REDUCE[s.reduction_op]
-    total = op.reduce(values, axis=red, keepdims=True, dtype=values.dtype) if red else values
-    full = np.ascontiguousarray(np.broadcast_to(total, values.shape))
+    dtype = x.data.dtype
+    if _lazy(x):
+        from ._dask import _token, reduce
+
+        data = x.data.transpose(*(tuple(pc.label for pc in p.pieces) + x.dims)).data
+        lazy = reduce(data, p, red, s.reduction_op, "all_reduce-" + _token(data.name, red, s.reduction_op))
+    else:
+        values = x.data.transpose(*(tuple(pc.label for pc in p.pieces) + x.dims)).values
+        op = _REDUCE[s.reduction_op]
+        total = op.reduce(values, axis=red, keepdims=True, dtype=values.dtype) if red else values
+        full = np.ascontiguousarray(np.broadcast_to(total, values.shape))
     g = math.prod(p.pieces[i].size for i in red)
     if record is not None and g > 1:  # direct exchange: reduce-scatter then all-gather, B/g each
-        b = math.prod(p.local_shape) * values.dtype.itemsize // g
+        b = math.prod(p.local_shape) * dtype.itemsize // g
         axes = [a.name for a in x.mesh.axes]
         coords = {int(d): np.unravel_index(pos, x.mesh.shape) for pos, d in enumerate(x.mesh.devices)}
         for group in p.device_groups(red):
@@ -438,8 +488,26 @@ def _reduce(x, axes: list[AxisRef], slices, record, fill=0):
                     if s_ != r_:
                         names = tuple(a for a, cs, cr in zip(axes, coords[int(s_)], coords[int(r_)]) if cs != cr)
                         record.append(Transfer(0, int(s_), int(r_), 2 * b, names))
-    out = _wrap(x, reduced, x.mesh, full.reshape((-1,) + p.local_shape))  # by mesh position
+    if _lazy(x):  # same positions, the reduced sharding's pieces
+        out = _wrap(x, reduced, x.mesh, lambda lead: _relabel(lazy, lead, p.local_shape))
+    else:
+        out = _wrap(x, reduced, x.mesh, full.reshape((-1,) + p.local_shape))  # by mesh position
     return all_slice(out, slices, fill=fill, record=record) if slices is not None else out
+
+
+def _relabel(data, lead: tuple[int, ...], local: tuple[int, ...]):
+    """A lazy device array under other leading dims (same positions, row-major)."""
+    if data.shape[:data.ndim - len(local)] == lead:
+        return data
+    from functools import partial
+
+    from ._dask import _array, _lead, _positions
+
+    data, keys = _positions(data, data.ndim - len(local))
+    name = f"relabel-{data.name}-{'x'.join(map(str, lead))}"
+    task = partial(_lead, len(lead), len(local))
+    layer = {(name, *pos, *(0,) * len(local)): (task, k) for pos, k in zip(np.ndindex(lead), keys)}
+    return _array(name, layer, [data], tuple((1,) * n for n in lead) + tuple((c,) for c in local), data.dtype)
 
 
 def apply_step(x, step, *, mesh: Mesh | None = None, fill=0, record=None, index: int = 0):
@@ -456,28 +524,39 @@ def run_plan(x, target: TensorSharding, bound, *, fill=0):
     from .reshard import reshard_plan
     from .simulate import equivalent
 
-    plan = reshard_plan(x.sharding, target, bound, x.placement.shape, dtype=x.data.dtype)
+    uneven = x.placement.uneven
+    plan = reshard_plan(x.sharding, target, bound, x.placement.shape, dtype=x.data.dtype, uneven=uneven)
     if plan.error is not None:
         raise ShardingError(f"jaxlib's plan from {x.sharding} to {target} fails its verifier: {plan.error}")
     final = plan.final_sharding()
-    if not plan.reaches_target and not equivalent((final, bound), (target, bound), x.placement.shape):
+    shape = x.placement.shape
+    if uneven == "ragged":  # `equivalent` is XLA's (padded) placement
+        same = place(final, bound, shape, uneven=uneven).index_map() == place(target, bound, shape,
+                                                                               uneven=uneven).index_map()
+    else:
+        same = equivalent((final, bound), (target, bound), shape)
+    if not plan.reaches_target and not same:
         raise ShardingError(f"Shardy's plan from {x.sharding} to {target} stops at {final} (spec collectives.md "
                             "§5.5); reshard there, or to a target it reaches")
     dtype = x.data.dtype
-    fill_value = np.array(fill, dtype)
     axes = [a.name for a in x.mesh.axes]
-    buffers, record = _buffers(x), []
+    ms, record = [], []
     prev, prev_mesh = x.sharding, x.mesh
-    values = None
-    for i, step in enumerate(plan.steps):
+    for i, step in enumerate(plan.steps):  # the messages, from shapes alone
         out_mesh = plan.mesh_of(step.out_sharding)
-        m = moves(prev, step.out_sharding, prev_mesh, out_mesh, x.placement.shape)
-        last = i == len(plan.steps) - 1
-        values = np.empty((len(m.out_devices),) + m.out_local, dtype) if last else None
-        buffers = _execute(m, buffers, dtype, fill_value, out=values)
-        record.extend(_transfers(m, dtype.itemsize, i, axes))
+        ms.append(moves(prev, step.out_sharding, prev_mesh, out_mesh, shape, uneven))
+        record.extend(_transfers(ms[-1], dtype.itemsize, i, axes))
         prev, prev_mesh = step.out_sharding, out_mesh
     plan = dataclasses.replace(plan, transfers=tuple(record))
+    if _lazy(x):
+        data = x.data.transpose(*(tuple(pc.label for pc in x.placement.pieces) + x.dims)).data
+        build = _lazy_moves(x, ms, dtype, fill) if ms else (lambda lead: _relabel(data, lead, x.placement.local_shape))
+        return _wrap(x, target, prev_mesh, build), plan
+    fill_value = np.array(fill, dtype)
+    buffers, values = _buffers(x), None
+    for i, m in enumerate(ms):
+        values = np.empty((len(m.out_devices),) + m.out_local, dtype) if i == len(ms) - 1 else None
+        buffers = _execute(m, buffers, dtype, fill_value, out=values)
     if values is None:  # no step: the same data under the target's name
         values = np.stack(buffers) if buffers else np.empty((0,) + x.placement.local_shape, dtype)
     return _wrap(x, target, prev_mesh, values), plan

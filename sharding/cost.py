@@ -60,7 +60,8 @@ def _dataset(n_steps: int, devices, axes: list[str], rows):
 def _step_moves(plan):
     prev = plan.source
     for step in plan.steps:
-        yield moves(prev, step.out_sharding, plan.mesh_of(prev), plan.mesh_of(step.out_sharding), plan.shape)
+        yield moves(prev, step.out_sharding, plan.mesh_of(prev), plan.mesh_of(step.out_sharding), plan.shape,
+                    plan.uneven)
         prev = step.out_sharding
 
 

@@ -14,7 +14,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import re
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -81,12 +83,16 @@ class HloSharding:
     """`kind == "named"`: dims, replicated and unreduced axes, with `mesh` inlined."""
     manual_axes: tuple[AxisRef, ...] = ()
     """`kind == "named"`: the `manual={...}` axes."""
+    shard_group: tuple[str, int] | None = None
+    """`("shard_as", n)` or `("shard_like", n)`: XLA's shard group, printed after the sharding."""
 
     @classmethod
     def parse(cls, text: str) -> HloSharding:
         """Parses XLA's text: `{replicated}`, `{manual}`, `{unknown}`, `{unreduced}`,
-        `{maximal device=N}`, `{devices=[...]...}` and tuples `{{...}, {...}}`."""
-        return _HloParser(text).sharding()
+        `{maximal device=N}`, `{devices=[...]...}`, the mesh forms `{mesh[...], [...]}` and
+        `{maximal_mesh[device_id=N]}`, tuples `{{...}, {...}}`, and ` shard_as N` / ` shard_like N`."""
+        fast = _fast_tiled(text) if isinstance(text, str) else None
+        return fast if fast is not None else _HloParser(text).sharding()
 
     @classmethod
     def tiled(cls, tile_dims, device_list=(), iota_reshape=(), iota_perm=(), subgroups=()) -> HloSharding:
@@ -117,13 +123,10 @@ class HloSharding:
             dims = merged_dims
         if groups == ["manual"] and math.prod(dims) == dims[-1]:
             return cls("manual")
-        if groups and groups[-1] == "replicated":
+        if groups and groups[-1] == "replicated":  # (no subgroup dim is 1 any more)
             if len(dims) == 1 or dims[-1] == math.prod(dims):
                 return cls("replicated")
-            if dims[-1] == 1:  # (only a lone replicated subgroup gets here)
-                dims, groups = dims[:-1], []
-            else:
-                devices = devices.sort_groups()
+            devices = devices.sort_groups()
         if devices.explicit:
             return cls("tiled", tuple(dims), devices.explicit, subgroups=tuple(groups))
         return cls("tiled", tuple(dims), (), devices.reshape, devices.perm, tuple(groups))
@@ -147,6 +150,9 @@ class HloSharding:
         return ids.reshape(self.tile_dims)
 
     def __str__(self) -> str:
+        if self.shard_group is not None:
+            kind, group = self.shard_group
+            return str(dataclasses.replace(self, shard_group=None))[:-1] + f" {kind} {group}}}"
         if self.kind == "tuple":
             return "{" + ", ".join(map(str, self.elements)) + "}"
         if self.kind == "maximal":
@@ -278,6 +284,41 @@ class _Devices:
 
 _INT64_MAX = 2**63 - 1
 _SPACE = " \t\n\r"  # XLA's lexer skips only these
+_SPACES = re.compile("[ \t\n\r]*")
+_WORD = re.compile("[A-Za-z0-9_.]*")
+_INT = re.compile("-?[0-9]+")
+_INTS = re.compile("-?[0-9]+(?:[ \t\n\r]*,[ \t\n\r]*-?[0-9]+)*")
+
+
+_N = "[0-9]{1,18}"
+_FAST = re.compile(rf"\{{devices=\[({_N}(?:,{_N})*)\](?:<=\[({_N}(?:,{_N})+)\]T\(([0-9]{{1,2}}(?:,[0-9]{{1,2}})+)\)"
+                   rf"|<=\[({_N})\]|({_N}(?:,{_N})+))"
+                   r"(?: (last_tile_dim_replicate)| last_tile_dims=\{((?:manual|unreduced|replicated)"
+                   r"(?:, (?:manual|unreduced|replicated))*)\})?\}")
+
+
+def _fast_tiled(text: str) -> HloSharding | None:
+    """The tiled text as XLA prints it, in one regex; `None` sends anything else (or anything
+    wrong) to the precise parser, which has the messages."""
+    m = _FAST.fullmatch(text)
+    if m is None:
+        return None
+    dims, reshape, perm, flat, listed, replicate, kinds = m.groups()
+    dims = [int(d) for d in dims.split(",")]
+    n = math.prod(dims)
+    subgroups = ["replicated"] if replicate else kinds.split(", ") if kinds else []
+    if n > _INT64_MAX or len(subgroups) > len(dims):
+        return None
+    if listed:
+        devices = [int(d) for d in listed.split(",")]
+        if len(devices) != n:
+            return None
+        return HloSharding.tiled(dims, devices, subgroups=subgroups)
+    reshape = [int(flat)] if flat else [int(d) for d in reshape.split(",")]
+    perm = [0] if flat else [int(p) for p in perm.split(",")]
+    if math.prod(reshape) != n or sorted(perm) != list(range(len(reshape))):
+        return None
+    return HloSharding.tiled(dims, (), reshape, perm, subgroups)
 
 
 class _HloParser:
@@ -293,8 +334,7 @@ class _HloParser:
         return ShardingParseError(message, self.text, self.pos if pos is None else pos)
 
     def skip(self) -> None:
-        while self.pos < len(self.text) and self.text[self.pos] in _SPACE:
-            self.pos += 1
+        self.pos = _SPACES.match(self.text, self.pos).end()
 
     def peek(self, token: str) -> bool:
         self.skip()
@@ -312,10 +352,7 @@ class _HloParser:
 
     def word(self) -> str:
         self.skip()
-        end = self.pos
-        while end < len(self.text) and self.text[end].isascii() and (self.text[end].isalnum() or self.text[end] in "_."):
-            end += 1
-        return self.text[self.pos:end]
+        return _WORD.match(self.text, self.pos).group()
 
     def keyword(self, word: str) -> bool:
         """`word` as a whole identifier (`devices=` counts as `devices` followed by `=`)."""
@@ -326,24 +363,27 @@ class _HloParser:
 
     def integer(self, what: str = "integer") -> int:
         self.skip()
-        start = end = self.pos
-        if end < len(self.text) and self.text[end] == "-":
-            end += 1
-        digits = end
-        while end < len(self.text) and "0" <= self.text[end] <= "9":
-            end += 1
-        if end == digits:
+        m = _INT.match(self.text, self.pos)
+        if m is None:
             raise self.error(f"expected {what}")
+        self.pos = m.end()
+        return self._int64(m.group(), m.start(), what)
+
+    def _int64(self, digits: str, start: int, what: str) -> int:
         # More than 19 digits cannot be an int64 (and keeps clear of Python's int-size limit).
-        value = int(self.text[start:end]) if end - digits <= 19 else 2**64
+        value = int(digits) if len(digits.lstrip("-")) <= 19 else 2**64
         if not -_INT64_MAX - 1 <= value <= _INT64_MAX:
             raise self.error(f"{what} does not fit in int64", start)
-        self.pos = end
         return value
 
     def ints(self, what: str) -> list[int]:
-        out = [self.integer(what)]
-        while self.optional(","):
+        self.skip()
+        m = _INTS.match(self.text, self.pos)  # the common case in one step
+        if m is None:
+            return [self.integer(what)]
+        out = [self._int64(d.group(), d.start(), what) for d in _INT.finditer(self.text, m.start(), m.end())]
+        self.pos = m.end()
+        while self.optional(","):  # only after a bad element: its error comes from here
             out.append(self.integer(what))
         return out
 
@@ -357,7 +397,7 @@ class _HloParser:
                     elements.append(self.single())
             value = HloSharding("tuple", elements=tuple(elements))
         else:
-            value = self.body()
+            value = self.shard_group(self.body())
         self.expect("}", "'}' to end sharding attribute")
         self.skip()
         if self.pos != len(self.text):
@@ -366,9 +406,21 @@ class _HloParser:
 
     def single(self) -> HloSharding:
         self.expect("{", "'{' to start a sharding")
-        value = self.body()
+        value = self.shard_group(self.body())
         self.expect("}", "'}' to end a sharding")
         return value
+
+    def shard_group(self, value: HloSharding) -> HloSharding:
+        """` shard_as N` / ` shard_like N` after a sharding; with both, XLA keeps shard_as and
+        the last N."""
+        kinds, group = [], None
+        while value.kind not in ("named", "maximal_mesh") and (word := self.word()) in ("shard_as", "shard_like"):
+            self.pos += len(word)
+            kinds.append(word)
+            group = self.integer("shard group id")
+        if group is None:
+            return value
+        return dataclasses.replace(value, shard_group=("shard_as" if "shard_as" in kinds else "shard_like", group))
 
     def attribute(self, name: str) -> bool:
         """`name=`, which XLA's lexer reads as one token (no space before `=`)."""

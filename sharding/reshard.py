@@ -592,6 +592,8 @@ class ReshardPlan:
     error: str | None = None
     transfers: tuple | None = None
     """The messages (`collectives.Transfer`) of an executed plan (`DeviceMesh.reshard`)."""
+    uneven: str = "padded"
+    """How uneven dims are cut (`padded`: XLA, `ragged`: DTensor); the traffic counts real bytes."""
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -656,7 +658,7 @@ def _resolve(s: TensorSharding, mesh, what: str) -> Mesh:
 
 
 def reshard_plan(source: TensorSharding | str, target: TensorSharding | str, mesh, shape, *,
-                 dtype="float32") -> ReshardPlan:
+                 dtype="float32", uneven: str = "padded") -> ReshardPlan:
     """The collectives Shardy's `sdy-reshard-to-collectives` emits to reshard an array of
     `shape` from `source` to `target` (pure: no data, nothing per device).
 
@@ -665,8 +667,10 @@ def reshard_plan(source: TensorSharding | str, target: TensorSharding | str, mes
     Refuses, with a `ShardingError`: shardings over different devices or over meshes of
     different axes (Shardy keeps such reshards), different unreduced axes (jaxlib rewrites
     them silently), shapes that do not fit the shardings.
+    `uneven="ragged"` (DTensor's ragged shards, full axes only) changes the traffic, not the steps.
     """
     from ._placement import check_shape
+    from ._ragged import check_full_axes, check_uneven
     from .verify import verify
 
     if isinstance(source, str):
@@ -678,6 +682,9 @@ def reshard_plan(source: TensorSharding | str, target: TensorSharding | str, mes
 
         mesh = parse_mesh_arg(mesh)
     dims = check_shape(shape)
+    if check_uneven(uneven) == "ragged":
+        check_full_axes(source)
+        check_full_axes(target)
     ms, mt = _resolve(source, mesh, "source"), _resolve(target, mesh, "target")
     for s, m, what in ((source, ms, "source"), (target, mt, "target")):
         try:
@@ -698,7 +705,7 @@ def reshard_plan(source: TensorSharding | str, target: TensorSharding | str, mes
     reaches = decision.done and (decision.action == "erase" or tuple(target.unreduced_axes) == tuple(
         decision.steps[-1].out_sharding.unreduced_axes if decision.steps else source.unreduced_axes))
     error = check_steps(source, decision.steps, lookup, dims)
-    return ReshardPlan(source, target, mesh, dims, _dtype(dtype), decision.steps, reaches, error)
+    return ReshardPlan(source, target, mesh, dims, _dtype(dtype), decision.steps, reaches, error, uneven=uneven)
 
 
 def check_steps(source: TensorSharding, steps, lookup: Callable[[object], Mesh], shape) -> str | None:

@@ -2,7 +2,7 @@
 
 >>> from sharding import Mesh, TensorSharding, visualize
 >>> pic = visualize(TensorSharding.parse('#sdy.sharding<@m, [{"x"}, {}]>'), Mesh.parse('<["x"=2, "y"=2]>'), (4, 3))
->>> print(pic)
+>>> print(pic.text())  # print(pic) fits the table to the terminal
 #sdy.sharding<@m, [{"x"}, {}]> on <["x"=2, "y"=2]>
 global 4x3, tiles 2x1, device buffer 2x3, HloSharding {devices=[2,1,2]<=[4] last_tile_dim_replicate}
 ┌─────────────┐
@@ -21,6 +21,7 @@ only 1-D and 2-D shardings. matplotlib (PNG only) is imported lazily; SVG needs 
 from __future__ import annotations
 
 import itertools
+import shutil
 import textwrap
 from dataclasses import dataclass
 from html import escape
@@ -75,7 +76,8 @@ def _slice_text(slices) -> str:
 
 
 class ShardingPicture:
-    """Which devices hold which block; `str()` is the text table, `svg()` / `save()` images."""
+    """Which devices hold which block; `str()` is the text table (at the terminal's width),
+    `svg()` / `save()` images."""
 
     def __init__(self, placement: Placement):
         self.placement = placement
@@ -88,7 +90,8 @@ class ShardingPicture:
         blocks = []
         for tile in sorted(holders):
             slices = p.tile_slices(tile)
-            pad = tuple(c - (s.stop - s.start) for s, c in zip(slices, p.local_shape))
+            # ragged shards (DTensor) hold no padding
+            pad = tuple(0 if p.uneven == "ragged" else c - (s.stop - s.start) for s, c in zip(slices, p.local_shape))
             blocks.append(Block(tile, slices, pad, tuple(sorted(holders[tile]))))
         self.blocks: tuple[Block, ...] = tuple(blocks)
         """Every distinct tile, in tile order."""
@@ -136,6 +139,9 @@ class ShardingPicture:
         def dims(shape):
             return "x".join(map(str, shape)) or "()"
 
+        if p.uneven == "ragged":  # DTensor's shards: no HloSharding describes them
+            return [f"{p.sharding} on {p.mesh.body()}, ragged (DTensor torch.chunk per axis)",
+                    f"global {dims(p.shape)}, tiles {dims(p.num_tiles)}, largest shard {dims(p.local_shape)}"]
         return [f"{p.sharding} on {p.mesh.body()}",
                 f"global {dims(p.shape)}, tiles {dims(p.num_tiles)}, device buffer {dims(p.local_shape)}, "
                 f"HloSharding {to_hlo_sharding(p.sharding, p.mesh)}"]
@@ -178,7 +184,8 @@ class ShardingPicture:
         return "\n".join(lines)
 
     def __str__(self) -> str:
-        return self.text()
+        """The text table at the terminal's width (`text()` gives it unbroken)."""
+        return self.text(width=shutil.get_terminal_size().columns)
 
     def __repr__(self) -> str:
         return f"ShardingPicture({self.placement.sharding}, {self.placement.mesh.body()}, {self.placement.shape})"
@@ -291,20 +298,59 @@ class ShardingPicture:
         return fig
 
 
-def visualize(sharding, mesh=None, global_shape=None) -> ShardingPicture:
+def visualize(sharding, mesh=None, global_shape=None, *, uneven: str | None = None) -> ShardingPicture:
     """Which devices hold which block of a `global_shape` array under `sharding` on `mesh`.
 
     `sharding` is a `TensorSharding` or its text; `mesh` a `Mesh`, a `MeshTable`, a `DeviceMesh`,
-    mesh text, or `None` for an inlined mesh. Like `jax.debug.visualize_array_sharding`, a
-    `ShardedArray` alone is enough: `visualize(dm.shard(x, s))`. Works for any rank; `print()` it
-    for the text table, `.svg()` / `.save("x.png")` for images.
+    mesh text, or `None` for an inlined mesh. Like `jax.debug.visualize_array_sharding`, an array
+    alone is enough: a `ShardedArray` (`visualize(dm.shard(x, s))`) or a `jax.Array` with a
+    `NamedSharding` or `SingleDeviceSharding`. Works for any rank; `print()` it for the text
+    table, `.svg()` / `.save("x.png")` for images. `uneven` (`padded` or `ragged`) defaults to
+    the DeviceMesh's, else `padded`.
     """
-    if hasattr(sharding, "placement") and hasattr(sharding, "per_device"):  # a ShardedArray
-        if mesh is not None or global_shape is not None:
-            raise ShardingError("visualize(sharded_array) takes no mesh or shape: the array has both")
+    is_sharded_array = hasattr(sharding, "placement") and hasattr(sharding, "per_device")
+    is_jax_array = hasattr(sharding, "sharding") and hasattr(sharding, "shape")
+    if (is_sharded_array or is_jax_array) and (mesh is not None or global_shape is not None):
+        raise ShardingError("visualize(array) takes no mesh or shape: the array has both")
+    if is_sharded_array:
         return ShardingPicture(sharding.placement)
+    if is_jax_array:
+        return ShardingPicture(place(*_from_jax(sharding.sharding, len(sharding.shape)), tuple(sharding.shape)))
     if global_shape is None:
         raise ShardingError("expected the global shape: visualize(sharding, mesh, global_shape)")
     if hasattr(mesh, "placement"):  # a DeviceMesh (not imported here: it needs xarray)
+        if uneven is not None and uneven != mesh.uneven:
+            raise ShardingError(f"uneven={uneven!r} differs from the device mesh's {mesh.uneven!r}")
         return ShardingPicture(mesh.placement(sharding, global_shape))
-    return ShardingPicture(place(sharding, mesh, global_shape))
+    from ._ragged import check_full_axes, check_uneven
+
+    if check_uneven(uneven or "padded") == "ragged":
+        check_full_axes(sharding)
+    return ShardingPicture(place(sharding, mesh, global_shape, uneven=uneven or "padded"))
+
+
+def _from_jax(jax_sharding, rank: int):
+    """`(TensorSharding, Mesh)` of a JAX `NamedSharding` or `SingleDeviceSharding`, through their
+    public attributes. Device ids stay JAX's when they are 0..N-1, else become their ranks."""
+    from .mesh import Mesh, MeshAxis
+    from .tensor_sharding import DimensionSharding, TensorSharding
+    from .axes import AxisRef
+
+    kind = type(jax_sharding).__name__
+    if kind == "SingleDeviceSharding":
+        (device,) = jax_sharding.device_set
+        return TensorSharding("mesh", ()), Mesh((), (device.id,))
+    if kind != "NamedSharding":
+        raise ShardingError(f"expected a jax.Array with a NamedSharding or SingleDeviceSharding, got: {kind}")
+    jmesh, spec = jax_sharding.mesh, jax_sharding.spec
+    ids = [d.id for d in jmesh.devices.flat]
+    if sorted(ids) != list(range(len(ids))):
+        ranks = {i: r for r, i in enumerate(sorted(ids))}
+        ids = [ranks[i] for i in ids]
+    mesh = Mesh(tuple(MeshAxis(str(n), int(s)) for n, s in zip(jmesh.axis_names, jmesh.devices.shape)), tuple(ids))
+    dims = []
+    for entry in tuple(spec) + (None,) * (rank - len(spec)):
+        names = () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
+        closed = all(isinstance(n, str) for n in names)  # P.UNCONSTRAINED is an open dim
+        dims.append(DimensionSharding(tuple(AxisRef(n) for n in names if isinstance(n, str)), closed))
+    return TensorSharding("mesh", tuple(dims)), mesh

@@ -21,7 +21,6 @@ import fcntl
 import glob
 import math
 import os
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -351,6 +350,8 @@ def _timed(fn, *args) -> None:
 
 
 _WARM: set = set()  # the kernels past their first call in this process
+_FIRST_CALL_LOCK = threading.Lock()  # held by a thread through a kernel's first call
+_flock_handle = None  # the lock file while a first call holds its flock
 
 
 def _call(kernel, *args) -> None:
@@ -366,29 +367,89 @@ def _first_call(kernel, args) -> None:
     Two processes filling one cold numba cache can pair an index entry with the other's data file
     (numba issues 4807, 10128); the lock serialises compile-and-save between processes using this
     package. Should loading a cache entry fail anyway, the kernel drops its cache and compiles in
-    memory, so a damaged cache costs time, never the user's call.
+    memory, so a damaged cache costs time, never the user's call. First calls also hold
+    _FIRST_CALL_LOCK, which a fork waits for (see "Fork safety" below).
     """
-    handle = None
-    if _kernels.CACHE_ENABLED:
+    global _flock_handle
+    _register_fork_handlers()
+    with _FIRST_CALL_LOCK:
+        if _kernels.CACHE_ENABLED:
+            try:
+                os.makedirs(_kernels.CACHE_DIR, exist_ok=True)
+                _flock_handle = open(os.path.join(_kernels.CACHE_DIR, "first-call.lock"), "a")
+                fcntl.flock(_flock_handle, fcntl.LOCK_EX)
+            except OSError:  # no lock to be had: numba's atomic renames still apply
+                _close_flock()
         try:
-            handle = open(os.path.join(tempfile.gettempdir(),
-                                       f"tiling-numba-{os.getuid()}.lock"), "a")
-            fcntl.flock(handle, fcntl.LOCK_EX)
-        except OSError:  # no lock to be had: numba's atomic renames still apply
-            handle = None
-    try:
-        try:
-            kernel(*args)
-        except Exception:
-            if not _kernels.CACHE_ENABLED:
-                raise
-            from numba.core.caching import NullCache
-            kernel._cache = NullCache()
-            kernel(*args)
-    finally:
-        if handle is not None:
-            handle.close()
-    _WARM.add(kernel)
+            try:
+                kernel(*args)
+            except Exception:
+                if not _kernels.CACHE_ENABLED:
+                    raise
+                from numba.core.caching import NullCache
+                kernel._cache = NullCache()
+                kernel(*args)
+        finally:
+            _close_flock()
+        _WARM.add(kernel)
+
+
+def _close_flock() -> None:
+    global _flock_handle
+    if _flock_handle is not None:
+        _flock_handle.close()
+        _flock_handle = None
+
+
+# Fork safety. A fork while another thread is in a first call would leave the child with locks
+# whose owner does not exist there: the flock, held on an open file description the child
+# inherits (so the parent's lock would also last until the child exits), numba's compiler lock
+# (held while compiling and while loading from the cache) and LLVM's own. So a fork first waits
+# for the first call and any compile in progress to end, holding both locks across the fork.
+# The handlers are registered at the first first call, after numba and `logging` have registered
+# theirs: `before` handlers run in reverse order, so ours waits while no other handler holds a
+# lock that the compile may need (logging's, in a compile that imports scipy, did deadlock).
+# Should the wait exceed FORK_WAIT_SECONDS, the fork goes ahead and the child drops the
+# parent's holds: the flock's descriptor is pointed at /dev/null and the locks are replaced.
+FORK_WAIT_SECONDS = 120.0
+_HELD_AT_FORK: list = []
+_fork_handlers_registered = False
+
+
+def _register_fork_handlers() -> None:
+    global _fork_handlers_registered
+    if not _fork_handlers_registered:
+        _fork_handlers_registered = True
+        os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                            after_in_child=_after_fork_in_first_call_child)
+
+
+def _before_fork() -> None:
+    from numba.core.compiler_lock import global_compiler_lock
+    for lock in (_FIRST_CALL_LOCK, global_compiler_lock._lock):
+        if lock.acquire(timeout=FORK_WAIT_SECONDS):
+            _HELD_AT_FORK.append(lock)
+
+
+def _after_fork_in_parent() -> None:
+    while _HELD_AT_FORK:
+        _HELD_AT_FORK.pop().release()
+
+
+def _after_fork_in_first_call_child() -> None:
+    global _FIRST_CALL_LOCK, _flock_handle
+    from numba.core.compiler_lock import global_compiler_lock
+    if len(_HELD_AT_FORK) == 2:
+        _after_fork_in_parent()
+        return
+    _HELD_AT_FORK.clear()  # a wait that timed out: drop what another thread holds
+    if _flock_handle is not None:
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, _flock_handle.fileno())
+        os.close(null)
+        _flock_handle = None
+    _FIRST_CALL_LOCK = threading.Lock()
+    global_compiler_lock._lock = threading.RLock()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -457,9 +518,10 @@ _PARALLEL_PID: int | None = None  # the process that launched a `_par` kernel, o
 
 
 def _after_fork_in_child() -> None:
-    global _parallel_bytes
+    global _parallel_bytes, _PARALLEL_LOCK
     if _PARALLEL_PID is not None:  # the parent launched a `_par` kernel: stay serial
         _parallel_bytes = math.inf
+    _PARALLEL_LOCK = threading.Lock()  # a parent thread's hold on it ends with the fork
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
@@ -511,9 +573,40 @@ def _first_parallel_call(par, args) -> None:
 
 _PLANS: dict = {}
 _MAX_PLANS = 512
+PLAN_CACHE_BYTES = 256 << 20
+"""The plans' tables (permutations, position tables) held at most: past it the cache starts
+afresh, so distinct large shapes never pile up (a permutation costs 4 bytes per element)."""
+_plan_bytes = 0
+_ON_FORGET: list = []  # other caches holding plans (codec's per-call shortcuts), emptied too
 
 
 _BY_ID: dict = {}
+
+
+def _held_bytes(obj, depth: int = 0) -> int:
+    """The bytes of the numpy arrays a plan holds (through closures, tuples, `_Side`s)."""
+    if isinstance(obj, np.ndarray):
+        return obj.nbytes
+    if depth > 6:
+        return 0
+    if isinstance(obj, (tuple, list)):
+        return sum(_held_bytes(x, depth + 1) for x in obj)
+    if isinstance(obj, dict):
+        return sum(_held_bytes(x, depth + 1) for x in obj.values())
+    if isinstance(obj, _Side):
+        return _held_bytes(obj.tables, depth + 1)
+    cells = getattr(obj, "__closure__", None) or ()
+    return sum(_held_bytes(c.cell_contents, depth + 1) for c in cells
+               if c.cell_contents is not obj)
+
+
+def _forget_plans() -> None:
+    global _plan_bytes
+    _PLANS.clear()
+    _BY_ID.clear()
+    _plan_bytes = 0
+    for forget in _ON_FORGET:
+        forget()
 
 
 def _plan(key, layout, build):
@@ -522,14 +615,18 @@ def _plan(key, layout, build):
     Looked up by the layout object's id first (hashing a Layout costs about as much as a small
     kernel call), then by value; the id entry keeps the layout alive, so ids are never reused.
     """
+    global _plan_bytes
     entry = _BY_ID.get((id(layout),) + key)
     if entry is not None and entry[0] is layout:
         return entry[1]
     plan = _PLANS.get((layout,) + key)
     if plan is None:
-        if len(_PLANS) >= _MAX_PLANS:
-            _PLANS.clear()
-        plan = _PLANS[(layout,) + key] = build()
+        plan = build()
+        size = _held_bytes(plan)
+        if len(_PLANS) >= _MAX_PLANS or _plan_bytes + size > PLAN_CACHE_BYTES:
+            _forget_plans()
+        _PLANS[(layout,) + key] = plan
+        _plan_bytes += size
     if len(_BY_ID) >= _MAX_PLANS:
         _BY_ID.clear()
     _BY_ID[(id(layout),) + key] = (layout, plan)

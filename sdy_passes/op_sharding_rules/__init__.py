@@ -9,9 +9,11 @@ other op missing from the table gets none and Shardy's once-per-process warning.
 from __future__ import annotations
 
 from sdy_passes.attributes import OpShardingRule
+from sdy_passes.errors import PassFailedError, SdyError
 from sdy_passes.op_sharding_rules import (
     collectives, contraction, custom_call, elementwise, gather_scatter, linalg, reduction, shape,
 )
+from sdy_passes.op_sharding_rules._attrs import has_trait
 from sdy_passes.pass_manager import emit_warning_once
 
 __all__ = ["RULES", "NO_RULE", "SHARDING_RULE", "create_op_sharding_rule", "get_or_create_sharding_rule"]
@@ -35,23 +37,21 @@ NO_RULE = frozenset({
 })
 """Ops Shardy deliberately gives no rule (data-flow ops propagate through their edges)."""
 
-_TERMINATORS = frozenset({"func.return", "sdy.return", "stablehlo.return"})
-
-
-def _is_terminator(op) -> bool:
-    if op.name in _TERMINATORS:
-        return True
-    block = op.parent
-    return (block is not None and block.ops[-1] is op and block.parent is not None
-            and getattr(block.parent.parent, "name", None) != "builtin.module")
 
 
 def create_op_sharding_rule(op, conservative: bool = False) -> OpShardingRule | None:
     """The rule Shardy's registry builds for `op` (None: no rule)."""
     rule = RULES.get(op.name)
     if rule is not None:
-        return rule(op, conservative)
-    if op.name not in NO_RULE and not _is_terminator(op):
+        try:
+            return rule(op, conservative)
+        except (IndexError, KeyError, ValueError, TypeError, ZeroDivisionError) as e:
+            if isinstance(e, SdyError):
+                raise
+            # types and attributes that do not fit together (MLIR's verifier refuses such ops)
+            raise PassFailedError(f"'{op.name}' op: cannot build its sharding rule from its "
+                                  f"types and attributes ({type(e).__name__}: {e})", op.location) from None
+    if op.name not in NO_RULE and not has_trait(op, "Terminator"):
         emit_warning_once("op sharding rules: unknown op",
                           f"op '{op.name}' is unknown to SDY sharding rule registry", op.location)
     return None

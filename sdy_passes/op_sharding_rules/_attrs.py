@@ -9,9 +9,16 @@ from __future__ import annotations
 import re
 
 from sdy_passes.attributes import BoolAttr, DenseArrayAttr, IntegerAttr, StringAttr
+from sdy_passes.dialects import lookup
 from sdy_passes.errors import PassFailedError
 
 _INTS = re.compile(r"-?\d+")
+
+
+def has_trait(op, trait: str) -> bool:
+    """Whether the op's `OpDef` declares the MLIR trait (`Terminator`, `ConstantLike`)."""
+    opdef = lookup(op.name)
+    return opdef is not None and trait in opdef.traits
 
 
 def attr(op, name: str):
@@ -60,9 +67,19 @@ def string_attr(op, name: str) -> str:
     return found.value if isinstance(found, StringAttr) else ""
 
 
+def _typed_fields(found) -> dict | None:
+    """The fields of a typed dimension-numbers value (`sdy_passes.dialects`), else None."""
+    names = getattr(found, "__dataclass_fields__", None)
+    return None if names is None else {k: getattr(found, k) for k in names}
+
+
 def fields(op, name: str) -> dict[str, tuple[int, ...] | int]:
     """`#stablehlo.dot<lhs_batching_dimensions = [0], ...>` and friends: field → value."""
-    text = str(require(op, name))
+    found = require(op, name)
+    typed = _typed_fields(found)
+    if typed is not None:
+        return typed
+    text = str(found)
     body = text[text.index("<") + 1:text.rindex(">")]
     out: dict[str, tuple[int, ...] | int] = {}
     for key, value in re.findall(r"(\w+)\s*=\s*(\[[^\]]*\]|-?\d+)", body):
@@ -100,4 +117,7 @@ def conv_dimension_numbers(op) -> dict[str, tuple[int, ...] | int]:
 def enum_value(op, name: str) -> str:
     """`#stablehlo<transpose TRANSPOSE>` → `TRANSPOSE`."""
     found = attr(op, name)
-    return "" if found is None else str(found).rstrip(">").split()[-1]
+    if found is None:
+        return ""
+    value = getattr(found, "value", None)
+    return value if isinstance(value, str) else str(found).rstrip(">").split()[-1]

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 
-from sdy_passes.op_sharding_rules._attrs import int_attr, ints
+from sdy_passes.ir import OpResult
+from sdy_passes.op_sharding_rules._attrs import has_trait, int_attr, ints
 from sdy_passes.op_sharding_rules._builder import (
     NEED_REPLICATION, NULL, PASS_THROUGH, PERMUTATION, Builder, shape_of,
 )
@@ -104,15 +105,12 @@ def bitcast_convert(op, conservative: bool):
     return builder.build()
 
 
-def _slice_source(value):
-    owner = getattr(value, "owner", None)
-    if getattr(owner, "name", None) == "stablehlo.slice":
-        return owner.operands[0]
-    return value
-
-
 def _is_slice(value) -> bool:
-    return getattr(getattr(value, "owner", None), "name", None) == "stablehlo.slice"
+    return isinstance(value, OpResult) and value.owner.name == "stablehlo.slice"
+
+
+def _slice_source(value):
+    return value.owner.operands[0] if _is_slice(value) else value
 
 
 def concatenate(op, conservative: bool):
@@ -148,15 +146,11 @@ def dynamic_slice(op, conservative: bool):
         shape_of(op.operands[0].type), shape_of(op.results[0].type), NEED_REPLICATION, True).build()
 
 
-_CONSTANT_LIKE = frozenset({"stablehlo.constant", "sdy.constant"})
-
-
 def dynamic_update_slice(op, conservative: bool):
     """A sliced dim: the operand/result factor passes through; the update's own factor needs
     replication unless every start index is a constant."""
     operand_shape, update_shape = shape_of(op.operands[0].type), shape_of(op.operands[1].type)
-    constant = all(getattr(getattr(v, "owner", None), "name", None) in _CONSTANT_LIKE
-                   for v in op.operands[2:])
+    constant = all(isinstance(v, OpResult) and has_trait(v.owner, "ConstantLike") for v in op.operands[2:])
     builder = Builder.of(op)
     dims = [NULL] * op.num_operands
     for dim, (operand_size, update_size) in enumerate(zip(operand_shape, update_shape, strict=True)):

@@ -14,6 +14,7 @@ import pytest
 import sdy_passes
 from sdy_passes import OpShardingRule, pass_manager
 from sdy_passes.op_sharding_rules import RULES, create_op_sharding_rule
+from tests.conftest import SHARED, needs_shared
 from tests.sdy_passes import op_gen
 from tests.sdy_passes.pass_oracle import compare, run_jaxlib_matrix
 
@@ -97,5 +98,64 @@ def test_linear_in_the_number_of_ops():
         text = sdy_rules.layer_module(n, distinct=True)
         return min(seconds / ops for seconds, ops in (sdy_rules._run(text) for _ in range(3)))
 
-    small, large = per_op(1_000), per_op(10_000)
-    assert large < 3 * small, (small, large)
+    # A loaded machine can slow one measurement down; a quadratic pass fails every attempt.
+    attempts = []
+    for _ in range(3):
+        attempts.append((per_op(1_000), per_op(10_000)))
+        if attempts[-1][1] < 3 * attempts[-1][0]:
+            return
+    raise AssertionError(f"per-op seconds at 1k and 10k ops: {attempts}")
+
+
+@pytest.mark.parametrize("op", [
+    '%0 = "stablehlo.transpose"(%arg0) <{permutation = array<i64: 0, 5>}> : (tensor<8x4xf32>) -> tensor<8x4xf32>',
+    '%0 = "stablehlo.dot_general"(%arg0, %arg0) <{dot_dimension_numbers = #stablehlo.dot<lhs_contracting_dimensions = [7], rhs_contracting_dimensions = [0]>}> : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<8x4xf32>',
+    '%0 = "stablehlo.broadcast_in_dim"(%arg0) <{broadcast_dimensions = array<i64: 0, 9>}> : (tensor<8x4xf32>) -> tensor<8x4xf32>',
+])
+def test_inconsistent_ops_fail_with_the_packages_error(op):
+    text = ('"builtin.module"() ({\n  "func.func"() <{function_type = (tensor<8x4xf32>) -> tensor<8x4xf32>, '
+            'sym_name = "main"}> ({\n  ^bb0(%arg0: tensor<8x4xf32>):\n    ' + op +
+            '\n    "func.return"(%0) : (tensor<8x4xf32>) -> ()\n  }) : () -> ()\n}) : () -> ()\n')
+    with pytest.raises(sdy_passes.SdyError, match="sharding rule|op"):
+        sdy_passes.run_passes(sdy_passes.parse_module(text), ["sdy-populate-op-sharding-rules"])
+
+
+@pytest.mark.jaxlib
+def test_jax_corpus_rules_and_import_pipeline_match_jaxlib(monkeypatch):
+    # Every op JAX writes for the syntax issue's corpus gets jaxlib's rule, and the corpus goes
+    # through jaxlib's import pipeline unchanged-but-for-what-jaxlib-changes.
+    from tests.sdy_passes.jax_corpus import lower_all
+
+    monkeypatch.setattr(pass_manager, "_WARNED", set())
+    lowered = lower_all()
+    names = [n for n, r in lowered.items() if "error" not in r]
+    texts = [lowered[n]["pretty"] for n in names]
+    pass_lists = [PASS_LISTS[0], ["sdy-import-pipeline"]]
+    failures, kinds = [], set()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, text, (canonical, results) in zip(names, texts, run_jaxlib_matrix(texts, pass_lists)):
+            assert canonical.ok, name
+            kinds.update(op.name for op in sdy_passes.parse_module(text).walk())
+            for passes, verdict in zip(pass_lists, results):
+                report = None if verdict.crashed else compare(canonical.text, passes, verdict)
+                if report:
+                    failures.append(f"{name} {passes[0]}: {report}")
+    assert not failures, f"{len(failures)} disagreement(s):\n" + "\n".join(failures[:5])
+    assert len([k for k in kinds if k in RULES]) >= 60  # 70 op kinds with rules today
+
+
+@needs_shared(SHARED / "sdy_cases_propagation")
+def test_propagation_with_the_projects_rules_equals_jaxlibs_recorded_output():
+    # The D2 golden inputs as Shardy wrote them (no rules attached): propagation builds every
+    # rule from this table, and the output equals what jaxlib printed (all non-debug cases).
+    from tests.sdy_passes.propagation_oracle import D2_CASES, case_path, known_failure, run_ours
+    from tests.sdy_passes.ssa import normalize_ssa
+
+    cases = [c for c in D2_CASES if not known_failure(c)]
+    failures = []
+    for case in cases:
+        out, _ = run_ours(case_path(case, "in.generic.mlir").read_text(), case["pipeline"])
+        if normalize_ssa(out) != normalize_ssa(case_path(case, "out.mlir").read_text()):
+            failures.append(f"{case['pass']}/{case['id']}")
+    assert len(cases) >= 200 and not failures, failures

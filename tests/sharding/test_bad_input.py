@@ -169,3 +169,13 @@ def test_reprs_are_text():
 def test_values_and_texts_of_the_wrong_type(make):
     with pytest.raises(ShardingError):
         make()
+
+
+def test_same_devices_of_huge_meshes():
+    from sharding import MeshTable
+
+    table = MeshTable.parse('sdy.mesh @a = <["x"=2147483648, "y"=2147483648]> sdy.mesh @b = <["z"=4611686018427387904]>'
+                            ' sdy.mesh @c = <["z"=2], device_ids=[1, 0]> sdy.mesh @d = <["y"=2]>'
+                            ' sdy.mesh @e = <[], device_ids=[0]> sdy.mesh @f = <[]>')
+    assert table.same_devices("a", "b") and table.same_devices("e", "f")
+    assert not table.same_devices("c", "d") and not table.same_devices("a", "d")

@@ -55,6 +55,17 @@ def _disagreements(texts):
 
 # Canonicalization and rejection cases (the printed forms come from XLA in the child).
 CASES = [
+    # XLA's hlo_parser_test.cc (ParseSharding*, ParseShardAs, ParseShardLike, ParseUnknownSharding)
+    "{maximal device=42}", "{devices=[2,2]0,1,2,3 last_tile_dim_replicate}",
+    "{devices=[2,2,2,2]" + ",".join(map(str, range(16))) + " last_tile_dims={manual, replicated}}",
+    "{devices=[2,2]<=[4] last_tile_dim_replicate}", "{devices=[2,2,2,2]<=[16] last_tile_dims={manual, replicated}}",
+    "{devices=[2,2]<=[2,2]T(1,0) last_tile_dim_replicate}",
+    "{devices=[2,2,2,2]<=[2,2,4]T(2,1,0) last_tile_dims={manual, replicated}}", "{manual shard_as 1}",
+    "{devices=[2,2,2,2]<=[16] last_tile_dims={manual, replicated} shard_like 1}",
+    # shard groups elsewhere
+    "{maximal device=2 shard_as 3}", "{{replicated shard_as 1}, {manual}}", "{replicated shard_as -1}",
+    "{replicated shard_as 1 shard_like 2}", "{devices=[4,1]<=[4] last_tile_dim_replicate shard_as 2}",
+    "{replicated shard_as}", "{replicated shard_as1}", '{mesh["a"=2], [{"a"}] shard_as 1}',
     "{devices=[4,1]<=[4] last_tile_dim_replicate}",          # size-1 subgroup dim dropped
     "{devices=[4]<=[4] last_tile_dim_replicate}",            # trivial tile: {replicated}
     "{devices=[1]<=[1] last_tile_dim_replicate}",

@@ -161,3 +161,29 @@ def test_dir_lists_the_lazy_names():
 
     assert {"DeviceMesh", "ShardedArray", "visualize", "HloSharding", "to_hlo_sharding"} <= set(dir(sharding))
     assert set(sharding.__all__) <= set(dir(sharding))
+
+
+@pytest.mark.jaxlib
+def test_visualize_a_jax_array_like_jax():
+    from tests.jaxlib_child import run_child
+
+    code = """
+    import jax, numpy as np, sharding
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("x", "y"))
+    RESULT = []
+    for spec, shape in (((("y", "x"), None), (8, 6)), (("x", "y"), (6, 8)), ((None, "y"), (5, 8))):
+        arr = jax.device_put(np.zeros(shape), NamedSharding(mesh, P(*spec)))
+        ours = sharding.visualize(arr).placement.index_map()
+        theirs = {d.id: tuple(s.indices(n)[:2] for s, n in zip(idx, shape))
+                  for d, idx in arr.sharding.devices_indices_map(shape).items()}
+        assert {d: tuple((s.start, s.stop) for s in sl) for d, sl in ours.items()} == theirs, (ours, theirs)
+        RESULT.append(sharding.visualize(arr).text())
+    RESULT.append(sharding.visualize(jax.device_put(np.zeros((3, 3)), jax.devices()[5])).text())
+    """
+    root = str(__import__("pathlib").Path(__file__).resolve().parents[2])
+    got = run_child(code, None, env={"XLA_FLAGS": "--xla_force_host_platform_device_count=8", "PYTHONPATH": root})
+    mesh = M('<["x"=2, "y"=4]>')
+    assert got[:3] == [visualize(S(f"<@mesh, {dims}>"), mesh, shape).text() for dims, shape in (
+        ('[{"y", "x"}, {}]', (8, 6)), ('[{"x"}, {"y"}]', (6, 8)), ('[{}, {"y"}]', (5, 8)))]
+    assert got[3] == visualize(S("<@mesh, []>"), M("<[], device_ids=[5]>"), (3, 3)).text()
