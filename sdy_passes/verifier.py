@@ -19,7 +19,7 @@ from sharding import InvalidMeshError, Mesh, MeshTable
 from sharding.verify import verify_mesh
 
 from sdy_passes.dialects import VerifyContext, lookup
-from sdy_passes.dialects._base import fail as _fail
+from sdy_passes.dialects._base import ATTRIBUTE_KINDS, fail as _fail
 from sdy_passes.dialects.sdy import verify_discardable
 from sdy_passes.errors import VerificationError
 from sdy_passes.ir import Module, Operation, symbol_name
@@ -48,6 +48,10 @@ def verify_op(op: Operation, ctx: VerifyContext) -> None:
     for name in opdef.required:
         if name not in op.properties:
             _fail(op, f"requires attribute '{name}'")
+    for name, kind in opdef.attribute_kinds:
+        value = op.properties.get(name)
+        if value is not None and not ATTRIBUTE_KINDS[kind][1](value):
+            _fail(op, f"attribute '{name}' failed to satisfy constraint: {kind}")
     if opdef.verify is not None:
         opdef.verify(op, ctx)
 

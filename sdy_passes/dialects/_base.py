@@ -19,7 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from sdy_passes.attributes import Attribute, IntegerType, print_attr_dict, print_function_type
+from sdy_passes.attributes import (
+    I64, Attribute, FunctionType, IntegerAttr, IntegerType, StringAttr, SymbolRefAttr, TypeAttr,
+    print_attr_dict, print_function_type,
+)
 from sdy_passes.errors import VerificationError
 from sdy_passes.ir import Operation, OpResult
 
@@ -64,6 +67,22 @@ class OpDef:
     result: `("values", "indices")`), or None (`getAsmResultNames`)."""
     block_arg_name: str | None = None
     """Name of the entry block arguments of the op's regions (`iterArg`)."""
+    attribute_kinds: tuple[tuple[str, str], ...] = ()
+    """(inherent attribute, ODS constraint) pairs, e.g. `("sym_name", "string attribute")`:
+    the parser refuses another kind of attribute there, the verifier a wrong width."""
+
+
+def _is_function_type_attr(a) -> bool:
+    return isinstance(a, TypeAttr) and isinstance(a.type, FunctionType)
+
+
+ATTRIBUTE_KINDS: dict[str, tuple[type, Callable]] = {
+    "string attribute": (StringAttr, lambda a: isinstance(a, StringAttr)),
+    "64-bit signless integer attribute": (IntegerAttr, lambda a: isinstance(a, IntegerAttr) and a.type == I64),
+    "flat symbol reference attribute": (SymbolRefAttr, lambda a: isinstance(a, SymbolRefAttr) and not a.nested),
+    "type attribute of function type": (TypeAttr, _is_function_type_attr),
+}
+"""ODS constraint -> (the attribute class its property stores, the verifier's check)."""
 
 
 @dataclass(slots=True)

@@ -18,7 +18,7 @@ from sdy_passes.dialects._base import (
     OpDef, VerifyContext, add_operands, attr_dict_for, fail, opt_dict, parse_constant,
     parse_return, print_constant, print_return, set_results,
 )
-from sdy_passes.errors import VerificationError
+from sdy_passes.errors import IRParseError, VerificationError
 from sdy_passes.ir import Operation
 
 
@@ -26,8 +26,20 @@ def _parse_mesh(p, op, n):
     op.properties["sym_name"] = StringAttr(p.parse_symbol())
     p.expect("=")
     p.skip()
-    op.properties["mesh"] = p.parse_sdy(sdy_syntax.parse_mesh_body, p.pos)
+    op.properties["mesh"] = parse_op_attribute(p, op, sdy_syntax.parse_mesh_body)
     p.set_attrs(op, p.parse_optional_attr_dict())
+
+
+def parse_op_attribute(p, op, fn):
+    """An sdy attribute written bare in a pretty op (`<["a"=2]>`): MLIR hands the op's own
+    parser to the attribute, so the attribute's messages (not token errors) read `custom op
+    'sdy.mesh' ...`."""
+    try:
+        return p.parse_sdy(fn, p.skip())
+    except IRParseError as e:
+        if e.message.startswith("expected "):
+            raise
+        raise p.error(f"custom op '{op.name}' {e.message}", p.pos_of(e)) from None
 
 
 def _print_mesh(pr, op, indent):
@@ -55,7 +67,7 @@ def _is_unary_same_type(op, num_results=1):
 def _parse_sharding_op(p, op, n):
     ref = p.parse_value_ref()
     p.skip()
-    op.properties["sharding"] = p.parse_sdy(sdy_syntax.parse_sharding_body, p.pos)
+    op.properties["sharding"] = parse_op_attribute(p, op, sdy_syntax.parse_sharding_body)
     p.set_attrs(op, p.parse_optional_attr_dict())
     _unary_type(p, op, ref)
 
@@ -74,7 +86,7 @@ def _parse_edge(p, op, n):
     if p.parse_optional_keyword("sharding"):
         p.expect("=")
         p.skip()
-        op.properties["sharding"] = p.parse_sdy(sdy_syntax.parse_sharding_body, p.pos)
+        op.properties["sharding"] = parse_op_attribute(p, op, sdy_syntax.parse_sharding_body)
     p.set_attrs(op, p.parse_optional_attr_dict())
     _unary_type(p, op, ref)
 
@@ -139,7 +151,7 @@ def _parse_shardings_list(p, key: str, op) -> None:
     p.expect_keyword(key)
     p.expect("=")
     p.skip()
-    op.properties[key] = p.parse_sdy(sdy_syntax.parse_per_value_body, p.pos)
+    op.properties[key] = parse_op_attribute(p, op, sdy_syntax.parse_per_value_body)
 
 
 def _parse_body_and_signature(p, op, refs):
@@ -162,7 +174,7 @@ def _parse_manual(p, op, n):
     p.expect_keyword("manual_axes")
     p.expect("=")
     p.skip()
-    op.properties["manual_axes"] = p.parse_sdy(sdy_syntax.parse_manual_axes_body, p.pos)
+    op.properties["manual_axes"] = parse_op_attribute(p, op, sdy_syntax.parse_manual_axes_body)
     _parse_body_and_signature(p, op, refs)
 
 
@@ -304,7 +316,7 @@ def _verify_edge(op: Operation) -> None:
         fail(op, "expects one operand and one result")
     t = op.result.type
     if not (isinstance(t, RankedTensorType) and t.has_static_shape):
-        fail(op, f"expected sdy.data_flow_edge to have a static-shaped result. type: {t}")
+        fail(op, f"expected sdy.data_flow_edge to have a static-shaped result. type: '{t}'")
     x = op.operands[0]
     if x.num_uses != 1:
         fail(op, "expected input of sdy.data_flow_edge to have a single user")
@@ -430,7 +442,8 @@ def _types(types) -> str:
 def _verify_sharding_rule(op: Operation, rule) -> None:
     """`verifyOpShardingRuleAttr`: mappings fit the op's types, factors are used and valid."""
     if not isinstance(rule, OpShardingRule):
-        fail(op, "should have a sharding rule attribute of type OpShardingRuleAttr")
+        fail(op, "should have a sharding rule attribute of type OpShardingRuleAttr for attr named "
+                 "'sdy.sharding_rule'")
     sizes = rule.factor_sizes
     seen: set[int] = set()
     for kind, types, mappings in (("operand", op.operand_types, rule.operand_mappings),
@@ -443,7 +456,7 @@ def _verify_sharding_rule(op: Operation, rule) -> None:
         for i, (t, mapping) in enumerate(zip(types, mappings)):
             prefix = value_prefix(kind, len(types), i)
             if not (isinstance(t, RankedTensorType) and t.has_static_shape):
-                fail(op, f"{prefix}expected a ranked tensor with a static shape. type: {t}")
+                fail(op, f"{prefix}expected a ranked tensor with a static shape. type: '{t}'")
             if len(mapping) != t.rank:
                 fail(op, f"{prefix}mapping rank must match: {len(mapping)} != {t.rank}")
             used: set[int] = set()
@@ -491,7 +504,8 @@ def _check_factor_indices(op: Operation, indices, num_factors: int) -> None:
 _UNARY = dict(num_operands=1, num_results=1)
 OPS = (
     OpDef("sdy.mesh", ("sym_name", "mesh"), ("sym_name", "mesh"), 0, 0,
-          parse=_parse_mesh, print=_print_mesh, traits=frozenset({"Symbol"})),
+          parse=_parse_mesh, print=_print_mesh, traits=frozenset({"Symbol"}),
+          attribute_kinds=(("sym_name", "string attribute"),)),
     OpDef("sdy.sharding_constraint", ("sharding",), ("sharding",), **_UNARY,
           parse=_parse_sharding_op, print=_print_sharding_op, verify=_verify_sharding_op),
     OpDef("sdy.reshard", ("sharding",), ("sharding",), **_UNARY,
@@ -499,7 +513,8 @@ OPS = (
     OpDef("sdy.data_flow_edge", ("sharding",), (), **_UNARY,
           parse=_parse_edge, print=_print_edge, verify=_verify_sharding_op),
     OpDef("sdy.sharding_group", ("group_id",), ("group_id",), 1, 0,
-          parse=_parse_group, print=_print_group),
+          parse=_parse_group, print=_print_group,
+          attribute_kinds=(("group_id", "64-bit signless integer attribute"),)),
     OpDef("sdy.propagation_barrier", ("allowed_direction",), ("allowed_direction",), **_UNARY,
           parse=_parse_barrier, print=_print_barrier, verify=_verify_barrier),
     OpDef("sdy.constant", ("value",), ("value",), 0, 1,
@@ -510,6 +525,7 @@ OPS = (
           traits=frozenset({"IsolatedFromAbove", "ShardableDataFlowOpInterface"})),
     OpDef("sdy.named_computation", ("name", "in_shardings", "out_shardings"), ("name",),
           num_regions=1, parse=_parse_named, print=_print_named, verify=_verify_named,
+          attribute_kinds=(("name", "string attribute"),),
           traits=frozenset({"IsolatedFromAbove", "ShardableDataFlowOpInterface"})),
     OpDef("sdy.return", num_results=0, parse=parse_return, print=print_return,
           traits=frozenset({"Terminator"})),

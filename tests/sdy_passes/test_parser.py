@@ -209,7 +209,7 @@ def _error(text):
     ('%0:2 = "t.a"() : () -> i32', 1, 1, "operation defines 1 results but was provided 2 to bind"),
     ('"t.a"() {x = dense<1> : i32} : () -> ()', 1, 25, "elements literal type must be a shaped type, got 'i32'"),
     ('"t.a"() {x = #sdy.sharding<@m, [{"a"}, {?, "b"}]>} : () -> ()', 1, 42, "expected '}'"),
-    ('sdy.mesh @m = <["x"=2, "y"=0]>', 1, 24, "axis size must be at least 1, got: 0"),  # as jaxlib
+    ('sdy.mesh @m = <["x"=2, "y"=0]>', 1, 24, "custom op 'sdy.mesh' axis size must be at least 1, got: 0"),  # as jaxlib
     ('"t.a"() {x = 300 : i8} : () -> ()', 1, 14, "integer constant out of range for attribute"),
     ('"t.a"() {x = 1, x = 2} : () -> ()', 1, 17, "duplicate key 'x' in dictionary attribute"),
     ('"t.a"() : () -> () loc(', 1, 24, "unexpected end of input, expected ')' in location"),
@@ -246,7 +246,7 @@ def test_malformed_text_only_raises_ir_parse_error(data):
             j = data.draw(st.integers(0, len(text)))
             text = text[:i] + text[j:j + 30] + text[i:]
     try:
-        parse_module(text)
+        parse_module(text, verify=False)
     except IRParseError:
         pass
 
@@ -255,6 +255,6 @@ def test_malformed_text_only_raises_ir_parse_error(data):
 @given(st.text(max_size=60))
 def test_random_text_only_raises_ir_parse_error(text):
     try:
-        parse_module(text)
+        parse_module(text, verify=False)
     except IRParseError:
         pass

@@ -77,7 +77,7 @@ CASES = [
 
 @pytest.mark.parametrize("text, message, line, col", CASES, ids=range(len(CASES)))
 def test_messages(text, message, line, col):
-    module = parse_module(text)
+    module = parse_module(text, verify=False)
     with pytest.raises(VerificationError) as info:
         verify_module(module)
     assert info.value.message == message
