@@ -26,7 +26,8 @@ DATA_FLOW_OPS = frozenset({"stablehlo.while", "stablehlo.case", "stablehlo.optim
 SINGLE_SHARDING_OPS = frozenset({"sdy.sharding_constraint", "sdy.reshard", DATA_FLOW_EDGE})
 """Sdy ops whose result sharding is their `sharding` property."""
 COLLECTIVE_OPS = frozenset({"sdy.all_gather", "sdy.all_slice", "sdy.all_reduce", "sdy.all_to_all",
-                            "sdy.collective_permute", "sdy.reduce_scatter"})
+                            "sdy.collective_permute", "sdy.reduce_scatter", "sdy.sharded_to_unreduced",
+                            "sdy.replicated_to_unreduced"})
 """Sdy collectives (`CollectiveOpInterface`): the result sharding is `out_sharding`."""
 
 

@@ -16,6 +16,7 @@ from sdy_passes.attributes import StringAttr, SymbolRefAttr
 from sdy_passes.constant_or_scalar_splitter import (
     ORIGINAL_FUNC_NAME, funcs_in_post_order, original_func_name,
 )
+from sdy_passes.errors import PassFailedError
 from sdy_passes.ir import Module, Operation, SymbolTable, symbol_name
 from sdy_passes.pass_manager import Pass
 from sdy_passes.propagate_sharding_from_func_to_call import callee
@@ -45,13 +46,19 @@ def calls_in_post_order(module: Module, table: SymbolTable) -> list[Operation]:
             for op in func.walk(post_order=True) if op.name == "func.call"]
 
 
-def clone_func_recursively(func: Operation, table: SymbolTable, counter: Iterator[int]) -> str:
+def clone_func_recursively(func: Operation, table: SymbolTable, counter: Iterator[int],
+                           cloning: tuple[Operation, ...] = ()) -> str:
     """Shardy's `cloneFuncRecursively` + `SymbolTable::insert`: a copy of `func`, and of every
-    func it calls (inserted first), appended to the module under a uniqued name."""
+    func it calls (inserted first), appended to the module under a uniqued name. A recursive
+    call graph has no finite copy (Shardy recurses until it crashes): an error here."""
+    if func in cloning:
+        raise PassFailedError(f"cannot clone @{symbol_name(func)}: it calls itself (recursion "
+                              f"through {' -> '.join('@' + symbol_name(f) for f in cloning)})",
+                              func.location)
     copy = func.clone()
     copy.attributes[ORIGINAL_FUNC_NAME] = StringAttr(original_func_name(func))
     for call in copy.walk(post_order=True):
         if call.name == "func.call":
-            call.properties["callee"] = SymbolRefAttr(
-                clone_func_recursively(callee(call, table), table, counter))
+            call.properties["callee"] = SymbolRefAttr(clone_func_recursively(
+                callee(call, table), table, counter, (*cloning, func)))
     return table.insert(copy, symbol_name(func), counter)

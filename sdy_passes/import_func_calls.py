@@ -41,7 +41,8 @@ class ImportFuncCallsPass(Pass):
             table.erase(table.lookup(name))
         if self.options["add-data-flow-edges-on-named-computations"]:
             for op in module.walk(post_order=True):
-                if op.name == NAMED_COMPUTATION:
+                # (a computation made from a func declaration has no body: the verifier says so)
+                if op.name == NAMED_COMPUTATION and op.regions[0].blocks:
                     add_edges(block_arg_edge_owners(op))
                     add_edges(op.results)
 

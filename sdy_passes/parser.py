@@ -560,7 +560,8 @@ class Parser:
 
     def _parse_hash_attribute(self) -> Attribute:
         text, start = self.text, self.pos
-        for prefix in ("#sdy.sharding_per_value<", "#sdy.sharding<", "#sdy.mesh<", "#sdy<manual_axes"):
+        for prefix in ("#sdy.sharding_per_value<", "#sdy.sharding<", "#sdy.mesh<", "#sdy<manual_axes",
+                       "#sdy<list_of_axis_ref_lists", "#sdy<axis_ref_list", "#sdy<all_to_all_param_list"):
             if text.startswith(prefix, start):
                 # The same sharding text recurs on many ops: parse each distinct one once.
                 m = _SDY_ATTR.match(text, start)

@@ -118,6 +118,14 @@ PASSES: dict[str, str | type[Pass]] = {
     "sdy-import-func-calls": "sdy_passes.import_func_calls:ImportFuncCallsPass",
     "sdy-pre-order-funcs": "sdy_passes.pre_order_funcs:PreOrderFuncsPass",
     "sdy-add-func-data-flow-edges": "sdy_passes.add_func_data_flow_edges:AddFuncDataFlowEdgesPass",
+    "sdy-reshard-to-collectives": "sdy_passes.reshard_to_collectives:ReshardToCollectivesPass",
+    "sdy-populate-op-sharding-rules":
+        "sdy_passes.populate_op_sharding_rules:PopulateOpShardingRulesPass",
+    "sdy-basic-propagate": "sdy_passes.basic_propagation:BasicPropagationPass",
+    "sdy-aggressive-propagate": "sdy_passes.aggressive_propagation:AggressivePropagationPass",
+    "sdy-op-priority-propagate": "sdy_passes.op_priority_propagation:OpPriorityPropagationPass",
+    "sdy-user-priority-propagate": "sdy_passes.user_priority_propagation:UserPriorityPropagationPass",
+    "sdy-sink-data-flow-edges": "sdy_passes.sink_data_flow_edges:SinkDataFlowEdgesPass",
 }
 """Registry keyed by Shardy flag name."""
 

@@ -18,7 +18,7 @@ import numpy as np
 from .axes import AxisRef
 from .errors import ShardingError
 from .mesh import Mesh, MeshTable, check_devices
-from .tensor_sharding import TensorSharding
+from .tensor_sharding import TensorSharding, as_sharding
 
 __all__ = ["Piece", "Placement", "place", "check_shape"]
 
@@ -80,6 +80,10 @@ class Placement:
     """Per tensor dim: indices into `pieces` of its refs, major to minor (as written)."""
     unreduced_pieces: tuple[int, ...]
     """Indices into `pieces` covered by `unreduced` axes."""
+    uneven: str = "padded"
+    """`padded` (XLA: `ceil(D/n)` buffers) or `ragged` (DTensor's nested `torch.chunk`, `_ragged`)."""
+    ref_sizes: tuple[tuple[int, ...], ...] = ()
+    """Per tensor dim: the sizes of its axis refs, major to minor (`ragged` chunks once per ref)."""
 
     @property
     def piece_sizes(self) -> tuple[int, ...]:
@@ -92,7 +96,11 @@ class Placement:
 
     @property
     def local_shape(self) -> tuple[int, ...]:
-        """Every device's buffer shape: `ceil(D / tiles)` per dim."""
+        """Every device's buffer shape: `ceil(D / tiles)` per dim (`ragged`: the largest shard's)."""
+        if self.uneven == "ragged":
+            from ._ragged import largest
+
+            return tuple(largest(d, sizes) for d, sizes in zip(self.shape, self.ref_sizes))
         return tuple(-(-d // n) for d, n in zip(self.shape, self.num_tiles))
 
     @property
@@ -117,17 +125,43 @@ class Placement:
                 out[..., d] = out[..., d] * self.pieces[i].size + coords[i]
         return out
 
+    def dim_bounds(self, d: int) -> tuple[np.ndarray, np.ndarray]:
+        """`(starts, stops)`: the data part of every tile along dim `d` (global indices)."""
+        if self.uneven == "ragged":
+            from ._ragged import bounds
+
+            return bounds(self.shape[d], self.ref_sizes[d])
+        t, c = np.arange(self.num_tiles[d], dtype=np.int64), self.local_shape[d]
+        return np.minimum(t * c, self.shape[d]), np.minimum((t + 1) * c, self.shape[d])
+
     def tile_slices(self, tile: tuple[int, ...]) -> tuple[slice, ...]:
         """The data part of tile `tile` (one tile index per dim)."""
+        if self.uneven == "ragged":
+            return tuple(slice(int(b[0][t]), int(b[1][t])) for t, b in zip(tile, map(self.dim_bounds, range(len(tile)))))
         out = []
         for t, d, c in zip(tile, self.shape, self.local_shape):
             out.append(slice(min(t * c, d), min((t + 1) * c, d)))
         return tuple(out)
 
+    def device_groups(self, pieces) -> np.ndarray:
+        """Devices grouped along `pieces` (indices into `pieces`): `(groups, members)`, a group
+        being the devices that agree on every other piece; members in mixed-radix order over
+        `pieces`, groups in mesh order of the rest. Collectives and unreduced axes use them."""
+        along = list(pieces)
+        rest = [i for i in range(len(self.pieces)) if i not in along]
+        grid = self.device_grid().transpose(rest + along) if self.pieces else self.device_grid()
+        size = math.prod(self.pieces[i].size for i in along)
+        return grid.reshape(-1, size)
+
     def index_map(self) -> dict[int, tuple[slice, ...]]:
         """`{device_id: slices}` in device-id order."""
         grid = self.device_grid().reshape(-1)
         tiles = self.tile_indices().reshape(grid.size, len(self.dim_pieces))
+        if self.uneven == "ragged":
+            b = [self.dim_bounds(d) for d in range(len(self.dim_pieces))]
+            found = {int(dev): tuple(slice(int(lo[t]), int(hi[t])) for t, (lo, hi) in zip(tile, b))
+                     for dev, tile in zip(grid, tiles)}
+            return dict(sorted(found.items()))
         found = {int(dev): self.tile_slices(tuple(int(t) for t in tile)) for dev, tile in zip(grid, tiles)}
         return dict(sorted(found.items()))
 
@@ -136,6 +170,8 @@ def resolve(sharding: TensorSharding, mesh) -> Mesh:
     """The `Mesh` a sharding is bound to; a single `Mesh` binds whatever name it uses."""
     if not isinstance(sharding, TensorSharding):
         raise ShardingError(f"expected a TensorSharding, got: {type(sharding).__name__}")
+    if isinstance(mesh, str):  # mesh text, as the command line takes it
+        mesh = MeshTable.parse(mesh) if mesh.lstrip().startswith("sdy.mesh") else Mesh.parse(mesh)
     if isinstance(sharding.mesh_or_ref, Mesh):
         if isinstance(mesh, Mesh) and mesh != sharding.mesh_or_ref:
             raise ShardingError(f"the sharding's inlined mesh {sharding.mesh_or_ref.body()} differs from the "
@@ -148,17 +184,21 @@ def resolve(sharding: TensorSharding, mesh) -> Mesh:
     return sharding.resolve_mesh(mesh)
 
 
-def place(sharding: TensorSharding, mesh, shape, *, cut_by_replicated: bool = False) -> Placement:
+def place(sharding: TensorSharding, mesh, shape, *, cut_by_replicated: bool = False, cuts=(),
+          uneven: str = "padded") -> Placement:
     """Verifies `sharding` on `mesh` for `shape` (Shardy's rules) and resolves its pieces.
 
     `shape` may be `None` when only the device layout matters (conversions); then the slice
     methods of the result cannot be used.
 
     Pieces are cut at the sub-axes of the dims and of `unreduced` (what XLA's export uses), and
-    also of `replicated` when `cut_by_replicated` (for arrays that show every named sub-axis).
+    also of `replicated` when `cut_by_replicated` (for arrays that show every named sub-axis),
+    and of the axis refs `cuts` (so that two shardings a collective connects are cut alike).
+    `uneven="ragged"` gives DTensor's ragged tiles (`_ragged`) instead of XLA's padded ones.
     """
     from .verify import verify
 
+    sharding = as_sharding(sharding)
     m = resolve(sharding, mesh)
     dims = None if shape is None else check_shape(shape)
     if m.is_maximal:
@@ -166,7 +206,7 @@ def place(sharding: TensorSharding, mesh, shape, *, cut_by_replicated: bool = Fa
         # rank may sit on one device (HloSharding `{maximal device=N}`, JAX's SingleDeviceSharding).
         verify(sharding, mesh=m)
         rank = sharding.rank if dims is None else len(dims)
-        return Placement(sharding, m, dims, (), tuple(() for _ in range(rank)), ())
+        return Placement(sharding, m, dims, (), tuple(() for _ in range(rank)), (), uneven, ((),) * rank)
     if dims is None:
         verify(sharding, mesh=m)
     else:
@@ -175,6 +215,7 @@ def place(sharding: TensorSharding, mesh, shape, *, cut_by_replicated: bool = Fa
     cutting = [r for d in sharding.dim_shardings for r in d.axes] + list(sharding.unreduced_axes)
     if cut_by_replicated:
         cutting += sharding.replicated_axes
+    cutting += list(cuts)
     cuts: dict[str, set[int]] = {a.name: {1, a.size} for a in m.axes}
     for ref in cutting:
         cuts[ref.name].update(_ref_bounds(ref, m))
@@ -201,4 +242,5 @@ def place(sharding: TensorSharding, mesh, shape, *, cut_by_replicated: bool = Fa
 
     dim_pieces = tuple(tuple(i for r in d.axes for i in pieces_of(r)) for d in sharding.dim_shardings)
     unreduced = tuple(sorted({i for r in sharding.unreduced_axes for i in pieces_of(r)}))
-    return Placement(sharding, m, dims, tuple(pieces), dim_pieces, unreduced)
+    ref_sizes = tuple(tuple(r.size(m) for r in d.axes) for d in sharding.dim_shardings)
+    return Placement(sharding, m, dims, tuple(pieces), dim_pieces, unreduced, uneven, ref_sizes)

@@ -46,6 +46,11 @@ class SubAxisInfo:
     size: int
     """Size of this sub-axis."""
 
+    def __post_init__(self) -> None:
+        for value in (self.pre_size, self.size):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ShardingError(f"expected int pre-size and size of a sub-axis, got: {value!r}")
+
     @property
     def next_pre_size(self) -> int:
         return self.pre_size * self.size
@@ -62,6 +67,12 @@ class AxisRef:
     """Name of the (full) mesh axis."""
     sub_axis_info: SubAxisInfo | None = None
     """`None` for the full axis."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise ShardingError(f"expected a str axis name, got: {self.name!r}")
+        if self.sub_axis_info is not None and not isinstance(self.sub_axis_info, SubAxisInfo):
+            raise ShardingError(f"expected a SubAxisInfo or None, got: {self.sub_axis_info!r}")
 
     @classmethod
     def sub(cls, name: str, pre_size: int, size: int) -> AxisRef:

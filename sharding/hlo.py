@@ -14,7 +14,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import re
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -23,8 +25,8 @@ import numpy as np
 from ._placement import place, resolve
 from .axes import AxisRef
 from .errors import ShardingError, ShardingParseError
-from .mesh import Mesh, MeshAxis, as_int, check_devices
-from .tensor_sharding import DimensionSharding, ManualAxes, TensorSharding
+from .mesh import Mesh, MeshAxis, as_int, check_devices, mesh_verifier_error
+from .tensor_sharding import DimensionSharding, ManualAxes, TensorSharding, as_sharding
 
 __all__ = ["HloSharding", "to_hlo_sharding", "from_hlo_sharding", "to_named_sharding"]
 
@@ -59,7 +61,7 @@ class HloSharding:
     """A GSPMD `HloSharding` in its text form, canonical as XLA keeps it.
 
     `kind` is `replicated`, `manual`, `unknown`, `unreduced`, `maximal` (on `maximal_device`),
-    `tiled` or `tuple` (of `elements`). A tiled sharding has `tile_dims` (tensor dims, then one
+    `tiled`, `tuple` (of `elements`), or XLA's mesh forms `named` and `maximal_mesh`. A tiled sharding has `tile_dims` (tensor dims, then one
     dim per entry of `subgroups`, each `manual`, `unreduced` or `replicated`) and devices either
     explicit (`device_list`) or as an iota `arange(N).reshape(iota_reshape).transpose(iota_perm)`
     (`device_list` empty). Build tiled shardings with `HloSharding.tiled`, which canonicalizes
@@ -74,12 +76,23 @@ class HloSharding:
     subgroups: tuple[str, ...] = ()
     maximal_device: int | None = None
     elements: tuple[HloSharding, ...] = ()
+    mesh: Mesh | None = None
+    """`kind == "named"` (XLA's mesh form, `{mesh["x"=2], [{"x"}]}`): the mesh, device ids explicit;
+    an iota `device_ids=([...]T(...))` is also kept in `iota_reshape` / `iota_perm`."""
+    named: TensorSharding | None = None
+    """`kind == "named"`: dims, replicated and unreduced axes, with `mesh` inlined."""
+    manual_axes: tuple[AxisRef, ...] = ()
+    """`kind == "named"`: the `manual={...}` axes."""
+    shard_group: tuple[str, int] | None = None
+    """`("shard_as", n)` or `("shard_like", n)`: XLA's shard group, printed after the sharding."""
 
     @classmethod
     def parse(cls, text: str) -> HloSharding:
         """Parses XLA's text: `{replicated}`, `{manual}`, `{unknown}`, `{unreduced}`,
-        `{maximal device=N}`, `{devices=[...]...}` and tuples `{{...}, {...}}`."""
-        return _HloParser(text).sharding()
+        `{maximal device=N}`, `{devices=[...]...}`, the mesh forms `{mesh[...], [...]}` and
+        `{maximal_mesh[device_id=N]}`, tuples `{{...}, {...}}`, and ` shard_as N` / ` shard_like N`."""
+        fast = _fast_tiled(text) if isinstance(text, str) else None
+        return fast if fast is not None else _HloParser(text).sharding()
 
     @classmethod
     def tiled(cls, tile_dims, device_list=(), iota_reshape=(), iota_perm=(), subgroups=()) -> HloSharding:
@@ -110,13 +123,10 @@ class HloSharding:
             dims = merged_dims
         if groups == ["manual"] and math.prod(dims) == dims[-1]:
             return cls("manual")
-        if groups and groups[-1] == "replicated":
+        if groups and groups[-1] == "replicated":  # (no subgroup dim is 1 any more)
             if len(dims) == 1 or dims[-1] == math.prod(dims):
                 return cls("replicated")
-            if dims[-1] == 1:  # (only a lone replicated subgroup gets here)
-                dims, groups = dims[:-1], []
-            else:
-                devices = devices.sort_groups()
+            devices = devices.sort_groups()
         if devices.explicit:
             return cls("tiled", tuple(dims), devices.explicit, subgroups=tuple(groups))
         return cls("tiled", tuple(dims), (), devices.reshape, devices.perm, tuple(groups))
@@ -140,10 +150,17 @@ class HloSharding:
         return ids.reshape(self.tile_dims)
 
     def __str__(self) -> str:
+        if self.shard_group is not None:
+            kind, group = self.shard_group
+            return str(dataclasses.replace(self, shard_group=None))[:-1] + f" {kind} {group}}}"
         if self.kind == "tuple":
             return "{" + ", ".join(map(str, self.elements)) + "}"
         if self.kind == "maximal":
             return f"{{maximal device={self.maximal_device}}}"
+        if self.kind == "maximal_mesh":
+            return f"{{maximal_mesh[device_id={self.maximal_device}]}}"
+        if self.kind == "named":
+            return self._named_text()
         if self.kind != "tiled":
             return f"{{{self.kind}}}"
         dims = ",".join(map(str, self.tile_dims))
@@ -160,6 +177,34 @@ class HloSharding:
         elif self.subgroups:
             tail = " last_tile_dims={" + ", ".join(self.subgroups) + "}"
         return f"{{devices=[{dims}]{devices}{tail}}}"
+
+    def _named_text(self) -> str:
+        mesh, named = self.mesh, self.named
+        text = "{mesh[" + ",".join(f"'{a.name}'={a.size}" for a in mesh.axes) + "]"
+        if self.iota_reshape:
+            reshape, perm = self.iota_reshape, self.iota_perm
+            text += f", device_ids=([{','.join(map(str, reshape))}]T({','.join(map(str, perm))}))"
+        elif mesh.device_ids:
+            text += ", device_ids=(" + ",".join(map(str, mesh.device_ids)) + ")"
+        if not named.dim_shardings:  # XLA's whole forms: unreduced or manual over every device, or nothing
+            for word, axes in (("unreduced", named.unreduced_axes), ("manual", self.manual_axes)):
+                if axes and math.prod(r.size(mesh) for r in axes) == mesh.total_size:
+                    return text + ", " + word + "}"
+            if not (named.replicated_axes or named.unreduced_axes or self.manual_axes):
+                return text + ", replicated}"
+
+        def refs(axes):
+            return ", ".join(f"'{r.name}'" + ("" if r.sub_axis_info is None else str(r.sub_axis_info)).replace(
+                "(", ":(", 1) for r in axes)
+
+        dims = ", ".join("{" + refs(d.axes) + ("" if d.is_closed else ", ?" if d.axes else "?") + "}"
+                         for d in named.dim_shardings)
+        text += f", [{dims}]"
+        for word, axes in (("replicated", named.replicated_axes), ("unreduced", named.unreduced_axes),
+                           ("manual", self.manual_axes)):
+            if axes:
+                text += f", {word}={{{refs(axes)}}}"
+        return text + "}"
 
     def __repr__(self) -> str:
         return f"HloSharding({str(self)!r})"
@@ -239,6 +284,41 @@ class _Devices:
 
 _INT64_MAX = 2**63 - 1
 _SPACE = " \t\n\r"  # XLA's lexer skips only these
+_SPACES = re.compile("[ \t\n\r]*")
+_WORD = re.compile("[A-Za-z0-9_.]*")
+_INT = re.compile("-?[0-9]+")
+_INTS = re.compile("-?[0-9]+(?:[ \t\n\r]*,[ \t\n\r]*-?[0-9]+)*")
+
+
+_N = "[0-9]{1,18}"
+_FAST = re.compile(rf"\{{devices=\[({_N}(?:,{_N})*)\](?:<=\[({_N}(?:,{_N})+)\]T\(([0-9]{{1,2}}(?:,[0-9]{{1,2}})+)\)"
+                   rf"|<=\[({_N})\]|({_N}(?:,{_N})+))"
+                   r"(?: (last_tile_dim_replicate)| last_tile_dims=\{((?:manual|unreduced|replicated)"
+                   r"(?:, (?:manual|unreduced|replicated))*)\})?\}")
+
+
+def _fast_tiled(text: str) -> HloSharding | None:
+    """The tiled text as XLA prints it, in one regex; `None` sends anything else (or anything
+    wrong) to the precise parser, which has the messages."""
+    m = _FAST.fullmatch(text)
+    if m is None:
+        return None
+    dims, reshape, perm, flat, listed, replicate, kinds = m.groups()
+    dims = [int(d) for d in dims.split(",")]
+    n = math.prod(dims)
+    subgroups = ["replicated"] if replicate else kinds.split(", ") if kinds else []
+    if n > _INT64_MAX or len(subgroups) > len(dims):
+        return None
+    if listed:
+        devices = [int(d) for d in listed.split(",")]
+        if len(devices) != n:
+            return None
+        return HloSharding.tiled(dims, devices, subgroups=subgroups)
+    reshape = [int(flat)] if flat else [int(d) for d in reshape.split(",")]
+    perm = [0] if flat else [int(p) for p in perm.split(",")]
+    if math.prod(reshape) != n or sorted(perm) != list(range(len(reshape))):
+        return None
+    return HloSharding.tiled(dims, (), reshape, perm, subgroups)
 
 
 class _HloParser:
@@ -254,8 +334,7 @@ class _HloParser:
         return ShardingParseError(message, self.text, self.pos if pos is None else pos)
 
     def skip(self) -> None:
-        while self.pos < len(self.text) and self.text[self.pos] in _SPACE:
-            self.pos += 1
+        self.pos = _SPACES.match(self.text, self.pos).end()
 
     def peek(self, token: str) -> bool:
         self.skip()
@@ -273,10 +352,7 @@ class _HloParser:
 
     def word(self) -> str:
         self.skip()
-        end = self.pos
-        while end < len(self.text) and self.text[end].isascii() and (self.text[end].isalnum() or self.text[end] in "_."):
-            end += 1
-        return self.text[self.pos:end]
+        return _WORD.match(self.text, self.pos).group()
 
     def keyword(self, word: str) -> bool:
         """`word` as a whole identifier (`devices=` counts as `devices` followed by `=`)."""
@@ -287,24 +363,27 @@ class _HloParser:
 
     def integer(self, what: str = "integer") -> int:
         self.skip()
-        start = end = self.pos
-        if end < len(self.text) and self.text[end] == "-":
-            end += 1
-        digits = end
-        while end < len(self.text) and "0" <= self.text[end] <= "9":
-            end += 1
-        if end == digits:
+        m = _INT.match(self.text, self.pos)
+        if m is None:
             raise self.error(f"expected {what}")
+        self.pos = m.end()
+        return self._int64(m.group(), m.start(), what)
+
+    def _int64(self, digits: str, start: int, what: str) -> int:
         # More than 19 digits cannot be an int64 (and keeps clear of Python's int-size limit).
-        value = int(self.text[start:end]) if end - digits <= 19 else 2**64
+        value = int(digits) if len(digits.lstrip("-")) <= 19 else 2**64
         if not -_INT64_MAX - 1 <= value <= _INT64_MAX:
             raise self.error(f"{what} does not fit in int64", start)
-        self.pos = end
         return value
 
     def ints(self, what: str) -> list[int]:
-        out = [self.integer(what)]
-        while self.optional(","):
+        self.skip()
+        m = _INTS.match(self.text, self.pos)  # the common case in one step
+        if m is None:
+            return [self.integer(what)]
+        out = [self._int64(d.group(), d.start(), what) for d in _INT.finditer(self.text, m.start(), m.end())]
+        self.pos = m.end()
+        while self.optional(","):  # only after a bad element: its error comes from here
             out.append(self.integer(what))
         return out
 
@@ -318,7 +397,7 @@ class _HloParser:
                     elements.append(self.single())
             value = HloSharding("tuple", elements=tuple(elements))
         else:
-            value = self.body()
+            value = self.shard_group(self.body())
         self.expect("}", "'}' to end sharding attribute")
         self.skip()
         if self.pos != len(self.text):
@@ -327,28 +406,208 @@ class _HloParser:
 
     def single(self) -> HloSharding:
         self.expect("{", "'{' to start a sharding")
-        value = self.body()
+        value = self.shard_group(self.body())
         self.expect("}", "'}' to end a sharding")
         return value
 
+    def shard_group(self, value: HloSharding) -> HloSharding:
+        """` shard_as N` / ` shard_like N` after a sharding; with both, XLA keeps shard_as and
+        the last N."""
+        kinds, group = [], None
+        while value.kind not in ("named", "maximal_mesh") and (word := self.word()) in ("shard_as", "shard_like"):
+            self.pos += len(word)
+            kinds.append(word)
+            group = self.integer("shard group id")
+        if group is None:
+            return value
+        return dataclasses.replace(value, shard_group=("shard_as" if "shard_as" in kinds else "shard_like", group))
+
+    def attribute(self, name: str) -> bool:
+        """`name=`, which XLA's lexer reads as one token (no space before `=`)."""
+        if self.word() == name and self.text.startswith("=", self.pos + len(name)):
+            self.pos += len(name) + 1
+            return True
+        return False
+
+    def device_id(self, start: int) -> int:
+        device = self.integer("device id")
+        if device < 0:
+            raise self.error(f"expected a non-negative device id, got: {device}", start)
+        return device
+
     def body(self) -> HloSharding:
         start = self.pos
+        if self.keyword("mesh"):
+            return self.named(start)
+        if self.keyword("maximal_mesh"):
+            self.expect("[", "'[' after maximal_mesh")
+            if not self.attribute("device_id"):
+                raise self.error("expected device_id= attribute in maximal_mesh")
+            device = self.device_id(start)
+            self.expect("]", "']' to end maximal_mesh")
+            return HloSharding("maximal_mesh", maximal_device=device)
         for kind in ("replicated", "manual", "unknown", "unreduced"):
             if self.keyword(kind):
                 return HloSharding(kind)
         if self.keyword("maximal"):
-            if not (self.keyword("device") and self.text.startswith("=", self.pos)):
+            if not self.attribute("device"):
                 raise self.error("expected 'device=' after maximal")
-            self.pos += 1
-            device = self.integer("device id")
-            if device < 0:
-                raise self.error(f"expected a non-negative device id, got: {device}", start)
-            return HloSharding("maximal", maximal_device=device)
-        if not (self.keyword("devices") and self.text.startswith("=", self.pos)):
+            return HloSharding("maximal", maximal_device=self.device_id(start))
+        if not self.attribute("devices"):
             raise self.error("expected a sharding: replicated, manual, unknown, unreduced, maximal device=N, "
                              "devices=[...]")
-        self.pos += 1
         return self.tiled(start)
+
+    def string(self) -> str:
+        self.skip()
+        if not self.text.startswith('"', self.pos):
+            raise self.error("expected a string")
+        out, i = [], self.pos + 1
+        while i < len(self.text) and self.text[i] != '"':
+            if self.text[i] == "\\" and i + 1 < len(self.text):
+                i += 1
+            out.append(self.text[i])
+            i += 1
+        if i >= len(self.text):
+            raise self.error("expected '\"' to end the string")
+        self.pos = i + 1
+        return "".join(out)
+
+    def named(self, start: int) -> HloSharding:
+        """XLA's mesh form: `mesh[axes] [, device_ids=(...)] , body` (commas optional)."""
+        self.expect("[", "'[' after mesh")
+        axes: list[MeshAxis] = []
+        if not self.peek("]"):
+            while True:
+                at = self.pos
+                name = self.string()
+                self.expect("=", "'=' after axis name")
+                size = self.integer("axis size")
+                if size < 1:
+                    raise self.error(f"axis size must be at least 1, got: {size}", at)
+                axes.append(MeshAxis(name, size))
+                if not self.optional(","):
+                    break
+        self.expect("]", "']' to end mesh axes")
+        self.optional(",")
+        ids: tuple[int, ...] = ()
+        reshape: tuple[int, ...] = ()
+        perm: tuple[int, ...] = ()
+        ids_at = self.pos
+        if self.attribute("device_ids"):
+            self.expect("(", "'(' for device_ids")
+            n = math.prod(a.size for a in axes)
+            if self.optional("["):
+                reshape = tuple(self.ints("iota dim"))
+                self.expect("]")
+                perm = tuple(range(len(reshape)))
+                if len(reshape) > 1:
+                    self.expect("T", "'T(' to start the iota transpose")
+                    self.expect("(", "'T(' to start the iota transpose")
+                    perm = tuple(self.ints("transpose dim"))
+                    self.expect(")")
+                if math.prod(reshape) != n or sorted(perm) != list(range(len(reshape))):
+                    raise self.error(f"expected an iota of the mesh's {n} devices", ids_at)
+                reshape, perm = _canonical_iota(reshape, perm)
+                if len(perm) > 1:
+                    check_devices(n, len(reshape))
+                    grid = np.arange(n, dtype=np.int64).reshape(reshape).transpose(perm)
+                    ids = tuple(grid.reshape(-1).tolist())
+                else:
+                    reshape = perm = ()
+            else:
+                ids = tuple(self.ints("device id"))
+                if len(ids) != n:
+                    raise self.error(f"expected {n} device_ids based on mesh axes, got {len(ids)}", ids_at)
+                if list(ids) == list(range(n)):
+                    raise self.error("a non-iota device assignment has the iota device id list", ids_at)
+            self.expect(")", "')' to end device_ids")
+            self.optional(",")
+        message = mesh_verifier_error(axes, ids)
+        if message:
+            raise self.error(message, start)
+        mesh = Mesh(tuple(axes), ids)
+        every = tuple(AxisRef(a.name) for a in axes)
+        dims: list[DimensionSharding] = []
+        clauses = {"replicated": (), "unreduced": (), "manual": ()}
+        body_at = self.pos
+        if self.keyword("replicated"):
+            pass
+        elif self.keyword("unreduced"):
+            clauses["unreduced"] = every
+        elif self.keyword("manual"):
+            clauses["manual"] = every
+        else:
+            self.expect("[", "a list of dim shardings starting with '['")
+            if not self.peek("]"):
+                dims.append(self.dim(mesh))
+                while self.optional(","):
+                    dims.append(self.dim(mesh))
+            self.expect("]", "']' to end the dim shardings")
+            while self.optional(","):
+                word = self.word()
+                if word not in clauses:
+                    raise self.error("expected replicated=, unreduced= or manual=")
+                self.pos += len(word)
+                self.expect("=")
+                self.expect("{")
+                refs: list[AxisRef] = []
+                if not self.peek("}"):
+                    refs.append(self.axis_ref(mesh))
+                    while self.optional(","):
+                        refs.append(self.axis_ref(mesh))
+                self.expect("}")
+                clauses[word] = tuple(refs)
+        named = TensorSharding(mesh, tuple(dims), clauses["replicated"], clauses["unreduced"])
+        self._verify_named(named, mesh, clauses["manual"], body_at)
+        return HloSharding("named", iota_reshape=reshape, iota_perm=perm, mesh=mesh, named=named,
+                           manual_axes=clauses["manual"])
+
+    def _verify_named(self, named: TensorSharding, mesh: Mesh, manual: tuple[AxisRef, ...], at: int) -> None:
+        # XLA checks what Shardy's verifier does (and aborts jaxlib 0.10.2 on a violation); the
+        # manual axes are one more list of the same kind, sharing no devices with the others.
+        from .axes import overlaps
+        from .verify import sharding_errors
+
+        errors = sharding_errors(named, mesh=mesh)
+        if not errors and manual:
+            errors = tuple(e.replace("replicated axes", "manual axes")
+                           for e in sharding_errors(TensorSharding(mesh, (), manual), mesh=mesh))
+            used = list(named.axis_refs())
+            errors += tuple(f"duplicate axis ref: {m}" for m in manual if any(overlaps(m, u) for u in used))
+        if errors:
+            raise self.error(errors[0], at)
+
+    def dim(self, mesh: Mesh) -> DimensionSharding:
+        self.expect("{")
+        refs: list[AxisRef] = []
+        is_closed = True
+        if not self.peek("}"):
+            while True:
+                if self.optional("?"):
+                    is_closed = False
+                    if self.peek(","):
+                        raise self.error("saw an axis ref after '?'")
+                    break
+                refs.append(self.axis_ref(mesh))
+                if not self.optional(","):
+                    break
+        self.expect("}")
+        return DimensionSharding(tuple(refs), is_closed)
+
+    def axis_ref(self, mesh: Mesh) -> AxisRef:
+        at = self.pos
+        name = self.string()
+        if not mesh.has_axis(name):  # XLA also takes an axis by its index
+            if not (name.isascii() and name.isdigit() and int(name) < len(mesh.axes)):
+                raise self.error(f"axis {name!r} is not a valid axis name or index in mesh {mesh.body()}", at)
+            name = mesh.axes[int(name)].name
+        if not self.optional(":"):
+            return AxisRef(name)
+        self.expect("(", "'(' before pre_size in sub axis")
+        pre = self.integer("pre-size")
+        self.expect(")", "')' after pre_size in sub axis")
+        return AxisRef.sub(name, pre, self.integer("sub-axis size"))
 
     def tiled(self, start: int) -> HloSharding:
         self.expect("[")
@@ -431,6 +690,7 @@ def to_hlo_sharding(sharding: TensorSharding, mesh=None, *, manual_axes: ManualA
     Mesh `device_ids` give an explicit device list (each replication group sorted, as XLA's
     `PartialTile` does); otherwise the iota form, canonicalized.
     """
+    sharding = as_sharding(sharding)
     m = resolve(sharding, mesh)
     manual = _manual_names(manual_axes)
     if m.is_empty:
@@ -534,9 +794,21 @@ def from_hlo_sharding(text: str | HloSharding, *, rank: int | None = None, num_d
     if hlo.kind == "manual" or "manual" in hlo.subgroups:
         raise ShardingError("a manual HloSharding is the inside of an sdy.manual_computation, not a tensor "
                             f"sharding: {hlo}")
-    if hlo.kind == "maximal":
+    if hlo.kind in ("maximal", "maximal_mesh"):
         mesh = Mesh((), (hlo.maximal_device,))
         return mesh, TensorSharding(mesh_name, ())
+    if hlo.kind == "named":  # XLA's mesh form is Shardy's sharding already
+        if hlo.manual_axes:
+            raise ShardingError(f"manual axes are the inside of an sdy.manual_computation, not a tensor sharding: {hlo}")
+        named = hlo.named
+        if rank is not None and named.rank and rank != named.rank:
+            raise ShardingError(f"expected {named.rank} tensor dims in {hlo}, got rank={rank}")
+        if num_devices is not None and num_devices != hlo.mesh.total_size:
+            raise ShardingError(f"expected num_devices={hlo.mesh.total_size} for {hlo}, got {num_devices}")
+        dims = named.dim_shardings
+        if not dims and rank:  # `replicated`, `unreduced` and `[]` are printed for any rank
+            dims = TensorSharding.replicated(mesh_name, rank).dim_shardings
+        return hlo.mesh, TensorSharding(mesh_name, dims, named.replicated_axes, named.unreduced_axes)
     if hlo.kind in ("replicated", "unreduced"):
         if rank is None:
             raise ShardingError(f"expected rank= for {hlo}: the text does not say the tensor's rank")
@@ -609,6 +881,7 @@ def to_named_sharding(sharding: TensorSharding, mesh=None, *, devices=None):
     explicit `replicated` axes need nothing in JAX; unreduced axes are not supported (JAX allows
     them only on `Explicit` mesh axes).
     """
+    sharding = as_sharding(sharding)
     m = resolve(sharding, mesh)
     if m.is_empty or m.is_maximal:
         raise ShardingError(f"mesh {m.body()} has no axes; a NamedSharding needs a mesh with axes "

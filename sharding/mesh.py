@@ -227,8 +227,12 @@ class MeshTable:
         return len(self.meshes)
 
     def same_devices(self, a: str, b: str) -> bool:
-        """Whether meshes `a` and `b` put the same devices at the same positions."""
-        return self[a].devices == self[b].devices
+        """Whether meshes `a` and `b` put the same devices at the same positions (any size:
+        iota `device_ids` are never stored, so the lists compare as they are)."""
+        def order(mesh: Mesh) -> tuple[int, tuple[int, ...]]:
+            return mesh.total_size, (() if mesh.device_ids == (0,) else mesh.device_ids)
+
+        return order(self[a]) == order(self[b])
 
     def __str__(self) -> str:
         return "\n".join(f"sdy.mesh {symbol_name(n)} = {m.body()}" for n, m in self.meshes)

@@ -24,7 +24,7 @@ import xarray as xr
 from ._placement import Placement, check_shape, place
 from .errors import ShardingError
 from .mesh import Mesh, MeshTable, check_devices
-from .tensor_sharding import TensorSharding
+from .tensor_sharding import TensorSharding, as_sharding
 
 __all__ = ["DeviceMesh", "ShardedArray", "equivalent"]
 
@@ -53,11 +53,16 @@ class DeviceMesh:
     (e.g. `<["a"=4, "b"=2]>` and `<["x"=2, "y"=2, "z"=2]>`); `equivalent` compares placements
     across them. A sharding that names its mesh (`@m`) is bound to this mesh whatever the name,
     unless `name` is given; an inlined `mesh<...>` must equal this mesh.
+
+    `uneven` says how a dim that does not divide evenly is cut: `"padded"` (XLA, the default:
+    every buffer `ceil(D/n)` long, padding at the high end) or `"ragged"` (PyTorch DTensor:
+    `torch.chunk` once per axis sharding the dim, major to minor; shards are unequal, some may be
+    empty, none holds padding; sub-axes are refused). See `sharding._ragged`.
     """
 
-    __slots__ = ("mesh", "name", "devices")
+    __slots__ = ("mesh", "name", "devices", "uneven")
 
-    def __init__(self, mesh: Mesh | str, *, name: str | None = None):
+    def __init__(self, mesh: Mesh | str, *, name: str | None = None, uneven: str = "padded"):
         if isinstance(mesh, str):
             mesh = Mesh.parse(mesh)
         if not isinstance(mesh, Mesh):
@@ -66,6 +71,9 @@ class DeviceMesh:
 
         verify_mesh(mesh)
         check_devices(mesh.total_size, len(mesh.axes))
+        from ._ragged import check_uneven
+
+        self.uneven = check_uneven(uneven)
         self.mesh = mesh
         self.name = name
         ids = np.asarray(mesh.devices, dtype=np.int64).reshape(mesh.shape)
@@ -73,29 +81,37 @@ class DeviceMesh:
 
     def __repr__(self) -> str:
         label = "" if self.name is None else f"@{self.name} = "
-        return f"DeviceMesh({label}{self.mesh.body()})"
+        extra = "" if self.uneven == "padded" else f", uneven={self.uneven!r}"
+        return f"DeviceMesh({label}{self.mesh.body()}{extra})"
 
     def _bound(self):
         return self.mesh if self.name is None else MeshTable(((self.name, self.mesh),))
 
     def placement(self, sharding: TensorSharding, global_shape, *, cut_by_replicated: bool = False) -> Placement:
         """The verified sharding resolved on this mesh (pieces, tiles, slices)."""
+        sharding = as_sharding(sharding)
         if isinstance(sharding.mesh_or_ref, Mesh) and sharding.mesh_or_ref != self.mesh:
             raise ShardingError(f"the sharding's inlined mesh {sharding.mesh_or_ref.body()} is not this "
                                 f"device mesh {self.mesh.body()}")
-        return place(sharding, self._bound(), global_shape, cut_by_replicated=cut_by_replicated)
+        if self.uneven == "ragged":
+            from ._ragged import check_full_axes
+
+            check_full_axes(sharding)
+        return place(sharding, self._bound(), global_shape, cut_by_replicated=cut_by_replicated, uneven=self.uneven)
 
     def index_map(self, sharding: TensorSharding, global_shape) -> dict[int, tuple[slice, ...]]:
         """`{device_id: slices}`: the part of the global array each device holds (XLA's rule).
 
         Uneven dims give every device a `ceil(D/n)` buffer; a slice is the data part of it and
-        may be short or empty (the rest is padding). Replicas (implicit or explicit) and
-        unreduced axes get the same slices.
+        may be short or empty (the rest is padding); under `uneven="ragged"` the slices are
+        DTensor's ragged shards. Replicas (implicit or explicit) and unreduced axes get the same
+        slices.
         """
         return self.placement(sharding, global_shape).index_map()
 
-    def shard(self, array, sharding: TensorSharding, *, fill=0, copy: bool = False) -> ShardedArray:
-        """Materializes the per-device shards of `array` under `sharding`.
+    def shard(self, array, sharding: TensorSharding, *, fill=0, copy: bool = False,
+              backend: str | None = None) -> ShardedArray:
+        """The per-device shards of `array` under `sharding`.
 
         `array` is a numpy array (any dtype, also ml_dtypes bf16/int4, bool) or an
         `xarray.DataArray` (its dim names are kept). Shards are read-only views, so replicas
@@ -106,8 +122,23 @@ class DeviceMesh:
         Unreduced axes (partial results): with `sum`, the position 0 along them holds the data
         and the others the additive identity (`-0.0`, `0`, `False`); with `max`/`min` every
         position holds the data. `unshard` reduces them back.
+
+        `backend="dask"`, or a dask array / dask-backed DataArray as `array`, gives lazy shards:
+        `data` is a dask-backed DataArray with one chunk per device whose buffers are the same
+        task for replicas (one chunk per distinct shard in the graph); nothing is computed until
+        asked (`.compute()`, `.persist()`, `np.asarray`). A dask input whose chunks do not line up
+        with the shards is rechunked to them (`dask.array.Array.rechunk`) first. `copy` does
+        not apply (dask chunks are never written). `backend="numpy"` computes a dask input.
         """
+        from ._dask import check_backend, is_dask
+
+        sharding = as_sharding(sharding)
         source = array
+        lazy = check_backend(backend, array)
+        if lazy:
+            return self._shard_lazy(array, sharding, fill)
+        if isinstance(array, xr.DataArray) and is_dask(array.data):
+            array = array.compute()
         if isinstance(array, xr.DataArray):
             values = array.values
             names = tuple(str(d) for d in array.dims)
@@ -117,10 +148,19 @@ class DeviceMesh:
             except ValueError as e:  # ragged nested lists
                 raise ShardingError(f"expected an array or a rectangular nested list: {e}") from None
             names = tuple(f"dim_{i}" for i in range(values.ndim))
-        if values.dtype.kind == "O":
+        p, labels, fill_value = self._checked(sharding, values.shape, values.dtype, names, fill)
+        view = _device_view(values, p, fill_value, copy)
+        data = xr.DataArray(view, dims=labels + names, coords=_coords(p, labels, names),
+                            name=source.name if isinstance(source, xr.DataArray) else None)
+        like = source if isinstance(source, xr.DataArray) else None
+        return ShardedArray(data, sharding, self.mesh, p, names, like)
+
+    def _checked(self, sharding, shape, dtype, names, fill):
+        """The placement, mesh labels and fill value `shard` needs (and its checks)."""
+        if dtype.kind == "O":
             raise ShardingError("expected an array of numbers or bools, found dtype object")
-        p = self.placement(sharding, values.shape, cut_by_replicated=True)
-        check_devices(0, len(p.pieces) + values.ndim + sum(len(d) for d in p.dim_pieces))
+        p = self.placement(sharding, shape, cut_by_replicated=True)
+        check_devices(0, len(p.pieces) + len(shape) + sum(len(d) for d in p.dim_pieces))
         labels = tuple(pc.label for pc in p.pieces)
         clash = set(labels) & set(names)
         if clash:
@@ -131,21 +171,29 @@ class DeviceMesh:
             raise ShardingError(f"the names {sorted(reserved & (set(labels) | set(names)))} are taken by the shards' "
                                 "coordinates (device_id, global_<dim>); rename the dims or mesh axes")
         try:
-            fill_value = np.array(fill, dtype=values.dtype)
+            fill_value = np.array(fill, dtype=dtype)
         except (TypeError, ValueError, OverflowError) as e:
-            raise ShardingError(f"fill {fill!r} does not fit dtype {values.dtype}: {e}") from None
+            raise ShardingError(f"fill {fill!r} does not fit dtype {dtype}: {e}") from None
+        return p, labels, fill_value
 
-        view = _device_view(values, p, fill_value, copy)
-        data = xr.DataArray(view, dims=labels + names, coords=_coords(p, labels, names),
-                            name=source.name if isinstance(source, xr.DataArray) else None)
-        like = source if isinstance(source, xr.DataArray) else None
+    def _shard_lazy(self, array, sharding, fill) -> ShardedArray:
+        from ._dask import as_array, shard
+
+        like = array if isinstance(array, xr.DataArray) else None
+        values = as_array(array.data if like is not None else array)
+        names = tuple(str(d) for d in like.dims) if like is not None else tuple(f"dim_{i}" for i in range(values.ndim))
+        p, labels, fill_value = self._checked(sharding, values.shape, values.dtype, names, fill)
+        data = xr.DataArray(shard(values, p, fill_value), dims=labels + names, coords=_coords(p, labels, names),
+                            name=None if like is None else like.name)
         return ShardedArray(data, sharding, self.mesh, p, names, like)
 
     def unshard(self, sharded: ShardedArray) -> np.ndarray | xr.DataArray:
         """The global array back from its shards: the exact inverse of `shard`.
 
         Raises `ShardingError` when replicas disagree. Returns a numpy array, or a DataArray
-        (same dims, coords, name and attrs) when `shard` was given one.
+        (same dims, coords, name and attrs) when `shard` was given one. Lazy shards give a dask
+        array (or a dask-backed DataArray) with one chunk per distinct shard; replicas are
+        compared, and unreduced partials reduced, when it is computed.
         """
         if not isinstance(sharded, ShardedArray):
             raise ShardingError(f"expected a ShardedArray, got: {type(sharded).__name__}")
@@ -158,6 +206,13 @@ class DeviceMesh:
         expected = labels + sharded.dims
         if set(data.dims) != set(expected):
             raise ShardingError(f"expected the shards' dims {list(expected)}, found {list(data.dims)}")
+        from ._dask import is_dask
+
+        if is_dask(data.data):
+            from ._dask import unshard
+
+            out = unshard(data.transpose(*expected).data, p)
+            return out if sharded.like is None else _like(out, sharded.like)
         values = data.transpose(*expected).values
         if values.shape != p.piece_sizes + p.local_shape:
             raise ShardingError(f"expected shards of shape {p.piece_sizes + p.local_shape}, "
@@ -170,10 +225,30 @@ class DeviceMesh:
                 _check_replicas(values, i, p)
         index = tuple(slice(None) if i in tiles else 0 for i in range(len(p.pieces)))
         out = _assemble(values[index], p)
-        if sharded.like is None:
-            return out
-        like = sharded.like
-        return xr.DataArray(out, coords=like.coords, dims=like.dims, name=like.name, attrs=like.attrs)
+        return out if sharded.like is None else _like(out, sharded.like)
+
+    def reshard(self, sharded: ShardedArray, target: TensorSharding | str, *, fill=0):
+        """Moves `sharded` to `target` with the collectives Shardy's `sdy-reshard-to-collectives`
+        emits; returns `(ShardedArray, ReshardPlan)` (the plan holds the transfer record)."""
+        from .collectives import run_plan
+
+        if not isinstance(sharded, ShardedArray):
+            raise ShardingError(f"expected a ShardedArray, got: {type(sharded).__name__}")
+        if isinstance(target, str):
+            target = TensorSharding.parse(target)
+        if sharded.mesh != self.mesh:
+            raise ShardingError(f"the array is on mesh {sharded.mesh.body()}, this device mesh is {self.mesh.body()}")
+        if sharded.placement.uneven != self.uneven:
+            raise ShardingError(f"the array's shards are {sharded.placement.uneven}, this device mesh is {self.uneven}")
+        if self.uneven == "ragged":
+            from ._ragged import check_full_axes
+
+            check_full_axes(target)
+        return run_plan(sharded, target, self._bound(), fill=fill)
+
+
+def _like(out, like: xr.DataArray) -> xr.DataArray:
+    return xr.DataArray(out, coords=like.coords, dims=like.dims, name=like.name, attrs=like.attrs)
 
 
 class ShardedArray:
@@ -210,19 +285,29 @@ class ShardedArray:
         return self.placement.index_map()
 
     def local(self, device_id: int) -> np.ndarray:
-        """The buffer of one device (padding included)."""
+        """The buffer of one device (padding included; a ragged shard has none). Computes only
+        that device's chunk of lazy shards."""
         grid = self.placement.device_grid()
         where = np.argwhere(grid == device_id)
         if len(where) == 0:
             raise ShardingError(f"device {device_id} is not in mesh {self.mesh.body()}")
-        return self.data.values[tuple(where[0])]
+        pos = tuple(where[0])
+        return self._trim(np.asarray(self.data.data[pos]), pos)
 
     def per_device(self) -> Iterator[tuple[int, np.ndarray]]:
-        """`(device_id, local buffer)` for every device, in device-id order."""
+        """`(device_id, local buffer)` for every device, in device-id order (computes lazy shards)."""
         grid = self.placement.device_grid()
         values = self.data.values
         for pos in sorted(np.ndindex(grid.shape), key=lambda q: grid[q]):
-            yield int(grid[pos]), values[pos]
+            yield int(grid[pos]), self._trim(values[pos], pos)
+
+    def _trim(self, buffer: np.ndarray, pos) -> np.ndarray:
+        p = self.placement
+        if p.uneven != "ragged":
+            return buffer
+        from ._ragged import trim
+
+        return trim(buffer, p, tuple(int(t) for t in p.tile_indices()[pos]))
 
     def __repr__(self) -> str:
         return (f"ShardedArray({self.sharding}, mesh={self.mesh.body()}, global_shape={self.global_shape}, "
@@ -238,6 +323,10 @@ def _device_view(values: np.ndarray, p: Placement, fill: np.ndarray, copy: bool)
     tiles, local = p.num_tiles, p.local_shape
     padded_shape = tuple(n * c for n, c in zip(tiles, local))
     replicas = any(i not in {j for dims in p.dim_pieces for j in dims} for i in range(len(p.pieces)))
+    if p.uneven == "ragged" and padded_shape != values.shape:
+        from ._ragged import to_storage
+
+        values = to_storage(values, p, fill)  # ragged shards at the start of equal buffers
     if padded_shape != values.shape:
         padded = np.empty(padded_shape, values.dtype)
         for d, size in enumerate(values.shape):  # fill only the padding, then copy the data once
@@ -295,8 +384,13 @@ def _coords(p: Placement, labels: tuple[str, ...], names: tuple[str, ...]) -> di
         tile = np.zeros(sizes, np.int64)
         for i in dims:  # mixed radix in the sharding's order
             tile = tile * p.pieces[i].size + grids[order.index(i)]
-        index = tile[..., None] * c + np.arange(c)
-        index[index >= size] = -1
+        if p.uneven == "ragged":
+            starts, stops = p.dim_bounds(d)
+            index = starts[tile][..., None] + np.arange(c)
+            index[index >= stops[tile][..., None]] = -1
+        else:
+            index = tile[..., None] * c + np.arange(c)
+            index[index >= size] = -1
         coords[f"global_{name}"] = (tuple(labels[i] for i in order) + (name,), index)
     return coords
 
@@ -342,6 +436,10 @@ def _assemble(tiles: np.ndarray, p: Placement) -> np.ndarray:
         order.extend(tile_pieces.index(i) for i in dims)
         order.append(k + d)
     padded = tiles.transpose(order).reshape(tuple(n * c for n, c in zip(p.num_tiles, p.local_shape)))
+    if p.uneven == "ragged":
+        from ._ragged import from_storage
+
+        return from_storage(padded, p)
     out = padded[tuple(slice(0, d) for d in p.shape)]
     if out.shape != padded.shape or np.may_share_memory(padded, tiles):
         return np.array(out, copy=True)  # compact, and never a view of the shards
@@ -376,9 +474,4 @@ def equivalent(a, b, global_shape) -> bool:
 
 def _partial_groups(p: Placement) -> frozenset:
     """Devices that hold the partial results of one slice, grouped."""
-    grid = p.device_grid()
-    groups: dict[tuple, set[int]] = {}
-    for pos in np.ndindex(grid.shape):
-        key = tuple(pos[i] for i in range(len(p.pieces)) if i not in p.unreduced_pieces)
-        groups.setdefault(key, set()).add(int(grid[pos]))
-    return frozenset(frozenset(g) for g in groups.values())
+    return frozenset(frozenset(int(d) for d in g) for g in p.device_groups(p.unreduced_pieces))

@@ -25,10 +25,11 @@ which rejects them with `expected '{'` / `expected '='`).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Callable, TypeVar, Union
 
 from .axes import AxisRef, SubAxisInfo
-from .errors import ShardingParseError
+from .errors import ShardingError, ShardingParseError
 from .mesh import Mesh, MeshAxis, MeshTable, mesh_verifier_error
 from .tensor_sharding import DimensionSharding, ManualAxes, TensorSharding, TensorShardingPerValue
 
@@ -36,7 +37,8 @@ __all__ = [
     "parse_attribute", "parse_tensor_sharding_body", "parse_tensor_sharding_per_value_body",
     "parse_mesh_body", "parse_manual_axes_body", "print_body", "parse_tensor_sharding",
     "parse_tensor_sharding_per_value", "parse_mesh", "parse_mesh_table", "parse_manual_axes",
-    "parse_axis_ref", "Attribute",
+    "parse_axis_ref", "Attribute", "AxisRefList", "ListOfAxisRefLists", "AllToAllParam", "AllToAllParamList",
+    "parse_collective_params", "parse_collective_params_body",
 ]
 
 Attribute = Union[TensorSharding, TensorShardingPerValue, Mesh, ManualAxes]
@@ -498,6 +500,9 @@ class _Parser:
             return value
         if mnemonic == "manual_axes":
             return self.manual_axes()
+        if mnemonic in _COLLECTIVE_PARAMS:
+            value = _COLLECTIVE_PARAMS[mnemonic](self)
+            return AxisRefList(value) if mnemonic == "axis_ref_list" else value
         raise self.error(f"unknown attribute `{mnemonic}` in dialect `sdy`", self.prev_end)
 
     def attribute(self) -> Attribute:
@@ -592,7 +597,13 @@ def _check_balanced(text: str, pos: int) -> int:
 # -- entry points ------------------------------------------------------------------------------
 
 
+def _check_text(text) -> None:
+    if not isinstance(text, str):
+        raise ShardingError(f"expected text (str), got: {type(text).__name__}")
+
+
 def _run(text: str, pos: int, rule: Callable[[_Parser], T], shardy_main: bool = False) -> tuple[T, int]:
+    _check_text(text)
     try:
         parser = _Parser(text, pos, shardy_main, fast=True)
         return rule(parser), parser.fast_end()
@@ -604,6 +615,7 @@ def _run(text: str, pos: int, rule: Callable[[_Parser], T], shardy_main: bool = 
 
 
 def _whole(text: str, rule: Callable[[_Parser], T], shardy_main: bool = False) -> T:
+    _check_text(text)
     try:
         parser = _Parser(text, 0, shardy_main, fast=True)
         value = rule(parser)
@@ -673,6 +685,7 @@ def parse_tensor_sharding_per_value(text: str, *, shardy_main: bool = False) -> 
 def parse_mesh(text: str) -> Mesh:
     """A whole string: `#sdy.mesh<...>`, `mesh<...>`, a bare `<...>` body or one
     `sdy.mesh @name = <...>` op (the name is dropped; `MeshTable.parse` keeps it)."""
+    _check_text(text)
     if text.lstrip().startswith("sdy.mesh"):
         table = parse_mesh_table(text)
         if len(table) != 1:
@@ -719,3 +732,119 @@ def parse_mesh_table(text: str) -> MeshTable:
 def print_body(value: Attribute) -> str:
     """The bare form pretty sdy ops print: `<@m, [...]>`, `[<...>, ...]`, `<[...]>`, `{...}`."""
     return value.body()
+
+
+# -- collective parameters ------------------------------------------------------------------
+# The parameter attributes of Shardy's collective ops (`sdy.all_gather [{}, {"x"}]`, ...):
+# frozen values; `str` prints the full attribute (`#sdy<list_of_axis_ref_lists[...]>`) and
+# `body()` the bare form pretty ops write (`[{}, {"x"}]`).
+
+
+def _refs_text(axes: tuple[AxisRef, ...]) -> str:
+    return "{" + ", ".join(map(str, axes)) + "}"
+
+
+@dataclass(frozen=True, slots=True)
+class AxisRefList:
+    """`{"x", "y"}`: the axes of `sdy.all_reduce` and `sdy.replicated_to_unreduced`."""
+
+    axes: tuple[AxisRef, ...] = ()
+
+    def body(self) -> str:
+        return _refs_text(self.axes)
+
+    def __str__(self) -> str:
+        return f"#sdy<axis_ref_list{self.body()}>"
+
+
+@dataclass(frozen=True, slots=True)
+class ListOfAxisRefLists:
+    """`[{}, {"x"}]`: one axis list per tensor dim (all-gather, all-slice, reduce-scatter, s2u)."""
+
+    lists: tuple[tuple[AxisRef, ...], ...] = ()
+
+    def body(self) -> str:
+        return "[" + ", ".join(map(_refs_text, self.lists)) + "]"
+
+    def __str__(self) -> str:
+        return f"#sdy<list_of_axis_ref_lists{self.body()}>"
+
+
+@dataclass(frozen=True, slots=True)
+class AllToAllParam:
+    """`{"x", "y"}: 0->2`: axes moved from the end of `src_dim` to the end of `tgt_dim`."""
+
+    axes: tuple[AxisRef, ...]
+    src_dim: int
+    tgt_dim: int
+
+    def __str__(self) -> str:
+        return f"{_refs_text(self.axes)}: {self.src_dim}->{self.tgt_dim}"
+
+
+@dataclass(frozen=True, slots=True)
+class AllToAllParamList:
+    """`[{"x"}: 0->2, {"y"}: 1->3]`: the params of `sdy.all_to_all`."""
+
+    params: tuple[AllToAllParam, ...] = ()
+
+    def body(self) -> str:
+        return "[" + ", ".join(map(str, self.params)) + "]"
+
+    def __str__(self) -> str:
+        return f"#sdy<all_to_all_param_list{self.body()}>"
+
+
+def _axis_refs(p: _Parser) -> tuple[AxisRef, ...]:
+    p.expect("{")
+    if p.optional("}"):
+        return ()
+    axes = p.comma_list(p.axis_ref)
+    p.expect("}")
+    return tuple(axes)
+
+
+def _bracket_list(p: _Parser, element: Callable[[], T]) -> tuple[T, ...]:
+    p.expect("[")
+    if p.optional("]"):
+        return ()
+    items = p.comma_list(element)
+    p.expect("]")
+    return tuple(items)
+
+
+def _list_of_lists(p: _Parser) -> ListOfAxisRefLists:
+    return ListOfAxisRefLists(_bracket_list(p, lambda: _axis_refs(p)))
+
+
+def _all_to_all_param(p: _Parser) -> AllToAllParam:
+    axes = _axis_refs(p)
+    p.expect(":")
+    src = p.integer()
+    p.expect("->")
+    return AllToAllParam(axes, src, p.integer())
+
+
+def _all_to_all_params(p: _Parser) -> AllToAllParamList:
+    return AllToAllParamList(_bracket_list(p, lambda: _all_to_all_param(p)))
+
+
+_COLLECTIVE_PARAMS = {"axis_ref_list": _axis_refs, "list_of_axis_ref_lists": _list_of_lists,
+                      "all_to_all_param_list": _all_to_all_params}
+
+
+def parse_collective_params_body(text: str, kind: str, pos: int = 0):
+    """The pretty form of a collective parameter at `pos`: `kind` is `axis_ref_list`,
+    `list_of_axis_ref_lists` or `all_to_all_param_list`. Returns the value and its end."""
+    rule = _COLLECTIVE_PARAMS[kind]
+    value, end = _run(text, pos, lambda p: rule(p))
+    return (AxisRefList(value) if kind == "axis_ref_list" else value), end
+
+
+def parse_collective_params(text: str):
+    """A whole `#sdy<axis_ref_list{...}>`, `#sdy<list_of_axis_ref_lists[...]>` or
+    `#sdy<all_to_all_param_list[...]>`."""
+    value = _whole(text, _Parser.attribute)
+    if not isinstance(value, (AxisRefList, ListOfAxisRefLists, AllToAllParamList)):
+        raise ShardingParseError(f"expected a collective parameter attribute, got: {type(value).__name__}", text, 0)
+    return value

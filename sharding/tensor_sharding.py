@@ -12,11 +12,24 @@ from .mesh import Mesh, MeshTable, symbol_name
 
 __all__ = [
     "DimensionSharding", "TensorSharding", "TensorShardingPerValue", "ManualAxes",
-    "REDUCTION_OPS",
+    "REDUCTION_OPS", "as_sharding",
 ]
 
 REDUCTION_OPS = ("sum", "max", "min")
 """Reductions of unreduced axes (Shardy `main`; jaxlib 0.10.2 only knows the implicit sum)."""
+
+
+def _as_tuple(value, field: str) -> tuple:
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise ShardingError(f"expected a sequence of {field}, got: {value!r}")
+    return tuple(value)
+
+
+def _check_items(values: tuple, kind: type, field: str) -> None:
+    if not all(type(v) is kind for v in values):
+        for v in values:
+            if not isinstance(v, kind):
+                raise ShardingError(f"expected {kind.__name__} values in {field}, got: {v!r}")
 
 
 def _axes_text(axes: tuple[AxisRef, ...]) -> str:
@@ -36,7 +49,10 @@ class DimensionSharding:
 
     def __post_init__(self) -> None:
         if not isinstance(self.axes, tuple):
-            object.__setattr__(self, "axes", tuple(self.axes))
+            object.__setattr__(self, "axes", _as_tuple(self.axes, "axes"))
+        _check_items(self.axes, AxisRef, "axes")
+        if self.priority is not None and (isinstance(self.priority, bool) or not isinstance(self.priority, int)):
+            raise ShardingError(f"expected an int priority or None, got: {self.priority!r}")
 
     @property
     def is_empty(self) -> bool:
@@ -79,10 +95,14 @@ class TensorSharding:
     """How unreduced axes reduce: `sum` (all jaxlib 0.10.2 knows), or Shardy `main`'s `max`/`min`."""
 
     def __post_init__(self) -> None:
-        for field in ("dim_shardings", "replicated_axes", "unreduced_axes"):
+        if not isinstance(self.mesh_or_ref, (str, Mesh)):
+            raise ShardingError(f"expected a mesh name (str) or a Mesh, got: {self.mesh_or_ref!r}")
+        for field, kind in (("dim_shardings", DimensionSharding), ("replicated_axes", AxisRef),
+                            ("unreduced_axes", AxisRef)):
             value = getattr(self, field)
             if not isinstance(value, tuple):
-                object.__setattr__(self, field, tuple(value))
+                object.__setattr__(self, field, value := _as_tuple(value, field))
+            _check_items(value, kind, field)
         if self.reduction_op not in REDUCTION_OPS:
             raise ShardingError(f"reduction_op must be one of {REDUCTION_OPS}, got: {self.reduction_op!r}")
 
@@ -205,6 +225,15 @@ class TensorSharding:
 
     def __repr__(self) -> str:
         return f"TensorSharding({str(self)!r})"
+
+
+def as_sharding(value) -> TensorSharding:
+    """A `TensorSharding`, or sharding text (`#sdy.sharding<...>` or its `<...>` body) parsed."""
+    if isinstance(value, TensorSharding):
+        return value
+    if isinstance(value, str):
+        return TensorSharding.parse(value)
+    raise ShardingError(f"expected a TensorSharding or sharding text, got: {type(value).__name__}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,18 +3,20 @@
 `python -m tiling decode x.bin "f32[256,512]{1,0:T(8,128)}" x.npy` convert files.
 
 Subcommands are registered in `_build_parser`; each is a `_cmd_<name>(args) -> int` function.
-Errors from the package (`LayoutError`) print their message and exit with status 2.
+Errors (bad layouts, unreadable or unwritable files) print one `error:` line and exit with
+status 1; usage errors exit with status 2, as argparse does. No traceback reaches the user.
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
 import math
+import os
 import sys
 
 import numpy as np
 
+from tiling.codec import allocate
 from tiling.errors import LayoutError
 from tiling.layout import (
     Shape, byte_size, check_encodable, linear_index, logical_index, num_elements,
@@ -24,6 +26,19 @@ from tiling.layout import (
 
 def _format_index(e) -> str:
     return ",".join(str(int(v)) for v in e) if len(e) else "()"
+
+
+def _first_indices(dims: tuple[int, ...], count: int) -> np.ndarray:
+    """The first `count` indices of `dims` in C order, `count <= prod(dims)` (dims may be huge)."""
+    index = np.zeros((count, len(dims)), np.int64)
+    rest = np.arange(count, dtype=np.int64)
+    for j in range(len(dims) - 1, -1, -1):
+        if dims[j] > count:  # (then rest < dims[j])
+            index[:, j] = rest
+            break
+        index[:, j] = rest % dims[j]
+        rest //= dims[j]
+    return index
 
 
 def memory_map(shape: Shape, *, limit: int = 4096) -> str:
@@ -50,8 +65,7 @@ def memory_map(shape: Shape, *, limit: int = 4096) -> str:
     else:
         assert byte_size(shape) == -(-slots * shape.element_size_in_bits // 8)
     shown = min(count, limit)
-    index = np.array(list(itertools.islice(np.ndindex(*dims), shown)), np.int64)
-    index = index.reshape(shown, len(dims))
+    index = _first_indices(dims, shown)
     lin = np.asarray(linear_index(index, shape)).reshape(-1)
     width = len(str(max(slots - 1, 0)))
 
@@ -129,13 +143,26 @@ def _show_progress(args, nbytes: int) -> bool:
     return args.progress if args.progress is not None else nbytes >= _PROGRESS_THRESHOLD
 
 
+def _load_npy(path: str) -> np.ndarray:
+    """The array in the .npy file `path` (memory-mapped), or LayoutError saying why not."""
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise LayoutError(f"{path} is not a regular file (an .npy array is expected)")
+    try:
+        x = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (ValueError, EOFError, TypeError) as e:  # empty, garbage, pickled, object arrays
+        raise LayoutError(f"{path} is not a readable .npy array: {e}") from None
+    if not isinstance(x, np.ndarray):
+        raise LayoutError(f"{path} is not a single .npy array")
+    return x
+
+
 def _cmd_encode(args) -> int:
     from tiling.codec import encode
     from tiling.layout import Layout
 
     target = args.layout
     target = Layout.parse(target) if target.lstrip().startswith("{") else Shape.parse(target)
-    x = np.load(args.input, mmap_mode="r", allow_pickle=False)
+    x = _load_npy(args.input)
     if x.dtype.kind == "V":  # ml_dtypes arrays (bf16, int4, fp8) are saved as raw bytes
         if not isinstance(target, Shape) or target.dtype.itemsize != x.dtype.itemsize:
             raise LayoutError(f"{args.input} holds raw {x.dtype.itemsize}-byte values (how .npy "
@@ -162,15 +189,26 @@ def _cmd_decode(args) -> int:
 
     shape = Shape.parse(args.shape)
     nbytes = byte_size(shape, allow_nested_padding=args.allow_nested_padding)
-    raw = np.memmap(args.input, np.uint8, mode="r") if nbytes else np.zeros(0, np.uint8)
-    if raw.size != nbytes:
-        raise LayoutError(f"{args.input} holds {raw.size} bytes but {shape} takes {nbytes}")
+    if os.path.isdir(args.input):
+        raise LayoutError(f"{args.input} is a directory, not a buffer file")
     progress = _Progress(2 * nbytes, _show_progress(args, nbytes))
-    buf = np.empty(nbytes, np.uint8)
-    _copy_in_chunks(raw, buf, progress, "read")
+    buf = allocate((nbytes,), np.uint8, f"the buffer of {shape}")
+    with open(args.input, "rb") as f:  # read, never mmap: the input may be a pipe or a device
+        got = 0
+        while got < nbytes:
+            n = f.readinto(memoryview(buf)[got:got + _CHUNK])
+            if not n:
+                break
+            got += n
+            progress.step(n, "read")
+        if got < nbytes or f.read(1):
+            progress.close()
+            more = "more" if got == nbytes else f"only {got}"
+            raise LayoutError(f"{args.input} holds {more} bytes but {shape} takes {nbytes}")
     y = decode(buf, shape, allow_nested_padding=args.allow_nested_padding)
     progress.step(0, "decode")
-    np.save(args.output, y, allow_pickle=False)
+    with open(args.output, "wb") as f:  # (np.save would write `name.npy` for `name`)
+        np.save(f, y, allow_pickle=False)
     progress.step(nbytes, "write")
     progress.close()
     print(f"wrote {shape.element_type}{list(y.shape)} to {args.output}", file=sys.stderr)
@@ -180,10 +218,12 @@ def _cmd_decode(args) -> int:
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m tiling",
                                      description="XLA tiled layouts: inspect and convert.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="command",
+                                help="show, encode or decode (each has --help)")
     show = sub.add_parser("show", help="print where each element of a shape goes in memory")
-    show.add_argument("shape", help='e.g. "bf16[4,8]{1,0:T(2,4)(2,1)}"')
-    show.add_argument("--limit", type=int, default=4096,
+    show.add_argument("shape", help='a shape with its layout, e.g. "bf16[4,8]{1,0:T(2,4)(2,1)}"')
+    show.add_argument("--limit", type=_count, default=4096,
                       help="list at most this many elements and slots (default 4096)")
     show.set_defaults(func=_cmd_show)
     for name, func, help_, what, what_help in (
@@ -193,9 +233,11 @@ def _build_parser() -> argparse.ArgumentParser:
             ("decode", _cmd_decode, "read a tiled buffer file back into an .npy array",
              "shape", 'e.g. "bf16[256,512]{1,0:T(8,128)(2,1)}"')):
         cmd = sub.add_parser(name, help=help_)
-        cmd.add_argument("input", help=".npy array" if name == "encode" else "raw buffer file")
+        cmd.add_argument("input", help="the .npy array to encode" if name == "encode"
+                         else "the raw buffer file to decode")
         cmd.add_argument(what, help=what_help)
-        cmd.add_argument("output", help="raw buffer file" if name == "encode" else ".npy file")
+        cmd.add_argument("output", help="the raw buffer file to write" if name == "encode"
+                         else "the .npy file to write (the name is used as given)")
         cmd.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                          help="progress bar on stderr (default: for inputs of 64 MiB or more)")
         cmd.add_argument("--allow-nested-padding", action="store_true",
@@ -204,13 +246,46 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a count (an integer >= 0), found {text!r}") \
+            from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a count (an integer >= 0), found {value}")
+    return value
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("layout-toolkit")
+    except PackageNotFoundError:
+        return "(not installed)"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()  # (a closed pipe shows here, not at exit)
+        return status
     except LayoutError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        message = str(e)
+    except OSError as e:
+        if isinstance(e, BrokenPipeError):  # e.g. piped into `head`: stop quietly
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 1
+        name = e.filename or getattr(args, "output", None)  # (a failed write names no file)
+        where = f"{name}: " if name else ""
+        message = f"{where}{e.strerror or e}"
+    except MemoryError:
+        message = "out of memory"
+    except KeyboardInterrupt:
+        return 130
+    print(f"error: {message}", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ import fcntl
 import glob
 import math
 import os
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -351,6 +350,8 @@ def _timed(fn, *args) -> None:
 
 
 _WARM: set = set()  # the kernels past their first call in this process
+_FIRST_CALL_LOCK = threading.Lock()  # held by a thread through a kernel's first call
+_flock_handle = None  # the lock file while a first call holds its flock
 
 
 def _call(kernel, *args) -> None:
@@ -366,29 +367,89 @@ def _first_call(kernel, args) -> None:
     Two processes filling one cold numba cache can pair an index entry with the other's data file
     (numba issues 4807, 10128); the lock serialises compile-and-save between processes using this
     package. Should loading a cache entry fail anyway, the kernel drops its cache and compiles in
-    memory, so a damaged cache costs time, never the user's call.
+    memory, so a damaged cache costs time, never the user's call. First calls also hold
+    _FIRST_CALL_LOCK, which a fork waits for (see "Fork safety" below).
     """
-    handle = None
-    if _kernels.CACHE_ENABLED:
+    global _flock_handle
+    _register_fork_handlers()
+    with _FIRST_CALL_LOCK:
+        if _kernels.CACHE_ENABLED:
+            try:
+                os.makedirs(_kernels.CACHE_DIR, exist_ok=True)
+                _flock_handle = open(os.path.join(_kernels.CACHE_DIR, "first-call.lock"), "a")
+                fcntl.flock(_flock_handle, fcntl.LOCK_EX)
+            except OSError:  # no lock to be had: numba's atomic renames still apply
+                _close_flock()
         try:
-            handle = open(os.path.join(tempfile.gettempdir(),
-                                       f"tiling-numba-{os.getuid()}.lock"), "a")
-            fcntl.flock(handle, fcntl.LOCK_EX)
-        except OSError:  # no lock to be had: numba's atomic renames still apply
-            handle = None
-    try:
-        try:
-            kernel(*args)
-        except Exception:
-            if not _kernels.CACHE_ENABLED:
-                raise
-            from numba.core.caching import NullCache
-            kernel._cache = NullCache()
-            kernel(*args)
-    finally:
-        if handle is not None:
-            handle.close()
-    _WARM.add(kernel)
+            try:
+                kernel(*args)
+            except Exception:
+                if not _kernels.CACHE_ENABLED:
+                    raise
+                from numba.core.caching import NullCache
+                kernel._cache = NullCache()
+                kernel(*args)
+        finally:
+            _close_flock()
+        _WARM.add(kernel)
+
+
+def _close_flock() -> None:
+    global _flock_handle
+    if _flock_handle is not None:
+        _flock_handle.close()
+        _flock_handle = None
+
+
+# Fork safety. A fork while another thread is in a first call would leave the child with locks
+# whose owner does not exist there: the flock, held on an open file description the child
+# inherits (so the parent's lock would also last until the child exits), numba's compiler lock
+# (held while compiling and while loading from the cache) and LLVM's own. So a fork first waits
+# for the first call and any compile in progress to end, holding both locks across the fork.
+# The handlers are registered at the first first call, after numba and `logging` have registered
+# theirs: `before` handlers run in reverse order, so ours waits while no other handler holds a
+# lock that the compile may need (logging's, in a compile that imports scipy, did deadlock).
+# Should the wait exceed FORK_WAIT_SECONDS, the fork goes ahead and the child drops the
+# parent's holds: the flock's descriptor is pointed at /dev/null and the locks are replaced.
+FORK_WAIT_SECONDS = 120.0
+_HELD_AT_FORK: list = []
+_fork_handlers_registered = False
+
+
+def _register_fork_handlers() -> None:
+    global _fork_handlers_registered
+    if not _fork_handlers_registered:
+        _fork_handlers_registered = True
+        os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                            after_in_child=_after_fork_in_first_call_child)
+
+
+def _before_fork() -> None:
+    from numba.core.compiler_lock import global_compiler_lock
+    for lock in (_FIRST_CALL_LOCK, global_compiler_lock._lock):
+        if lock.acquire(timeout=FORK_WAIT_SECONDS):
+            _HELD_AT_FORK.append(lock)
+
+
+def _after_fork_in_parent() -> None:
+    while _HELD_AT_FORK:
+        _HELD_AT_FORK.pop().release()
+
+
+def _after_fork_in_first_call_child() -> None:
+    global _FIRST_CALL_LOCK, _flock_handle
+    from numba.core.compiler_lock import global_compiler_lock
+    if len(_HELD_AT_FORK) == 2:
+        _after_fork_in_parent()
+        return
+    _HELD_AT_FORK.clear()  # a wait that timed out: drop what another thread holds
+    if _flock_handle is not None:
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, _flock_handle.fileno())
+        os.close(null)
+        _flock_handle = None
+    _FIRST_CALL_LOCK = threading.Lock()
+    global_compiler_lock._lock = threading.RLock()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -457,9 +518,10 @@ _PARALLEL_PID: int | None = None  # the process that launched a `_par` kernel, o
 
 
 def _after_fork_in_child() -> None:
-    global _parallel_bytes
+    global _parallel_bytes, _PARALLEL_LOCK
     if _PARALLEL_PID is not None:  # the parent launched a `_par` kernel: stay serial
         _parallel_bytes = math.inf
+    _PARALLEL_LOCK = threading.Lock()  # a parent thread's hold on it ends with the fork
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)

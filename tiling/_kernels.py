@@ -12,8 +12,9 @@ place, without an extra copy. Batch dims (the physical dims before the two a til
 as `boffs`, the element offset of each batch's first element.
 
 Kernels are compiled lazily on first call (no signature lists, which would compile every variant
-at import) and cached on disk (`cache=True`) unless the environment sets
-`TILING_NUMBA_CACHE=0`. Numba writes each cache file to a temporary name and renames it into
+at import) and cached on disk unless the environment sets `TILING_NUMBA_CACHE=0`, in a per-user
+directory (`CACHE_DIR`), never inside the installed package, which may be read-only and whose
+leftover `__pycache__` would outlive an uninstall. Numba writes each cache file to a temporary name and renames it into
 place, so a reader never sees a torn file; `_engine` serialises first calls across processes with
 a file lock (numba issues 4807 and 10128: two processes filling one cold cache can pair an index
 entry with the other process's data file) and, should loading a cache entry still fail, drops the
@@ -46,6 +47,9 @@ import numba
 import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, types
+from numba.core.caching import (
+    CompileResultCacheImpl, FunctionCache, _CacheLocator, _SourceFileBackedLocatorMixin,
+)
 from numba.extending import intrinsic
 
 CACHE_ENABLED = os.environ.get("TILING_NUMBA_CACHE", "1").strip().lower() not in (
@@ -53,13 +57,58 @@ CACHE_ENABLED = os.environ.get("TILING_NUMBA_CACHE", "1").strip().lower() not in
 """Whether kernels use numba's on-disk cache; set `TILING_NUMBA_CACHE=0` to turn it off."""
 
 
+def _cache_dir() -> str:
+    base = os.environ.get("TILING_NUMBA_CACHE_DIR")
+    if not base:
+        xdg = os.environ.get("XDG_CACHE_HOME", "")
+        home = xdg if os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache")
+        base = os.path.join(home, "layout-toolkit", "numba")
+    # numba's cache index does not record NUMBA_BOUNDSCHECK: checked code gets its own cache
+    return os.path.join(base, "boundscheck") if numba.config.BOUNDSCHECK else base
+
+
+CACHE_DIR = _cache_dir()
+"""Where the kernels are cached: `TILING_NUMBA_CACHE_DIR`, else `$XDG_CACHE_HOME` (or
+`~/.cache`) + `/layout-toolkit/numba`; one subdirectory per checkout (numba's naming)."""
+
+
+class _Locator(_SourceFileBackedLocatorMixin, _CacheLocator):
+    """Numba's cache locator for this module's functions, pointing into `CACHE_DIR`."""
+
+    def __init__(self, py_func, py_file):
+        self._py_file = py_file
+        self._lineno = py_func.__code__.co_firstlineno
+        self._cache_path = os.path.join(CACHE_DIR, self.get_suitable_cache_subpath(py_file))
+
+    def get_cache_path(self):
+        return self._cache_path
+
+
+class _CacheImpl(CompileResultCacheImpl):
+    _locator_classes = [_Locator]
+
+
+class _Cache(FunctionCache):
+    _impl_class = _CacheImpl
+
+
+def _cached(dispatcher):
+    """`dispatcher` with the disk cache in `CACHE_DIR` when it is on and can be written;
+    otherwise it compiles in memory."""
+    if CACHE_ENABLED:
+        try:
+            dispatcher._cache = _Cache(dispatcher.py_func)
+        except RuntimeError:  # no writable directory: numba finds no locator
+            pass
+    return dispatcher
+
+
 _u = np.uint64  # see the module docstring
 
 
 def _kernel(fn, parallel=False):
     # error_model="numpy": integer division never raises (divisors are checked by the planner).
-    return numba.njit(cache=CACHE_ENABLED, nogil=True, error_model="numpy",
-                      parallel=parallel)(fn)
+    return _cached(numba.njit(nogil=True, error_model="numpy", parallel=parallel)(fn))
 
 
 def _parallel_kernel(fn):
@@ -91,8 +140,8 @@ def _helper(fn):
     # kernel, the same loops ran 2x slower (measured). Only kernels call them, so they need no
     # Python or C entry points: without those, the first f32 T(8,128) kernel compiled cold in
     # 1.45-1.57 s instead of 1.61-1.65 (alternating fresh processes).
-    return numba.njit(cache=CACHE_ENABLED, nogil=True, error_model="numpy",
-                      no_cpython_wrapper=True, no_cfunc_wrapper=True)(fn)
+    return _cached(numba.njit(nogil=True, error_model="numpy", no_cpython_wrapper=True,
+                              no_cfunc_wrapper=True)(fn))
 
 
 _S8, _S16, _S24 = np.uint32(8), np.uint32(16), np.uint32(24)  # uint32 shifts stay uint32

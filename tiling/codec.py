@@ -15,6 +15,9 @@ True
 
 from __future__ import annotations
 
+import math
+import os
+
 import numpy as np
 
 from tiling import _engine
@@ -172,6 +175,86 @@ def _native(x: np.ndarray) -> np.ndarray:
     return x if x.dtype.isnative else x.astype(x.dtype.newbyteorder("="))
 
 
+def _base_view(a: np.ndarray, name: str) -> np.ndarray:
+    """An ndarray subclass (`np.matrix`, masked arrays, ...) as a plain ndarray over the same
+    memory: the kernels index what they are given as flat ndarrays, and a subclass's `reshape`
+    or indexing (a matrix stays 2-D) must never reach them. A masked array with masked elements
+    is refused: its hidden values would be encoded as if they were data."""
+    if isinstance(a, np.ma.MaskedArray) and np.ma.getmask(a) is not np.ma.nomask \
+            and np.ma.getmask(a).any():
+        raise LayoutError(f"{name} is a masked array with masked elements; fill them first "
+                          "(e.g. .filled(0)) or pass .data")
+    return a.view(np.ndarray)
+
+
+def _logical_input(array) -> np.ndarray:
+    """`array` as a plain ndarray (subclasses as a view, array-likes converted), or LayoutError."""
+    if isinstance(array, np.ndarray):
+        return _base_view(array, "array")
+    try:
+        return np.asarray(array)
+    except (ValueError, TypeError, OverflowError) as e:  # ragged lists, mixed objects
+        raise LayoutError(f"array must be an array-like of one shape and dtype, found "
+                          f"{type(array).__name__}: {e}") from None
+
+
+def _buffer_input(buffer, name: str):
+    """A buffer argument as a plain ndarray when it is one (or bytes-like); anything else is left
+    for `_check_buffer` to refuse."""
+    if isinstance(buffer, np.ndarray):
+        return buffer if type(buffer) is np.ndarray else _base_view(buffer, name)
+    if isinstance(buffer, (bytes, bytearray, memoryview)):
+        view = memoryview(buffer)
+        if not view.c_contiguous:
+            raise LayoutError(f"{name} must be C-contiguous, found a non-contiguous memoryview")
+        return np.frombuffer(view.cast("B") if view.ndim != 1 or view.format != "B" else view,
+                             np.uint8)
+    return buffer
+
+
+def _pred_bytes(x: np.ndarray) -> np.ndarray:
+    """`x` (bool) with every nonzero byte stored as 1: numpy holds any nonzero byte as True,
+    and the packing and widening paths read only the low bit (a copy only when needed)."""
+    if x.size and x.view(np.uint8).max() > 1:
+        return x.view(np.uint8) != 0
+    return x
+
+
+def _memory_bytes() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 2**63 - 1
+
+
+def _size_text(nbytes: int) -> str:
+    for unit, shift in (("EiB", 60), ("PiB", 50), ("TiB", 40), ("GiB", 30), ("MiB", 20)):
+        if nbytes >= 1 << shift:
+            return f"{nbytes} bytes ({nbytes / (1 << shift):.1f} {unit})"
+    return f"{nbytes} bytes"
+
+
+def allocate(dims: tuple[int, ...], dtype, what: str) -> np.ndarray:
+    """`np.empty(dims, dtype)`, refused as LayoutError (saying how many bytes it would need)
+    before allocating when numpy cannot index it or it exceeds the machine's memory."""
+    dtype = np.dtype(dtype)
+    nbytes = math.prod(dims) * dtype.itemsize
+    # numpy refuses shapes whose non-zero dims overflow its index type, even with a zero dim
+    span = math.prod(d for d in dims if d) * dtype.itemsize
+    if span > 2**63 - 1:
+        raise LayoutError(f"{what} of shape {dims} ({dtype}) cannot be a numpy array: its "
+                          f"dimensions multiply to {_size_text(span)}, past numpy's 2**63 - 1")
+    memory = _memory_bytes()
+    if nbytes > memory:
+        raise LayoutError(f"{what} would need {_size_text(nbytes)}, more than this machine's "
+                          f"{_size_text(memory)} of memory")
+    try:
+        return np.empty(dims, dtype)
+    except MemoryError:
+        raise LayoutError(f"{what} would need {_size_text(nbytes)}, which could not be "
+                          "allocated") from None
+
+
 def encode(array, layout: Layout | Shape | str, *, out: np.ndarray | None = None,
            allow_nested_padding: bool = False) -> np.ndarray:
     """Encodes a logical array into its tiled physical buffer (flat `uint8`, padding zeroed).
@@ -189,7 +272,9 @@ def encode(array, layout: Layout | Shape | str, *, out: np.ndarray | None = None
     allow_nested_padding : bool
         Accept later tiles that pad again (see `tiling.check_encodable`).
     """
-    x = array if type(array) is np.ndarray else np.asarray(array)
+    x = array if type(array) is np.ndarray else _logical_input(array)
+    if x.dtype.kind == "b":
+        x = _pred_bytes(x)
     key = (id(layout), x.dtype, x.shape, x.strides, allow_nested_padding)
     hit = _DIRECT.get(key)
     if hit is not None and hit[0] is layout:
@@ -199,9 +284,11 @@ def encode(array, layout: Layout | Shape | str, *, out: np.ndarray | None = None
             work(x, out)
             return out
     shape, nbytes, et, container = _checked(x, layout, allow_nested_padding)
+    given = out
     if out is None:
-        out = np.empty(nbytes, np.uint8)
+        out = allocate((nbytes,), np.uint8, f"the buffer of {shape}")
     else:
+        out = _buffer_input(out, "out")
         _check_buffer(out, nbytes, "out", writeable=True)
         if np.may_share_memory(out, x):
             raise LayoutError("out must not overlap the input array")
@@ -210,7 +297,7 @@ def encode(array, layout: Layout | Shape | str, *, out: np.ndarray | None = None
         if work is not None:
             _remember(key, layout, (nbytes, work))
     _engine.encode_into(_native(x).view(container), shape.layout, et, out.reshape(-1))
-    return out
+    return out if given is None else given
 
 
 def decode(buffer, shape: Shape | str, *, out: np.ndarray | None = None,
@@ -243,12 +330,14 @@ def decode(buffer, shape: Shape | str, *, out: np.ndarray | None = None,
             return out
     owner = shape
     shape, nbytes, et, container = _checked_shape(shape, allow_nested_padding)
-    if isinstance(buffer, (bytes, bytearray, memoryview)):
-        buffer = np.frombuffer(buffer, np.uint8)
+    buffer = _buffer_input(buffer, "buffer")
     _check_buffer(buffer, nbytes, "buffer", writeable=False)
+    given = out
     if out is None:
-        out = np.empty(shape.dimensions, et.dtype)
+        out = allocate(shape.dimensions, et.dtype, f"the array of {shape}")
     else:
+        if isinstance(out, np.ndarray) and type(out) is not np.ndarray:
+            out = _base_view(out, "out")
         if not isinstance(out, np.ndarray) or out.dtype != et.dtype \
                 or out.shape != shape.dimensions:
             found = (f"{out.dtype} {out.shape}" if isinstance(out, np.ndarray)
@@ -264,7 +353,7 @@ def decode(buffer, shape: Shape | str, *, out: np.ndarray | None = None,
         if work is not None:
             _remember(key, owner, (nbytes, et.dtype, shape.dimensions, work))
     _engine.decode_into(buffer.reshape(-1), shape.layout, et, out.view(container))
-    return out
+    return out if given is None else given
 
 
 def _check_buffer(buf, nbytes: int, name: str, *, writeable: bool) -> None:

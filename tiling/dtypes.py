@@ -95,9 +95,11 @@ def element_type(name: str) -> ElementType:
 
 def element_type_for_dtype(dtype) -> ElementType:
     """The `ElementType` whose arrays have `dtype` (byte order ignored)."""
+    if dtype is None:  # (numpy reads None as float64)
+        raise LayoutError("expected a numpy dtype, found None")
     try:
         dt = np.dtype(dtype)
-    except TypeError as e:
+    except (TypeError, ValueError) as e:
         raise LayoutError(f"expected a numpy dtype, found {dtype!r}") from e
     if dt.byteorder not in "=|":
         dt = dt.newbyteorder("=")

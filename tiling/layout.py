@@ -60,10 +60,8 @@ def _tile_problem(dims: tuple[int, ...]) -> tuple[int, str] | None:
         return 0, "a tile needs at least one dimension, found T()"
     for i, d in enumerate(dims):
         if d == COMBINE_DIMENSION:
-            if i == len(dims) - 1:
-                return i, "'*' cannot be the last (most-minor) tile entry: it has no minor " \
-                          "neighbour to combine with"
-        elif d < 0:
+            continue  # (a last '*' is text XLA accepts, refused by `tile_steps`)
+        if d < 0:
             return i, f"tile dimension {d} is negative; write '*' (not -1) for a combined " \
                       "dimension"
         elif d == 0:
@@ -103,6 +101,12 @@ def _element_size_problem(et: ElementType, bits: int) -> str | None:
     return None
 
 
+def _as_tuple(value, what: str) -> tuple:
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise LayoutError(f"{what} must be a sequence, found {value!r}")
+    return tuple(value)
+
+
 def _as_int(value, what: str) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise LayoutError(f"{what} must be an integer, found {value!r}")
@@ -125,7 +129,8 @@ class Tile:
     """Tile sizes, major to minor; `COMBINE_DIMENSION` merges a dim with its minor neighbour."""
 
     def __post_init__(self):
-        dims = tuple(_as_int(d, "a tile dimension") for d in self.dimensions)
+        dims = tuple(_as_int(d, "a tile dimension")
+                     for d in _as_tuple(self.dimensions, "a tile's dimensions"))
         object.__setattr__(self, "dimensions", dims)
         problem = _tile_problem(dims)
         if problem:
@@ -161,19 +166,23 @@ class Layout:
     """`M(n)`: bytes of dynamic-shape metadata before the data (parsed, not encodable)."""
 
     def __post_init__(self):
-        m2m = tuple(_as_int(d, "a minor_to_major entry") for d in self.minor_to_major)
+        m2m = tuple(_as_int(d, "a minor_to_major entry")
+                    for d in _as_tuple(self.minor_to_major, "minor_to_major"))
         object.__setattr__(self, "minor_to_major", m2m)
         problem = _minor_to_major_problem(m2m)
         if problem:
             raise LayoutError(f"invalid minor_to_major {m2m}: {problem[1]}")
-        tiles = tuple(t if isinstance(t, Tile) else Tile(tuple(t)) for t in self.tiles)
+        tiles = tuple(t if isinstance(t, Tile) else Tile(_as_tuple(t, "a tile"))
+                      for t in _as_tuple(self.tiles, "tiles"))
         object.__setattr__(self, "tiles", tiles)
         for name, low in (("element_size_in_bits", 0), ("tail_padding_alignment_in_elements", 1),
-                          ("memory_space", 0), ("dynamic_shape_metadata_prefix_bytes", 0)):
+                          ("memory_space", -2**63), ("dynamic_shape_metadata_prefix_bytes", 0)):
             value = _as_int(getattr(self, name), name)
             if not low <= value <= _INT64_MAX:
                 raise LayoutError(f"{name} must be >= {low}, found {value}")
             object.__setattr__(self, name, value)
+        # XLA keeps the memory space in 8 bits: S(128) prints S(-128), S(256) is S(0)
+        object.__setattr__(self, "memory_space", (self.memory_space + 128) % 256 - 128)
 
     @property
     def rank(self) -> int:
@@ -203,6 +212,9 @@ class Layout:
         return cls(tuple(layout.minor_to_major()),
                    tuple(tuple(t) for t in layout.tiling()),
                    int(layout.element_size_in_bits()))
+
+    def __repr__(self) -> str:
+        return f"Layout({str(self)!r})"
 
     def __str__(self) -> str:
         attrs = ""
@@ -247,9 +259,10 @@ class Shape:
                               f"{self.element_type!r}")
         et = element_type(self.element_type)
         object.__setattr__(self, "element_type", et.name)
-        dims = tuple(_as_int(d, "a dimension") for d in self.dimensions)
+        dims = tuple(_as_int(d, "a dimension") for d in _as_tuple(self.dimensions, "dimensions"))
         object.__setattr__(self, "dimensions", dims)
-        dyn = tuple(bool(d) for d in self.dynamic_dimensions) or (False,) * len(dims)
+        dyn = (tuple(bool(d) for d in _as_tuple(self.dynamic_dimensions, "dynamic_dimensions"))
+               or (False,) * len(dims))
         if len(dyn) != len(dims):
             raise LayoutError(f"dynamic_dimensions has {len(dyn)} entries for rank {len(dims)}")
         object.__setattr__(self, "dynamic_dimensions", dyn)
@@ -263,9 +276,6 @@ class Shape:
         if layout.rank != len(dims):
             raise LayoutError(f"Dimensions size is {len(dims)}, but minor to major size is "
                               f"{layout.rank}.")
-        problem = _element_size_problem(et, layout.element_size_in_bits)
-        if problem:
-            raise UnsupportedLayoutError(problem)
 
     @property
     def rank(self) -> int:
@@ -293,6 +303,9 @@ class Shape:
         shape = p.shape()
         p.expect_end()
         return shape
+
+    def __repr__(self) -> str:
+        return f"Shape({str(self)!r})"
 
     def __str__(self) -> str:
         dims = ",".join("?" if d == UNBOUNDED_SIZE and dyn else ("<=" if dyn else "") + str(d)
@@ -333,7 +346,6 @@ class _Parser:
         self.text = text
         self.tokens = self._tokenize(text)
         self.i = 0
-        self._element_size_pos: int | None = None
 
     def error(self, message: str, pos: int | None = None) -> LayoutParseError:
         return LayoutParseError(message, self.text, self.tokens[self.i][2] if pos is None else pos)
@@ -348,6 +360,10 @@ class _Parser:
                 j = i + 1
                 while j < n and s[j] in "0123456789":
                     j += 1
+                digits = s[i:j].lstrip("-").lstrip("0")
+                if len(digits) > 19:  # (also keeps int() under Python's 4,300-digit limit)
+                    raise LayoutParseError(f"integer of {len(digits)} digits does not fit in "
+                                           "int64", s, i)
                 tokens.append(("int", int(s[i:j]), i))
                 i = j
             elif c.isascii() and (c.isalpha() or c == "_"):
@@ -430,20 +446,18 @@ class _Parser:
                     break
         self.expect("]", "',' or ']' in the dimensions")
         layout, layout_pos = None, self.pos()
+        if self.kind() == "{" and self.kind(1) not in ("int", ":"):
+            raise self.error("a layout after ']' starts with a dimension number or ':' "
+                             "(XLA reads no layout here, then fails on the '{')")
         if self.kind() == "{":
             layout = self.layout()
             if layout.rank != len(dims):
                 raise LayoutParseError(
                     f"Dimensions size is {len(dims)}, but minor to major size is "
                     f"{layout.rank}.", self.text, layout_pos)
-        try:
-            return Shape(name, tuple(dims), layout, tuple(dyn))
-        except LayoutError as e:  # E(n) that cannot be stored for this type
-            raise LayoutParseError(str(e), self.text, self._element_size_pos or layout_pos) \
-                from None
+        return Shape(name, tuple(dims), layout, tuple(dyn))
 
     def layout(self) -> Layout:
-        self._element_size_pos = None
         self.expect("{", "'{' starting a layout")
         m2m, m2m_pos = [], []
         if self.kind() == "int":
@@ -478,10 +492,9 @@ class _Parser:
                 elif name == "L":
                     fields["tail_padding_alignment_in_elements"] = self.paren_int("L(n)", 1)
                 elif name == "E":
-                    self._element_size_pos = pos
                     fields["element_size_in_bits"] = self.paren_int("E(n)", 0)
                 elif name == "S":
-                    fields["memory_space"] = self.paren_int("S(n)", 0)
+                    fields["memory_space"] = self.paren_int("S(n)", -2**63)
                 else:
                     fields["dynamic_shape_metadata_prefix_bytes"] = self.paren_int("M(n)", 0)
         self.expect("}", "'}' closing the layout")
@@ -573,6 +586,10 @@ def tile_steps(physical_dims: Iterable[int], tiles: Iterable[Tile]) -> tuple[Til
     steps, cur = [], tuple(physical_dims)
     for t in tiles:
         spec = t.dimensions
+        if spec[-1] == COMBINE_DIMENSION:
+            raise UnsupportedLayoutError(
+                f"tile {t}: '*' as the last (most-minor) entry has no minor neighbour to "
+                "combine with; XLA reads the text but it places no elements")
         ones = (1,) * max(0, len(spec) - len(cur)) + cur
         start = len(ones) - len(spec)
         combined, tile, acc = list(ones[:start]), [], 1
@@ -610,11 +627,16 @@ def _check_static(shape: Shape):
 def check_encodable(shape: Shape, *, allow_nested_padding: bool = False) -> None:
     """Raises `UnsupportedLayoutError` unless `shape` has a well-defined dense buffer.
 
-    Refused: dynamic dims, `M(n)` metadata, and (unless `allow_nested_padding`) a tile after
+    Refused: dynamic dims, `E(n)` the element type cannot be stored in (XLA's parser accepts
+    `f32[3]{0:E(300)}`), `M(n)` metadata, and (unless `allow_nested_padding`) a tile after
     the first that pads again. XLA sizes buffers from the first tile only, so for such layouts
     XLA's buffer is smaller than the definition's (`f32[4,4]{1,0:T(4,4)(3)}`: 64 vs 96 bytes).
     """
     _check_static(shape)
+    problem = _element_size_problem(ELEMENT_TYPES[shape.element_type],
+                                    shape.layout.element_size_in_bits)
+    if problem:
+        raise UnsupportedLayoutError(f"{shape}: {problem}")
     if shape.layout.dynamic_shape_metadata_prefix_bytes:
         raise UnsupportedLayoutError(
             f"{shape}: M(n) (dynamic-shape metadata prefix) is not supported")
@@ -647,6 +669,14 @@ def byte_size(shape: Shape | str, *, allow_nested_padding: bool = False) -> int:
     return -(-num_elements(shape) * shape.element_size_in_bits // 8)
 
 
+def _int_array(value, what: str) -> np.ndarray:
+    try:
+        return np.asarray(value)
+    except (ValueError, TypeError, OverflowError) as e:  # ragged lists, huge ints
+        raise LayoutError(f"{what} must be an integer array-like of one shape, found "
+                          f"{type(value).__name__}: {e}") from None
+
+
 def linear_index(index, shape: Shape | str):
     """Position (in elements) of logical `index` in the buffer of `shape`.
 
@@ -660,7 +690,7 @@ def linear_index(index, shape: Shape | str):
     shape = as_shape(shape)
     _check_static(shape)
     rank = shape.rank
-    idx = np.asarray(index)
+    idx = _int_array(index, "index")
     if idx.dtype.kind not in "iu" and not (idx.size == 0 and idx.dtype.kind == "f"):
         raise LayoutError(f"index must hold integers, found dtype {idx.dtype}")
     if idx.ndim == 0 or idx.shape[-1] != rank:
@@ -711,15 +741,18 @@ def logical_index(slots, shape: Shape | str):
     """The inverse of `linear_index`: which logical element each buffer slot holds.
 
     Returns `(index, is_element)`: `index` has shape `slots.shape + (rank,)` (-1 where the slot
-    is padding or outside the buffer) and `is_element` says which slots hold an element.
+    is padding or outside the buffer) and `is_element` says which slots hold an element. For
+    one slot they are a tuple of ints and a bool.
 
     >>> index, is_element = logical_index([0, 8, 9], "f32[3,5]{1,0:T(2,2)}")
     >>> index.tolist(), is_element.tolist()
     ([[0, 0], [0, 4], [-1, -1]], [True, True, False])
+    >>> logical_index(17, "f32[3,5]{1,0:T(2,2)}")
+    ((2, 3), True)
     """
     shape = as_shape(shape)
     _check_static(shape)
-    slots = np.asarray(slots)
+    slots = _int_array(slots, "slots")
     if slots.dtype.kind not in "iu" and not (slots.size == 0 and slots.dtype.kind == "f"):
         raise LayoutError(f"slots must hold integers, found dtype {slots.dtype}")
     steps = tile_steps(shape.physical_dimensions, shape.layout.tiles)
@@ -760,4 +793,6 @@ def logical_index(slots, shape: Shape | str):
     index = (np.stack(logical, axis=-1) if shape.rank
              else np.zeros(slots.shape + (0,), np.int64))
     index[~valid] = -1
+    if slots.ndim == 0:  # one slot: plain Python values
+        return tuple(int(v) for v in index), bool(valid)
     return index, valid

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from tiling import _engine
-from tiling.codec import _check_buffer
+from tiling.codec import _buffer_input, _check_buffer, allocate
 from tiling.dtypes import ELEMENT_TYPES
 from tiling.errors import LayoutError
 from tiling.layout import Layout, Shape, as_shape, byte_size, check_encodable
@@ -73,17 +73,22 @@ def relayout(buffer, src_shape: Shape | str, dst_layout: Layout | Shape | str, *
     dst = Shape(src.element_type, src.dimensions, dst_layout, src.dynamic_dimensions)
     for shape in (src, dst):
         check_encodable(shape, allow_nested_padding=allow_nested_padding)
-    if isinstance(buffer, (bytes, bytearray, memoryview)):
-        buffer = np.frombuffer(buffer, np.uint8)
+    buffer = _buffer_input(buffer, "buffer")
     _check_buffer(buffer, byte_size(src, allow_nested_padding=allow_nested_padding), "buffer",
                   writeable=False)
+    element = ELEMENT_TYPES[src.element_type]
+    if element.name == "pred" and src.element_size_in_bits == 8 and buffer.size \
+            and buffer.max() > 1:
+        buffer = buffer != 0  # nonzero pred bytes are True (padding is never read)
     nbytes = byte_size(dst, allow_nested_padding=allow_nested_padding)
+    given = out
     if out is None:
-        out = np.empty(nbytes, np.uint8)
+        out = allocate((nbytes,), np.uint8, f"the buffer of {dst}")
     else:
+        out = _buffer_input(out, "out")
         _check_buffer(out, nbytes, "out", writeable=True)
         if np.may_share_memory(out, buffer):
             raise LayoutError("out must not overlap the buffer")
-    _engine.relayout_into(buffer.reshape(-1), src.dimensions, src.layout, dst.layout,
-                          ELEMENT_TYPES[src.element_type], out.reshape(-1))
-    return out
+    _engine.relayout_into(buffer.reshape(-1).view(np.uint8), src.dimensions, src.layout,
+                          dst.layout, element, out.reshape(-1))
+    return out if given is None else given

@@ -26,6 +26,8 @@ def _element(value) -> ElementType:
         return value
     if isinstance(value, str):
         return element_type(value)
+    if value is None:  # (numpy reads a None dtype as float64)
+        raise LayoutError("element_type must be a name like 'bf16' or a dtype, found None")
     return element_type_for_dtype(value)
 
 

@@ -112,3 +112,29 @@ class ParseVerifyPrint:
     def time_print(self):
         for s in self.parsed:
             str(s)
+
+
+class HloShardingText:
+    """Parse + print of 10k GSPMD HloSharding texts (XLA's export of the shardings above):
+    this library vs jaxlib's `xla_client.HloSharding.from_string` + `str`."""
+
+    params = [["sharding", "jaxlib"]]
+    param_names = ["impl"]
+
+    def setup(self, impl):
+        mesh = sharding.Mesh.parse(MESH)
+        self.texts = [sharding.to_hlo_sharding(parse_tensor_sharding(t), mesh) for t in _texts(N)]
+        if impl == "jaxlib":
+            try:
+                from jax._src.lib import xla_client
+            except ImportError:
+                raise NotImplementedError("jax is not installed") from None
+            self.parse = xla_client.HloSharding.from_string
+        else:
+            self.parse = sharding.HloSharding.parse
+        assert [str(self.parse(t)) for t in self.texts] == self.texts
+
+    def time_parse_print(self, impl):
+        parse = self.parse
+        for t in self.texts:
+            str(parse(t))

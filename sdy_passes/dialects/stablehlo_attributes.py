@@ -97,7 +97,7 @@ def _print_struct(name: str, fields) -> str:
         if isinstance(value, tuple):
             if value:
                 parts.append(f"{key} = {_ints(value)}")
-        else:
+        elif value != 0:  # StableHLO omits a zero index_vector_dim, as it omits empty lists
             parts.append(f"{key} = {value}")
     return f"#stablehlo.{name}<{', '.join(parts)}>"
 

@@ -3,7 +3,7 @@
 import pytest
 
 import sdy_passes
-from tests.sdy_passes.call_graph_texts import DIAMOND, TEXTS
+from tests.sdy_passes.call_graph_texts import DIAMOND, MESH, TEXTS, func
 from tests.sdy_passes.pass_oracle import assert_match_jaxlib
 
 
@@ -23,3 +23,9 @@ def test_later_calls_get_recursive_copies_named_by_one_counter():
 @pytest.mark.jaxlib
 def test_matches_jaxlib():
     assert_match_jaxlib(TEXTS, ["sdy-flatten-call-graph"])
+
+
+def test_recursion_is_an_error_not_a_stack_overflow():
+    text = MESH + func("main", ["foo", "foo"], private=False) + func("foo", ["bar"]) + func("bar", ["foo"])
+    with pytest.raises(sdy_passes.PassFailedError, match="cannot clone @foo: it calls itself"):
+        sdy_passes.run_passes(sdy_passes.parse_module(text), ["sdy-flatten-call-graph"])

@@ -43,3 +43,14 @@ def test_edges_on_named_computations_by_default():
 @pytest.mark.parametrize("flag", ["sdy-import-func-calls", NO_EDGES])
 def test_matches_jaxlib(flag):
     assert_match_jaxlib(TEXTS, [flag])
+
+
+def test_a_call_of_a_declaration_fails_in_the_verifier():
+    text = """func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = call @ext(%arg0) : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+func.func private @ext(tensor<8xf32>) -> tensor<8xf32>
+"""
+    with pytest.raises(sdy_passes.VerificationError, match="sdy.named_computation"):
+        sdy_passes.run_passes(sdy_passes.parse_module(text), ["sdy-import-func-calls"])

@@ -11,9 +11,11 @@ import time
 import numpy as np
 import pytest
 
-from sharding import (DeviceMesh, HloSharding, Mesh, MeshAxis, ShardingError, ShardingParseError, TensorSharding,
-                      equivalent, from_hlo_sharding, to_hlo_sharding, verify, visualize)
+from sharding import (AxisRef, DeviceMesh, DimensionSharding, HloSharding, Mesh, MeshAxis, ShardingError,
+                      ShardingParseError, TensorSharding, equivalent, from_hlo_sharding, to_hlo_sharding, verify,
+                      visualize)
 from sharding.__main__ import parse_shape
+from sharding.syntax import parse_attribute
 
 HUGE = Mesh.parse('<["x"=2147483648, "y"=4294967296]>')  # 2**63 devices
 HUGE_S = TensorSharding.parse('<@m, [{"y"}, {"x":(2)4}]>')
@@ -150,3 +152,30 @@ def test_reprs_are_text():
     assert repr(Mesh.of(x=2)) == """Mesh('#sdy.mesh<["x"=2]>')"""
     assert repr(TensorSharding.parse('<@m, [{"x"}]>')) == """TensorSharding('#sdy.sharding<@m, [{"x"}]>')"""
     assert repr(HloSharding.parse("{devices=[2]1,0}")) == "HloSharding('{devices=[2]1,0}')"
+
+
+@pytest.mark.parametrize("make", [
+    lambda: TensorSharding("m", [["x"]]),
+    lambda: TensorSharding(3, ()),
+    lambda: TensorSharding("m", (), ("x",)),
+    lambda: AxisRef(3),
+    lambda: AxisRef.sub("x", "1", 2),
+    lambda: DimensionSharding(axes=5),
+    lambda: DimensionSharding((), priority="1"),
+    lambda: TensorSharding.parse(5),
+    lambda: Mesh.parse(None),
+    lambda: parse_attribute(b"#sdy.mesh<[]>"),
+])
+def test_values_and_texts_of_the_wrong_type(make):
+    with pytest.raises(ShardingError):
+        make()
+
+
+def test_same_devices_of_huge_meshes():
+    from sharding import MeshTable
+
+    table = MeshTable.parse('sdy.mesh @a = <["x"=2147483648, "y"=2147483648]> sdy.mesh @b = <["z"=4611686018427387904]>'
+                            ' sdy.mesh @c = <["z"=2], device_ids=[1, 0]> sdy.mesh @d = <["y"=2]>'
+                            ' sdy.mesh @e = <[], device_ids=[0]> sdy.mesh @f = <[]>')
+    assert table.same_devices("a", "b") and table.same_devices("e", "f")
+    assert not table.same_devices("c", "d") and not table.same_devices("a", "d")

@@ -54,9 +54,9 @@ def test_nested_padding_is_explained(capsys):
     assert "96 bytes" in out and "allow_nested_padding" in out
 
 
-def test_errors_exit_2_with_caret(capsys):
+def test_errors_exit_1_with_caret(capsys):
     code, out, err = show(capsys, "f32[3,5]{1,0:E(16)T(2,2)}")
-    assert code == 2 and not out
+    assert code == 1 and not out
     assert "T must come before E" in err and err.rstrip().endswith("^")
 
 
@@ -65,3 +65,77 @@ def test_limited_listing_names_real_elements(capsys):
     _, out, _ = show(capsys, "bf16[1000,1000]{1,0:T(8,128)(2,1)}", "--limit", "16")
     line = next(ln for ln in out.splitlines() if re.match(r"\s+0: ", ln))
     assert line.split(": ", 1)[1].split() == [f"{r},{c}" for c in range(8) for r in range(2)]
+
+
+# ---------------------------------------------------------------------------------------------
+# No traceback ever (issue 22 #12, #13): one `error:` line and status 1, 2 for usage
+
+
+def _cli(*args, cwd, stdin=None):
+    return subprocess.run([sys.executable, "-m", "tiling", *args], capture_output=True,
+                          text=True, cwd=cwd, stdin=stdin,
+                          env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120)
+
+
+def test_bad_files_get_one_error_line(tmp_path):
+    import pickle
+
+    import numpy as np
+    x = np.arange(15, dtype=np.float32).reshape(3, 5)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "obj.npy", np.array([{}], dtype=object), allow_pickle=True)
+    (tmp_path / "empty.npy").write_bytes(b"")
+    (tmp_path / "garbage.npy").write_bytes(b"hello world" * 10)
+    (tmp_path / "pickled.npy").write_bytes(pickle.dumps([1, 2]))
+    (tmp_path / "adir").mkdir()
+    assert _cli("encode", "x.npy", "{1,0:T(2,2)}", "x.bin", cwd=tmp_path).returncode == 0
+    shape = "f32[3,5]{1,0:T(2,2)}"
+    cases = [
+        (("encode", "missing.npy", "{1,0}", "o.bin"), "missing.npy: No such file"),
+        (("encode", "empty.npy", "{1,0}", "o.bin"), "empty.npy is not a readable .npy"),
+        (("encode", "garbage.npy", "{1,0}", "o.bin"), "garbage.npy is not a readable .npy"),
+        (("encode", "pickled.npy", "{1,0}", "o.bin"), "pickled.npy is not a readable .npy"),
+        (("encode", "obj.npy", "{0}", "o.bin"), "obj.npy is not a readable .npy"),
+        (("encode", "adir", "{1,0}", "o.bin"), "adir is not a regular file"),
+        (("encode", "/dev/zero", "{1,0}", "o.bin"), "/dev/zero is not a regular file"),
+        (("encode", "x.npy", "{1,0}", "/dev/full"), "/dev/full: No space left"),
+        (("encode", "x.npy", "{1,0}", "nodir/o.bin"), "nodir/o.bin: No such file"),
+        (("decode", "x.bin", shape, "adir"), "adir: Is a directory"),
+        (("decode", "/dev/zero", shape, "o.npy"), "/dev/zero holds more bytes"),
+        (("decode", "adir", shape, "o.npy"), "adir is a directory"),
+        (("decode", "empty.npy", shape, "o.npy"), "holds only 0 bytes but"),
+        (("decode", "x.bin", shape, "/dev/full"), "/dev/full: No space left"),
+        (("decode", "x.bin", shape, "nodir/y.npy"), "nodir/y.npy: No such file"),
+        (("show", "f32[1000000000000,1000000000000]{1,0:T(8,128)}"), "2**63 element slots"),
+    ]
+    for args, message in cases:
+        proc = _cli(*args, cwd=tmp_path)
+        assert (proc.returncode, proc.stdout) == (1, ""), (args, proc.stderr)
+        assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1, (args,
+                                                                                   proc.stderr)
+        assert message in proc.stderr, (args, proc.stderr)
+    assert not (tmp_path / "adir.npy").exists()
+    proc = _cli("decode", "x.bin", shape, "plain-name", cwd=tmp_path)  # written as named
+    assert proc.returncode == 0 and np.array_equal(np.load(tmp_path / "plain-name"), x)
+
+
+def test_huge_dims_usage_version_and_pipes(tmp_path):
+    proc = _cli("show", "f32[3,1000000000000]{0,1}", "--limit", "3", cwd=tmp_path)
+    assert proc.returncode == 0 and "(2999999999997 more slots)" in proc.stdout
+    proc = _cli("show", "f32[3,5]", "--limit", "-1", cwd=tmp_path)
+    assert proc.returncode == 2 and "expected a count" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    proc = _cli("--version", cwd=tmp_path)
+    assert proc.returncode == 0 and re.fullmatch(r"python -m tiling \S+\n", proc.stdout)
+    for command in ("show", "encode", "decode"):
+        helptext = _cli(command, "--help", cwd=tmp_path).stdout
+        positional = helptext.split("positional arguments:")[1].split("options:")[0]
+        assert all(len(line.split(None, 1)) == 2 for line in positional.strip().splitlines()
+                   if not line.startswith("      ")), helptext
+    # piped into `head`: the closed pipe ends the command quietly
+    pipe = subprocess.Popen(f"{sys.executable} -m tiling show 'f32[300,500]' | head -1",
+                            shell=True, cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    out, err = pipe.communicate(timeout=120)
+    assert out == "f32[300,500]{1,0}\n" and err == ""

@@ -608,19 +608,19 @@ def test_cli_encode_decode_round_trip(tmp_path, capsys):
     assert "100.0%" in capsys.readouterr().err
 
 
-def test_cli_errors_exit_2(tmp_path, capsys):
+def test_cli_errors_exit_1(tmp_path, capsys):
     from tiling.__main__ import main
 
     np.save(tmp_path / "b.npy", np.zeros((3, 4), ml_dtypes.bfloat16))
-    assert main(["encode", str(tmp_path / "b.npy"), "{1,0}", str(tmp_path / "b.bin")]) == 2
+    assert main(["encode", str(tmp_path / "b.npy"), "{1,0}", str(tmp_path / "b.bin")]) == 1
     assert "give the full shape" in capsys.readouterr().err
     np.save(tmp_path / "f.npy", np.zeros((3, 4), np.float32))
-    assert main(["encode", str(tmp_path / "f.npy"), "{0}", str(tmp_path / "f.bin")]) == 2
+    assert main(["encode", str(tmp_path / "f.npy"), "{0}", str(tmp_path / "f.bin")]) == 1
     assert "rank" in capsys.readouterr().err
     (tmp_path / "short.bin").write_bytes(b"\0" * 10)
     assert main(["decode", str(tmp_path / "short.bin"), "f32[3,4]{1,0}",
-                 str(tmp_path / "o.npy")]) == 2
-    assert "holds 10 bytes but f32[3,4]{1,0} takes 48" in capsys.readouterr().err
+                 str(tmp_path / "o.npy")]) == 1
+    assert "holds only 10 bytes but f32[3,4]{1,0} takes 48" in capsys.readouterr().err
 
 
 _LAZY_CHILD = """

@@ -195,7 +195,9 @@ def test_logical_index_examples():
     names = [",".join(map(str, e)) if ok else "--" for e, ok in zip(held.tolist(), is_element)]
     assert " ".join(names) == ("0,0 0,1 1,0 1,1 0,2 0,3 1,2 1,3 0,4 -- 1,4 -- "
                                "2,0 2,1 -- -- 2,2 2,3 -- -- 2,4 -- -- --")
-    held, _ = logical_index(51, "f32[8,8]{1,0:T(2,4)(2,1,1,1)}")
-    assert held.tolist() == [6, 5]
+    held, is_element = logical_index(51, "f32[8,8]{1,0:T(2,4)(2,1,1,1)}")
+    assert (held, is_element) == ((6, 5), True)  # one slot: plain ints and a bool (issue 22)
+    assert type(held[0]) is int and type(is_element) is bool
+    assert logical_index(9, "f32[3,5]{1,0:T(2,2)}") == ((-1, -1), False)
     with pytest.raises(LayoutError, match="integers"):
         logical_index([0.5], "f32[3]")

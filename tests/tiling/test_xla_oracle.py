@@ -94,7 +94,7 @@ def grammar_texts(draw):
                  min_size=1, max_size=3).map(lambda ts: "T" + "".join(ts)),
         st.integers(1, 9).map("L({})".format),
         st.sampled_from([0, 1, 2, 4, 8, 16, 32, 64]).map("E({})".format),
-        st.integers(0, 3).map("S({})".format),
+        st.sampled_from([0, 1, 3, 127, 128, 255, 256, 300, -1, -129]).map("S({})".format),
         st.integers(0, 9).map("M({})".format)), max_size=4))
     body = ",".join(map(str, m2m))
     if attrs or draw(st.booleans()):
@@ -115,7 +115,14 @@ def _library_accepts(text):
 XLA_REJECTS = [
     "f32[3,5]{1,0:E(16)T(2,2)}", "f32[3,5]{1,0:S(1)T(2,2)}", "f32[3,5]{1,0:T(2,2)E(16)L(4)}",
     "f32[3,5]{1,0:T(2,2)T(2,2)}", "f32[3,5]{0}", "f32[3,5]{1,0,2}",
-    "f32[3,5]{1,0:P(f32[3,5]{1,0})}", "f32[3,5]{1,0:Q(1)}", "f32[3,5",
+    "f32[3,5]{1,0:P(f32[3,5]{1,0})}", "f32[3,5]{1,0:Q(1)}", "f32[3,5", "f32[]{}", "f32[3]{}",
+]
+# Text XLA accepts that the library once refused or printed differently (issue 22 #15).
+XLA_ACCEPTS = [
+    "s8[4]{0:E(7)}", "f32[8]{0:E(16)}", "f32[3]{0:E(300)}", "f32[3]{0:S(128)}",
+    "f32[3]{0:S(256)}", "f32[3]{0:S(-1)}", "f32[3]{0:S(-129)}", "f32[3]{0:S(300)}",
+    "f32[3]{0:T(*)}", "f32[3,4]{1,0:T(2,*)}", "f32[3,4]{1,0:T(*,*)}", "f32[]{:T(*)}",
+    "f32[3]{0:T(*)(2)}",
 ]
 
 
@@ -124,16 +131,18 @@ def oracle():
     layouts = _collect(printable_layouts(), NUM_LAYOUTS)
     spelled = _collect(spelled_shapes(), NUM_SHAPES)
     # (XLA's HLO grammar has no `{}` layout on a scalar; the library allows it on its own.)
-    mutants = [t for t in _collect(grammar_texts(), NUM_MUTANTS) if "[]{}" not in t]
+    mutants = _collect(grammar_texts(), NUM_MUTANTS)
     # Guard the abort cases explicitly (spec §2.2 rule 9): only positive sizes or '*' go out.
     assert all(d > 0 or d == STAR for x in layouts for t in x.tiles for d in t.dimensions)
     payload = {
         "layouts": [[list(x.minor_to_major), [list(t.dimensions) for t in x.tiles],
                      x.element_size_in_bits] for x in layouts],
-        "shapes": [text for text, _ in spelled] + XLA_REJECTS + mutants,
+        "shapes": [text for text, _ in spelled] + XLA_REJECTS + XLA_ACCEPTS + mutants,
     }
     result = run_child(CHILD, payload)
-    result["mutants"] = list(zip(mutants, result["shapes"][len(spelled) + len(XLA_REJECTS):]))
+    start = len(spelled) + len(XLA_REJECTS)
+    result["accepts"] = list(zip(XLA_ACCEPTS, result["shapes"][start:start + len(XLA_ACCEPTS)]))
+    result["mutants"] = list(zip(mutants, result["shapes"][start + len(XLA_ACCEPTS):]))
     return layouts, spelled, result
 
 
@@ -181,8 +190,15 @@ def test_rejected_by_both(oracle):
 
 # Layouts XLA's (unverified) parser reads and the library refuses, by design (spec §8).
 REFUSED_BY_DESIGN = re.compile(
-    r"tile dimension 0|cannot be the last|minor_to_major entry .* (repeated|out of range)"
-    r"|E\(\d+\)")
+    r"tile dimension 0|minor_to_major entry .* (repeated|out of range)")
+
+
+def test_text_xla_accepts_prints_as_xla(oracle):
+    """E(n) XLA accepts, S(n) in 8 bits, '*' last: parsed and printed as XLA does."""
+    _, _, result = oracle
+    for text, (status, xla) in result["accepts"]:
+        assert status == "ok", (text, xla)
+        assert str(Shape.parse(text)) == xla, text
 
 
 def test_grammar_texts_agree_with_xla(oracle):

@@ -1,0 +1,122 @@
+"""Resharding: the planner on a 4096-device mesh, `DeviceMesh.reshard` of 64 MiB, the pass on 10k
+reshards.
+
+Targets (issue 24):
+
+* `Plan.time_plan_and_traffic`: `reshard_plan` + `plan.traffic` on `<["a"=8, "b"=8, "c"=8,
+  "d"=8]>`, `[65536, 65536]` bf16: <= 20 ms (no per-device data).
+* `ReshardRatio.track_ratio`: time(`DeviceMesh.reshard` of 64 MiB f32 on 2x4, `[{x},{y}] ->
+  [{y},{x}]`) / time(`np.copyto` of 64 MiB), interleaved in one process: <= 2.
+* `Pass.time_pass`: `sdy-reshard-to-collectives` on a module of n reshards: <= 50 us per
+  reshard, linear (compare n = 1000 and 10000).
+
+Set `SHARDING_BENCH_SKIP_LARGE=1` to skip the 64 MiB case.
+"""
+
+import os
+import pathlib
+import sys
+import time
+
+import numpy as np
+
+try:
+    import sharding
+except ImportError:  # `asv run --python=same` from a checkout that is not installed
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
+    import sharding
+
+HUGE = '<["a"=8, "b"=8, "c"=8, "d"=8]>'
+PAIRS = {
+    "permute": ('<@m, [{"a", "b"}, {"c", "d"}]>', '<@m, [{"c", "d"}, {"b", "a"}]>'),
+    "slice+permute": ('<@m, [{"a"}, {"b"}]>', '<@m, [{"b", "c"}, {"a", "d"}]>'),
+    "all_to_all": ('<@m, [{"a", "b", "c", "d"}, {}]>', '<@m, [{"a", "b"}, {"c", "d"}]>'),
+    "gather 512": ('<@m, [{"a", "b", "c", "d"}, {}]>', '<@m, [{}, {"d"}]>'),
+}
+
+
+class Plan:
+    params = [list(PAIRS)]
+    param_names = ["pair"]
+
+    def setup(self, pair):
+        self.mesh = sharding.Mesh.parse(HUGE)
+        self.source, self.target = (sharding.TensorSharding.parse(t) for t in PAIRS[pair])
+
+    def time_plan(self, pair):
+        sharding.reshard_plan(self.source, self.target, self.mesh, (65536, 65536), dtype="bf16")
+
+    def time_plan_and_traffic(self, pair):
+        sharding.reshard_plan(self.source, self.target, self.mesh, (65536, 65536), dtype="bf16").traffic
+
+
+def _best(fn, number=3):
+    best = float("inf")
+    for _ in range(number):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+class ReshardRatio:
+    """Target: <= 2 (x np.copyto of 64 MiB)."""
+
+    timeout = 300
+
+    def setup(self):
+        if os.environ.get("SHARDING_BENCH_SKIP_LARGE"):
+            raise NotImplementedError("large case skipped (SHARDING_BENCH_SKIP_LARGE)")
+        self.dm = sharding.DeviceMesh('<["x"=2, "y"=4]>')
+        self.a = np.random.default_rng(0).standard_normal((4096, 4096), dtype=np.float32)
+        self.dst = np.empty_like(self.a)
+        self.x = self.dm.shard(self.a, sharding.TensorSharding.parse('<@mesh, [{"x"}, {"y"}]>'))
+        self.target = sharding.TensorSharding.parse('<@mesh, [{"y"}, {"x"}]>')
+
+    def time_reshard(self):
+        self.dm.reshard(self.x, self.target)
+
+    def track_ratio(self):
+        ratios = []
+        for r in range(7):  # interleaved rounds, median of per-round ratios
+            copy = _best(lambda: np.copyto(self.dst, self.a))
+            reshard = _best(lambda: self.dm.reshard(self.x, self.target))
+            ratios.append(reshard / copy)
+        return float(np.median(ratios))
+
+    track_ratio.unit = "x np.copyto"
+
+
+def _module(n):
+    mesh = 'sdy.mesh @mesh = <["x"=2, "y"=4]>\n'
+    body = ['func.func @f(%arg0: tensor<8192x8192xbf16> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) '
+            '-> tensor<8192x8192xbf16> {']
+    targets = ['<@mesh, [{"y"}, {"x"}]>', '<@mesh, [{}, {"x", "y"}]>', '<@mesh, [{"x", "y"}, {}]>']
+    for i in range(n):
+        body.append(f"  %{i} = sdy.reshard %arg0 {targets[i % 3]} : tensor<8192x8192xbf16>")
+    body.append(f"  return %{n - 1} : tensor<8192x8192xbf16>\n}}")
+    return mesh + "\n".join(body) + "\n"
+
+
+class Pass:
+    params = [[1000, 10000]]
+    param_names = ["reshards"]
+    timeout = 300
+
+    def setup(self, n):
+        import sdy_passes
+
+        self.sdy_passes = sdy_passes
+        self.text = _module(n)
+
+    def time_pass(self, n):
+        module = self.sdy_passes.parse_module(self.text)
+        self.sdy_passes.run_passes(module, "builtin.module(func.func(sdy-reshard-to-collectives))", verify=False)
+
+    def track_us_per_reshard(self, n):
+        module = self.sdy_passes.parse_module(self.text)
+        t0 = time.perf_counter()
+        self.sdy_passes.run_passes(module, "builtin.module(func.func(sdy-reshard-to-collectives))", verify=False)
+        return (time.perf_counter() - t0) / n * 1e6
+
+    track_us_per_reshard.unit = "us"

@@ -1,0 +1,12 @@
+"""`sdy-basic-propagate` against jaxlib 0.10.2: Shardy's own lit cases (rule-annotated by jaxlib,
+see `propagation_oracle`) and random modules."""
+
+from tests.sdy_passes.propagation_oracle import lit_case_test, random_module_tests
+
+test_lit_case_matches_jaxlib = lit_case_test("basic-propagate")
+
+test_random_modules_match_jaxlib, test_random_data_flow_modules_match_jaxlib = random_module_tests((
+    "builtin.module(sdy-basic-propagate)",
+    "builtin.module(sdy-basic-propagate{conservative-propagation=true})",
+    "builtin.module(sdy-basic-propagate{keep-sharding-rules=true})",
+), "sdy-basic-propagate")

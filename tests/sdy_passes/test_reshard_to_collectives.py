@@ -1,0 +1,125 @@
+"""`sdy-reshard-to-collectives` against jaxlib 0.10.2: Shardy's lit cases
+(`../shared/sdy_cases_export/sdy-reshard-to-collectives`, skipped when absent) and random
+reshards run through jaxlib in a child process."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import sdy_passes
+from sdy_passes.errors import PassFailedError
+from sdy_passes.pass_manager import UnknownPassError, parse_pipeline
+from tests.conftest import needs_shared
+from tests.sdy_passes.ssa import assert_same_up_to_ssa
+
+EXPORT = pathlib.Path(__file__).resolve().parents[3] / "shared" / "sdy_cases_export"
+PIPELINE = "builtin.module(func.func(sdy-reshard-to-collectives{keep-redundant-reshards=%s}))"
+
+
+def _cases():
+    manifest = EXPORT / "manifest.json"
+    if not manifest.is_file():
+        return []
+    return [c for c in json.loads(manifest.read_text()) if c["folder"] == "sdy-reshard-to-collectives"]
+
+
+def _run(text: str, pipeline: str) -> str:
+    module = sdy_passes.parse_module(text)
+    sdy_passes.run_passes(module, pipeline)
+    return sdy_passes.print_module(module, generic=True)
+
+
+@needs_shared(EXPORT)
+@pytest.mark.parametrize("case", _cases(), ids=lambda c: c["id"])
+def test_lit_cases_match_jaxlib(case):
+    folder = EXPORT / case["folder"]
+    keep = "keep-redundant-reshards=true" in (case["pipeline"] or "")
+    got = _run((folder / f"{case['id']}.in.generic.mlir").read_text(), PIPELINE % ("true" if keep else "false"))
+    assert_same_up_to_ssa(got, (folder / f"{case['id']}.out.mlir").read_text())
+
+
+def test_pipeline_forms():
+    (anchor, (p,)), = parse_pipeline("builtin.module(func.func(sdy-reshard-to-collectives{keep-redundant-reshards}))")
+    assert anchor == "func.func" and p.options == {"keep-redundant-reshards": True}
+    with pytest.raises(UnknownPassError, match="did you intend to nest"):
+        parse_pipeline("builtin.module(sdy-reshard-to-collectives)")
+    with pytest.raises(UnknownPassError, match="no such option foo"):
+        parse_pipeline("builtin.module(func.func(sdy-reshard-to-collectives{foo=1}))")
+    module = sdy_passes.parse_module('sdy.mesh @m = <["x"=2]>\nfunc.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n'
+                                     '  %0 = sdy.reshard %a <@m, [{"x"}]> : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}')
+    sdy_passes.run_passes(module, ["sdy-reshard-to-collectives"])  # a bare flag nests by itself
+    assert '"sdy.all_slice"' in sdy_passes.print_module(module, generic=True)
+
+
+@pytest.mark.jaxlib
+@settings(max_examples=2, deadline=None)
+@given(st.integers(0, 2**32))
+def test_random_reshards_match_jaxlib(seed):
+    from tests.jaxlib_child import run_child
+    from tests.sharding.reshard_cases import module_text, random_triple
+
+    rng = random.Random(seed)
+    texts = [module_text(*random_triple(rng)) for _ in range(100)]
+    code = """
+from jax._src.interpreters import mlir as jax_mlir
+from jax._src.lib.mlir import ir, passmanager
+ctx = jax_mlir.make_ir_context()
+ctx.enable_multithreading(False)
+RESULT = []
+with ctx, ir.Location.unknown():
+    for text in PAYLOAD["texts"]:
+        try:
+            module = ir.Module.parse(text)
+            passmanager.PassManager.parse(PAYLOAD["pipeline"]).run(module.operation)
+        except ir.MLIRError as e:
+            RESULT.append({"error": e.error_diagnostics[0].message})
+            continue
+        RESULT.append({"ok": module.operation.get_asm(print_generic_op_form=True)})
+"""
+    results = run_child(code, {"texts": texts, "pipeline": PIPELINE % "false"})
+    for text, result in zip(texts, results):
+        if "error" in result:
+            with pytest.raises(PassFailedError) as info:
+                _run(text, PIPELINE % "false")
+            if "unreduced" not in text:  # (different unreduced axes: another sharding rule may fail first)
+                assert info.value.message == result["error"], text
+        else:
+            assert_same_up_to_ssa(_run(text, PIPELINE % "false"), result["ok"])
+
+
+@needs_shared(EXPORT)
+def test_lit_cases_through_the_cli(capsys):
+    from sdy_passes.__main__ import main
+
+    for case in _cases():
+        folder = EXPORT / case["folder"]
+        keep = "keep-redundant-reshards=true" in (case["pipeline"] or "")
+        flag = "--sdy-reshard-to-collectives" + ("=keep-redundant-reshards=true" if keep else "")
+        assert main([flag, "--mlir-print-op-generic", str(folder / f"{case['id']}.in.mlir")]) == 0
+        assert_same_up_to_ssa(capsys.readouterr().out, (folder / f"{case['id']}.out.mlir").read_text())
+        # The pretty output is jaxlib's too.
+        assert main(["--pass-pipeline=" + PIPELINE % ("true" if keep else "false"),
+                     str(folder / f"{case['id']}.in.mlir")]) == 0
+        assert_same_up_to_ssa(capsys.readouterr().out, (folder / f"{case['id']}.out.pretty.mlir").read_text())
+
+
+def test_a_failing_pass_reports_jaxlibs_message_and_leaves_the_ir():
+    text = ('sdy.mesh @mesh = <["x"=6]>\n'
+            'func.func @f(%arg0: tensor<12x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x":(1)2}, {}]>}) '
+            '-> (tensor<12x8xf32>, tensor<12x8xf32>) {\n'
+            '  %0 = sdy.reshard %arg0 <@mesh, [{}, {"x"}]> : tensor<12x8xf32>\n'
+            '  %1 = sdy.reshard %arg0 <@mesh, [{"x":(1)3}, {}]> : tensor<12x8xf32>\n'
+            '  return %0, %1 : tensor<12x8xf32>, tensor<12x8xf32>\n}\n')
+    module = sdy_passes.parse_module(text)
+    before = sdy_passes.print_module(module)
+    with pytest.raises(PassFailedError) as info:
+        sdy_passes.run_passes(module, PIPELINE % "false")
+    assert info.value.message == "'sdy.all_slice' op overlapping sub-axes: \"x\":(1)2, \"x\":(1)3"
+    assert (info.value.location.line, info.value.location.col) == (4, 8)
+    assert sdy_passes.print_module(module) == before
