@@ -577,7 +577,7 @@ class Parser:
         if text.startswith("#sdy.op_sharding_rule<", start):
             self.pos = start + len("#sdy.op_sharding_rule")
             return self._parse_sharding_rule()
-        if text.startswith("#stablehlo", start):
+        if text.startswith(("#stablehlo", "#sdy.propagation_edges<"), start):
             for prefix, parse in ATTRIBUTES.items():
                 if text.startswith(prefix, start):
                     self.pos = start + len(prefix)

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from sdy_passes.attributes import (
-    I64, Attribute, FunctionType, IntegerAttr, IntegerType, StringAttr, SymbolRefAttr, TypeAttr,
-    print_attr_dict, print_function_type,
+    I1, I64, Attribute, BoolAttr, FunctionType, IntegerAttr, IntegerType, StringAttr, SymbolRefAttr, TypeAttr,
+    Type, print_attr_dict, print_function_type,
 )
 from sdy_passes.errors import VerificationError
 from sdy_passes.ir import Operation, OpResult
@@ -180,11 +180,16 @@ def print_return(pr, op, indent):
     return True
 
 
+def _typed_value_type(value) -> Type | None:
+    """The type of a constant's value (`true` is an `i1`)."""
+    return I1 if isinstance(value, BoolAttr) else getattr(value, "type", None)
+
+
 def parse_constant(p, op, n):
     p.set_attrs(op, p.parse_optional_attr_dict())
     pos = p.skip()
     value = p.parse_attribute()
-    typ = getattr(value, "type", None)
+    typ = _typed_value_type(value)
     if typ is None:
         raise p.error("expected a typed constant value such as dense<1.0> : tensor<f32>", pos)
     op.properties["value"] = value
@@ -202,7 +207,7 @@ def print_constant(pr, op, indent):
     attrs = attr_dict_for(op, ("value",))
     value = op.properties.get("value")
     if (attrs is None or value is None or op.operands or len(op.results) != 1
-            or getattr(value, "type", None) != op.result.type):
+            or _typed_value_type(value) != op.result.type):
         return False
     pr.out.append(f"{op.name}{opt_dict(attrs)} {value}")
     return True

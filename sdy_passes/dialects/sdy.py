@@ -10,16 +10,18 @@ from sharding import TensorShardingPerValue
 from sharding.verify import NO_TYPE, sharding_errors
 
 from sdy_passes import _sdy_syntax as sdy_syntax
+from sdy_passes._value_shardings import get_sharding
 from sdy_passes.attributes import (
-    I32, I64, IntegerAttr, OpShardingRule, RankedTensorType, StringAttr, factor_name,
+    ArrayAttr, I32, I64, IntegerAttr, OpShardingRule, RankedTensorType, StringAttr, TupleType, factor_name,
     print_function_type, print_symbol_name,
 )
 from sdy_passes.dialects._base import (
     OpDef, VerifyContext, add_operands, attr_dict_for, fail, opt_dict, parse_constant,
     parse_return, print_constant, print_return, set_results,
 )
+from sdy_passes.dialects.sdy_attributes import PropagationEdges
 from sdy_passes.errors import IRParseError, VerificationError
-from sdy_passes.ir import Operation
+from sdy_passes.ir import BlockArgument, Operation
 
 
 def _parse_mesh(p, op, n):
@@ -253,6 +255,10 @@ def bound_manual_axes(op: Operation, *, include_self: bool = False) -> tuple[str
 
 
 def check_sharding(op, sharding, t, meshes, prefix: str, manual_axes=()) -> None:
+    if isinstance(t, TupleType):  # Shardy: a 1-tuple's sharding is its element's
+        if len(t.types) != 1:
+            fail(op, f"{prefix}ops can only have a sharding for a tuple of size 1: '{t}'")
+        t = t.types[0]
     try:
         errors = sharding_errors(sharding, mesh=meshes, shape=_shape(t),
                                  manual_axes=manual_axes)
@@ -283,14 +289,61 @@ def check_per_value(op, per_value, types, meshes, kind: str, manual_axes=()) -> 
 
 
 def verify_discardable(op: Operation, ctx: VerifyContext) -> None:
-    """The sdy attributes any op may carry: `sdy.sharding` and `sdy.sharding_rule`."""
-    if "sdy.sharding" in op.attributes:
-        s = op.attributes["sdy.sharding"]
-        if not isinstance(s, TensorShardingPerValue):
-            fail(op, "should have a sharding attribute of type TensorShardingPerValueAttr")
-        check_per_value(op, s, op.result_types, ctx.meshes, "result", bound_manual_axes(op))
-    if "sdy.sharding_rule" in op.attributes:
-        _verify_sharding_rule(op, op.attributes["sdy.sharding_rule"])
+    """The sdy attributes any op may carry, in name order as MLIR checks them:
+    `sdy.propagation_edges` (and the result/block-argument lists), `sdy.sharding`,
+    `sdy.sharding_rule`."""
+    for name in sorted(k for k in op.attributes if k.startswith("sdy.")):
+        value = op.attributes[name]
+        if name == "sdy.sharding":
+            if not isinstance(value, TensorShardingPerValue):
+                fail(op, "should have a sharding attribute of type TensorShardingPerValueAttr")
+            check_per_value(op, value, op.result_types, ctx.meshes, "result", bound_manual_axes(op))
+        elif name == "sdy.sharding_rule":
+            _verify_sharding_rule(op, value)
+        elif name == "sdy.propagation_edges":
+            if not isinstance(value, PropagationEdges):
+                fail(op, "should have a propagation edges attribute of type PropagationEdgesAttr "
+                         "for attr named 'sdy.propagation_edges'")
+            _verify_propagation_edges(op, value, ctx)
+        elif name in ("sdy.result_propagation_edges", "sdy.block_arg_propagation_edges"):
+            if not (isinstance(value, ArrayAttr) and all(isinstance(e, PropagationEdges) for e in value)):
+                fail(op, "should have a propagation edges attribute of type "
+                         "ArrayAttr<PropagationEdgesAttr> for attr named "
+                         "'sdy.result_propagation_edges' or 'sdy.block_arg_propagation_edges'")
+
+
+def _verify_propagation_edges(op: Operation, edges: PropagationEdges, ctx: VerifyContext) -> None:
+    """Shardy's `verifyPropagationEdgesShardingAttr`: the values referenced have shardings on
+    one mesh that has every axis named, and every reference is in range."""
+    def value_of(ref):
+        values = op.results if ref.type == "result" else op.operands
+        return values[ref.index] if 0 <= ref.index < len(values) else None
+
+    meshes = []
+    for step in edges.steps:
+        for entry in step.axis_entries:
+            for ref in (entry.source, *entry.targets):
+                value = value_of(ref)
+                sharding = get_sharding(value) if value is not None else None
+                if sharding is not None:
+                    mesh = sharding.mesh_or_ref
+                    meshes.append(mesh if isinstance(mesh, Mesh) else ctx.meshes.get(mesh))
+    if not meshes:
+        fail(op, "expected propagation edges attr to reference a sharding.")
+    non_empty = {m for m in meshes if m is not None and not m.is_empty}
+    if len(non_empty) > 1:
+        fail(op, "expected a common mesh for propagation edges attr.")
+    mesh = next(iter(non_empty), meshes[0])
+    for step in edges.steps:
+        for entry in step.axis_entries:
+            if mesh is None or not mesh.has_axis(entry.axis.name):
+                fail(op, "expected axis ref to be in one of the meshes")
+            for ref in (entry.source, *entry.targets):
+                count = len(op.results if ref.type == "result" else op.operands)
+                if not 0 <= ref.index < count:
+                    article = "a result" if ref.type == "result" else "an operand"
+                    fail(op, f"expected a value ref to have {article} index in range [0, {count}), "
+                             f"got: {ref.index}")
 
 
 def _verify_sharding_op(op: Operation, ctx: VerifyContext) -> None:
@@ -325,6 +378,37 @@ def _verify_edge(op: Operation) -> None:
             "sdy.named_computation", "sdy.manual_computation"):
         fail(op, "expected input of sdy.data_flow_edge to not be defined by an SdyDialect op "
                   "(other than an sdy.named_computation).")
+
+
+def _parse_func_edge(p, op, n):
+    ref = p.parse_value_ref()
+    p.set_attrs(op, p.parse_optional_attr_dict())
+    _unary_type(p, op, ref)
+
+
+def _print_func_edge(pr, op, indent):
+    attrs = attr_dict_for(op)
+    if attrs is None or not _is_unary_same_type(op):
+        return False
+    pr.out.append(f"sdy.func_data_flow_edge {pr.value_name(op.operands[0])}{opt_dict(attrs)} : "
+                  f"{op.result.type}")
+    return True
+
+
+def _verify_func_edge(op: Operation, ctx: VerifyContext) -> None:
+    """Shardy's `FuncDataFlowEdgeOp::verifySymbolUses`."""
+    t = op.result.type
+    if not (isinstance(t, RankedTensorType) and t.has_static_shape):
+        fail(op, f"expected sdy.func_data_flow_edge to have a static-shaped result. type: '{t}'")
+    x = op.operands[0]
+    if x.num_uses != 1:
+        fail(op, "expected operand of sdy.func_data_flow_edge to have a single user")
+    if isinstance(x, BlockArgument):
+        parent = x.owner.parent_op
+        if parent is None or parent.name != "func.func":
+            fail(op, "expected operand of sdy.func_data_flow_edge to be a block argument of a func op.")
+    elif x.owner.name != "func.call":
+        fail(op, "expected operand of sdy.func_data_flow_edge to be a result of call op.")
 
 
 def _terminator_types(op: Operation):
@@ -486,6 +570,9 @@ def _verify_sharding_rule(op: Operation, rule) -> None:
         fail(op, "a factor can only be in one of the reduction, need replication, or "
                   "permutation factor sets")
     _check_factor_indices(op, rule.blocked_propagation_factors, len(sizes))
+    in_results = {f for mapping in rule.result_mappings for dim in mapping for f in dim}
+    if any(f in in_results for f in rule.reduction_factors):
+        fail(op, "reduction factor cannot be in result mappings")
 
 
 def _check_factor_indices(op: Operation, indices, num_factors: int) -> None:
@@ -512,6 +599,8 @@ OPS = (
           parse=_parse_sharding_op, print=_print_sharding_op, verify=_verify_sharding_op),
     OpDef("sdy.data_flow_edge", ("sharding",), (), **_UNARY,
           parse=_parse_edge, print=_print_edge, verify=_verify_sharding_op),
+    OpDef("sdy.func_data_flow_edge", num_operands=1, num_results=1, parse=_parse_func_edge,
+          print=_print_func_edge, verify=_verify_func_edge),
     OpDef("sdy.sharding_group", ("group_id",), ("group_id",), 1, 0,
           parse=_parse_group, print=_print_group,
           attribute_kinds=(("group_id", "64-bit signless integer attribute"),)),

@@ -45,6 +45,14 @@ def test_types(text, expected):
     assert str(expected) == text
 
 
+def test_propagation_edges_are_verified_when_parsed():
+    # jaxlib 0.10.2's message, at the `<` of the attribute
+    with pytest.raises(IRParseError, match="propagation edges have duplicate step index: 1") as e:
+        parse_attribute('#sdy.propagation_edges<[{step-1 = [{"c" = operand-0 -> [result-0]}]}, '
+                        '{step-1 = [{"d" = operand-1 -> [result-0]}]}]>')
+    assert e.value.col == 23
+
+
 @pytest.mark.parametrize("text, expected, printed", [
     ("3", IntegerAttr(3, I64), "3 : i64"),
     ("-3 : i32", IntegerAttr(-3, I32), None),
@@ -79,6 +87,8 @@ def test_types(text, expected):
          GatherDimensionNumbers((1,), (0,), (), (), (0,), 1), None),
         ("#stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>",
          ScatterDimensionNumbers((), (0,), (), (), (0,), 1), None),
+        ('#sdy.propagation_edges<[{step-2 = [{"y" = operand-1 -> [operand-0, result-0]}]}, '
+         '{step-5 = [{"x":(1)2 = result-0 -> [operand-0]}]}]>', None, None),
     ("#foo.bar<\"->>\", (a) -> [b]>", None, None),
     ('#sdy.sharding<@mesh, [{"x"}, {?}]>', TensorSharding.parse('#sdy.sharding<@mesh, [{"x"}, {?}]>'), None),
     ('#sdy.sharding_per_value<[<@mesh, []>]>', TensorShardingPerValue.parse('#sdy.sharding_per_value<[<@mesh, []>]>'), None),
