@@ -104,12 +104,15 @@ def _parse_args(argv: list[str]):
 
 
 def _help() -> str:
-    lines = [__doc__.strip(), "", "Passes:"]
-    for name in sorted(PASSES):
-        lines.append(f"  --{name:<40} {get_pass(name).summary}")
-    lines.append("Pipelines:")
-    for name in sorted(PIPELINES):
-        lines.append(f"  --{name:<40} {get_pass(name).summary}")
+    lines = [__doc__.strip()]
+    for title, names in (("Passes", PASSES), ("Pipelines", PIPELINES)):
+        lines += ["", f"{title} (options with their defaults):"]
+        for name in sorted(names):
+            cls = get_pass(name)
+            lines.append(f"  --{name:<40} {cls.summary}")
+            for key, default in cls.options.items():
+                value = str(default).lower() if isinstance(default, bool) else default
+                lines.append(f"      {key}={value}")
     return "\n".join(lines)
 
 

@@ -1,7 +1,7 @@
 """`sdy-basic-propagate`: Shardy's factor-based sharding propagation (`basic_propagation.cc`).
 
 The pass propagates shardings through every op that has an `#sdy.op_sharding_rule` (its
-`sdy.sharding_rule` attribute, or the rule `_rule_for(op)` gives), through data-flow edges
+`sdy.sharding_rule` attribute, or the one `sdy_passes.op_sharding_rules` gives), through data-flow edges
 (`sdy.data_flow_edge`, `sdy.func_data_flow_edge`, identity rules between an edge's sources and
 its owner) and propagation barriers, until nothing changes (spec/propagation.md §4.2).
 
@@ -30,6 +30,7 @@ from sdy_passes._value_shardings import (
     data_flow_edge_of, erase_manual_axes, func_result_sharding, get_sharding,
     set_func_attr_sharding, set_sharding, shardable_value,
 )
+from sdy_passes import op_sharding_rules
 from sdy_passes.attributes import (
     OpShardingRule, RankedTensorType, SymbolRefAttr, TupleType, UnrankedTensorType,
 )
@@ -58,23 +59,10 @@ def propagate_any(op: Operation, num_factors: int) -> list[int]:
     return [BOTH] * num_factors
 
 
-def _rule_for(op: Operation, conservative: bool) -> OpShardingRule | None:
-    """The rule Shardy's registry builds for `op` (None: the op is not propagated through).
-
-    The one place propagation asks for a rule an op does not carry; the op sharding rule table
-    plugs in here.
-    """
-    return None
-
-
 def get_or_create_sharding_rule(op: Operation, conservative: bool) -> OpShardingRule | None:
-    rule = op.attributes.get(SHARDING_RULE)
-    if isinstance(rule, OpShardingRule):
-        return rule
-    rule = _rule_for(op, conservative)
-    if rule is not None:
-        op.attributes[SHARDING_RULE] = rule
-    return rule
+    """The op's `sdy.sharding_rule`, or the registry's rule, attached to the op (Shardy builds
+    rules just in time and keeps them on the op until the pass ends)."""
+    return op_sharding_rules.get_or_create_sharding_rule(op, conservative, set_on_op=True)
 
 
 def remove_sharding_rules(module: Module) -> None:
@@ -144,7 +132,9 @@ def _edge_from_source(user: Operation, index: int) -> Operation | None:
     if op is None or op.name not in DATA_FLOW_OPS:
         return None
     if op.name in (NAMED_COMPUTATION, MANUAL_COMPUTATION) and user is op:
-        owner = op.regions[0].blocks[0].arguments[index]
+        # Shardy returns the operand itself here, not the block argument (so an operand's
+        # change never reaches the body's edge this way; jaxlib behaves so, and so do we).
+        owner = op.operands[index]
     else:
         owner = op.results[index] if index < len(op.results) else None
     if owner is not None and owner.has_one_use and owner.uses[0].operation.name == DATA_FLOW_EDGE:

@@ -42,7 +42,7 @@ class UnknownPassError(SdyError):
     """A pass or pipeline name that is not registered, or a malformed pipeline or option."""
 
 
-OptionValue = Union[bool, int, str]
+OptionValue = Union[bool, str]
 _TRUE, _FALSE = ("", "true", "TRUE", "True", "1"), ("false", "FALSE", "False", "0")
 
 
@@ -55,12 +55,6 @@ def _option_value(pass_name: str, key: str, default: OptionValue, text: str) -> 
             return False
         raise UnknownPassError(f"for the --{key} option: '{text}' is invalid value for boolean "
                                f"argument! Try 0 or 1 (pass '{pass_name}')")
-    if isinstance(default, int):
-        try:
-            return int(text, 0)
-        except ValueError:
-            raise UnknownPassError(f"for the --{key} option: '{text}' value invalid for integer "
-                                   f"argument! (pass '{pass_name}')") from None
     return text
 
 

@@ -573,9 +573,40 @@ def _first_parallel_call(par, args) -> None:
 
 _PLANS: dict = {}
 _MAX_PLANS = 512
+PLAN_CACHE_BYTES = 256 << 20
+"""The plans' tables (permutations, position tables) held at most: past it the cache starts
+afresh, so distinct large shapes never pile up (a permutation costs 4 bytes per element)."""
+_plan_bytes = 0
+_ON_FORGET: list = []  # other caches holding plans (codec's per-call shortcuts), emptied too
 
 
 _BY_ID: dict = {}
+
+
+def _held_bytes(obj, depth: int = 0) -> int:
+    """The bytes of the numpy arrays a plan holds (through closures, tuples, `_Side`s)."""
+    if isinstance(obj, np.ndarray):
+        return obj.nbytes
+    if depth > 6:
+        return 0
+    if isinstance(obj, (tuple, list)):
+        return sum(_held_bytes(x, depth + 1) for x in obj)
+    if isinstance(obj, dict):
+        return sum(_held_bytes(x, depth + 1) for x in obj.values())
+    if isinstance(obj, _Side):
+        return _held_bytes(obj.tables, depth + 1)
+    cells = getattr(obj, "__closure__", None) or ()
+    return sum(_held_bytes(c.cell_contents, depth + 1) for c in cells
+               if c.cell_contents is not obj)
+
+
+def _forget_plans() -> None:
+    global _plan_bytes
+    _PLANS.clear()
+    _BY_ID.clear()
+    _plan_bytes = 0
+    for forget in _ON_FORGET:
+        forget()
 
 
 def _plan(key, layout, build):
@@ -584,14 +615,18 @@ def _plan(key, layout, build):
     Looked up by the layout object's id first (hashing a Layout costs about as much as a small
     kernel call), then by value; the id entry keeps the layout alive, so ids are never reused.
     """
+    global _plan_bytes
     entry = _BY_ID.get((id(layout),) + key)
     if entry is not None and entry[0] is layout:
         return entry[1]
     plan = _PLANS.get((layout,) + key)
     if plan is None:
-        if len(_PLANS) >= _MAX_PLANS:
-            _PLANS.clear()
-        plan = _PLANS[(layout,) + key] = build()
+        plan = build()
+        size = _held_bytes(plan)
+        if len(_PLANS) >= _MAX_PLANS or _plan_bytes + size > PLAN_CACHE_BYTES:
+            _forget_plans()
+        _PLANS[(layout,) + key] = plan
+        _plan_bytes += size
     if len(_BY_ID) >= _MAX_PLANS:
         _BY_ID.clear()
     _BY_ID[(id(layout),) + key] = (layout, plan)

@@ -98,6 +98,7 @@ def _checked_shape(shape, allow_nested_padding: bool):
 # The others call the engine's plan directly: for f32[64,64,64]{0,2,1:T(4,8)(2,1)} that leaves
 # 2.7 µs of Python around the kernel instead of 4.8 (measured with the kernel stubbed out).
 _DIRECT: dict = {}
+_engine._ON_FORGET.append(_DIRECT.clear)  # its entries hold plans: dropped with them
 _U8 = np.dtype(np.uint8)
 
 

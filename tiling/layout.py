@@ -207,6 +207,37 @@ class Layout:
         return layout
 
     @classmethod
+    def from_jax(cls, layout, dtype=None) -> Layout:
+        """Reads jax's layout of an array: a `jax.Array`, its `.format` or `.format.layout`
+        (`Layout(major_to_minor, tiling, sub_byte_element_size_in_bits)`, jax 0.10). Sub-byte
+        types (int4, ...) get `E(bits)` as jax's `_to_xla_layout` fills it in; give `dtype`
+        when passing a Format or Layout of such an array."""
+        dtype = getattr(layout, "dtype", dtype)
+        for name in ("format", "layout"):  # an array, then its Format
+            if not hasattr(layout, "major_to_minor") and hasattr(layout, name):
+                layout = getattr(layout, name)
+        m2m = getattr(layout, "major_to_minor", None)
+        if not isinstance(m2m, (tuple, list)):
+            raise LayoutError(f"expected a jax array, Format or Layout with a concrete layout "
+                              f"(major_to_minor), found {layout!r}")
+        bits = layout.sub_byte_element_size_in_bits
+        if not bits and dtype is not None:
+            from tiling.dtypes import element_type_for_dtype
+            et = element_type_for_dtype(dtype)
+            bits = et.bit_width if et.bit_width < 8 and et.name != "pred" else 0
+        return cls(tuple(m2m)[::-1], tuple(tuple(t) for t in layout.tiling or ()), bits)
+
+    def to_jax(self):
+        """This layout as jax's `Layout` (for `jax.device_put(x, Format(layout, sharding))`);
+        jax's has no `L(n)`, `S(n)` or `M(n)`, so those are refused."""
+        if (self.tail_padding_alignment_in_elements != 1 or self.memory_space
+                or self.dynamic_shape_metadata_prefix_bytes):
+            raise LayoutError(f"{self}: jax's Layout holds only minor_to_major, tiles and E(n)")
+        from jax.experimental.layout import Layout as JaxLayout
+        return JaxLayout(self.major_to_minor, tuple(t.dimensions for t in self.tiles),
+                         self.element_size_in_bits)
+
+    @classmethod
     def from_pjrt_layout(cls, layout) -> Layout:
         """Reads an `xla_client.Layout` / jax `Layout._to_xla_layout()`-style object."""
         return cls(tuple(layout.minor_to_major()),
@@ -581,24 +612,32 @@ class TileStep:
         return any(m % t for m, t in zip(self.combined[len(self.combined) - k:], self.tile))
 
 
+def _merge_stars(sizes, t: Tile) -> tuple[list[int], list[int]]:
+    """The sizes a tile covers with each `*` run merged into its minor neighbour, and the tile
+    without its `*` entries."""
+    if t.dimensions[-1] == COMBINE_DIMENSION:
+        raise UnsupportedLayoutError(
+            f"tile {t}: '*' as the last (most-minor) entry has no minor neighbour to "
+            "combine with; XLA reads the text but it places no elements")
+    merged, tile, acc = [], [], 1
+    for size, entry in zip(sizes, t.dimensions):
+        acc *= size
+        if entry != COMBINE_DIMENSION:
+            merged.append(acc)
+            tile.append(entry)
+            acc = 1
+    return merged, tile
+
+
 def tile_steps(physical_dims: Iterable[int], tiles: Iterable[Tile]) -> tuple[TileStep, ...]:
     """The shapes each tile passes through, starting from the physical dims."""
     steps, cur = [], tuple(physical_dims)
     for t in tiles:
         spec = t.dimensions
-        if spec[-1] == COMBINE_DIMENSION:
-            raise UnsupportedLayoutError(
-                f"tile {t}: '*' as the last (most-minor) entry has no minor neighbour to "
-                "combine with; XLA reads the text but it places no elements")
         ones = (1,) * max(0, len(spec) - len(cur)) + cur
         start = len(ones) - len(spec)
-        combined, tile, acc = list(ones[:start]), [], 1
-        for size, entry in zip(ones[start:], spec):
-            acc *= size
-            if entry != COMBINE_DIMENSION:
-                combined.append(acc)
-                tile.append(entry)
-                acc = 1
+        merged, tile = _merge_stars(ones[start:], t)
+        combined = list(ones[:start]) + merged
         p = len(combined) - len(tile)
         after = (tuple(combined[:p]) + tuple(-(-m // t) for m, t in zip(combined[p:], tile))
                  + tuple(tile))
@@ -614,8 +653,26 @@ def tiled_dimensions(shape: Shape | str) -> tuple[int, ...]:
     (56, 37, 2, 3)
     """
     shape = as_shape(shape)
-    steps = tile_steps(shape.physical_dimensions, shape.layout.tiles)
-    return steps[-1].after if steps else shape.physical_dimensions
+    return tuple(_walk_tiles(shape.physical_dimensions, shape.layout.tiles)[0])
+
+
+def _walk_tiles(physical, tiles) -> tuple[list[int], tuple | None]:
+    """(the fully tiled dims, the first later tile that pads again as (number, tile, the dims it
+    acts on)), as `tile_steps` computes them but in time linear in the number of tile entries:
+    each tile rewrites only the dims it covers, in place (n 1-D tiles would otherwise copy a
+    shape growing by one dim per tile, n**2)."""
+    dims, nested = list(physical), None
+    for n, t in enumerate(tiles, start=1):
+        spec = t.dimensions
+        if len(spec) > len(dims):
+            dims[:0] = [1] * (len(spec) - len(dims))
+        start = len(dims) - len(spec)
+        covered, tile = _merge_stars(dims[start:], t)
+        if nested is None and n > 1 and any(m % e for m, e in zip(covered, tile)):
+            nested = (n, t, tuple(dims))
+        del dims[start:]
+        dims += [-(-m // e) for m, e in zip(covered, tile)] + tile
+    return dims, nested
 
 
 def _check_static(shape: Shape):
@@ -640,15 +697,13 @@ def check_encodable(shape: Shape, *, allow_nested_padding: bool = False) -> None
     if shape.layout.dynamic_shape_metadata_prefix_bytes:
         raise UnsupportedLayoutError(
             f"{shape}: M(n) (dynamic-shape metadata prefix) is not supported")
-    if not allow_nested_padding:
-        steps = tile_steps(shape.physical_dimensions, shape.layout.tiles)
-        for n, step in enumerate(steps[1:], start=2):
-            if step.pads:
-                raise UnsupportedLayoutError(
-                    f"{shape}: tile {n} {Tile(step.spec)} does not divide the dims "
-                    f"{step.ones} it covers, so it pads again; XLA sizes buffers from the first "
-                    "tile only and would disagree. Pass allow_nested_padding=True to use the "
-                    "definition (padding at every level)")
+    nested = _walk_tiles(shape.physical_dimensions, shape.layout.tiles)[1]
+    if nested and not allow_nested_padding:
+        n, tile, dims = nested
+        raise UnsupportedLayoutError(
+            f"{shape}: tile {n} {tile} does not divide the dims {dims} it covers, so it pads "
+            "again; XLA sizes buffers from the first tile only and would disagree. Pass "
+            "allow_nested_padding=True to use the definition (padding at every level)")
 
 
 def num_elements(shape: Shape) -> int:

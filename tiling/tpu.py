@@ -40,7 +40,7 @@ def tpu_layout(element_type, dims, *, pred_bits: int = 8) -> Layout:
     `(2,128)`; larger tiles such as `(16,128)` for bf16, `(32,128)(4,1)` for int8 or
     `(64,128)(8,1)E(4)` for int4 exist behind compiler options; and a backend may change a
     requested layout. To encode for real hardware, read the layout back from the array
-    (`array.format.layout`, then `Layout.from_pjrt_layout`) or from an HLO dump.
+    (`tiling.Layout.from_jax(array)`, which reads `array.format.layout`) or from an HLO dump.
 
     Rules (spec §7, the doc's "Examples of tiling formats"):
 

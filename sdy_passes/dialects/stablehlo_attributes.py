@@ -97,7 +97,7 @@ def _print_struct(name: str, fields) -> str:
         if isinstance(value, tuple):
             if value:
                 parts.append(f"{key} = {_ints(value)}")
-        elif value != 0:  # StableHLO omits a zero index_vector_dim, as it omits empty lists
+        elif value or key != "index_vector_dim":  # StableHLO omits the default 0
             parts.append(f"{key} = {value}")
     return f"#stablehlo.{name}<{', '.join(parts)}>"
 

@@ -9,11 +9,11 @@ other op missing from the table gets none and Shardy's once-per-process warning.
 from __future__ import annotations
 
 from sdy_passes.attributes import OpShardingRule
-from sdy_passes.dialects import lookup
 from sdy_passes.errors import PassFailedError, SdyError
 from sdy_passes.op_sharding_rules import (
     collectives, contraction, custom_call, elementwise, gather_scatter, linalg, reduction, shape,
 )
+from sdy_passes.op_sharding_rules._attrs import has_trait
 from sdy_passes.pass_manager import emit_warning_once
 
 __all__ = ["RULES", "NO_RULE", "SHARDING_RULE", "create_op_sharding_rule", "get_or_create_sharding_rule"]
@@ -37,12 +37,6 @@ NO_RULE = frozenset({
 })
 """Ops Shardy deliberately gives no rule (data-flow ops propagate through their edges)."""
 
-
-
-def has_trait(op, trait: str) -> bool:
-    """Whether the op's `OpDef` declares the MLIR trait (`Terminator`, `ConstantLike`)."""
-    opdef = lookup(op.name)
-    return opdef is not None and trait in opdef.traits
 
 
 def create_op_sharding_rule(op, conservative: bool = False) -> OpShardingRule | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from sdy_passes.ir import OpResult
-from sdy_passes.op_sharding_rules._attrs import int_attr, ints
+from sdy_passes.op_sharding_rules._attrs import has_trait, int_attr, ints
 from sdy_passes.op_sharding_rules._builder import (
     NEED_REPLICATION, NULL, PASS_THROUGH, PERMUTATION, Builder, shape_of,
 )
@@ -150,7 +150,6 @@ def dynamic_update_slice(op, conservative: bool):
     """A sliced dim: the operand/result factor passes through; the update's own factor needs
     replication unless every start index is a constant."""
     operand_shape, update_shape = shape_of(op.operands[0].type), shape_of(op.operands[1].type)
-    from sdy_passes.op_sharding_rules import has_trait
     constant = all(isinstance(v, OpResult) and has_trait(v.owner, "ConstantLike") for v in op.operands[2:])
     builder = Builder.of(op)
     dims = [NULL] * op.num_operands

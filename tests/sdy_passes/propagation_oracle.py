@@ -1,21 +1,18 @@
-"""Propagation against jaxlib 0.10.2, on inputs whose ops carry jaxlib's own sharding rules.
+"""Propagation against jaxlib 0.10.2: Shardy's lit cases and random modules.
 
-The project has no op sharding rule table yet (propagation asks `_rule_for`, which gives none),
-so every input is first run through jaxlib's `func.func(sdy-populate-op-sharding-rules)` in the
-child: each op then carries the `sdy.sharding_rule` jaxlib's registry gives it, and both sides
-propagate that same rule-annotated module. jaxlib keeps a pre-existing rule as it is and removes
-all non-custom rules at the end (unless `keep-sharding-rules`), so for the golden cases its output
-on the annotated input equals the recorded output (checked for all 253 non-pipeline D2 cases).
-
-* `populate_and_run(texts, pipelines)`: per text, the rule-annotated text and jaxlib's verdict
-  for each pipeline on it (`Verdict(crashed=True)` when the child died on it, twice).
-* `run_ours(text, pipeline)`: this library's generic output (or raises).
-* `D2_CASES`, `d2_cases(stem)`: the golden propagation cases of `shared/sdy_cases_propagation`.
+* `D2_CASES`, `d2_cases(stem)`, `check_case(case)`: the golden propagation cases of
+  `shared/sdy_cases_propagation` (all but the 83 that run the whole `sdy-propagation-pipeline`);
+  the case's pipeline on its input must print the recorded output and warnings. Propagation
+  builds each op's rule just in time from `sdy_passes.op_sharding_rules`, as jaxlib does.
+* `check_random(texts, pipeline)`: random modules through jaxlib (in a child) and here.
+  With `populate=True` both sides first get jaxlib's `func.func(sdy-populate-op-sharding-rules)`
+  output, which isolates propagation from the rule table (jaxlib keeps pre-existing rules and
+  drops all non-custom ones at the end, so its output is the same either way).
+* `lit_case_test(stem)`, `random_module_tests(...)`: the tests each `test_<pass>.py` defines.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import pathlib
@@ -99,31 +96,8 @@ def d2_cases(stem: str):
     return [c for c in D2_CASES if re.search(rf"(^|__)sdy-{stem}($|[._])", c["pass"])]
 
 
-@functools.lru_cache(maxsize=None)
-def annotated_case_inputs() -> dict[str, str]:
-    """`pass/id` → the case's input with jaxlib's rules attached (one child for all cases)."""
-    by_populate: dict[str, list] = {}
-    for case in D2_CASES:
-        by_populate.setdefault(_populate_for(case["pipeline"]), []).append(case)
-    result = {}
-    for populate, cases in by_populate.items():
-        payload = [[case_path(c, "in.generic.mlir").read_text(), populate, []] for c in cases]
-        for case, (annotated, _) in zip(cases, run_child(_CODE, payload, timeout=600)):
-            assert annotated["ok"], annotated
-            result[f"{case['pass']}/{case['id']}"] = annotated["text"]
-    return result
-
-
-# Cases that cannot agree yet, with the reason (the test expects them to fail).
-NEEDS_RULE_TABLE = {f"sdy-basic-propagate/{i}" for i in ("112", "113", "114", "115")}
-"""Sharding-group sync inserts constraints during the pass; jaxlib gives them their rule just in
-time from its registry, which the project does not have yet (`_rule_for`)."""
-
-
 def known_failure(case) -> str | None:
-    key = f"{case['pass']}/{case['id']}"
-    if key in NEEDS_RULE_TABLE:
-        return "needs the op sharding rule table: constraints created by group sync have no rule"
+    """Why a case cannot agree yet (the test then expects it to fail), or None."""
     if "debug-" in case["pipeline"]:
         return "debug-sharding-origins / debug-propagation-edge-sharding are not implemented"
     return None
@@ -139,12 +113,11 @@ def case_param(case):
 
 
 def check_case(case) -> None:
-    """The case's pipeline on its rule-annotated input prints the recorded output (up to SSA
-    names) and emits the recorded warnings."""
+    """The case's pipeline on its input prints the recorded output (up to SSA names) and emits
+    the recorded warnings."""
     from tests.sdy_passes.ssa import assert_same_up_to_ssa
 
-    text = annotated_case_inputs()[f"{case['pass']}/{case['id']}"]
-    ours, warned = run_ours(text, case["pipeline"])
+    ours, warned = run_ours(case_path(case, "in.generic.mlir").read_text(), case["pipeline"])
     assert_same_up_to_ssa(ours, case_path(case, "out.mlir").read_text())
     expected = [d["msg"] for d in case.get("diags_generic", []) if d["severity"] == "warning"]
     assert [w.partition(": ")[2] for w in warned] == expected
@@ -159,15 +132,15 @@ FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
 `SDY_FUZZ_EXAMPLES=N` draws N fresh batches (one jaxlib child per batch and pipeline)."""
 
 
-def check_random(texts, pipeline: str, *, runs: int = 1) -> int:
-    """Each text (MLIR jaxlib reads) gets jaxlib's rules; `pipeline` must print the same here as
-    in jaxlib. With `runs=2` jaxlib runs it twice and a module whose runs differ or crash gets no
+def check_random(texts, pipeline: str, *, runs: int = 1, populate: bool = False) -> int:
+    """`pipeline` must print the same here as in jaxlib on each text (MLIR jaxlib reads; with
+    `populate`, after jaxlib attached its rules). With `runs=2` jaxlib runs it twice and a module whose runs differ or crash gets no
     verdict (jaxlib's intermittent user-priority segfault, spec §4.6); nor does one jaxlib fails
     on. Returns the number of modules compared."""
     from tests.sdy_passes.ssa import normalize_ssa
 
     failures, compared = [], 0
-    for annotated, verdicts in populate_and_run(texts, [pipeline] * runs):
+    for annotated, verdicts in populate_and_run(texts, [pipeline] * runs, populate=populate):
         assert annotated.ok or annotated.crashed, f"jaxlib rejected a generated module: {annotated.errors}"
         if not annotated.ok or any(not v.ok for v in verdicts) or len({v.text for v in verdicts}) != 1:
             # A crash, two runs that differ, or jaxlib's verifier rejecting what its own pass made
@@ -192,7 +165,6 @@ def lit_case_test(stem: str):
 
     cases = d2_cases(stem)
 
-    @pytest.mark.jaxlib
     @pytest.mark.skipif(not cases, reason=f"golden cases not found at {CASES_DIR}")
     @pytest.mark.parametrize("case", [case_param(c) for c in cases])
     def test_lit_case_matches_jaxlib(case):

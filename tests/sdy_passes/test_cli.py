@@ -107,6 +107,7 @@ def test_output_file_and_missing_input(tmp_path, capsys, monkeypatch):
 def test_help_lists_passes(capsys, monkeypatch):
     code, out, _ = _run(capsys, monkeypatch, ["--help"])
     assert code == 0 and "--split-input-file" in out and "--sdy-import-pipeline" in out
+    assert "      add-data-flow-edges-on-named-computations=true\n" in out
 
 
 def test_console_entry_point_runs_as_a_module():

@@ -14,6 +14,7 @@ import pytest
 import sdy_passes
 from sdy_passes import OpShardingRule, pass_manager
 from sdy_passes.op_sharding_rules import RULES, create_op_sharding_rule
+from tests.conftest import SHARED, needs_shared
 from tests.sdy_passes import op_gen
 from tests.sdy_passes.pass_oracle import compare, run_jaxlib_matrix
 
@@ -142,3 +143,19 @@ def test_jax_corpus_rules_and_import_pipeline_match_jaxlib(monkeypatch):
                     failures.append(f"{name} {passes[0]}: {report}")
     assert not failures, f"{len(failures)} disagreement(s):\n" + "\n".join(failures[:5])
     assert len([k for k in kinds if k in RULES]) >= 60  # 70 op kinds with rules today
+
+
+@needs_shared(SHARED / "sdy_cases_propagation")
+def test_propagation_with_the_projects_rules_equals_jaxlibs_recorded_output():
+    # The D2 golden inputs as Shardy wrote them (no rules attached): propagation builds every
+    # rule from this table, and the output equals what jaxlib printed (all non-debug cases).
+    from tests.sdy_passes.propagation_oracle import D2_CASES, case_path, known_failure, run_ours
+    from tests.sdy_passes.ssa import normalize_ssa
+
+    cases = [c for c in D2_CASES if not known_failure(c)]
+    failures = []
+    for case in cases:
+        out, _ = run_ours(case_path(case, "in.generic.mlir").read_text(), case["pipeline"])
+        if normalize_ssa(out) != normalize_ssa(case_path(case, "out.mlir").read_text()):
+            failures.append(f"{case['pass']}/{case['id']}")
+    assert len(cases) >= 200 and not failures, failures

@@ -18,7 +18,7 @@ CASES = [c for c in D2_CASES if c["pass"] == "sdy-add-data-flow-edges__sdy-basic
 @pytest.mark.skipif(not CASES, reason=f"golden cases not found at {CASES_DIR}")
 def test_sink_after_jaxlib_propagation_matches_jaxlib():
     texts = [case_path(c, "in.generic.mlir").read_text() for c in CASES]
-    propagated = populate_and_run(texts, [PROPAGATE])
+    propagated = populate_and_run(texts, [PROPAGATE], populate=False)
     sunk = populate_and_run([runs[0].text for _, runs in propagated], [SINK], populate=False)
     checked = 0
     for case, (_, [before]), (_, [after]) in zip(CASES, propagated, sunk):

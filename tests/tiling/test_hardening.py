@@ -399,3 +399,52 @@ def test_the_numba_cache_is_per_user(tmp_path):
     status, out, err = _python(_CACHE_CHILD, "compile", TILING_NUMBA_CACHE_DIR=str(blocker),
                                TILING_NUMBA_CACHE="1")
     assert status == 0, err[-3000:]
+
+
+# ---------------------------------------------------------------------------------------------
+# Items 10 and 11: byte_size linear in the number of tiles; the plan cache capped by bytes
+
+
+def _best_seconds(fn, rounds=3):
+    import time
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def test_byte_size_is_linear_in_the_number_of_tiles():
+    """n and 10n 1-D tiles: at most 3x the linear ratio (the shape grows by one dim per tile,
+    which a copy per tile made quadratic: 13x for 4x)."""
+    small, large = (Shape.parse("f32[2]{0:T" + "(2)" * n + "}") for n in (2000, 20000))
+    assert tiling.byte_size(small) == tiling.byte_size(large) == 8
+    ratio = _best_seconds(lambda: tiling.byte_size(large)) / _best_seconds(
+        lambda: tiling.byte_size(small))
+    assert ratio < 30, ratio
+
+
+def test_the_plan_cache_is_capped_by_bytes(monkeypatch):
+    """Distinct shapes whose plans hold large tables (4 MB permutations) do not pile up past
+    the cap once their arrays are gone (capped by entries, 300 shapes of 2M elements kept
+    1.2 GB)."""
+    import tracemalloc
+
+    from tiling import _engine
+    _engine.load_kernels()
+    monkeypatch.setattr(_engine, "PLAN_CACHE_BYTES", 8 << 20, raising=False)
+    monkeypatch.setattr(_engine, "_PLANS", {})
+    monkeypatch.setattr(_engine, "_BY_ID", {})
+    tiling.encode(np.ones((10, 10), np.float32), "{0,1:T(2,2)}")  # (compiles outside the count)
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        for i in range(12):
+            x = np.ones((1000 + 2 * i, 1000), np.float32)  # a 4 MB permutation each
+            assert tiling.encode(x, "{0,1:T(2,2)}").size == x.nbytes
+            del x
+        held = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert held < 16 << 20, held / 2**20

@@ -218,3 +218,52 @@ def test_grammar_texts_agree_with_xla(oracle):
                 if not REFUSED_BY_DESIGN.search(str(e)):
                     bad.append((text, str(e), status, xla))
     assert not bad[:5]
+
+
+# jax's `jax.Array.format` layouts both ways (issue 22 #18), in the child: tiling runs there too.
+JAX_CHILD = """
+import sys
+sys.path.insert(0, PAYLOAD["root"])
+import jax, jax.numpy as jnp, numpy as np, tiling
+from jax.experimental.layout import Format
+from jax.sharding import SingleDeviceSharding
+
+device = jax.devices()[0]
+arrays = []
+for name, shape in PAYLOAD["arrays"]:
+    x = jnp.zeros(shape, getattr(jnp, name))
+    arrays.append([str(tiling.Layout.from_jax(x)), str(tiling.Layout.from_jax(x.format, x.dtype)),
+                   str(tiling.Layout.from_jax(x.format.layout, x.dtype)),
+                   str(x.format.layout._to_xla_layout(x.dtype))])
+placed = []
+for text, shape in PAYLOAD["placed"]:
+    n = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    y = jax.device_put(n, Format(tiling.Layout.parse(text).to_jax(), SingleDeviceSharding(device)))
+    placed.append([str(tiling.Layout.from_jax(y)), bool(np.array_equal(np.asarray(y), n))])
+back = []
+for text, dtype in PAYLOAD["back"]:
+    layout = tiling.Layout.parse(text)
+    j = layout.to_jax()
+    back.append([str(j._to_xla_layout(np.dtype(getattr(jnp, dtype)))),
+                 tiling.Layout.from_jax(j) == layout])
+RESULT = {"arrays": arrays, "placed": placed, "back": back}
+"""
+
+
+def test_jax_layouts_both_ways():
+    import pathlib
+    arrays = [["float32", [4, 8]], ["bfloat16", [3, 5, 7]], ["int4", [8, 16]], ["bool_", [2]],
+              ["float32", []], ["uint2", [4, 4]]]
+    placed = [["{0,1}", [3, 4]], ["{1,0}", [3, 4]], ["{0,2,1}", [2, 3, 4]]]
+    back = [["{1,0:T(8,128)(2,1)}", "bfloat16"], ["{1,0:T(8,128)(8,1)E(4)}", "int4"],
+            ["{4,3,2,1,0:T(*,*,2,*,3)}", "float32"], ["{0,1:T(2,128)}", "float32"]]
+    result = run_child(JAX_CHILD, {"root": str(pathlib.Path(__file__).resolve().parents[2]),
+                                   "arrays": arrays, "placed": placed, "back": back})
+    for (ours, via_format, via_layout, xla), (name, _) in zip(result["arrays"], arrays):
+        assert ours == via_format == via_layout == xla, name
+    assert result["placed"] == [[text, True] for text, _ in placed]
+    assert result["back"] == [[text, True] for text, _ in back]
+    with pytest.raises(LayoutError, match="only minor_to_major"):
+        Layout.parse("{0:L(4)}").to_jax()
+    with pytest.raises(LayoutError, match="concrete layout"):
+        Layout.from_jax(None)
