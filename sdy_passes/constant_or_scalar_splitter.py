@@ -314,12 +314,18 @@ class _Splitter:
                 u for u in mlir_use_order_users(result, self.converted) if u.name == SHARDING_GROUP]
         return found
 
-    def clone_func(self, func: Operation) -> str:
+    def clone_func(self, func: Operation, cloning: tuple[Operation, ...] = ()) -> str:
         """Shardy's `cloneFuncRecursively`: a copy of `func` (and of every func it calls,
-        inserted first) appended to the module under a uniqued name."""
+        inserted first) appended to the module under a uniqued name. A recursive call graph
+        would be copied forever (Shardy overflows its stack): that is an error here."""
+        if func in cloning:
+            raise PassFailedError(
+                f"cannot copy the constant sub-computation: '@{symbol_name(func)}' calls itself "
+                "recursively", func.location)
         copy = func.clone()
         copy.attributes[ORIGINAL_FUNC_NAME] = StringAttr(original_func_name(func))
         for call in copy.walk(post_order=True):
             if call.name == "func.call":
-                call.properties["callee"] = SymbolRefAttr(self.clone_func(self.callee(call)))
+                callee = self.clone_func(self.callee(call), (*cloning, func))
+                call.properties["callee"] = SymbolRefAttr(callee)
         return self.table.insert(copy, symbol_name(func), self.counter)

@@ -28,8 +28,9 @@ from sdy_passes.attributes import (
 )
 from sdy_passes.errors import IRParseError
 from sdy_passes.dialects import ATTRIBUTES, DEFAULT_DIALECT, lookup
-from sdy_passes.dialects._base import add_operands, set_results
+from sdy_passes.dialects._base import ATTRIBUTE_KINDS, add_operands, set_results
 from sdy_passes.ir import Block, Module, Operation, Region, Value
+from sdy_passes.verifier import verify_module
 
 __all__ = ["parse_module", "parse_attribute", "parse_type", "split_input", "Parser",
            "scan_balanced"]
@@ -72,7 +73,24 @@ _NOT_SPACE = frozenset(chr(c) for c in range(128)) - set(" \t\r\n/")
 
 
 _CLOSERS = {"<": ">", "(": ")", "[": "]", "{": "}"}
-_TYPE_CACHE: dict[str, Type] = {}
+_SDY_NAME = re.compile(r"(?:#sdy(?:\.[a-z_]+)?)?")
+MAX_NESTING = 100
+"""Deepest nesting of attributes/types, and of regions, the parser accepts (the printer and
+the passes recurse over both)."""
+MAX_INT_WIDTH = 16777215
+"""MLIR's largest integer type width."""
+_TYPE_CACHE: dict[str, Type] = {}  # tensor type text -> type, shared by all parses
+_TYPE_CACHE_MAX_CHARS = 1 << 20  # bounded: cleared when its keys reach this many characters
+_type_cache_chars = 0
+
+
+def _cache_type(key: str, t: Type) -> None:
+    global _type_cache_chars
+    if _type_cache_chars + len(key) > _TYPE_CACHE_MAX_CHARS:
+        _TYPE_CACHE.clear()
+        _type_cache_chars = 0
+    _TYPE_CACHE[key] = t
+    _type_cache_chars += len(key)
 
 
 def split_input(text: str) -> list[str]:
@@ -94,7 +112,7 @@ def scan_balanced(text: str, pos: int) -> int:
         if c == '"':
             m = _STRING.match(text, i)
             if not m:
-                raise _Unbalanced("unterminated string", i)
+                raise _TextError("unterminated string", i)
             i = m.end()
             continue
         if c == "-" and text.startswith("->", i):
@@ -104,35 +122,42 @@ def scan_balanced(text: str, pos: int) -> int:
             stack.append(_CLOSERS[c])
         elif c in ">)]}":
             if c != stack[-1]:
-                raise _Unbalanced(f"expected '{stack[-1]}' but found '{c}'", i)
+                raise _TextError(f"expected '{stack[-1]}' but found '{c}'", i)
             stack.pop()
             if not stack:
                 return i + 1
         i += 1
-    raise _Unbalanced(f"unexpected end of input, expected '{stack[-1]}'", n)
+    raise _TextError(f"unexpected end of input, expected '{stack[-1]}'", n)
 
 
-class _Unbalanced(ValueError):
+class _TextError(ValueError):
     def __init__(self, message: str, pos: int):
         super().__init__(message)
         self.message = message
         self.pos = pos
 
 
-def parse_module(text: str, *, filename: str = "-") -> Module:
-    """Parse MLIR text (generic or pretty form) into a `Module`."""
+def parse_module(text: str, *, filename: str = "-", verify: bool = True) -> Module:
+    """Parse MLIR text (generic or pretty form) into a `Module`.
+
+    With `verify` (the default, as MLIR's parser) the module is then verified: an invalid one
+    raises `VerificationError`.
+    """
     parser = Parser(text, filename)
     # The IR is a graph of reference cycles that all stay alive: collecting while building it
     # only costs time (it grows with the module size).
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return parser.parse_module()
+        module = parser.parse_module()
     except RecursionError:
         raise parser.error("nesting too deep", parser.pos) from None
     finally:
         if gc_was_enabled:
             gc.enable()
+    if verify:
+        verify_module(module)
+    return module
 
 
 def parse_attribute(text: str) -> Attribute:
@@ -181,6 +206,8 @@ class Parser:
         self.attr_aliases: dict[str, Attribute] = {}
         self.type_aliases: dict[str, Type] = {}
         self._sdy_cache: dict[str, Attribute] = {}
+        self._depth = 0  # nesting of the attribute/type being parsed
+        self._region_depth = 0
         self._signature_cache: dict[str, FunctionType] = {}
 
     # -- diagnostics ----------------------------------------------------------------------
@@ -302,17 +329,15 @@ class Parser:
         return s
 
     def parse_int(self, what: str = "integer") -> int:
-        m = self.parse_optional_regex(_INT)
-        if not m:
-            self.fail_expected(what)
-        return int(m.group(0))
+        """A decimal integer that fits 64 bits (MLIR's `parseInteger` into an `int64_t`)."""
+        return self._parse_bounded_int(64, what)
 
     def balanced(self, what: str) -> str:
         """Consume a bracketed span starting here and return its text."""
         self.skip()
         try:
             end = scan_balanced(self.text, self.pos)
-        except _Unbalanced as e:
+        except _TextError as e:
             raise self.error(f"{e.message} in {what}", e.pos) from None
         s = self.text[self.pos:end]
         self.pos = end
@@ -325,9 +350,13 @@ class Parser:
 
     # -- types ----------------------------------------------------------------------------
     def parse_type(self) -> Type:
+        self._depth += 1
+        if self._depth > MAX_NESTING:
+            raise self.error(f"types and attributes nested more than {MAX_NESTING} levels deep")
         t = self.parse_optional_type()
         if t is None:
             self.fail_expected("type")
+        self._depth -= 1
         return t
 
     def parse_optional_type(self) -> Type | None:
@@ -338,12 +367,16 @@ class Parser:
             key = m.group(0)
             t = _TYPE_CACHE.get(key)
             if t is None:
-                el = _builtin_element_type(m.group(2))
+                el = self._element_type(m.group(2), pos)
                 if el is None:
                     m = None
                 else:
-                    t = RankedTensorType(tuple(int(d) for d in m.group(1).split("x")[:-1]), el)
-                    _TYPE_CACHE[key] = t
+                    dims = m.group(1).split("x")[:-1]
+                    if any(len(d) > 18 for d in dims):
+                        m = None  # the slow path says which dimension is invalid
+                    else:
+                        t = RankedTensorType(tuple(map(int, dims)), el)
+                        _cache_type(key, t)
             if m:
                 self.pos = m.end()
                 return t
@@ -385,11 +418,22 @@ class Parser:
                 self.expect(">")
                 return TupleType(tuple(types))
             return OpaqueType(w + self.balanced("type"))
-        el = _builtin_element_type(w)
+        el = self._element_type(w, pos)
         if el is not None:
             self.pos = word.end()
             return el
         return None
+
+    def _element_type(self, word: str, pos: int) -> Type | None:
+        try:
+            return _builtin_element_type(word)
+        except _TextError as e:
+            raise self.error(e.message, pos) from None
+
+    def _dim(self, text: str, pos: int) -> int:
+        if len(text) > 19 or int(text) >= 1 << 63:
+            raise self.error("invalid dimension", pos)
+        return int(text)
 
     def _parse_tensor_body(self) -> Type:
         self.expect("<")
@@ -404,7 +448,7 @@ class Parser:
             m = _DIM.match(self.text, self.pos)
             if not m:
                 break
-            dims.append(None if m.group(1) == "?" else int(m.group(1)))
+            dims.append(None if m.group(1) == "?" else self._dim(m.group(1), self.pos))
             self.pos = m.end()
         el = self.parse_type()
         enc = self.parse_attribute() if self.parse_optional(",") else None
@@ -443,9 +487,13 @@ class Parser:
 
     # -- attributes -----------------------------------------------------------------------
     def parse_attribute(self) -> Attribute:
+        self._depth += 1
+        if self._depth > MAX_NESTING:
+            raise self.error(f"types and attributes nested more than {MAX_NESTING} levels deep")
         a = self.parse_optional_attribute()
         if a is None:
             self.fail_expected("attribute value")
+        self._depth -= 1
         return a
 
     def parse_optional_attribute(self) -> Attribute | None:
@@ -529,7 +577,7 @@ class Parser:
         if text.startswith("#sdy.op_sharding_rule<", start):
             self.pos = start + len("#sdy.op_sharding_rule")
             return self._parse_sharding_rule()
-        if text.startswith("#stablehlo", start):
+        if text.startswith(("#stablehlo", "#sdy.propagation_edges<"), start):
             for prefix, parse in ATTRIBUTES.items():
                 if text.startswith(prefix, start):
                     self.pos = start + len(prefix)
@@ -550,8 +598,24 @@ class Parser:
     def parse_sdy(self, fn: Callable, pos: int):
         """An sdy attribute body read by `sharding.syntax` function `fn` at `pos`."""
         self.skip()
+        text = self.text
+        # `fn` may look at a few kilobytes past `pos`: give it just the attribute (its brackets
+        # balance), so each attribute costs its own length; the whole text gives exact errors.
+        hash_end = _SDY_NAME.match(text, pos).end()
         try:
-            value, end = fn(self.text, pos)
+            end = scan_balanced(text, hash_end) if text[hash_end:hash_end + 1] in _CLOSERS else -1
+        except _TextError:
+            end = -1
+        if end > 0:
+            try:
+                value, used = fn(text[pos:end], 0)
+                if used == end - pos:
+                    self.pos = end
+                    return value
+            except sdy_syntax.ShardingParseError:
+                pass
+        try:
+            value, end = fn(text, pos)
         except sdy_syntax.ShardingParseError as e:
             raise self.error(e.message, e.pos) from None
         self.pos = end
@@ -569,26 +633,42 @@ class Parser:
             typ = F64 if is_float else I64
         if isinstance(typ, FloatType):
             if "0x" in lit:
-                return FloatAttr(_float_from_bits(int(lit, 16), typ), typ)
+                bits = int(lit, 16)
+                if bits >> _float_width(typ):
+                    raise self.error("hexadecimal float constant out of range for type", start)
+                return FloatAttr(_float_from_bits(bits, typ), typ)
             return FloatAttr(_round_float(float(lit), typ), typ)
         if is_float:
             raise self.error(f"floating point value not valid for specified type '{typ}'", start)
-        value = _int_literal(lit)
+        if lit.startswith("-") and isinstance(typ, IntegerType) and typ.signedness == "u":
+            raise self.error("negative integer literal not valid for unsigned integer type", start + 1)
+        value = self._int_literal(lit, typ, start)
         if typ == I1:
             if value not in (0, 1):
                 raise self.error("integer constant out of range for attribute", start)
             return BoolAttr(bool(value))
-        if isinstance(typ, IntegerType):
-            lo, hi = _int_range(typ)
-            if not lo <= value <= hi:
-                raise self.error("integer constant out of range for attribute", start)
+        if isinstance(typ, IntegerType) and not _fits(value, typ):
+            raise self.error("integer constant out of range for attribute", start)
         return IntegerAttr(value, typ)
 
+    def _int_literal(self, lit: str, typ: Type, pos: int) -> int:
+        """`lit` as an int, refusing literals too long for `typ` before converting them."""
+        width = typ.width if isinstance(typ, IntegerType) else 64
+        digits = len(lit.lstrip("+-").removeprefix("0x").lstrip("0"))
+        too_long = digits > width // 4 + 2 if "0x" in lit else digits > width * 0.302 + 2
+        if too_long:
+            raise self.error("integer constant out of range for attribute", pos)
+        return _int_literal(lit)
+
     def _parse_dense(self) -> DenseElementsAttr:
+        start = self.pos - len("dense")
         body = self.balanced("dense elements")[1:-1]
         self.expect(":", "':' and a type after dense<...>")
         tp = self.skip()
         typ = self.parse_type()
+        if isinstance(typ, UnrankedTensorType) or (isinstance(typ, RankedTensorType)
+                                                   and not typ.has_static_shape):
+            raise self.error("elements literal type must have static shape", start)
         if not isinstance(typ, (RankedTensorType, OpaqueType)):
             raise self.error(f"elements literal type must be a shaped type, got '{typ}'", tp)
         return DenseElementsAttr(_canonical_dense_body(body, typ), typ)
@@ -609,7 +689,16 @@ class Parser:
                     m = self.parse_optional_regex(_NUMBER)
                     if not m:
                         self.fail_expected("number in dense array")
-                    values.append(float(m.group(0)) if isinstance(el, FloatType) else _int_literal(m.group(0)))
+                    if isinstance(el, FloatType):
+                        values.append(float(m.group(0)))
+                    else:
+                        lit = m.group(0)
+                        digits = len(lit.lstrip("+-").removeprefix("0x"))
+                        width = el.width if isinstance(el, IntegerType) else 64
+                        if digits > width + 2 or (isinstance(el, IntegerType)
+                                                  and not _fits(_int_literal(lit), el)):
+                            raise self.error("integer constant out of range", self.skip())
+                        values.append(_int_literal(lit))
                 if not self.parse_optional(","):
                     break
         self.expect(">")
@@ -618,9 +707,9 @@ class Parser:
     def _parse_sharding_rule(self) -> OpShardingRule:
         """`<([i, j])->([i, j]) {i=8, j=8} reduction={j} ..., custom>` after the name, as
         Shardy's parser reads it (factor sizes in iota order `i`, `j`, ...)."""
-        self.expect("<")
+        self._expect_token("<")
         operands = self._rule_tensors()
-        self.expect("->")
+        self._expect_token("->")
         results = self._rule_tensors()
         sizes: list[int] = []
         if self.parse_optional("{"):
@@ -632,19 +721,19 @@ class Parser:
                     raise self.error(
                         "expecting factor indices to be ordered like an iota ([0,1,2,...], e.g. "
                         f"{{i=#, j=#, ...}}). Expecting factor index symbol '{factor_name(len(sizes))}', "
-                        f"received: '{factor_name(index)}'", here)
+                        f"received: '{_factor_symbol_string(index)}'", here)
                 if rest:
                     raise self.error(f"expecting single factor symbol: {rest}", here)
-                self.expect("=")
+                self._expect_token("=")
                 sizes.append(self._parse_bounded_int(32, "factor size"))
                 if not self.parse_optional(","):
                     break
-            self.expect("}")
+            self._expect_token("}")
         special: dict[str, tuple[int, ...]] = {}
         for key in ("reduction", "need_replication", "permutation", "blocked_propagation"):
             if not self.parse_optional_keyword(key):
                 continue
-            self.expect("=")
+            self._expect_token("=")
             braces = self.parse_optional("{")
             factors = []
             while True:
@@ -654,12 +743,12 @@ class Parser:
                 if not self.parse_optional(","):
                     break
             if braces:
-                self.expect("}")
+                self._expect_token("}")
             special[key] = tuple(factors)
         custom = self.parse_optional(",")
-        if custom:
-            self.expect_keyword("custom")
-        self.expect(">")
+        if custom and not self.parse_optional_keyword("custom"):
+            raise self.error("expected 'custom'", self.skip())  # keywords: at the token
+        self._expect_token(">")
         return OpShardingRule(
             operands, results, tuple(sizes), special.get("reduction", ()),
             special.get("need_replication", ()), special.get("permutation", ()),
@@ -667,29 +756,45 @@ class Parser:
 
     def _rule_tensors(self) -> tuple:
         """`([i, j], [k])`: one mapping per tensor, one factor tuple per dim."""
-        self.expect("(")
+        self._expect_token("(")
         tensors = []
-        if not self.peek(")"):
-            while True:
-                self.expect("[")
-                dims = []
-                if not self.parse_optional("]"):
-                    while True:
-                        symbols = self.parse_optional_bare_id()
-                        here = self.skip()
-                        factors = []
-                        while symbols:
-                            index, symbols = self._factor_symbol(symbols, here)
-                            factors.append(index)
-                        dims.append(tuple(factors))
-                        if not self.parse_optional(","):
-                            break
-                    self.expect("]")
-                tensors.append(tuple(dims))
-                if not self.parse_optional(","):
-                    break
-        self.expect(")")
+        while True:  # at least one tensor: `()` is "expected '['"
+            self._expect_token("[")
+            dims = []
+            if not self.parse_optional("]"):
+                while True:
+                    symbols = self.parse_optional_bare_id()
+                    here = self.skip()
+                    factors = []
+                    while symbols:
+                        index, symbols = self._factor_symbol(symbols, here)
+                        factors.append(index)
+                    dims.append(tuple(factors))
+                    if not self.parse_optional(","):
+                        break
+                self._expect_token("]")
+            tensors.append(tuple(dims))
+            if not self.parse_optional(","):
+                break
+        self._expect_token(")")
         return tuple(tensors)
+
+    def _token_error_pos(self) -> int:
+        """Where MLIR reports a wrong token: the end of the previous token."""
+        pos = self.skip()
+        while pos > 0 and self.text[pos - 1] in " \t\r\n":
+            pos -= 1
+        return pos
+
+    def _expect_token(self, token: str) -> None:
+        """`expect` with MLIR's own message and position (`expected ']'`)."""
+        if not self.parse_optional(token):
+            raise self.error(f"expected '{token}'", self._token_error_pos())
+
+    def pos_of(self, error: IRParseError) -> int:
+        """The text position of an error made by this parser."""
+        self.line_col(0)
+        return self._line_starts[error.line - 1] + error.col - 1
 
     def _factor_symbol(self, text: str, pos: int | None = None) -> tuple[int, str]:
         """The index of the first factor symbol in `text` and the rest (`'z_2k'` -> 19, `'k'`)."""
@@ -705,7 +810,10 @@ class Parser:
             raise self.error(f"expecting positive integer without leading zeros. Received: '{digits}'", pos)
         if len(digits) > 19 or int(digits) >= 1 << 63:
             raise self.error(f"expecting symbol index <=2^63-1. Received: '{digits}'", pos)
-        return int(digits) + 17, text[2 + len(digits):]
+        index = int(digits) + 17
+        if index >= 1 << 63:  # Shardy's int64 sum wraps
+            index -= 1 << 64
+        return index, text[2 + len(digits):]
 
     def _parse_bounded_int(self, bits: int, what: str) -> int:
         """A signed integer that must fit `bits` bits (MLIR's `parseInteger` into a C++ int)."""
@@ -884,6 +992,9 @@ class Parser:
 
     def parse_region(self, entry_args: list | None = None) -> Region:
         """`{ ops }` with optional `^label(args):` blocks; `entry_args` come from a pretty op."""
+        self._region_depth += 1
+        if self._region_depth > MAX_NESTING:
+            raise self.error(f"regions nested more than {MAX_NESTING} levels deep")
         self.expect("{")
         region = Region()
         self.push_scope()
@@ -914,6 +1025,7 @@ class Parser:
                 block = region.add_block(Block())
             self.parse_operation(block)
         self.pop_scope()
+        self._region_depth -= 1
         return region
 
     def _add_block_args(self, block: Block, args) -> None:
@@ -939,8 +1051,9 @@ class Parser:
             return Module(op)
         module = Module.create()
         module.op.location = self.location(0)
-        for op in list(top.ops):
-            module.body.append(op.detach())
+        ops = list(top.ops)
+        top.set_ops(())
+        module.body.set_ops(ops)
         return module
 
     def _parse_optional_alias_def(self) -> bool:
@@ -1039,6 +1152,7 @@ class Parser:
                 self.fail_expected("'{' of properties")
             op.properties = self.parse_attr_dict()
             self.expect(">", "'>' after properties")
+            self._check_property_kinds(op, p)
         if self.peek("(") and self.text.startswith("{", _WS.match(self.text, self.pos + 1).end()):
             self.pos += 1
             while True:
@@ -1065,6 +1179,16 @@ class Parser:
             op._add_operand(v)
         set_results(op, ftype.results)
         return op
+
+    def _check_property_kinds(self, op: Operation, pos: int) -> None:
+        """MLIR converts `<{...}>` into the op's properties struct and refuses an attribute
+        of another kind than the struct stores."""
+        opdef = lookup(op.name)
+        for name, kind in opdef.attribute_kinds if opdef is not None else ():
+            value = op.properties.get(name)
+            if value is not None and not isinstance(value, ATTRIBUTE_KINDS[kind][0]):
+                raise self.error(f"invalid properties {DictionaryAttr.from_dict(op.properties)} for op "
+                                 f"{op.name}: Invalid attribute `{name}` in property conversion: {value}", pos)
 
     def set_attrs(self, op: Operation, attrs: dict[str, Attribute]) -> None:
         """Add a parsed attribute dictionary to `op`: its inherent attributes (as the op's
@@ -1093,9 +1217,15 @@ class Parser:
 
 
 def _builtin_element_type(w: str) -> Type | None:
+    """The builtin scalar type named `w`; `_TextError` for an integer width MLIR refuses."""
     m = _INT_TYPE.fullmatch(w)
     if m:
-        return IntegerType(int(m.group(2)), m.group(1))
+        digits = m.group(2)
+        if len(digits) > 10 or int(digits) >= 1 << 32:
+            raise _TextError("invalid integer width", 0)
+        if int(digits) > MAX_INT_WIDTH:
+            raise _TextError(f"integer bitwidth is limited to {MAX_INT_WIDTH} bits", 0)
+        return IntegerType(int(digits), m.group(1))
     if _FLOAT_TYPE.fullmatch(w):
         return FloatType(w)
     if w == "index":
@@ -1140,13 +1270,28 @@ def _int_literal(lit: str) -> int:
     return int(lit, 16) if "0x" in lit else int(lit)
 
 
-def _int_range(t: IntegerType) -> tuple[int, int]:
+def _factor_symbol_string(i: int) -> str:
+    """Shardy's `factorSymbolString`, wrapped indices included (`'i' + i` as a C char)."""
+    return chr((ord("i") + i) % 256) if i < 17 else f"z_{i - 17}"
+
+
+def _fits(value: int, t: IntegerType) -> bool:
+    """Whether an integer literal fits type `t` (signless types accept both readings)."""
     w = t.width
+    if w == 0:
+        return value == 0
     if t.signedness == "u":
-        return 0, (1 << w) - 1
+        return 0 <= value < 1 << w
     if t.signedness == "s":
-        return -(1 << (w - 1)), (1 << (w - 1)) - 1
-    return -(1 << (w - 1)), (1 << w) - 1  # signless accepts both readings
+        return -(1 << (w - 1)) <= value < 1 << (w - 1)
+    return -(1 << (w - 1)) <= value < 1 << w
+
+
+def _float_width(t: FloatType) -> int:
+    """Bits of a float type (`f32` -> 32, `bf16` -> 16, `f8E4M3FN` -> 8, `tf32` -> 19)."""
+    if t.name == "tf32":
+        return 19
+    return int(re.match(r"b?f([0-9]+)", t.name).group(1))
 
 
 def _float_from_bits(bits: int, t: FloatType) -> float:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from sdy_passes.attributes import UnknownLoc, print_attr_dict, print_function_type
 from sdy_passes.dialects import lookup
+from sdy_passes.errors import SdyError
 from sdy_passes.ir import Block, Module, Operation, OpResult, Region, Value
 
 __all__ = ["print_module", "print_op", "print_function_type", "Printer"]
@@ -26,15 +27,22 @@ def print_module(module: Module, *, generic: bool = False, print_locations: bool
     p = Printer(generic=generic, print_locations=print_locations)
     if mlir_names:
         p.use_mlir_names(module.op)
-    p.print_op(module.op, 0)
+    _print_guarded(p, module.op)
     return "".join(p.out) + "\n"
 
 
 def print_op(op: Operation, *, generic: bool = True) -> str:
     """One op (and its regions) as text; values defined outside it get fresh names."""
     p = Printer(generic=generic)
-    p.print_op(op, 0)
+    _print_guarded(p, op)
     return "".join(p.out)
+
+
+def _print_guarded(p: Printer, op: Operation) -> None:
+    try:
+        p.print_op(op, 0)
+    except RecursionError:
+        raise SdyError("cannot print: the IR is nested too deeply") from None
 
 
 class Printer:
@@ -105,11 +113,22 @@ class Printer:
             else:
                 out.append(f"{base}:{len(op.results)} = " if len(op.results) > 1 else f"{base} = ")
         opdef = None if self.generic else lookup(op.name)
-        printer = opdef.print if opdef is not None else None
-        if printer is None or not printer(self, op, indent):
+        if opdef is None or opdef.print is None or not self._print_pretty(opdef, op, indent):
             self.print_generic_body(op, indent)
         if self.print_locations and not isinstance(op.location, UnknownLoc):
             out.append(f" {op.location}")
+
+    def _print_pretty(self, opdef, op: Operation, indent: int) -> bool:
+        """The op's pretty form; False (and nothing written) when its hook declines or cannot
+        print this op (attributes missing or of another kind: the generic form says it all)."""
+        mark = len(self.out)
+        try:
+            if opdef.print(self, op, indent):
+                return True
+        except (KeyError, IndexError, AttributeError, TypeError, ValueError):
+            pass
+        del self.out[mark:]
+        return False
 
     def print_generic_body(self, op: Operation, indent: int) -> None:
         out = self.out
@@ -134,8 +153,8 @@ class Printer:
         """`{`, the blocks (entry header only when it has arguments or is empty), `}`."""
         out = self.out
         out.append("{\n")
-        for b in region.blocks:
-            self.block_name(b)
+        for i, b in enumerate(region.blocks):
+            self._block_names.setdefault(b, f"^bb{i}")
         for i, b in enumerate(region.blocks):
             header = i > 0 or (print_entry_args and b.arguments) or (print_empty_block and not b.ops)
             if header:

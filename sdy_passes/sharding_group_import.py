@@ -100,7 +100,11 @@ def _renumber(groups_of_value: dict[Value, list[Operation]]) -> None:
 
 
 def _erase_duplicates(groups_of_value: dict[Value, list[Operation]]) -> None:
-    # Every op on one value now has the same id: keep the first, erase the others.
-    for ops in groups_of_value.values():
-        for op in ops[1:]:
-            op.erase()
+    # Every op on one value now has the same id: keep the first, erase the others, all of a
+    # block's at once (erasing one at a time shifts the block's op list n times: quadratic).
+    doomed = {op for ops in groups_of_value.values() for op in ops[1:]}
+    blocks = {op.parent: None for op in doomed if op.parent is not None}
+    for block in blocks:
+        block.set_ops([op for op in block.ops if op not in doomed])
+    for op in doomed:
+        op.erase()

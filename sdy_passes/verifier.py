@@ -19,7 +19,7 @@ from sharding import InvalidMeshError, Mesh, MeshTable
 from sharding.verify import verify_mesh
 
 from sdy_passes.dialects import VerifyContext, lookup
-from sdy_passes.dialects._base import fail as _fail
+from sdy_passes.dialects._base import ATTRIBUTE_KINDS, fail as _fail
 from sdy_passes.dialects.sdy import verify_discardable
 from sdy_passes.errors import VerificationError
 from sdy_passes.ir import Module, Operation, symbol_name
@@ -31,6 +31,70 @@ def verify_module(module: Module) -> None:
     ctx = VerifyContext(module, _mesh_table(module))
     for op in module.walk():
         verify_op(op, ctx)
+    for op in module.walk(post_order=True):  # region traits: after the ops inside
+        opdef = lookup(op.name)
+        if opdef is not None and "IsolatedFromAbove" in opdef.traits and op.parent is not None:
+            _verify_isolated(op)  # (the module op has nothing outside it)
+    _verify_dominance(module)
+
+
+def _verify_dominance(module: Module) -> None:
+    """Every operand is defined before its use: earlier in the same block or in an enclosing
+    one (regions of several blocks are only checked for values of enclosing regions)."""
+    available: set = set()
+    # (block, next op index, values added by this block), depth first
+    stack = [(module.body, 0, [])]
+    while stack:
+        block, i, added = stack.pop()
+        if i == 0:
+            multi = block.parent is not None and len(block.parent.blocks) > 1
+            local = [v for b in block.parent.blocks for v in b.arguments] if multi else list(block.arguments)
+            if multi:
+                local += [r for b in block.parent.blocks for o in b.ops for r in o.results]
+            for v in local:
+                if v not in available:
+                    available.add(v)
+                    added.append(v)
+        else:  # the previous op's results are defined once its regions are done
+            for r in block.ops[i - 1].results:
+                if r not in available:
+                    available.add(r)
+                    added.append(r)
+        if i == len(block.ops):
+            available.difference_update(added)
+            continue
+        op = block.ops[i]
+        for n, value in enumerate(op.operands):
+            if value not in available:
+                raise VerificationError(f"operand #{n} does not dominate this use", op.location)
+        stack.append((block, i + 1, added))
+        if lookup(op.name) is None:
+            continue  # MLIR takes an unregistered op's regions for graph regions: no order
+        for region in reversed(op.regions):
+            for b in reversed(region.blocks):
+                stack.append((b, 0, []))
+
+
+def _verify_isolated(isolated: Operation) -> None:
+    """MLIR's `IsolatedFromAbove`: no op inside uses a value defined outside."""
+    for region in isolated.regions:
+        for block in region.blocks:
+            for inner in block.ops:
+                for op in inner.walk():
+                    for value in op.operands:
+                        if not _defined_inside(value, isolated):
+                            raise VerificationError(f"'{op.name}' op using value defined outside "
+                                                    "the region", op.location)
+
+
+def _defined_inside(value, isolated: Operation) -> bool:
+    block = value.parent_block
+    op = block.parent_op if block is not None else None
+    while op is not None:
+        if op is isolated:
+            return True
+        op = op.parent_op
+    return False
 
 
 def verify_op(op: Operation, ctx: VerifyContext) -> None:
@@ -48,6 +112,10 @@ def verify_op(op: Operation, ctx: VerifyContext) -> None:
     for name in opdef.required:
         if name not in op.properties:
             _fail(op, f"requires attribute '{name}'")
+    for name, kind in opdef.attribute_kinds:
+        value = op.properties.get(name)
+        if value is not None and not ATTRIBUTE_KINDS[kind][1](value):
+            _fail(op, f"attribute '{name}' failed to satisfy constraint: {kind}")
     if opdef.verify is not None:
         opdef.verify(op, ctx)
 

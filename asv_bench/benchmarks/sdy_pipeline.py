@@ -1,4 +1,5 @@
-"""`sdy-import-pipeline` (jaxlib's composition) on generated modules of 1k, 10k and 100k ops.
+"""`sdy-import-pipeline` (jaxlib's composition), and parse + print alone (`ParsePrint`), on generated
+modules of 1k, 10k and 100k ops.
 
 The module is an element-wise chain fed by one constant, with a sharding constraint every 10 ops
 (`chain_module`). Each measurement is parse + passes + generic print, in this process for
@@ -88,14 +89,37 @@ def _has_jaxlib():
     return importlib.util.find_spec("jaxlib") is not None and not os.environ.get("SDY_BENCH_NO_JAXLIB")
 
 
-class ImportPipeline:
-    """parse + six passes + generic print of a chain module of `n_ops` ops."""
+def _best_seconds(fn, text, with_gc=False):
+    """Best of a few runs of `fn(text)`; like `time_*` (timeit) with the cyclic GC paused
+    unless `with_gc`."""
+    best = float("inf")
+    for _ in range(3 if len(text) < 2_000_000 else 1):
+        was_enabled = gc.isenabled()
+        if not with_gc:
+            gc.disable()
+        try:
+            start = time.perf_counter()
+            fn(text)
+            best = min(best, time.perf_counter() - start)
+        finally:
+            if was_enabled:
+                gc.enable()
+        gc.collect()
+    return best
+
+
+class _OnChainModules:
+    """asv settings shared by the benchmarks on `chain_module(n_ops)`."""
 
     params = [[1_000, 10_000, 100_000]]
     param_names = ["n_ops"]
     timeout = 900
     number = 1
     repeat = (1, 3, 30.0)
+
+
+class ImportPipeline(_OnChainModules):
+    """parse + six passes + generic print of a chain module of `n_ops` ops."""
 
     def setup(self, n_ops):
         self.text = chain_module(n_ops)
@@ -105,21 +129,7 @@ class ImportPipeline:
         run_ours(self.text)
 
     def _ours_seconds(self, with_gc=False):
-        """Best of a few runs; like `time_*` (timeit) with the cyclic GC paused unless `with_gc`."""
-        best = float("inf")
-        for _ in range(3 if len(self.text) < 2_000_000 else 1):
-            was_enabled = gc.isenabled()
-            if not with_gc:
-                gc.disable()
-            try:
-                start = time.perf_counter()
-                run_ours(self.text)
-                best = min(best, time.perf_counter() - start)
-            finally:
-                if was_enabled:
-                    gc.enable()
-            gc.collect()
-        return best
+        return _best_seconds(run_ours, self.text, with_gc)
 
     def track_seconds_per_op(self, n_ops):
         return self._ours_seconds() / n_ops
@@ -150,5 +160,66 @@ class ImportPipeline:
     def track_ratio_to_jaxlib(self, n_ops):
         """Our seconds / jaxlib's seconds on the same text (< 1: faster than jaxlib)."""
         return self._ours_seconds() / self._jaxlib_seconds(n_ops)
+
+    track_ratio_to_jaxlib.unit = "ratio"
+
+
+_JAXLIB_PARSE_PRINT = """
+import json, sys, time
+from jax._src.interpreters import mlir as jax_mlir
+from jax._src.lib.mlir import ir
+text = sys.stdin.read()
+ctx = jax_mlir.make_ir_context()
+ctx.enable_multithreading(False)
+with ctx:
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        module = ir.Module.parse(text)
+        out = module.operation.get_asm(print_generic_op_form=True)
+        best = min(best, time.perf_counter() - start)
+    print(json.dumps({"seconds": best}))
+"""
+
+
+def parse_print_ours(text):
+    """Parse (with verification, as MLIR's parser) and print generic: what the CLI does."""
+    return sdy_passes.print_module(sdy_passes.parse_module(text), generic=True)
+
+
+def parse_print_jaxlib(text, timeout=600):
+    """jaxlib's seconds for the same parse + generic print (best of 3, measured in a child)."""
+    proc = subprocess.run([sys.executable, "-c", _JAXLIB_PARSE_PRINT], input=text,
+                          capture_output=True, text=True, timeout=timeout,
+                          env=dict(os.environ, JAX_PLATFORMS="cpu"))
+    if proc.returncode != 0:
+        raise RuntimeError(f"jaxlib child failed: {proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])["seconds"]
+
+
+class ParsePrint(_OnChainModules):
+    """parse (+ verify) + generic print of a chain module of `n_ops` ops; target (issue 23):
+    within 3x of jaxlib at 100k (`track_ratio_to_jaxlib`), per-op time flat from 1k to 100k."""
+
+    def setup(self, n_ops):
+        self.text = chain_module(n_ops)
+        parse_print_ours(self.text)
+
+    def time_parse_print(self, n_ops):
+        parse_print_ours(self.text)
+
+    def _ours_seconds(self):
+        return _best_seconds(parse_print_ours, self.text)
+
+    def track_seconds_per_op(self, n_ops):
+        return self._ours_seconds() / n_ops
+
+    track_seconds_per_op.unit = "seconds"
+
+    def track_ratio_to_jaxlib(self, n_ops):
+        """Our seconds / jaxlib's seconds on the same text (< 1: faster than jaxlib)."""
+        if not _has_jaxlib():
+            raise NotImplementedError("jaxlib is not installed (or SDY_BENCH_NO_JAXLIB is set)")
+        return self._ours_seconds() / parse_print_jaxlib(self.text)
 
     track_ratio_to_jaxlib.unit = "ratio"

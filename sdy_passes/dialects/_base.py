@@ -19,7 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from sdy_passes.attributes import Attribute, IntegerType, print_attr_dict, print_function_type
+from sdy_passes.attributes import (
+    I1, I64, Attribute, BoolAttr, FunctionType, IntegerAttr, IntegerType, StringAttr, SymbolRefAttr, TypeAttr,
+    Type, print_attr_dict, print_function_type,
+)
 from sdy_passes.errors import VerificationError
 from sdy_passes.ir import Operation, OpResult
 
@@ -64,6 +67,22 @@ class OpDef:
     result: `("values", "indices")`), or None (`getAsmResultNames`)."""
     block_arg_name: str | None = None
     """Name of the entry block arguments of the op's regions (`iterArg`)."""
+    attribute_kinds: tuple[tuple[str, str], ...] = ()
+    """(inherent attribute, ODS constraint) pairs, e.g. `("sym_name", "string attribute")`:
+    the parser refuses another kind of attribute there, the verifier a wrong width."""
+
+
+def _is_function_type_attr(a) -> bool:
+    return isinstance(a, TypeAttr) and isinstance(a.type, FunctionType)
+
+
+ATTRIBUTE_KINDS: dict[str, tuple[type, Callable]] = {
+    "string attribute": (StringAttr, lambda a: isinstance(a, StringAttr)),
+    "64-bit signless integer attribute": (IntegerAttr, lambda a: isinstance(a, IntegerAttr) and a.type == I64),
+    "flat symbol reference attribute": (SymbolRefAttr, lambda a: isinstance(a, SymbolRefAttr) and not a.nested),
+    "type attribute of function type": (TypeAttr, _is_function_type_attr),
+}
+"""ODS constraint -> (the attribute class its property stores, the verifier's check)."""
 
 
 @dataclass(slots=True)
@@ -161,11 +180,16 @@ def print_return(pr, op, indent):
     return True
 
 
+def _typed_value_type(value) -> Type | None:
+    """The type of a constant's value (`true` is an `i1`)."""
+    return I1 if isinstance(value, BoolAttr) else getattr(value, "type", None)
+
+
 def parse_constant(p, op, n):
     p.set_attrs(op, p.parse_optional_attr_dict())
     pos = p.skip()
     value = p.parse_attribute()
-    typ = getattr(value, "type", None)
+    typ = _typed_value_type(value)
     if typ is None:
         raise p.error("expected a typed constant value such as dense<1.0> : tensor<f32>", pos)
     op.properties["value"] = value
@@ -183,7 +207,7 @@ def print_constant(pr, op, indent):
     attrs = attr_dict_for(op, ("value",))
     value = op.properties.get("value")
     if (attrs is None or value is None or op.operands or len(op.results) != 1
-            or getattr(value, "type", None) != op.result.type):
+            or _typed_value_type(value) != op.result.type):
         return False
     pr.out.append(f"{op.name}{opt_dict(attrs)} {value}")
     return True

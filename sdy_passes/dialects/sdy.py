@@ -10,24 +10,38 @@ from sharding import TensorShardingPerValue
 from sharding.verify import NO_TYPE, sharding_errors
 
 from sdy_passes import _sdy_syntax as sdy_syntax
+from sdy_passes._value_shardings import get_sharding
 from sdy_passes.attributes import (
-    I32, I64, IntegerAttr, OpShardingRule, RankedTensorType, StringAttr, factor_name,
+    ArrayAttr, I32, I64, IntegerAttr, OpShardingRule, RankedTensorType, StringAttr, TupleType, factor_name,
     print_function_type, print_symbol_name,
 )
 from sdy_passes.dialects._base import (
     OpDef, VerifyContext, add_operands, attr_dict_for, fail, opt_dict, parse_constant,
     parse_return, print_constant, print_return, set_results,
 )
-from sdy_passes.errors import VerificationError
-from sdy_passes.ir import Operation
+from sdy_passes.dialects.sdy_attributes import PropagationEdges
+from sdy_passes.errors import IRParseError, VerificationError
+from sdy_passes.ir import BlockArgument, Operation
 
 
 def _parse_mesh(p, op, n):
     op.properties["sym_name"] = StringAttr(p.parse_symbol())
     p.expect("=")
     p.skip()
-    op.properties["mesh"] = p.parse_sdy(sdy_syntax.parse_mesh_body, p.pos)
+    op.properties["mesh"] = parse_op_attribute(p, op, sdy_syntax.parse_mesh_body)
     p.set_attrs(op, p.parse_optional_attr_dict())
+
+
+def parse_op_attribute(p, op, fn):
+    """An sdy attribute written bare in a pretty op (`<["a"=2]>`): MLIR hands the op's own
+    parser to the attribute, so the attribute's messages (not token errors) read `custom op
+    'sdy.mesh' ...`."""
+    try:
+        return p.parse_sdy(fn, p.skip())
+    except IRParseError as e:
+        if e.message.startswith("expected "):
+            raise
+        raise p.error(f"custom op '{op.name}' {e.message}", p.pos_of(e)) from None
 
 
 def _print_mesh(pr, op, indent):
@@ -55,7 +69,7 @@ def _is_unary_same_type(op, num_results=1):
 def _parse_sharding_op(p, op, n):
     ref = p.parse_value_ref()
     p.skip()
-    op.properties["sharding"] = p.parse_sdy(sdy_syntax.parse_sharding_body, p.pos)
+    op.properties["sharding"] = parse_op_attribute(p, op, sdy_syntax.parse_sharding_body)
     p.set_attrs(op, p.parse_optional_attr_dict())
     _unary_type(p, op, ref)
 
@@ -74,7 +88,7 @@ def _parse_edge(p, op, n):
     if p.parse_optional_keyword("sharding"):
         p.expect("=")
         p.skip()
-        op.properties["sharding"] = p.parse_sdy(sdy_syntax.parse_sharding_body, p.pos)
+        op.properties["sharding"] = parse_op_attribute(p, op, sdy_syntax.parse_sharding_body)
     p.set_attrs(op, p.parse_optional_attr_dict())
     _unary_type(p, op, ref)
 
@@ -139,7 +153,7 @@ def _parse_shardings_list(p, key: str, op) -> None:
     p.expect_keyword(key)
     p.expect("=")
     p.skip()
-    op.properties[key] = p.parse_sdy(sdy_syntax.parse_per_value_body, p.pos)
+    op.properties[key] = parse_op_attribute(p, op, sdy_syntax.parse_per_value_body)
 
 
 def _parse_body_and_signature(p, op, refs):
@@ -162,7 +176,7 @@ def _parse_manual(p, op, n):
     p.expect_keyword("manual_axes")
     p.expect("=")
     p.skip()
-    op.properties["manual_axes"] = p.parse_sdy(sdy_syntax.parse_manual_axes_body, p.pos)
+    op.properties["manual_axes"] = parse_op_attribute(p, op, sdy_syntax.parse_manual_axes_body)
     _parse_body_and_signature(p, op, refs)
 
 
@@ -241,6 +255,10 @@ def bound_manual_axes(op: Operation, *, include_self: bool = False) -> tuple[str
 
 
 def check_sharding(op, sharding, t, meshes, prefix: str, manual_axes=()) -> None:
+    if isinstance(t, TupleType):  # Shardy: a 1-tuple's sharding is its element's
+        if len(t.types) != 1:
+            fail(op, f"{prefix}ops can only have a sharding for a tuple of size 1: '{t}'")
+        t = t.types[0]
     try:
         errors = sharding_errors(sharding, mesh=meshes, shape=_shape(t),
                                  manual_axes=manual_axes)
@@ -271,14 +289,61 @@ def check_per_value(op, per_value, types, meshes, kind: str, manual_axes=()) -> 
 
 
 def verify_discardable(op: Operation, ctx: VerifyContext) -> None:
-    """The sdy attributes any op may carry: `sdy.sharding` and `sdy.sharding_rule`."""
-    if "sdy.sharding" in op.attributes:
-        s = op.attributes["sdy.sharding"]
-        if not isinstance(s, TensorShardingPerValue):
-            fail(op, "should have a sharding attribute of type TensorShardingPerValueAttr")
-        check_per_value(op, s, op.result_types, ctx.meshes, "result", bound_manual_axes(op))
-    if "sdy.sharding_rule" in op.attributes:
-        _verify_sharding_rule(op, op.attributes["sdy.sharding_rule"])
+    """The sdy attributes any op may carry, in name order as MLIR checks them:
+    `sdy.propagation_edges` (and the result/block-argument lists), `sdy.sharding`,
+    `sdy.sharding_rule`."""
+    for name in sorted(k for k in op.attributes if k.startswith("sdy.")):
+        value = op.attributes[name]
+        if name == "sdy.sharding":
+            if not isinstance(value, TensorShardingPerValue):
+                fail(op, "should have a sharding attribute of type TensorShardingPerValueAttr")
+            check_per_value(op, value, op.result_types, ctx.meshes, "result", bound_manual_axes(op))
+        elif name == "sdy.sharding_rule":
+            _verify_sharding_rule(op, value)
+        elif name == "sdy.propagation_edges":
+            if not isinstance(value, PropagationEdges):
+                fail(op, "should have a propagation edges attribute of type PropagationEdgesAttr "
+                         "for attr named 'sdy.propagation_edges'")
+            _verify_propagation_edges(op, value, ctx)
+        elif name in ("sdy.result_propagation_edges", "sdy.block_arg_propagation_edges"):
+            if not (isinstance(value, ArrayAttr) and all(isinstance(e, PropagationEdges) for e in value)):
+                fail(op, "should have a propagation edges attribute of type "
+                         "ArrayAttr<PropagationEdgesAttr> for attr named "
+                         "'sdy.result_propagation_edges' or 'sdy.block_arg_propagation_edges'")
+
+
+def _verify_propagation_edges(op: Operation, edges: PropagationEdges, ctx: VerifyContext) -> None:
+    """Shardy's `verifyPropagationEdgesShardingAttr`: the values referenced have shardings on
+    one mesh that has every axis named, and every reference is in range."""
+    def value_of(ref):
+        values = op.results if ref.type == "result" else op.operands
+        return values[ref.index] if 0 <= ref.index < len(values) else None
+
+    meshes = []
+    for step in edges.steps:
+        for entry in step.axis_entries:
+            for ref in (entry.source, *entry.targets):
+                value = value_of(ref)
+                sharding = get_sharding(value) if value is not None else None
+                if sharding is not None:
+                    mesh = sharding.mesh_or_ref
+                    meshes.append(mesh if isinstance(mesh, Mesh) else ctx.meshes.get(mesh))
+    if not meshes:
+        fail(op, "expected propagation edges attr to reference a sharding.")
+    non_empty = {m for m in meshes if m is not None and not m.is_empty}
+    if len(non_empty) > 1:
+        fail(op, "expected a common mesh for propagation edges attr.")
+    mesh = next(iter(non_empty), meshes[0])
+    for step in edges.steps:
+        for entry in step.axis_entries:
+            if mesh is None or not mesh.has_axis(entry.axis.name):
+                fail(op, "expected axis ref to be in one of the meshes")
+            for ref in (entry.source, *entry.targets):
+                count = len(op.results if ref.type == "result" else op.operands)
+                if not 0 <= ref.index < count:
+                    article = "a result" if ref.type == "result" else "an operand"
+                    fail(op, f"expected a value ref to have {article} index in range [0, {count}), "
+                             f"got: {ref.index}")
 
 
 def _verify_sharding_op(op: Operation, ctx: VerifyContext) -> None:
@@ -304,7 +369,7 @@ def _verify_edge(op: Operation) -> None:
         fail(op, "expects one operand and one result")
     t = op.result.type
     if not (isinstance(t, RankedTensorType) and t.has_static_shape):
-        fail(op, f"expected sdy.data_flow_edge to have a static-shaped result. type: {t}")
+        fail(op, f"expected sdy.data_flow_edge to have a static-shaped result. type: '{t}'")
     x = op.operands[0]
     if x.num_uses != 1:
         fail(op, "expected input of sdy.data_flow_edge to have a single user")
@@ -313,6 +378,37 @@ def _verify_edge(op: Operation) -> None:
             "sdy.named_computation", "sdy.manual_computation"):
         fail(op, "expected input of sdy.data_flow_edge to not be defined by an SdyDialect op "
                   "(other than an sdy.named_computation).")
+
+
+def _parse_func_edge(p, op, n):
+    ref = p.parse_value_ref()
+    p.set_attrs(op, p.parse_optional_attr_dict())
+    _unary_type(p, op, ref)
+
+
+def _print_func_edge(pr, op, indent):
+    attrs = attr_dict_for(op)
+    if attrs is None or not _is_unary_same_type(op):
+        return False
+    pr.out.append(f"sdy.func_data_flow_edge {pr.value_name(op.operands[0])}{opt_dict(attrs)} : "
+                  f"{op.result.type}")
+    return True
+
+
+def _verify_func_edge(op: Operation, ctx: VerifyContext) -> None:
+    """Shardy's `FuncDataFlowEdgeOp::verifySymbolUses`."""
+    t = op.result.type
+    if not (isinstance(t, RankedTensorType) and t.has_static_shape):
+        fail(op, f"expected sdy.func_data_flow_edge to have a static-shaped result. type: '{t}'")
+    x = op.operands[0]
+    if x.num_uses != 1:
+        fail(op, "expected operand of sdy.func_data_flow_edge to have a single user")
+    if isinstance(x, BlockArgument):
+        parent = x.owner.parent_op
+        if parent is None or parent.name != "func.func":
+            fail(op, "expected operand of sdy.func_data_flow_edge to be a block argument of a func op.")
+    elif x.owner.name != "func.call":
+        fail(op, "expected operand of sdy.func_data_flow_edge to be a result of call op.")
 
 
 def _terminator_types(op: Operation):
@@ -430,7 +526,8 @@ def _types(types) -> str:
 def _verify_sharding_rule(op: Operation, rule) -> None:
     """`verifyOpShardingRuleAttr`: mappings fit the op's types, factors are used and valid."""
     if not isinstance(rule, OpShardingRule):
-        fail(op, "should have a sharding rule attribute of type OpShardingRuleAttr")
+        fail(op, "should have a sharding rule attribute of type OpShardingRuleAttr for attr named "
+                 "'sdy.sharding_rule'")
     sizes = rule.factor_sizes
     seen: set[int] = set()
     for kind, types, mappings in (("operand", op.operand_types, rule.operand_mappings),
@@ -443,7 +540,7 @@ def _verify_sharding_rule(op: Operation, rule) -> None:
         for i, (t, mapping) in enumerate(zip(types, mappings)):
             prefix = value_prefix(kind, len(types), i)
             if not (isinstance(t, RankedTensorType) and t.has_static_shape):
-                fail(op, f"{prefix}expected a ranked tensor with a static shape. type: {t}")
+                fail(op, f"{prefix}expected a ranked tensor with a static shape. type: '{t}'")
             if len(mapping) != t.rank:
                 fail(op, f"{prefix}mapping rank must match: {len(mapping)} != {t.rank}")
             used: set[int] = set()
@@ -473,6 +570,9 @@ def _verify_sharding_rule(op: Operation, rule) -> None:
         fail(op, "a factor can only be in one of the reduction, need replication, or "
                   "permutation factor sets")
     _check_factor_indices(op, rule.blocked_propagation_factors, len(sizes))
+    in_results = {f for mapping in rule.result_mappings for dim in mapping for f in dim}
+    if any(f in in_results for f in rule.reduction_factors):
+        fail(op, "reduction factor cannot be in result mappings")
 
 
 def _check_factor_indices(op: Operation, indices, num_factors: int) -> None:
@@ -491,15 +591,19 @@ def _check_factor_indices(op: Operation, indices, num_factors: int) -> None:
 _UNARY = dict(num_operands=1, num_results=1)
 OPS = (
     OpDef("sdy.mesh", ("sym_name", "mesh"), ("sym_name", "mesh"), 0, 0,
-          parse=_parse_mesh, print=_print_mesh, traits=frozenset({"Symbol"})),
+          parse=_parse_mesh, print=_print_mesh, traits=frozenset({"Symbol"}),
+          attribute_kinds=(("sym_name", "string attribute"),)),
     OpDef("sdy.sharding_constraint", ("sharding",), ("sharding",), **_UNARY,
           parse=_parse_sharding_op, print=_print_sharding_op, verify=_verify_sharding_op),
     OpDef("sdy.reshard", ("sharding",), ("sharding",), **_UNARY,
           parse=_parse_sharding_op, print=_print_sharding_op, verify=_verify_sharding_op),
     OpDef("sdy.data_flow_edge", ("sharding",), (), **_UNARY,
           parse=_parse_edge, print=_print_edge, verify=_verify_sharding_op),
+    OpDef("sdy.func_data_flow_edge", num_operands=1, num_results=1, parse=_parse_func_edge,
+          print=_print_func_edge, verify=_verify_func_edge),
     OpDef("sdy.sharding_group", ("group_id",), ("group_id",), 1, 0,
-          parse=_parse_group, print=_print_group),
+          parse=_parse_group, print=_print_group,
+          attribute_kinds=(("group_id", "64-bit signless integer attribute"),)),
     OpDef("sdy.propagation_barrier", ("allowed_direction",), ("allowed_direction",), **_UNARY,
           parse=_parse_barrier, print=_print_barrier, verify=_verify_barrier),
     OpDef("sdy.constant", ("value",), ("value",), 0, 1,
@@ -510,6 +614,7 @@ OPS = (
           traits=frozenset({"IsolatedFromAbove", "ShardableDataFlowOpInterface"})),
     OpDef("sdy.named_computation", ("name", "in_shardings", "out_shardings"), ("name",),
           num_regions=1, parse=_parse_named, print=_print_named, verify=_verify_named,
+          attribute_kinds=(("name", "string attribute"),),
           traits=frozenset({"IsolatedFromAbove", "ShardableDataFlowOpInterface"})),
     OpDef("sdy.return", num_results=0, parse=parse_return, print=print_return,
           traits=frozenset({"Terminator"})),

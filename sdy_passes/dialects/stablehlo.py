@@ -496,6 +496,7 @@ def _parse_reduce(p, op, n):
                 raise p.error(f"expected 2 reducer arguments, found {len(args)}")
             pairs.append(args)
         op.add_region(p.parse_region(entry_args=[a for a, _ in pairs] + [b for _, b in pairs]))
+        op.location = p.location(start)  # StableHLO's parser: where the operands begin
         return
     if not ft.inputs:
         raise p.error("input types missing in reduce-op function type", pos)

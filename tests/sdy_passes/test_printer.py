@@ -165,3 +165,32 @@ def test_float_printing_matches_jaxlib(values):
     (r,) = jaxlib_parse([text])
     jax_generic = r["generic"]
     assert ours == jax_generic
+
+
+def test_arith_constants_print_with_mlirs_names():
+    # jaxlib 0.10.2's print of this text, byte for byte.
+    text = '''module {
+  func.func @f() -> (i32, i1, tensor<2xf32>, index, tensor<2xi32>) {
+    %c3_i32 = arith.constant 3 : i32
+    %true = arith.constant true
+    %cst = arith.constant dense<1.000000e+00> : tensor<2xf32>
+    %c0 = arith.constant 0 : index
+    %cst_0 = arith.constant dense<1> : tensor<2xi32>
+    return %c3_i32, %true, %cst, %c0, %cst_0 : i32, i1, tensor<2xf32>, index, tensor<2xi32>
+  }
+}
+'''
+    assert print_module(parse_module(text)) == text
+
+
+def test_func_data_flow_edge_pretty_form():
+    text = '''module {
+  func.func @f(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+    %0 = sdy.func_data_flow_edge %arg0 : tensor<8xf32>
+    return %0 : tensor<8xf32>
+  }
+}
+'''
+    module = parse_module(text)
+    assert print_module(module) == text
+    assert '"sdy.func_data_flow_edge"(%arg0) : (tensor<8xf32>) -> tensor<8xf32>' in print_module(module, generic=True)

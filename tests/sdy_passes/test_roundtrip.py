@@ -51,8 +51,8 @@ def test_our_pretty_form_reads_back_to_the_same_module(path):
 def test_random_modules_print_reparse_and_print_identically(module):
     generic = print_module(module, generic=True)
     pretty = print_module(module)
-    assert print_module(parse_module(generic), generic=True) == generic
-    again = parse_module(pretty)
+    assert print_module(parse_module(generic, verify=False), generic=True) == generic
+    again = parse_module(pretty, verify=False)
     assert print_module(again) == pretty
     assert print_module(again, generic=True) == generic
     assert print_module(module.clone(), generic=True) == generic
@@ -72,6 +72,6 @@ def test_pretty_form_is_jaxlibs_byte_for_byte_and_reads_jaxlibs():
 @given(modules())
 def test_mlir_names_read_back(module):
     pretty = print_module(module, mlir_names=True)
-    again = parse_module(pretty)
+    again = parse_module(pretty, verify=False)
     assert print_module(again, mlir_names=True) == pretty
     assert print_module(again, generic=True) == print_module(module, generic=True)

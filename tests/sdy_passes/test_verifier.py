@@ -77,7 +77,7 @@ CASES = [
 
 @pytest.mark.parametrize("text, message, line, col", CASES, ids=range(len(CASES)))
 def test_messages(text, message, line, col):
-    module = parse_module(text)
+    module = parse_module(text, verify=False)
     with pytest.raises(VerificationError) as info:
         verify_module(module)
     assert info.value.message == message
@@ -111,3 +111,24 @@ def test_random_modules_verify_or_raise_verification_error(module):
         verify_module(module)
     except VerificationError:
         pass
+
+
+@pytest.mark.parametrize("text, where, message", [
+    # jaxlib 0.10.2's first diagnostic for each
+    ('func.func @f(%arg0: tensor<2xf32>) -> tensor<2xf32> {\n  %1 = stablehlo.add %0, %arg0 : tensor<2xf32>\n'
+     '  %0 = stablehlo.negate %arg0 : tensor<2xf32>\n  return %1 : tensor<2xf32>\n}', (2, 8),
+     "operand #0 does not dominate this use"),
+    ('func.func @f(%arg0: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = stablehlo.add %1, %arg0 : tensor<2xf32>\n'
+     '  %1 = stablehlo.add %0, %arg0 : tensor<2xf32>\n  return %1 : tensor<2xf32>\n}', (2, 8),
+     "operand #0 does not dominate this use"),
+    ('sdy.mesh @mesh = <["a"=2]>\nfunc.func @f(%arg0: tensor<16x32xf32>) -> tensor<16x32xf32> {\n'
+     '  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{}, {}]>] out_shardings=[<@mesh, [{}, {}]>] '
+     'manual_axes={} (%arg1: tensor<16x32xf32>) {\n    %1 = stablehlo.add %arg0, %arg1 : tensor<16x32xf32>\n'
+     '    sdy.return %1 : tensor<16x32xf32>\n  } : (tensor<16x32xf32>) -> tensor<16x32xf32>\n'
+     '  return %0 : tensor<16x32xf32>\n}', (4, 10), "'stablehlo.add' op using value defined outside the region"),
+])
+def test_dominance_and_isolation(text, where, message):
+    with pytest.raises(VerificationError) as e:
+        parse_module(text)
+    assert e.value.message == message
+    assert (e.value.location.line, e.value.location.col) == where

@@ -1,0 +1,171 @@
+"""Hostile and odd input: only `IRParseError` / `SdyError`, with jaxlib's words where it has
+them (issue 22, items 8, 9 and 11). Messages and columns below are jaxlib 0.10.2's."""
+
+import pytest
+
+import sdy_passes
+from sdy_passes import IRParseError, SdyError, VerificationError, parse_attribute, parse_module, parse_type
+from sdy_passes import parser as parser_module
+from sdy_passes.attributes import ArrayAttr, IntegerAttr, TupleType, I32
+
+
+@pytest.mark.parametrize("text, message, col", [
+    ("1 : i0", "integer constant out of range for attribute", 1),
+    ("1 : i1099511627776", "invalid integer width", 5),
+    ("0 : i4000000000", "integer bitwidth is limited to 16777215 bits", 5),
+    ("0x1FFFFFFFF : f32", "hexadecimal float constant out of range for type", 1),
+    ("-1 : ui8", "negative integer literal not valid for unsigned integer type", 2),
+    ("99999999999999999999999 : i64", "integer constant out of range for attribute", 1),
+    ("9" * 5000 + " : i64", "integer constant out of range for attribute", 1),
+    ("#sdy.op_sharding_rule<([i])->([i]) {j=8}>",
+     "expecting factor indices to be ordered like an iota ([0,1,2,...], e.g. {i=#, j=#, ...}). "
+     "Expecting factor index symbol 'i', received: 'j'", 38),
+    ("#sdy.op_sharding_rule<([i, k])->([ik]) {i=2, k=4}>",
+     "expecting factor indices to be ordered like an iota ([0,1,2,...], e.g. {i=#, j=#, ...}). "
+     "Expecting factor index symbol 'j', received: 'k'", 47),
+    ("array<i64: 999999999999999999999999999999>", "integer constant out of range", 42),
+    ("array<i8: 300>", "integer constant out of range", 14),
+])
+def test_numbers_and_rules_jaxlib_refuses(text, message, col):
+    with pytest.raises(IRParseError) as e:
+        parse_attribute(text)
+    assert e.value.message == message
+    assert e.value.col == col
+    assert "^" in str(e.value)  # the caret under the column
+
+
+def test_factor_symbol_index_beyond_int64_is_refused():
+    # jaxlib reports this error and then goes on with factor 0 (`z`): a silent wrong rule.
+    with pytest.raises(IRParseError, match=r"expecting symbol index <=2\^63-1. Received: '9{20}'"):
+        parse_attribute("#sdy.op_sharding_rule<([z_99999999999999999999])->([i]) {i=2}>")
+
+
+def test_zero_width_and_widest_integers():
+    assert parse_attribute("0 : i0") == IntegerAttr(0, sdy_passes.IntegerType(0))
+    assert str(parse_type("i16777215")) == "i16777215"
+    with pytest.raises(IRParseError, match="integer bitwidth is limited to 16777215 bits"):
+        parse_type("i16777216")
+    with pytest.raises(IRParseError, match="invalid dimension") as e:
+        parse_type("tensor<99999999999999999999xf32>")
+    assert e.value.col == 8
+
+
+@pytest.mark.parametrize("text", ["[" * 2000 + "]" * 2000, "tuple<" * 2000 + ">" * 2000,
+                                  "complex<" * 300 + "f32" + ">" * 300, "{a = " * 2000 + "1" + "}" * 2000])
+def test_deep_nesting_is_a_parse_error(text):
+    parse = parse_type if text.startswith(("tuple", "complex")) else parse_attribute
+    with pytest.raises(IRParseError, match="nested more than 100 levels deep") as e:
+        parse(text)
+    assert e.value.line == 1 and e.value.col > 1
+
+
+def test_deep_regions_are_a_parse_error():
+    depth = 2000
+    text = 'func.func @f() {\n' + '"t.op"() ({\n' * depth + '}) : () -> ()\n' * depth + 'return\n}'
+    with pytest.raises(IRParseError, match="nested more than 100 levels deep"):
+        parse_module(text)
+
+
+def test_nesting_the_parser_accepts_prints():
+    attr = parse_attribute("[" * 99 + "1" + "]" * 99)
+    module = parse_module(f'"t.op"() {{a = {attr}, t = {TupleType((TupleType(()),) * 2)}}} : () -> ()')
+    assert "[" * 99 + "1" + "]" * 99 in sdy_passes.print_module(module)
+
+
+def test_printing_too_deep_an_attribute_built_in_python_is_an_sdy_error():
+    attr = IntegerAttr(1, I32)
+    for _ in range(3000):
+        attr = ArrayAttr((attr,))
+    module = parse_module('"t.op"() : () -> ()')
+    module.ops[0].attributes["deep"] = attr
+    with pytest.raises(SdyError, match="nested too deeply"):
+        sdy_passes.print_module(module)
+
+
+# -- item 9: what the verifier must refuse, and what the printer must survive ------------------
+
+VERIFY_CASES = [
+    ('"func.func"() <{function_type = () -> ()}> ({\n  "func.return"() : () -> ()\n}) : () -> ()',
+     "'func.func' op requires attribute 'sym_name'"),
+    ('"func.func"() <{function_type = i32, sym_name = "f"}> ({\n  "func.return"() : () -> ()\n}) : () -> ()',
+     "'func.func' op attribute 'function_type' failed to satisfy constraint: type attribute of function type"),
+    ('func.func @f(%arg0: tensor<2xf32>) {\n  "sdy.sharding_group"(%arg0) : (tensor<2xf32>) -> ()\n  return\n}',
+     "'sdy.sharding_group' op requires attribute 'group_id'"),
+    ('func.func @f(%arg0: tensor<2xf32>) {\n  "sdy.sharding_group"() <{group_id = 1 : i64}> : () -> ()\n  return\n}',
+     "'sdy.sharding_group' op requires a single operand"),
+    ('func.func @f(%arg0: tensor<2xf32>) {\n  "sdy.sharding_group"(%arg0) <{group_id = 1 : i32}> : (tensor<2xf32>) -> ()\n  return\n}',
+     "'sdy.sharding_group' op attribute 'group_id' failed to satisfy constraint: 64-bit signless integer attribute"),
+    ('func.func @f(%arg0: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = "sdy.named_computation"(%arg0) ({\n'
+     '  ^bb0(%a: tensor<2xf32>):\n    sdy.return %a : tensor<2xf32>\n  }) : (tensor<2xf32>) -> tensor<2xf32>\n'
+     '  return %0 : tensor<2xf32>\n}', "'sdy.named_computation' op requires attribute 'name'"),
+    ('func.func @f(%arg0: tensor<2xf32>) {\n  %0 = "stablehlo.bitcast_convert"() : () -> tensor<2xf32>\n  return\n}',
+     "'stablehlo.bitcast_convert' op requires a single operand"),
+    ('sdy.mesh @m = <["a"=2]>\nfunc.func @f(%arg0: tensor<2xf32>) {\n'
+     '  %0 = "sdy.sharding_constraint"() <{sharding = #sdy.sharding<@m, []>}> : () -> tensor<2xf32>\n  return\n}',
+     "'sdy.sharding_constraint' op requires a single operand"),
+    ('func.func @f(%arg0: tensor<2xf32>) {\n  %0 = "stablehlo.add"(%arg0) : (tensor<2xf32>) -> tensor<2xf32>\n  return\n}',
+     "'stablehlo.add' op expected 2 operands, but found 1"),
+    ('func.func @f(%arg0: tensor<2xf32>) {\n  "stablehlo.add"(%arg0, %arg0) : (tensor<2xf32>, tensor<2xf32>) -> ()\n  return\n}',
+     "'stablehlo.add' op requires one result"),
+]
+
+
+@pytest.mark.parametrize("text, message", VERIFY_CASES)
+def test_verifier_checks_counts_and_required_attributes(text, message):
+    with pytest.raises(VerificationError) as e:
+        parse_module(text)  # verifies by default
+    assert e.value.message == message
+    module = parse_module(text, verify=False)
+    for generic in (False, True):
+        sdy_passes.print_module(module, generic=generic)  # never a KeyError or TypeError
+    for flag in ("sdy-sharding-group-import", "sdy-constant-or-scalar-splitter", "sdy-import-pipeline"):
+        with pytest.raises(SdyError):
+            sdy_passes.run_passes(parse_module(text, verify=False), [flag])
+
+
+@pytest.mark.parametrize("text, message", [
+    ('"func.func"() <{function_type = () -> (), sym_name = 3 : i32}> ({\n  "func.return"() : () -> ()\n}) : () -> ()',
+     "invalid properties {function_type = () -> (), sym_name = 3 : i32} for op func.func: "
+     "Invalid attribute `sym_name` in property conversion: 3 : i32"),
+    ('func.func @f(%arg0: tensor<2xf32>) {\n  "sdy.sharding_group"(%arg0) <{group_id = "x"}> : (tensor<2xf32>) -> ()\n  return\n}',
+     "invalid properties {group_id = \"x\"} for op sdy.sharding_group: Invalid attribute `group_id` in "
+     "property conversion: \"x\""),
+])
+def test_properties_of_the_wrong_kind_are_parse_errors(text, message):
+    with pytest.raises(IRParseError) as e:
+        parse_module(text)
+    assert e.value.message == message
+
+
+def test_pretty_printer_falls_back_to_generic_for_odd_attributes():
+    module = parse_module('func.func @f() {\n  return\n}')
+    func = module.ops[0]
+    func.properties["sym_name"] = IntegerAttr(3, I32)
+    text = sdy_passes.print_module(module)
+    assert text.splitlines()[1].startswith('  "func.func"() <{function_type = () -> (), sym_name = 3 : i32}>')
+    del func.properties["sym_name"]
+    assert '"func.func"() <{function_type = () -> ()}>' in sdy_passes.print_module(module)
+
+
+def test_recursive_function_with_a_constant_is_a_pass_error():
+    text = '''func.func @f(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = call @f(%arg0) : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+func.func @main() -> (tensor<8xf32>, tensor<8xf32>) {
+  %cst = stablehlo.constant dense<1.0> : tensor<8xf32>
+  %0 = call @f(%cst) : (tensor<8xf32>) -> tensor<8xf32>
+  %1 = stablehlo.add %0, %0 : tensor<8xf32>
+  %2 = stablehlo.negate %0 : tensor<8xf32>
+  return %1, %2 : tensor<8xf32>, tensor<8xf32>
+}'''
+    with pytest.raises(sdy_passes.PassFailedError, match="'@f' calls itself recursively"):
+        sdy_passes.run_passes(parse_module(text), ["sdy-constant-or-scalar-splitter"])
+
+
+# -- item 11: bounded caches ----------------------------------------------------------------
+
+def test_type_cache_is_bounded():
+    for i in range(3000):
+        parse_module(f'%0 = "t.op"() : () -> tensor<{i}x{"7x" * 200}f32>')
+    assert sum(map(len, parser_module._TYPE_CACHE)) <= parser_module._TYPE_CACHE_MAX_CHARS
