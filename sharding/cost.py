@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._traffic import move_figures
 from .collectives import messages, moves
 from .errors import ShardingError
 
@@ -33,7 +34,9 @@ INTRA_HOST = (0.6e-6, 87.7e9)
 INTER_HOST = (2.7e-6, 87.7e9 * 0.22)
 
 
-def _dataset(n_steps: int, devices, axes: list[str], rows):
+def _dataset(n_steps: int, devices, axes: list[str], rows, figures=()):
+    """`rows`: per-message arrays of a step; `figures`: a step's per-device figures
+    (`_traffic.move_figures`)."""
     import xarray as xr
 
     devices = np.asarray(devices, np.int64)
@@ -43,6 +46,11 @@ def _dataset(n_steps: int, devices, axes: list[str], rows):
     received = np.zeros_like(sent)
     crossing = np.zeros((n_steps, len(axes)), np.int64)
     count = np.zeros(n_steps, np.int64)
+    for step, (devs, s, r, cross, msgs) in figures:
+        sent[step, index[devs]] += s
+        received[step, index[devs]] += r
+        crossing[step] += cross
+        count[step] += msgs
     for step, send, recv, nbytes, cross in rows:
         nbytes = np.asarray(nbytes, np.int64)
         if not len(nbytes):
@@ -65,14 +73,24 @@ def _step_moves(plan):
         prev = step.out_sharding
 
 
-def plan_traffic(plan):
-    """The traffic of `plan` from shapes alone (no data, nothing per element)."""
+def plan_traffic(plan, *, per_message: bool = False):
+    """The traffic of `plan` from shapes alone (no data, nothing per element): per device in
+    closed form (`_traffic.move_figures`) where it applies, else per message (`per_message`:
+    always per message, the reference the tests compare with)."""
     mesh = plan.mesh_of(plan.source)
-    rows = []
-    for i, m in enumerate(_step_moves(plan)):
-        send, recv, nbytes, cross = messages(m, plan.itemsize)
-        rows.append((i, send, recv, nbytes, cross))
-    return _dataset(len(plan.steps), mesh.devices, [a.name for a in mesh.axes], rows)
+    rows, figures = [], []
+    prev = plan.source
+    for i, step in enumerate(plan.steps):
+        args = (prev, step.out_sharding, plan.mesh_of(prev), plan.mesh_of(step.out_sharding), plan.shape,
+                plan.uneven)
+        fast = None if per_message else move_figures(*args, plan.itemsize)
+        if fast is not None:
+            figures.append((i, fast))
+        else:
+            send, recv, nbytes, cross = messages(moves(*args), plan.itemsize)
+            rows.append((i, send, recv, nbytes, cross))
+        prev = step.out_sharding
+    return _dataset(len(plan.steps), mesh.devices, [a.name for a in mesh.axes], rows, figures)
 
 
 def record_traffic(plan):
