@@ -14,11 +14,12 @@ A receiver `r` gets one block per combination of overlapping operand tiles, of
 * sent(s): the sender of a block copies the receiver's coordinates on every piece that does not
   tile the operand, so `s` serves exactly the receivers with its own such coordinates, once each
   for its own tile: `mult * prod_d H_d(s) - local(s)`, `H_d` summing `ov_d(tn, to_d(s))` over the
-  tile pieces of `s` that tile result dim `d` (the others only repeat: `mult`).
+  tile pieces of `s` that tile result dim `d` (the others only repeat: `mult`). The rule's other
+  branch (the replicated pieces of an axis that differs anyway are 0) splits into three such
+  sums per axis that has both tile and replicated pieces.
 
-The sender rule has one more branch (a replicated piece of an axis that differs anyway is 0, not
-the receiver's): where it can apply, or where the result mesh orders devices differently, the
-caller keeps the per-message path (`None` here). Tests hold both equal.
+Where the result mesh orders devices differently, or sub-axes do not nest, the caller keeps the
+per-message path (`None` here). Tests hold both equal.
 """
 
 from __future__ import annotations
@@ -82,9 +83,6 @@ def move_figures(source: TensorSharding, target: TensorSharding, in_mesh: Mesh, 
     tile = set(pi.tile_pieces)
     names = [a.name for a in in_mesh.axes]
     by_axis = {a: [i for i, pc in enumerate(pi.pieces) if pc.name == a] for a in names}
-    for idx in by_axis.values():  # the sender rule's other branch
-        if any(i in tile for i in idx) and any(i not in tile and i not in pi.unreduced_pieces for i in idx):
-            return None
     sizes = pi.piece_sizes
     n = math.prod(sizes)
     coords = np.indices(sizes, dtype=np.int64).reshape(len(sizes), n) if sizes else np.zeros((0, n), np.int64)
@@ -92,31 +90,51 @@ def move_figures(source: TensorSharding, target: TensorSharding, in_mesh: Mesh, 
     total = np.ones(n, np.int64)  # all blocks' elements, per receiver
     blocks = np.ones(n, np.int64)
     local = np.ones(n, np.int64)
-    serve = np.ones(n, np.int64)  # per sender, its own block included
-    keep_out = [i for i in range(len(sizes)) if not any(i in po.dim_pieces[d] for d in range(rank))]
-    serve *= math.prod(sizes[i] for i in keep_out if i in tile)
     kept = [np.ones(n, np.int64) for _ in names]  # per receiver and axis: blocks not crossing it
+    dims = []
     for d in range(rank):
         b_in, b_out = pi.dim_bounds(d), po.dim_bounds(d)
         tn, to, ov = _overlaps(b_out, b_in)
         t_out, t_in = len(b_out[0]), len(b_in[0])
         new, old = _radix(coords, po.dim_pieces[d], sizes), _radix(coords, pi.dim_pieces[d], sizes)
+        dims.append((tn, to, ov, t_in, old))
         s_d = np.bincount(tn, ov, t_out).astype(np.int64)
         total *= s_d[new]
         blocks *= np.bincount(tn, minlength=t_out)[new]
         local *= np.maximum(np.minimum(b_out[1][new], b_in[1][old]) - np.maximum(b_out[0][new], b_in[0][old]), 0)
-        # H_d: by the result tile's coordinates on pieces that do not tile the operand, and `to`.
-        free = [i for i in po.dim_pieces[d] if i not in tile]
-        k = math.prod(sizes[i] for i in free)
-        key = _radix(_digits(tn, po.dim_pieces[d], sizes), free, sizes)
-        h = np.bincount(key * t_in + to, ov, k * t_in).astype(np.int64)
-        serve *= h[_radix(coords, free, sizes) * t_in + old]
         digits = _digits(to, pi.dim_pieces[d], sizes)
         for a, name in enumerate(names):
             mine = [i for i in pi.dim_pieces[d] if i in by_axis[name]]
             k = math.prod(sizes[i] for i in mine)
             m = np.bincount(tn * k + _radix(digits, mine, sizes), ov, t_out * k).astype(np.int64)
             kept[a] *= m[new * k + _radix(coords, mine, sizes)]
+
+    def served(fixed: set[int]) -> np.ndarray:
+        """Per sender `s`: elements of its own tile that the receivers `r` with `r`'s coordinates
+        equal to `s`'s on `fixed` pieces need (summed over `r`'s other coordinates)."""
+        out = np.full(n, math.prod(sizes[i] for i in range(len(sizes))
+                                   if i not in fixed and not any(i in p for p in po.dim_pieces)), np.int64)
+        for d, (tn, to, ov, t_in, old) in enumerate(dims):
+            key = [i for i in po.dim_pieces[d] if i in fixed]
+            k = math.prod(sizes[i] for i in key)
+            h = np.bincount(_radix(_digits(tn, po.dim_pieces[d], sizes), key, sizes) * t_in + to, ov, k * t_in)
+            out *= h.astype(np.int64)[_radix(coords, key, sizes) * t_in + old]
+        return out
+
+    # The sender copies `r`'s coordinates on the pieces that do not tile the operand, except on
+    # the replicated pieces of an axis whose tile pieces differ (then 0). Per such mixed axis `A`,
+    # [sender = s] = [A same](copy[r = s on A's replicated] - zero(s)) + zero(s): three terms.
+    base = {i for i in range(len(sizes)) if i not in tile}
+    terms = [(base, np.ones(n, np.int64))]
+    for idx in by_axis.values():
+        rep = {i for i in idx if i not in tile and i not in pi.unreduced_pieces}
+        if not rep or not any(i in tile for i in idx):
+            continue
+        zero = np.all(coords[sorted(rep)] == 0, axis=0).astype(np.int64)
+        same = {i for i in idx if i in tile}
+        terms = [((f - rep) | o, c * w) for f, c in terms
+                 for o, w in ((same | rep, 1), (same, -zero), (set(), zero))]
+    serve = sum(c * served(f) for f, c in terms)
     received = (total - local) * itemsize
     sent = (serve - local) * itemsize
     crossing = np.array([int((total - c).sum()) for c in kept], np.int64) * itemsize

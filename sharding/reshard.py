@@ -615,8 +615,8 @@ class ReshardPlan:
         """Bytes per device and step, bytes crossing each mesh axis, messages (an
         `xarray.Dataset`), from shapes alone (spec §3.1). Per device in closed form
         (`sharding._traffic`), so an all-gather over 512 of 4096 devices (2M messages) takes a
-        few ms; per message only where the closed form does not apply (sub-axes with replicated
-        pieces of a tiling axis, a result mesh in another device order)."""
+        few ms; per message only where the closed form does not apply (a result mesh in another
+        device order, sub-axes that do not nest)."""
         if "traffic" not in self._cache:
             from .cost import plan_traffic
 

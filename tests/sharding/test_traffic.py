@@ -83,15 +83,17 @@ def test_4096_devices_take_the_closed_form():
     pairs = [('<@m, [{"a", "b"}, {"c", "d"}]>', '<@m, [{"c", "d"}, {"b", "a"}]>'),
              ('<@m, [{"a"}, {"b"}]>', '<@m, [{"b", "c"}, {"a", "d"}]>'),
              ('<@m, [{"a"}, {"b", "c"}]>', '<@m, [{"a", "c"}, {"b"}]>'),
-             ('<@m, [{"a":(1)2}, {"b"}]>', '<@m, [{"b"}, {"a":(1)2}]>')]  # replicated "a":(2)4: per message
+             ('<@m, [{"a":(1)2, "b", "c"}, {}]>', '<@m, [{}, {"d"}]>')]  # replicated "a":(2)4 (sender rule's 0)
     for s, t in pairs:
         for shape in [(65536, 65536), (1000, 777)]:
             plan = sharding.reshard_plan(TensorSharding.parse(s), TensorSharding.parse(t), HUGE, shape, dtype="bf16")
             xr.testing.assert_equal(plan.traffic, plan_traffic(plan, per_message=True))
-    src, dst = TensorSharding.parse(pairs[0][0]), TensorSharding.parse(pairs[0][1])
-    assert move_figures(src, dst, HUGE, HUGE, (65536, 65536), "padded", 2) is not None
-    src, dst = TensorSharding.parse(pairs[3][0]), TensorSharding.parse(pairs[3][1])
-    assert move_figures(src, dst, HUGE, HUGE, (8, 8), "padded", 2) is None
+    for s, t in pairs:
+        assert move_figures(TensorSharding.parse(s), TensorSharding.parse(t), HUGE, HUGE, (8, 8), "padded", 2) \
+            is not None
+    other = sharding.Mesh(HUGE.axes, tuple(reversed(range(4096))))
+    assert move_figures(TensorSharding.parse(s), TensorSharding.parse(t), HUGE, other, (8, 8), "padded", 2) \
+        is None  # another device order: per message
 
 
 def test_gather_512_of_4096_in_closed_form():
