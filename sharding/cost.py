@@ -65,14 +65,6 @@ def _dataset(n_steps: int, devices, axes: list[str], rows, figures=()):
         coords={"step": np.arange(n_steps), "device": devices, "axis": list(axes)})
 
 
-def _step_moves(plan):
-    prev = plan.source
-    for step in plan.steps:
-        yield moves(prev, step.out_sharding, plan.mesh_of(prev), plan.mesh_of(step.out_sharding), plan.shape,
-                    plan.uneven)
-        prev = step.out_sharding
-
-
 def plan_traffic(plan, *, per_message: bool = False):
     """The traffic of `plan` from shapes alone (no data, nothing per element): per device in
     closed form (`_traffic.move_figures`) where it applies, else per message (`per_message`:
@@ -160,7 +152,7 @@ def alpha_beta(plan, links=None, *, algorithm: str = "ring") -> StepCosts:
         table[name] = tuple(link)
     out = []
     prev = plan.source
-    for step, m in zip(plan.steps, _step_moves(plan)):
+    for step in plan.steps:
         pm = plan.mesh_of(prev)
         b = math.prod(prev.local_shape(plan.shape, pm)) * plan.itemsize
         if step.kind in ("all_gather", "all_to_all"):
@@ -175,6 +167,7 @@ def alpha_beta(plan, links=None, *, algorithm: str = "ring") -> StepCosts:
                     block *= g
             out.append(t)
         else:  # collective-permute (and an uneven all-slice's realignment): slowest message
+            m = moves(prev, step.out_sharding, pm, plan.mesh_of(step.out_sharding), plan.shape, plan.uneven)
             out.append(_permute_time(m, pm, table, plan.itemsize, bidi))
         prev = step.out_sharding
     return StepCosts(tuple(out), algorithm)
@@ -191,19 +184,17 @@ def _permute_time(m, mesh, table, itemsize: int, bidi: bool) -> float:
     key = m.sender[remote] * (len(m.in_devices) + 1) + m.receiver_in[remote]
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     total = np.bincount(inverse, weights=nbytes)
-    worst = 0.0
-    for k, i in enumerate(first):
-        hops, beta = 0.0, math.inf
-        for a, axis in enumerate(mesh.axes):
-            if send[a, i] != recv[a, i]:
-                h = (recv[a, i] - send[a, i]) % axis.size
-                if bidi:
-                    h = min(h, (send[a, i] - recv[a, i]) % axis.size)
-                alpha, b = table[axis.name]
-                hops += h * alpha
-                beta = min(beta, b)
-        worst = max(worst, hops + total[k] / beta)
-    return worst
+    send, recv = send[:, first], recv[:, first]  # per (sender, receiver) pair
+    hops, beta = np.zeros(len(first)), np.full(len(first), math.inf)
+    for a, axis in enumerate(mesh.axes):  # axis by axis, as the formula adds them
+        differ = send[a] != recv[a]
+        h = (recv[a] - send[a]) % axis.size
+        if bidi:
+            h = np.minimum(h, (send[a] - recv[a]) % axis.size)
+        alpha, b = table[axis.name]
+        hops = hops + np.where(differ, h * alpha, 0.0)
+        beta = np.where(differ, np.minimum(beta, b), beta)
+    return float(np.max(hops + total / beta))
 
 
 # -- PyTorch DTensor's redistribute_cost ------------------------------------------------------
