@@ -223,6 +223,11 @@ def place(sharding: TensorSharding, mesh, shape, *, cut_by_replicated: bool = Fa
     where: dict[tuple[str, int], int] = {}  # (axis, pre_size) -> piece index
     for axis in m.axes:
         bounds = sorted(cuts[axis.name])
+        if any(hi % lo for lo, hi in zip(bounds, bounds[1:])):
+            # e.g. "x":(1)2 and "x":(3)2 on "x"=6 (Shardy's plans emit such pairs): the devices
+            # along the axis are no grid of pieces, so there is no tile layout to simulate.
+            raise ShardingError(f"sub-axes of axis \"{axis.name}\" that do not nest (pre-sizes "
+                                f"{', '.join(map(str, bounds))}) cannot be placed on simulated devices")
         if axis.size == 1:  # a size-1 axis stays a (trivial) piece so it keeps its dim
             bounds = [1, 1]
         for lo, hi in zip(bounds, bounds[1:]):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 
 import numpy as np
+import pytest
 import xarray as xr
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -108,3 +109,13 @@ def test_gather_512_of_4096_in_closed_form():
     tile = 65536 * 65536 // 4096 * 2  # the operand buffer, bytes
     assert int(tr.messages[i]) == 4096 * 511
     assert (tr.bytes_received[i] == 511 * tile).all() and (tr.bytes_sent[i] == 511 * tile).all()
+
+
+def test_sub_axes_that_do_not_nest_in_one_sharding_are_a_sharding_error():
+    """Shardy plans `"x":(3)2` beside `"x":(1)2` on `"x"=6`: no grid of pieces, so no simulated
+    placement; the traffic says so instead of numpy's reshape error."""
+    mesh_table, source, target, shape = random_triple(random.Random(321))
+    plan = sharding.reshard_plan(source, target, mesh_table, shape)
+    assert any("x\":(3)2" in str(s.out_sharding) and "x\":(1)2" in str(s.out_sharding) for s in plan.steps)
+    with pytest.raises(sharding.ShardingError, match='sub-axes of axis "x" that do not nest'):
+        plan.traffic
