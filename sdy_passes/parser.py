@@ -1138,7 +1138,7 @@ class Parser:
             module = Module(top.ops[0].detach())
         else:
             module = Module.create()
-            module.op.location = self.location(0)
+            module.op.location = FileLineColLoc(self.filename, 0, 0)  # as MLIR: no position
             ops = list(top.ops)
             top.set_ops(())
             module.body.set_ops(ops)

@@ -61,6 +61,11 @@ def test_debug_info_prints_like_jaxlib(lowered):
                                    print_locations=True)
                 if got != text:
                     failures.append(f"{name} ({kind} from {source}) {_first_difference(got, text)}")
+            got = print_module(parse_module(r["pretty"]), generic=kind == "generic",
+                               print_locations=True)
+            if got != r[f"{kind}_positions"]:
+                failures.append(f"{name} ({kind} with positions) "
+                                f"{_first_difference(got, r[f'{kind}_positions'])}")
     assert not failures, f"{len(failures)} differ:\n" + "\n".join(failures[:10])
 
 
@@ -88,6 +93,8 @@ _LOCATION_MODULES = [
 #loc2 = loc("q"(#loc1))
 #loc3 = loc(fused<{k = 1 : i32}>[#loc1, #loc2, "z"])
 """,
+    # no locations: ops and arguments get their positions, the implicit module "-":0:0
+    "func.func @f(%a: tensor<f32>) -> tensor<f32> {\n  return %a : tensor<f32>\n}\n",
 ]
 
 _LOCATION_CHILD = """
