@@ -20,7 +20,7 @@ __all__ = [
     "Attribute", "IntegerAttr", "BoolAttr", "FloatAttr", "StringAttr", "UnitAttr", "ArrayAttr",
     "DictionaryAttr", "TypeAttr", "SymbolRefAttr", "DenseArrayAttr", "DenseElementsAttr",
     "OpaqueAttr", "OpShardingRule",
-    "Location", "UnknownLoc", "FileLineColLoc", "OpaqueLoc",
+    "Location", "UnknownLoc", "FileLineColLoc", "NameLoc", "CallSiteLoc", "FusedLoc", "fused_loc", "loc_children",
     "escape_string", "print_symbol_name", "print_attr_name", "format_float",
 ]
 
@@ -555,35 +555,113 @@ class OpShardingRule(Attribute):
 # Locations
 # --------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class UnknownLoc(Attribute):
+class _Loc(Attribute):
+    """A location: `body()` is the text inside `loc(...)`; `ref` (a location -> alias name or
+    None) gives the aliases of nested locations."""
+
+    __slots__ = ()
+
     def __str__(self) -> str:
-        return "loc(unknown)"
+        return f"loc({self.body()})"
 
 
 @dataclass(frozen=True, slots=True)
-class FileLineColLoc(Attribute):
-    """`loc("file":line:col)`; the parser gives every op one for its position."""
+class UnknownLoc(_Loc):
+    def body(self, ref=None) -> str:
+        return "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class FileLineColLoc(_Loc):
+    """`loc("file":line:col)`, or MLIR's ranges `"file":line:col to :end_col` (`end_line`
+    None) and `to end_line:end_col`, or `"file":line` (`line_only`, col 0). As in MLIR, the
+    numbers written make the location: `"f":1:2 to 1:2` is not `"f":1:2` though both print so.
+    The parser gives every op one for its position."""
 
     filename: str
     line: int
     col: int
+    end_line: int | None = None
+    end_col: int | None = None
+    line_only: bool = False
 
-    def __str__(self) -> str:
-        return f"loc({escape_string(self.filename)}:{self.line}:{self.col})"
+    def body(self, ref=None) -> str:
+        text = f"{escape_string(self.filename)}:{self.line}:{self.col}"
+        end_line = self.line if self.end_line is None else self.end_line
+        end_col = self.col if self.end_col is None else self.end_col
+        if (end_line, end_col) == (self.line, self.col):
+            return text
+        return text + (f" to :{end_col}" if end_line == self.line else f" to {end_line}:{end_col}")
 
 
 @dataclass(frozen=True, slots=True)
-class OpaqueLoc(Attribute):
-    """Any other location (`loc("name")`, `loc(callsite(...))`, `loc(fused[...])`), verbatim.
+class NameLoc(_Loc):
+    """`loc("name")` or `loc("name"(child))`."""
 
-    `text` is the part inside `loc(...)`.
-    """
+    name: str
+    child: Location = UnknownLoc()
 
-    text: str
+    def body(self, ref=None) -> str:
+        if isinstance(self.child, UnknownLoc):
+            return escape_string(self.name)
+        return f"{escape_string(self.name)}({_nested_loc(self.child, ref)})"
 
-    def __str__(self) -> str:
-        return f"loc({self.text})"
+
+@dataclass(frozen=True, slots=True)
+class CallSiteLoc(_Loc):
+    """`loc(callsite(callee at caller))`."""
+
+    callee: Location
+    caller: Location
+
+    def body(self, ref=None) -> str:
+        return f"callsite({_nested_loc(self.callee, ref)} at {_nested_loc(self.caller, ref)})"
 
 
-Location = Union[UnknownLoc, FileLineColLoc, OpaqueLoc]
+@dataclass(frozen=True, slots=True)
+class FusedLoc(_Loc):
+    """`loc(fused[a, b])` or `loc(fused<metadata>[a, b])`."""
+
+    locations: tuple[Location, ...]
+    metadata: Attribute | None = None
+
+    def body(self, ref=None) -> str:
+        meta = "" if self.metadata is None else f"<{self.metadata}>"
+        return f"fused{meta}[{', '.join(_nested_loc(loc, ref) for loc in self.locations)}]"
+
+
+Location = Union[UnknownLoc, FileLineColLoc, NameLoc, CallSiteLoc, FusedLoc]
+
+
+def fused_loc(locations, metadata: Attribute | None = None) -> Location:
+    """MLIR's `FusedLoc::get`: nested fused locations with the same metadata are flattened,
+    unknown and repeated ones dropped; none left gives `unknown` (`fused<m>[unknown]` with
+    metadata), one without metadata is itself."""
+    flat: dict[Location, None] = {}
+    for loc in locations:
+        if isinstance(loc, FusedLoc) and loc.metadata == metadata:
+            flat.update(dict.fromkeys(loc.locations))
+        elif not isinstance(loc, UnknownLoc):
+            flat[loc] = None
+    if not flat:
+        return UnknownLoc() if metadata is None else FusedLoc((UnknownLoc(),), metadata)
+    if len(flat) == 1 and metadata is None:
+        return next(iter(flat))
+    return FusedLoc(tuple(flat), metadata)
+
+
+def _nested_loc(loc: Location, ref) -> str:
+    """A location inside another: its alias when `ref` (MLIR's printer with debug info) gives
+    one, else its body."""
+    return (ref and ref(loc)) or loc.body(ref)
+
+
+def loc_children(loc: Location) -> tuple[Location, ...]:
+    """The locations MLIR's alias walk visits inside `loc`, in its order."""
+    if isinstance(loc, NameLoc):
+        return () if isinstance(loc.child, UnknownLoc) else (loc.child,)
+    if isinstance(loc, CallSiteLoc):
+        return (loc.callee, loc.caller)
+    if isinstance(loc, FusedLoc):
+        return loc.locations
+    return ()

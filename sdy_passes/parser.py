@@ -15,13 +15,15 @@ import bisect
 import gc
 import math
 import re
+from dataclasses import dataclass
 from typing import Callable
 
 from sdy_passes import _sdy_syntax as sdy_syntax
 from sdy_passes.attributes import (
     F64, I1, I64, ArrayAttr, Attribute, BoolAttr, ComplexType, DenseArrayAttr,
     DenseElementsAttr, DictionaryAttr, FileLineColLoc, FloatAttr, FloatType, FunctionType,
-    IndexType, IntegerAttr, IntegerType, NoneType, OpaqueAttr, OpaqueLoc, OpaqueType,
+    IndexType, IntegerAttr, IntegerType, NoneType, OpaqueAttr, OpaqueType, Location, NameLoc,
+    CallSiteLoc, fused_loc,
     OpShardingRule, RankedTensorType, StringAttr, SymbolRefAttr, TupleType, Type, TypeAttr,
     UnitAttr, UnknownLoc, UnrankedTensorType, factor_name, format_float,
     round_float as _round_float,
@@ -209,6 +211,7 @@ class Parser:
         self._depth = 0  # nesting of the attribute/type being parsed
         self._region_depth = 0
         self._signature_cache: dict[str, FunctionType] = {}
+        self._deferred_locs: list[_DeferredLoc] | None = None  # a list while a module is read
 
     # -- diagnostics ----------------------------------------------------------------------
     def line_col(self, pos: int) -> tuple[int, int]:
@@ -855,23 +858,107 @@ class Parser:
     def parse_optional_attr_dict(self) -> dict[str, Attribute]:
         return self.parse_attr_dict() if self.peek("{") else {}
 
-    def parse_location(self) -> Attribute:
+    def parse_location(self, deferrable: bool = False) -> Attribute:
+        """`loc(...)`. With `deferrable` (an op's or block argument's trailing location, as in
+        MLIR) `loc(#alias)` may name an alias defined later in the module."""
         self.expect_keyword("loc")
+        self.expect("(", "'(' in location")
         self.skip()
-        body = self.balanced("location")[1:-1].strip()
-        if body == "unknown":
+        m = _ALIAS_DEF.match(self.text, self.pos)
+        if m and m.group(1) == "#" and m.group(0) not in self.attr_aliases and deferrable \
+                and self._deferred_locs is not None:
+            loc = _DeferredLoc(m.group(0), self.pos)
+            self._deferred_locs.append(loc)
+            self.pos = m.end()
+        else:
+            loc = self._parse_location_instance()
+        self.expect(")", "')' in location")
+        return loc
+
+    def _parse_location_instance(self) -> Attribute:
+        self._depth += 1
+        if self._depth > MAX_NESTING:
+            raise self.error(f"types and attributes nested more than {MAX_NESTING} levels deep")
+        loc = self._parse_location_kind()
+        self._depth -= 1
+        return loc
+
+    def _parse_location_kind(self) -> Attribute:
+        start = self.skip()
+        text = self.text
+        if text.startswith("#", start):
+            loc = self.parse_attribute()
+            if not isinstance(loc, Location.__args__):
+                raise self.error("expected location attribute", start)
+            return loc
+        name = self.parse_optional_string()
+        if name is not None:
+            if self.parse_optional(":"):
+                line = self.parse_int("line number")
+                if not self.parse_optional(":"):
+                    return FileLineColLoc(name, line, 0, line_only=True)
+                col = self.parse_int("column number")
+                if not self.parse_optional_keyword("to"):
+                    return FileLineColLoc(name, line, col)
+                end_line = None
+                if not self.parse_optional(":"):
+                    end_line = self.parse_int("line number")
+                    self.expect(":", "':' in location")
+                return FileLineColLoc(name, line, col, end_line, self.parse_int("column number"))
+            if self.parse_optional("("):
+                child = self._parse_location_instance()
+                self.expect(")", "')' after child location of NameLoc")
+                return NameLoc(name, child)
+            return NameLoc(name)
+        word = self.parse_optional_bare_id()
+        if word == "unknown":
             return UnknownLoc()
-        m = re.fullmatch(r'"((?:[^"\\]|\\.)*)":([0-9]+):([0-9]+)', body)
-        if m:
-            return FileLineColLoc(_unescape(m.group(1)), int(m.group(2)), int(m.group(3)))
-        if body in self.attr_aliases:
-            return self.attr_aliases[body]
-        return OpaqueLoc(body)
+        if word == "callsite":
+            self.expect("(", "'(' in callsite location")
+            callee = self._parse_location_instance()
+            self.expect_keyword("at")
+            caller = self._parse_location_instance()
+            self.expect(")", "')' in callsite location")
+            return CallSiteLoc(callee, caller)
+        if word == "fused":
+            metadata = None
+            if self.parse_optional("<"):
+                metadata = self.parse_attribute()
+                self.expect(">", "'>' after fused location metadata")
+            self.expect("[", "'[' in fused location")
+            locs = []
+            if not self.parse_optional("]"):
+                locs.append(self._parse_location_instance())
+                while self.parse_optional(","):
+                    locs.append(self._parse_location_instance())
+                self.expect("]", "']' in fused location")
+            return fused_loc(locs, metadata)
+        raise self.error("expected location instance", start)
 
     def parse_optional_trailing_location(self):
         if self.peek("loc") and self.text.startswith("(", _BARE_ID.match(self.text, self.pos).end()):
-            return self.parse_location()
+            return self.parse_location(deferrable=True)
         return None
+
+    def _resolve_deferred_locs(self, op: Operation) -> None:
+        """Replace `loc(#alias)` read before its alias was defined (MLIR's deferred locations)."""
+        for d in self._deferred_locs:
+            attr = self.attr_aliases.get(d.name)
+            if attr is None:
+                raise self.error("operation location alias was never defined", d.pos)
+            if not isinstance(attr, Location.__args__):
+                raise self.error(f"expected location, but found '{attr}'", d.pos)
+
+        def fix(holder):
+            if isinstance(holder.location, _DeferredLoc):
+                holder.location = self.attr_aliases[holder.location.name]
+
+        for o in op.walk():
+            fix(o)
+            for region in o.regions:
+                for block in region.blocks:
+                    for a in block.arguments:
+                        fix(a)
 
     # -- SSA values -----------------------------------------------------------------------
     def parse_value_ref(self) -> tuple[str, int, int]:
@@ -1035,6 +1122,7 @@ class Parser:
 
     # -- operations -----------------------------------------------------------------------
     def parse_module(self) -> Module:
+        self._deferred_locs = []
         self.push_scope()
         top = Block()
         while True:
@@ -1047,13 +1135,15 @@ class Parser:
             self.parse_operation(top)
         self.pop_scope()
         if len(top.ops) == 1 and top.ops[0].name == "builtin.module":
-            op = top.ops[0].detach()
-            return Module(op)
-        module = Module.create()
-        module.op.location = self.location(0)
-        ops = list(top.ops)
-        top.set_ops(())
-        module.body.set_ops(ops)
+            module = Module(top.ops[0].detach())
+        else:
+            module = Module.create()
+            module.op.location = FileLineColLoc(self.filename, 0, 0)  # as MLIR: no position
+            ops = list(top.ops)
+            top.set_ops(())
+            module.body.set_ops(ops)
+        if self._deferred_locs:
+            self._resolve_deferred_locs(module.op)
         return module
 
     def _parse_optional_alias_def(self) -> bool:
@@ -1233,6 +1323,14 @@ def _builtin_element_type(w: str) -> Type | None:
     if w == "none":
         return NoneType()
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class _DeferredLoc:
+    """`loc(#alias)` before the alias is defined; replaced when the module is read."""
+
+    name: str
+    pos: int
 
 
 def _unescape(s: str) -> str:

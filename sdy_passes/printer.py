@@ -7,7 +7,9 @@ block arguments); compare with upstream output up to renaming (`tests/sdy_passes
 
 from __future__ import annotations
 
-from sdy_passes.attributes import UnknownLoc, print_attr_dict, print_function_type
+import re
+
+from sdy_passes.attributes import Location, loc_children, print_attr_dict, print_function_type
 from sdy_passes.dialects import lookup
 from sdy_passes.errors import SdyError
 from sdy_passes.ir import Block, Module, Operation, OpResult, Region, Value
@@ -23,12 +25,15 @@ def print_module(module: Module, *, generic: bool = False, print_locations: bool
     function, `%cst`, `%c_0`, `%iterArg`, `%output_state`; generic form: MLIR's module-wide
     order, e.g. `%arg51` in the first function): the text is exactly what `mlir-opt` / jaxlib
     print. `mlir_names=False` numbers them across the module in print order instead.
+    `print_locations=True` is `--mlir-print-debuginfo`: every op's and block argument's
+    `loc(...)`, with MLIR's `#loc` alias tables before and after the module.
     """
     p = Printer(generic=generic, print_locations=print_locations)
     if mlir_names:
         p.use_mlir_names(module.op)
     _print_guarded(p, module.op)
-    return "".join(p.out) + "\n"
+    text = "".join(p.out) + "\n"
+    return p.with_location_aliases(text) if print_locations else text
 
 
 def print_op(op: Operation, *, generic: bool = True) -> str:
@@ -58,6 +63,10 @@ class Printer:
         self._block_names: dict[Block, str] = {}
         self._next_value = 0
         self._next_arg = 0
+        self._locs: dict[Location, list] = {}
+        """With locations: each one seen, in MLIR's alias walk order -> [alias depth, deferrable]."""
+        self._loc_marks: list[tuple[Location, bool]] = []
+        """Locations written as `\0k\0` marks (k an index here) until aliases are numbered."""
 
     # -- names ----------------------------------------------------------------------------
     def use_mlir_names(self, root: Operation) -> None:
@@ -105,6 +114,8 @@ class Printer:
     # -- ops ------------------------------------------------------------------------------
     def print_op(self, op: Operation, indent: int) -> None:
         out = self.out
+        if self.print_locations:  # MLIR's alias walk visits an op's location before its regions
+            self._visit_loc(op.location, True)
         out.append(" " * indent)
         if op.results:
             base = self._op_names.get(op) or self._name_results(op)
@@ -115,8 +126,8 @@ class Printer:
         opdef = None if self.generic else lookup(op.name)
         if opdef is None or opdef.print is None or not self._print_pretty(opdef, op, indent):
             self.print_generic_body(op, indent)
-        if self.print_locations and not isinstance(op.location, UnknownLoc):
-            out.append(f" {op.location}")
+        if self.print_locations:
+            out.append(f" loc({self._loc_mark(op.location, True)})")
 
     def _print_pretty(self, opdef, op: Operation, indent: int) -> bool:
         """The op's pretty form; False (and nothing written) when its hook declines or cannot
@@ -172,10 +183,57 @@ class Printer:
         out.append(":\n")
 
     def block_arg(self, a) -> str:
-        text = f"{self.value_name(a)}: {a.type}"
-        if self.print_locations and not isinstance(a.location, UnknownLoc):
-            text += f" {a.location}"
-        return text
+        return f"{self.value_name(a)}: {a.type}{self.arg_location(a)}"
+
+    # -- locations (`--mlir-print-debuginfo`) ---------------------------------------------
+    def arg_location(self, a) -> str:
+        """` loc(...)` after a block argument, written out (MLIR gives block arguments no alias,
+        only the locations nested in theirs), or "" without locations."""
+        if not self.print_locations:
+            return ""
+        self._visit_loc(a.location, False)
+        return f" loc({self._loc_mark(a.location, False)})"
+
+    def _visit_loc(self, loc: Location, deferrable: bool) -> int:
+        """MLIR's `AliasInitializer::visit`: every location gets a `#loc` alias; its depth is
+        1 + its children's; one use where aliases cannot be deferred (block arguments) moves it
+        and its children to the table before the module."""
+        info = self._locs.get(loc)
+        if info is not None:
+            if not deferrable:
+                self._mark_non_deferrable(loc)
+            return info[0]
+        info = self._locs[loc] = [1, deferrable]
+        info[0] = 1 + max((self._visit_loc(c, deferrable) for c in loc_children(loc)), default=0)
+        return info[0]
+
+    def _mark_non_deferrable(self, loc: Location) -> None:
+        info = self._locs[loc]
+        if info[1]:
+            info[1] = False
+            for c in loc_children(loc):
+                self._mark_non_deferrable(c)
+
+    def _loc_mark(self, loc: Location, alias: bool) -> str:
+        self._loc_marks.append((loc, alias))
+        return f"\0{len(self._loc_marks) - 1}\0"
+
+    def with_location_aliases(self, text: str) -> str:
+        """`text` with its location marks written, between the alias tables MLIR prints: those
+        that cannot be deferred before it, the others after it. Aliases are numbered by depth,
+        then by first sight (`#loc`, `#loc1`, ...)."""
+        order = sorted(self._locs, key=lambda loc: self._locs[loc][0])
+        names = {loc: f"#loc{i or ''}" for i, loc in enumerate(order)}
+
+        def mark(m: re.Match) -> str:
+            loc, alias = self._loc_marks[int(m.group(1))]
+            return names[loc] if alias else loc.body(names.get)
+
+        def table(deferred: bool) -> str:
+            return "".join(f"{names[loc]} = loc({loc.body(names.get)})\n"
+                           for loc in order if self._locs[loc][1] == deferred)
+
+        return table(False) + re.sub("\0([0-9]+)\0", mark, text) + table(True)
 
 
 class _MlirNames:

@@ -118,6 +118,8 @@ def _print_func(pr, op, indent):
         text = f"{pr.value_name(region.block.arguments[i])}: {t}" if region.blocks else str(t)
         if len(arg_attrs[i]):
             text += f" {arg_attrs[i]}"
+        if region.blocks:
+            text += pr.arg_location(region.block.arguments[i])
         parts.append(text)
     out.append(", ".join(parts) + ")")
     if ft.results:

@@ -4,7 +4,8 @@ Each entry of `PROGRAMS` is `(name, code)`: Python run in the jaxlib child with 
 `lax`, `np`, `S` (`jax.ShapeDtypeStruct`), `mesh` (a 2x4 `jax.sharding.Mesh` over 8 host
 devices), `P`, `NS` (`NamedSharding`) and `shard_map` in scope; it must define `f` (a jitted
 function or one to jit) and `args`. `lower_all()` lowers them all in one child and returns, per
-name, jaxlib's pretty and generic text with and without debug info (or the error).
+name, jaxlib's pretty and generic text with and without debug info, and with the positions
+of its debug-info-less text as locations (or the error).
 """
 
 from __future__ import annotations
@@ -229,6 +230,10 @@ for name, code in PAYLOAD:
                 out[key.replace("pretty", "generic")] = reparsed.get_asm(
                     print_generic_op_form=True, enable_debug_info=debug)
                 assert reparsed.get_asm(enable_debug_info=debug) == text
+                if not debug:  # text without locations: ops and arguments get their positions
+                    for form, generic in (("pretty", False), ("generic", True)):
+                        out[form + "_positions"] = reparsed.get_asm(
+                            enable_debug_info=True, print_generic_op_form=generic)
         RESULT[name] = out
     except Exception:
         RESULT[name] = {"error": traceback.format_exc(limit=2)}

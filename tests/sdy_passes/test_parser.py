@@ -10,7 +10,8 @@ from sharding import Mesh, TensorSharding, TensorShardingPerValue
 
 from sdy_passes import (
     ArrayAttr, BoolAttr, DenseArrayAttr, DenseElementsAttr, DictionaryAttr, FileLineColLoc,
-    FloatAttr, FunctionType, IntegerAttr, IntegerType, IRParseError, OpaqueAttr, OpaqueLoc,
+    FloatAttr, FunctionType, IntegerAttr, IntegerType, IRParseError, OpaqueAttr, NameLoc, CallSiteLoc,
+    FusedLoc,
     OpaqueType, RankedTensorType, StringAttr, SymbolRefAttr, TupleType, TypeAttr, UnitAttr,
     UnknownLoc, UnrankedTensorType, parse_attribute, parse_module, parse_type, print_module,
     split_input,
@@ -98,7 +99,22 @@ def test_propagation_edges_are_verified_when_parsed():
     ("#sdy.op_sharding_rule<([ij])->([i, j]) {i=2, j=4} need_replication={i}, custom>", None, None),
     ("loc(\"f.mlir\":3:4)", FileLineColLoc("f.mlir", 3, 4), None),
     ("loc(unknown)", UnknownLoc(), None),
-    ("loc(callsite(\"a\" at \"b\":1:2))", OpaqueLoc('callsite("a" at "b":1:2)'), None),
+    ("loc(callsite(\"a\" at \"b\":1:2))", CallSiteLoc(NameLoc("a"), FileLineColLoc("b", 1, 2)), None),
+    ("loc(\"f\":1:2 to :7)", FileLineColLoc("f", 1, 2, None, 7), None),
+    ("loc(\"f\":1:2 to 3:4)", FileLineColLoc("f", 1, 2, 3, 4), None),
+    ("loc(\"f\":1:2 to 1:2)", FileLineColLoc("f", 1, 2, 1, 2), "loc(\"f\":1:2)"),
+    ("loc(\"f\":1:2 to 1:7)", FileLineColLoc("f", 1, 2, 1, 7), "loc(\"f\":1:2 to :7)"),
+    ("loc(\"n\\22\"(\"f\":1:2))", NameLoc('n"', FileLineColLoc("f", 1, 2)), None),
+    ("loc(\"n\"(unknown))", NameLoc("n"), "loc(\"n\")"),
+    ("loc(fused[\"a\", \"b\"])", FusedLoc((NameLoc("a"), NameLoc("b"))), None),
+    # MLIR's FusedLoc::get simplifies
+    ("loc(fused[\"a\", unknown, \"a\"])", NameLoc("a"), "loc(\"a\")"),
+    ("loc(fused[])", UnknownLoc(), "loc(unknown)"),
+    ("loc(fused<\"m\">[])", FusedLoc((UnknownLoc(),), StringAttr("m")), "loc(fused<\"m\">[unknown])"),
+    ("loc(fused[\"a\", fused[\"b\", \"c\"]])", FusedLoc((NameLoc("a"), NameLoc("b"), NameLoc("c"))),
+     "loc(fused[\"a\", \"b\", \"c\"])"),
+    ("loc(\"f\":1)", FileLineColLoc("f", 1, 0, line_only=True), "loc(\"f\":1:0)"),
+    ("loc(fused<\"m\">[\"a\"])", FusedLoc((NameLoc("a"),), StringAttr("m")), None),
 ])
 def test_attributes(text, expected, printed):
     attr = parse_attribute(text)
@@ -185,6 +201,35 @@ def test_top_level_ops_are_wrapped_in_a_module_and_aliases_resolve():
     assert op.location == FileLineColLoc("a.py", 4, 2)
 
 
+def test_location_aliases_may_come_after_the_module():
+    m = parse_module("""module {
+      "t.op"() ({
+      ^bb0(%a: i32 loc(#loc1)):
+        "t.end"() : () -> () loc(#loc2)
+      }) : () -> () loc(#loc2)
+    } loc(#loc)
+    #loc = loc(unknown)
+    #loc1 = loc("a.py":1:2)
+    #loc2 = loc("f"(#loc1))""")
+    op = m.ops[0]
+    assert op.location == NameLoc("f", FileLineColLoc("a.py", 1, 2)) == op.regions[0].block.ops[0].location
+    assert op.regions[0].block.arguments[0].location == FileLineColLoc("a.py", 1, 2)
+    assert m.op.location == UnknownLoc()
+
+
+@pytest.mark.parametrize("text, message", [
+    ('"t.op"() : () -> () loc(#nope)', "1:25: error: operation location alias was never defined"),
+    ('"t.op"() : () -> () loc(#x)\n#x = 1 : i32', "1:25: error: expected location, but found '1 : i32'"),
+    ('"t.op"() : () -> () loc(callsite(#x at unknown))', "undefined symbol alias id 'x'"),
+    ('"t.op"() : () -> () loc(bogus)', "expected location instance"),
+    ('"t.op"() : () -> () loc(' + '"a"(' * 200 + "unknown" + ")" * 201, "nested more than 100 levels"),
+    ('"t.op"() : () -> () loc(1)', "expected location instance"),
+])
+def test_bad_locations(text, message):
+    with pytest.raises(IRParseError, match=message):
+        parse_module(text)
+
+
 def test_named_module_with_attributes():
     m = parse_module('module @m attributes {mhlo.x = 1 : i32} {\n}')
     assert m.op.properties["sym_name"] == StringAttr("m")
@@ -222,7 +267,7 @@ def _error(text):
     ('sdy.mesh @m = <["x"=2, "y"=0]>', 1, 24, "custom op 'sdy.mesh' axis size must be at least 1, got: 0"),  # as jaxlib
     ('"t.a"() {x = 300 : i8} : () -> ()', 1, 14, "integer constant out of range for attribute"),
     ('"t.a"() {x = 1, x = 2} : () -> ()', 1, 17, "duplicate key 'x' in dictionary attribute"),
-    ('"t.a"() : () -> () loc(', 1, 24, "unexpected end of input, expected ')' in location"),
+    ('"t.a"() : () -> () loc(', 1, 24, "expected location instance"),
     ('"t.a"()[^bb9] : () -> ()', 1, 9, "reference to an undefined block '^bb9'"),
     ('"t.a"() {x = "abc} : () -> ()', 1, 14, "unterminated string literal"),
 ])
