@@ -61,7 +61,8 @@ class OpDef:
     traits: frozenset[str] = frozenset()
     """MLIR trait / interface names the passes ask about (`IsolatedFromAbove`, ...)."""
     sharding_rule: Callable | None = None
-    """The op's Shardy sharding rule (filled by the op-sharding-rule work)."""
+    """`sharding_rule(op, conservative) -> OpShardingRule | None`: the rule Shardy's registry
+    builds (a function of `sdy_passes.op_sharding_rules`); None: no rule."""
     result_names: Callable | None = None
     """`result_names(op)` -> names MLIR's printer gives the results (`("cst",)`, or one per
     result: `("values", "indices")`), or None (`getAsmResultNames`)."""

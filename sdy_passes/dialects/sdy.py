@@ -22,6 +22,7 @@ from sdy_passes.dialects._base import (
 from sdy_passes.dialects.sdy_attributes import PropagationEdges
 from sdy_passes.errors import IRParseError, VerificationError
 from sdy_passes.ir import BlockArgument, Operation
+from sdy_passes.op_sharding_rules.elementwise import pointwise
 
 
 def _parse_mesh(p, op, n):
@@ -594,7 +595,8 @@ OPS = (
           parse=_parse_mesh, print=_print_mesh, traits=frozenset({"Symbol"}),
           attribute_kinds=(("sym_name", "string attribute"),)),
     OpDef("sdy.sharding_constraint", ("sharding",), ("sharding",), **_UNARY,
-          parse=_parse_sharding_op, print=_print_sharding_op, verify=_verify_sharding_op),
+          parse=_parse_sharding_op, print=_print_sharding_op, verify=_verify_sharding_op,
+          sharding_rule=pointwise),
     OpDef("sdy.reshard", ("sharding",), ("sharding",), **_UNARY,
           parse=_parse_sharding_op, print=_print_sharding_op, verify=_verify_sharding_op),
     OpDef("sdy.data_flow_edge", ("sharding",), (), **_UNARY,

@@ -1,30 +1,23 @@
 """Shardy's op sharding rule registry (`op_sharding_rule_registry.cc`) as jaxlib 0.10.2 has it.
 
-`RULES` is the one table from op name to rule function `(op, conservative) -> OpShardingRule |
-None`; one module per op family defines its entries. `create_op_sharding_rule(op)` looks the op
-up: ops in `NO_RULE` (data-flow ops, constants, iota, tokens, ...) and terminators get none; any
-other op missing from the table gets none and Shardy's once-per-process warning.
+One module per op family defines the rule functions `(op, conservative) -> OpShardingRule |
+None`; each op's `OpDef.sharding_rule` (the one op table, `sdy_passes.dialects`) names its
+function. `create_op_sharding_rule(op)` asks the op's OpDef: ops in `NO_RULE` (data-flow ops,
+constants, iota, tokens, ...) and terminators get none; any other op without a rule gets none and
+Shardy's once-per-process warning.
 """
 
 from __future__ import annotations
 
 from sdy_passes.attributes import OpShardingRule
 from sdy_passes.errors import PassFailedError, SdyError
-from sdy_passes.op_sharding_rules import (
-    collectives, contraction, custom_call, elementwise, gather_scatter, linalg, reduction, shape,
-)
+from sdy_passes.dialects._base import lookup
 from sdy_passes.op_sharding_rules._attrs import has_trait
 from sdy_passes.pass_manager import emit_warning_once
 
-__all__ = ["RULES", "NO_RULE", "SHARDING_RULE", "create_op_sharding_rule", "get_or_create_sharding_rule"]
+__all__ = ["NO_RULE", "SHARDING_RULE", "create_op_sharding_rule", "get_or_create_sharding_rule"]
 
 SHARDING_RULE = "sdy.sharding_rule"
-
-RULES = {
-    **elementwise.RULES, **shape.RULES, **contraction.RULES, **reduction.RULES,
-    **gather_scatter.RULES, **linalg.RULES, **collectives.RULES, **custom_call.RULES,
-}
-"""Op name → rule function."""
 
 NO_RULE = frozenset({
     "builtin.module", "func.func", "func.call", "sdy.constant", "sdy.data_flow_edge",
@@ -38,10 +31,10 @@ NO_RULE = frozenset({
 """Ops Shardy deliberately gives no rule (data-flow ops propagate through their edges)."""
 
 
-
 def create_op_sharding_rule(op, conservative: bool = False) -> OpShardingRule | None:
     """The rule Shardy's registry builds for `op` (None: no rule)."""
-    rule = RULES.get(op.name)
+    opdef = lookup(op.name)
+    rule = opdef.sharding_rule if opdef is not None else None
     if rule is not None:
         try:
             return rule(op, conservative)

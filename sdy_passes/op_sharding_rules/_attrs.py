@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from sdy_passes.attributes import BoolAttr, DenseArrayAttr, IntegerAttr, StringAttr
-from sdy_passes.dialects import lookup
+from sdy_passes.dialects._base import lookup
 from sdy_passes.errors import PassFailedError
 
 _INTS = re.compile(r"-?\d+")

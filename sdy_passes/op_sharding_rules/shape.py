@@ -169,17 +169,3 @@ def reverse(op, conservative: bool):
     return Builder.of(op).add_pointwise(
         shape_of(op.results[0].type),
         lambda dim: PERMUTATION if dim in dimensions else PASS_THROUGH).build()
-
-
-RULES = {
-    "stablehlo.broadcast_in_dim": broadcast_in_dim,
-    "stablehlo.reshape": reshape,
-    "stablehlo.transpose": transpose,
-    "stablehlo.bitcast_convert": bitcast_convert,
-    "stablehlo.concatenate": concatenate,
-    "stablehlo.pad": pad,
-    "stablehlo.slice": slice_,
-    "stablehlo.dynamic_slice": dynamic_slice,
-    "stablehlo.dynamic_update_slice": dynamic_update_slice,
-    "stablehlo.reverse": reverse,
-}
