@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from sdy_passes.ir import Module
 
-__all__ = ["OpDef", "OPS", "lookup", "VerifyContext", "fail", "add_operands", "set_results", "attr_dict_for",
+__all__ = ["OpDef", "OPS", "lookup", "has_trait", "VerifyContext", "fail", "add_operands", "set_results", "attr_dict_for",
            "opt_dict", "print_type_signature", "short_name", "parse_return", "print_return",
            "parse_constant", "print_constant", "constant_names"]
 
@@ -59,7 +59,9 @@ class OpDef:
     verify: Callable | None = None
     """Op-specific checks after counts and required attributes."""
     traits: frozenset[str] = frozenset()
-    """MLIR trait / interface names the passes ask about (`IsolatedFromAbove`, ...)."""
+    """MLIR trait / interface names the passes ask about, as the op's ODS declares them
+    (`IsolatedFromAbove`, `Elementwise`, StableHLO's `BroadcastingElementwise`; `NoMemoryEffect`
+    for `Pure` / `NoMemoryEffect` ops, `RecursiveMemoryEffects`)."""
     sharding_rule: Callable | None = None
     """`sharding_rule(op, conservative) -> OpShardingRule | None`: the rule Shardy's registry
     builds (a function of `sdy_passes.op_sharding_rules`); None: no rule."""
@@ -100,6 +102,12 @@ OPS: dict[str, OpDef] = {}
 
 def lookup(name: str) -> OpDef | None:
     return OPS.get(name)
+
+
+def has_trait(op: Operation, trait: str) -> bool:
+    """Whether the op's `OpDef` declares the MLIR trait (`Terminator`, `Elementwise`, ...)."""
+    opdef = OPS.get(op.name)
+    return opdef is not None and trait in opdef.traits
 
 
 def fail(op: Operation, message: str):

@@ -206,5 +206,5 @@ OPS = (
           attribute_kinds=(("callee", "flat symbol reference attribute"),),
           traits=frozenset({"CallOpInterface"})),
     OpDef("func.return", num_results=0, parse=parse_return, print=print_return,
-          traits=frozenset({"Terminator"})),
+          traits=frozenset({"Terminator", "NoMemoryEffect"})),
 )

@@ -590,6 +590,7 @@ def _check_factor_indices(op: Operation, indices, num_factors: int) -> None:
 
 
 _UNARY = dict(num_operands=1, num_results=1)
+_PURE = frozenset({"NoMemoryEffect"})
 OPS = (
     OpDef("sdy.mesh", ("sym_name", "mesh"), ("sym_name", "mesh"), 0, 0,
           parse=_parse_mesh, print=_print_mesh, traits=frozenset({"Symbol"}),
@@ -598,7 +599,8 @@ OPS = (
           parse=_parse_sharding_op, print=_print_sharding_op, verify=_verify_sharding_op,
           sharding_rule=pointwise),
     OpDef("sdy.reshard", ("sharding",), ("sharding",), **_UNARY,
-          parse=_parse_sharding_op, print=_print_sharding_op, verify=_verify_sharding_op),
+          parse=_parse_sharding_op, print=_print_sharding_op, verify=_verify_sharding_op,
+          traits=_PURE),
     OpDef("sdy.data_flow_edge", ("sharding",), (), **_UNARY,
           parse=_parse_edge, print=_print_edge, verify=_verify_sharding_op),
     OpDef("sdy.func_data_flow_edge", num_operands=1, num_results=1, parse=_parse_func_edge,
@@ -607,17 +609,19 @@ OPS = (
           parse=_parse_group, print=_print_group,
           attribute_kinds=(("group_id", "64-bit signless integer attribute"),)),
     OpDef("sdy.propagation_barrier", ("allowed_direction",), ("allowed_direction",), **_UNARY,
-          parse=_parse_barrier, print=_print_barrier, verify=_verify_barrier),
+          parse=_parse_barrier, print=_print_barrier, verify=_verify_barrier, traits=_PURE),
     OpDef("sdy.constant", ("value",), ("value",), 0, 1,
-          parse=parse_constant, print=print_constant, traits=frozenset({"ConstantLike"})),
+          parse=parse_constant, print=print_constant, traits=_PURE | {"ConstantLike"}),
     OpDef("sdy.manual_computation", ("in_shardings", "out_shardings", "manual_axes"),
           ("in_shardings", "out_shardings", "manual_axes"), num_regions=1,
           parse=_parse_manual, print=_print_manual, verify=_verify_manual,
-          traits=frozenset({"IsolatedFromAbove", "ShardableDataFlowOpInterface"})),
+          traits=frozenset({"IsolatedFromAbove", "ShardableDataFlowOpInterface",
+                            "RecursiveMemoryEffects"})),
     OpDef("sdy.named_computation", ("name", "in_shardings", "out_shardings"), ("name",),
           num_regions=1, parse=_parse_named, print=_print_named, verify=_verify_named,
           attribute_kinds=(("name", "string attribute"),),
-          traits=frozenset({"IsolatedFromAbove", "ShardableDataFlowOpInterface"})),
+          traits=frozenset({"IsolatedFromAbove", "ShardableDataFlowOpInterface",
+                            "RecursiveMemoryEffects"})),
     OpDef("sdy.return", num_results=0, parse=parse_return, print=print_return,
-          traits=frozenset({"Terminator"})),
+          traits=_PURE | {"Terminator"}),
 )

@@ -955,12 +955,28 @@ _HOOKS = {
     "constant": (parse_constant, print_constant),
     "return": (parse_return, print_return),
 }
-_TRAITS = {
-    "while": {"ShardableDataFlowOpInterface"}, "case": {"ShardableDataFlowOpInterface"},
-    "optimization_barrier": {"ShardableDataFlowOpInterface"},
-    "return": {"Terminator"}, "constant": {"ConstantLike"},
-    **{n: {"Elementwise"} for n in ELEMENTWISE if n != "after_all"},
-}
+_ELEMENTWISE_TRAIT = [n for n in ELEMENTWISE if n not in ("after_all", "clamp")] + [
+    "complex", "compare", "is_finite", "reduce_precision"]
+_NO_MEMORY_EFFECT = (
+    "after_all batch_norm_grad batch_norm_inference batch_norm_training bitcast_convert broadcast "
+    "broadcast_in_dim cholesky concatenate constant convolution create_token cross-replica-sum "
+    "dot dot_general dynamic_broadcast_in_dim dynamic_conv dynamic_gather dynamic_iota "
+    "dynamic_pad dynamic_reshape dynamic_slice dynamic_update_slice einsum fft gather "
+    "get_dimension_size get_tuple_element iota optimization_barrier pad partition_id "
+    "real_dynamic_slice replica_id reshape return reverse rng_bit_generator set_dimension_size "
+    "slice torch_index_select transpose triangular_solve tuple unary_einsum").split()
+_TRAITS: dict[str, set[str]] = {}
+for _names, _trait in (
+        (("while", "case", "optimization_barrier"), "ShardableDataFlowOpInterface"),
+        (("return",), "Terminator"), (("constant",), "ConstantLike"),
+        (_ELEMENTWISE_TRAIT, "Elementwise"), (("clamp", "select"), "BroadcastingElementwise"),
+        ((*_ELEMENTWISE_TRAIT, "clamp", "select", *_NO_MEMORY_EFFECT), "NoMemoryEffect"),
+        (("if case while reduce map scatter select_and_scatter sort reduce_window").split(),
+         "RecursiveMemoryEffects")):
+    for _name in _names:
+        _TRAITS.setdefault(_name, set()).add(_trait)
+"""StableHLO's ODS traits (`StablehloOps.td`): `Pure` and `NoMemoryEffect` ops are both
+`NoMemoryEffect` here; `clamp` and `select` are `BroadcastingElementwise`, not `Elementwise`."""
 
 
 _POINTWISE = (

@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 
 from sdy_passes.ir import OpResult
-from sdy_passes.op_sharding_rules._attrs import has_trait, int_attr, ints
+from sdy_passes.dialects._base import has_trait
+from sdy_passes.op_sharding_rules._attrs import int_attr, ints
 from sdy_passes.op_sharding_rules._builder import (
     NEED_REPLICATION, NULL, PASS_THROUGH, PERMUTATION, Builder, shape_of,
 )
