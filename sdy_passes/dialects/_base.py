@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from sdy_passes.ir import Module
 
 __all__ = ["OpDef", "OPS", "lookup", "has_trait", "VerifyContext", "fail", "add_operands", "set_results", "attr_dict_for",
-           "opt_dict", "print_type_signature", "short_name", "parse_return", "print_return",
+           "opt_dict", "no_sharding_rule", "print_type_signature", "short_name", "parse_return", "print_return",
            "parse_constant", "print_constant", "constant_names"]
 
 VARIADIC = None
@@ -64,7 +64,8 @@ class OpDef:
     for `Pure` / `NoMemoryEffect` ops, `RecursiveMemoryEffects`)."""
     sharding_rule: Callable | None = None
     """`sharding_rule(op, conservative) -> OpShardingRule | None`: the rule Shardy's registry
-    builds (a function of `sdy_passes.op_sharding_rules`); None: no rule."""
+    builds (a function of `sdy_passes.op_sharding_rules`, or `no_sharding_rule`); None: the op
+    is unknown to the registry (no rule, and Shardy's once-per-process warning)."""
     result_names: Callable | None = None
     """`result_names(op)` -> names MLIR's printer gives the results (`("cst",)`, or one per
     result: `("values", "indices")`), or None (`getAsmResultNames`)."""
@@ -108,6 +109,12 @@ def has_trait(op: Operation, trait: str) -> bool:
     """Whether the op's `OpDef` declares the MLIR trait (`Terminator`, `Elementwise`, ...)."""
     opdef = OPS.get(op.name)
     return opdef is not None and trait in opdef.traits
+
+
+def no_sharding_rule(op: Operation, conservative: bool = False) -> None:
+    """The `sharding_rule` of ops Shardy's registry gives no rule on purpose (module, funcs,
+    calls, constants, tokens, edges: they need no propagation or propagate through edges)."""
+    return None
 
 
 def fail(op: Operation, message: str):

@@ -10,7 +10,8 @@ from sdy_passes.attributes import (
     print_symbol_name,
 )
 from sdy_passes.dialects._base import (
-    OpDef, add_operands, attr_dict_for, constant_names, opt_dict, parse_constant, parse_return,
+    OpDef, add_operands, attr_dict_for, constant_names, no_sharding_rule, opt_dict, parse_constant,
+    parse_return,
     print_constant,
     print_return, set_results,
 )
@@ -1005,9 +1006,12 @@ _SHARDING_RULES = {
     "all_gather": collectives.all_gather, "all_to_all": collectives.all_to_all,
     "reduce_scatter": collectives.reduce_scatter,
     "custom_call": custom_call.custom_call,
+    **dict.fromkeys(("after_all constant create_token get_tuple_element infeed iota outfeed "
+                     "partition_id recv send").split(), no_sharding_rule),
 }
 """Shardy's registry (`op_sharding_rule_registry.cc`): op -> `(op, conservative) -> OpShardingRule`.
-`buildPointwise` ops are Shardy's explicit list, not the `Elementwise` trait."""
+`buildPointwise` ops are Shardy's explicit list, not the `Elementwise` trait; `while`, `case` and
+`optimization_barrier` get none as `ShardableDataFlowOpInterface` ops."""
 
 
 _RESULT_NAMES = {
