@@ -24,7 +24,6 @@ from sdy_passes._value_shardings import (
     set_sharding, shardable_value,
 )
 from sdy_passes.attributes import OpShardingRule, RankedTensorType
-from sdy_passes.errors import SdyError
 from sdy_passes.ir import BlockArgument, Module, Operation, OpResult, Value
 from sdy_passes.pass_manager import Pass
 
@@ -37,12 +36,7 @@ class ApplyShardingConstraintsPass(Pass):
     name = "sdy-apply-sharding-constraints"
     summary = "Applies sharding constraints to their inputs where possible."
     options = {"debug-sharding-origins": False, "debug-propagation-edge-sharding": False}
-
-    def __init__(self, **options):
-        super().__init__(**options)
-        for key, value in self.options.items():
-            if value:
-                raise SdyError(f"'{self.name}': option '{key}' is not supported yet")
+    unsupported_if_true = tuple(options)
 
     def run(self, module: Module) -> None:
         for op in module.walk(post_order=True):
