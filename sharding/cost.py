@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._traffic import move_figures
 from .collectives import messages, moves
 from .errors import ShardingError
 
@@ -33,7 +34,9 @@ INTRA_HOST = (0.6e-6, 87.7e9)
 INTER_HOST = (2.7e-6, 87.7e9 * 0.22)
 
 
-def _dataset(n_steps: int, devices, axes: list[str], rows):
+def _dataset(n_steps: int, devices, axes: list[str], rows, figures=()):
+    """`rows`: per-message arrays of a step; `figures`: a step's per-device figures
+    (`_traffic.move_figures`)."""
     import xarray as xr
 
     devices = np.asarray(devices, np.int64)
@@ -43,6 +46,11 @@ def _dataset(n_steps: int, devices, axes: list[str], rows):
     received = np.zeros_like(sent)
     crossing = np.zeros((n_steps, len(axes)), np.int64)
     count = np.zeros(n_steps, np.int64)
+    for step, (devs, s, r, cross, msgs) in figures:
+        sent[step, index[devs]] += s
+        received[step, index[devs]] += r
+        crossing[step] += cross
+        count[step] += msgs
     for step, send, recv, nbytes, cross in rows:
         nbytes = np.asarray(nbytes, np.int64)
         if not len(nbytes):
@@ -57,22 +65,24 @@ def _dataset(n_steps: int, devices, axes: list[str], rows):
         coords={"step": np.arange(n_steps), "device": devices, "axis": list(axes)})
 
 
-def _step_moves(plan):
-    prev = plan.source
-    for step in plan.steps:
-        yield moves(prev, step.out_sharding, plan.mesh_of(prev), plan.mesh_of(step.out_sharding), plan.shape,
-                    plan.uneven)
-        prev = step.out_sharding
-
-
-def plan_traffic(plan):
-    """The traffic of `plan` from shapes alone (no data, nothing per element)."""
+def plan_traffic(plan, *, per_message: bool = False):
+    """The traffic of `plan` from shapes alone (no data, nothing per element): per device in
+    closed form (`_traffic.move_figures`) where it applies, else per message (`per_message`:
+    always per message, the reference the tests compare with)."""
     mesh = plan.mesh_of(plan.source)
-    rows = []
-    for i, m in enumerate(_step_moves(plan)):
-        send, recv, nbytes, cross = messages(m, plan.itemsize)
-        rows.append((i, send, recv, nbytes, cross))
-    return _dataset(len(plan.steps), mesh.devices, [a.name for a in mesh.axes], rows)
+    rows, figures = [], []
+    prev = plan.source
+    for i, step in enumerate(plan.steps):
+        args = (prev, step.out_sharding, plan.mesh_of(prev), plan.mesh_of(step.out_sharding), plan.shape,
+                plan.uneven)
+        fast = None if per_message else move_figures(*args, plan.itemsize)
+        if fast is not None:
+            figures.append((i, fast))
+        else:
+            send, recv, nbytes, cross = messages(moves(*args), plan.itemsize)
+            rows.append((i, send, recv, nbytes, cross))
+        prev = step.out_sharding
+    return _dataset(len(plan.steps), mesh.devices, [a.name for a in mesh.axes], rows, figures)
 
 
 def record_traffic(plan):
@@ -142,7 +152,7 @@ def alpha_beta(plan, links=None, *, algorithm: str = "ring") -> StepCosts:
         table[name] = tuple(link)
     out = []
     prev = plan.source
-    for step, m in zip(plan.steps, _step_moves(plan)):
+    for step in plan.steps:
         pm = plan.mesh_of(prev)
         b = math.prod(prev.local_shape(plan.shape, pm)) * plan.itemsize
         if step.kind in ("all_gather", "all_to_all"):
@@ -157,6 +167,7 @@ def alpha_beta(plan, links=None, *, algorithm: str = "ring") -> StepCosts:
                     block *= g
             out.append(t)
         else:  # collective-permute (and an uneven all-slice's realignment): slowest message
+            m = moves(prev, step.out_sharding, pm, plan.mesh_of(step.out_sharding), plan.shape, plan.uneven)
             out.append(_permute_time(m, pm, table, plan.itemsize, bidi))
         prev = step.out_sharding
     return StepCosts(tuple(out), algorithm)
@@ -173,19 +184,17 @@ def _permute_time(m, mesh, table, itemsize: int, bidi: bool) -> float:
     key = m.sender[remote] * (len(m.in_devices) + 1) + m.receiver_in[remote]
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     total = np.bincount(inverse, weights=nbytes)
-    worst = 0.0
-    for k, i in enumerate(first):
-        hops, beta = 0.0, math.inf
-        for a, axis in enumerate(mesh.axes):
-            if send[a, i] != recv[a, i]:
-                h = (recv[a, i] - send[a, i]) % axis.size
-                if bidi:
-                    h = min(h, (send[a, i] - recv[a, i]) % axis.size)
-                alpha, b = table[axis.name]
-                hops += h * alpha
-                beta = min(beta, b)
-        worst = max(worst, hops + total[k] / beta)
-    return worst
+    send, recv = send[:, first], recv[:, first]  # per (sender, receiver) pair
+    hops, beta = np.zeros(len(first)), np.full(len(first), math.inf)
+    for a, axis in enumerate(mesh.axes):  # axis by axis, as the formula adds them
+        differ = send[a] != recv[a]
+        h = (recv[a] - send[a]) % axis.size
+        if bidi:
+            h = np.minimum(h, (send[a] - recv[a]) % axis.size)
+        alpha, b = table[axis.name]
+        hops = hops + np.where(differ, h * alpha, 0.0)
+        beta = np.where(differ, np.minimum(beta, b), beta)
+    return float(np.max(hops + total / beta))
 
 
 # -- PyTorch DTensor's redistribute_cost ------------------------------------------------------

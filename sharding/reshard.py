@@ -613,8 +613,10 @@ class ReshardPlan:
     @property
     def traffic(self):
         """Bytes per device and step, bytes crossing each mesh axis, messages (an
-        `xarray.Dataset`), from shapes alone (spec §3.1). Vectorized over messages, so its cost
-        grows with their number: an all-gather over 512 of 4096 devices has 2M of them."""
+        `xarray.Dataset`), from shapes alone (spec §3.1). Per device in closed form
+        (`sharding._traffic`), so an all-gather over 512 of 4096 devices (2M messages) takes a
+        few ms; per message only where the closed form does not apply (a result mesh in another
+        device order, sub-axes that do not nest)."""
         if "traffic" not in self._cache:
             from .cost import plan_traffic
 

@@ -22,6 +22,9 @@ from hypothesis import HealthCheck, Phase, given, settings
 from tests.sdy_passes.module_gen import modules
 from tests.sdy_passes.pass_oracle import compare, run_jaxlib_matrix
 
+# Random call graphs call a func more than once: Shardy warns (once per process), as jaxlib does.
+pytestmark = pytest.mark.filterwarnings("ignore::sdy_passes.SdyWarning")
+
 # The six passes of the seed document (its "import pipeline"); jaxlib's real pipeline and the
 # passes it adds are run by name below.
 PIPELINE = ["sdy-lift-inlined-meshes", "sdy-constant-or-scalar-splitter", "sdy-add-data-flow-edges",
