@@ -8,6 +8,9 @@ input with a different sharding. A data-flow edge target is not sharded: the con
 (or, for a manual computation, created) right after it and takes over all its other uses.
 Otherwise the input's sharding is set, and an applied constraint gets its identity
 `sdy.sharding_rule`.
+
+Options (jaxlib 0.10.2): `debug-sharding-origins` and `debug-propagation-edge-sharding`; `false`
+(the default) is accepted, `true` (which saves origins on the module) is not supported yet.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ _DYNAMIC_FACTOR = -(2 ** 63)  # what Shardy records for a dynamic dim (ShapedTyp
 class ApplyShardingConstraintsPass(Pass):
     name = "sdy-apply-sharding-constraints"
     summary = "Applies sharding constraints to their inputs where possible."
+    options = {"debug-sharding-origins": False, "debug-propagation-edge-sharding": False}
+    unsupported_if_true = tuple(options)
 
     def run(self, module: Module) -> None:
         for op in module.walk(post_order=True):

@@ -466,14 +466,12 @@ class BasicPropagationPass(Pass):
     options = {"keep-sharding-rules": False, "module-dump-directory": "",
                "conservative-propagation": False, "debug-sharding-origins": False,
                "debug-propagation-edge-sharding": False}
+    unsupported_if_true = ("debug-sharding-origins", "debug-propagation-edge-sharding")
 
     def __init__(self, **options):
         super().__init__(**options)
         self.keep_sharding_rules = self.options["keep-sharding-rules"]
         self.conservative = self.options["conservative-propagation"]
-        for debug in ("debug-sharding-origins", "debug-propagation-edge-sharding"):
-            if self.options[debug]:
-                raise SdyError(f"'{self.name}': option '{debug}' is not supported yet")
 
     def strategies(self) -> list[BasicFactorPropagation]:
         return [BasicFactorPropagation()]

@@ -15,7 +15,6 @@ from sdy_passes._value_shardings import (
     DATA_FLOW_EDGE, DATA_FLOW_OPS, MANUAL_COMPUTATION, NAMED_COMPUTATION, _add_manual_axes,
     block_arg_edge_owners, data_flow_edge_of, open_sharding,
 )
-from sdy_passes.errors import SdyError
 from sdy_passes.ir import Operation
 from sdy_passes.pass_manager import FUNC, Pass
 
@@ -59,12 +58,7 @@ class SinkDataFlowEdgesPass(Pass):
 
     anchor = FUNC
     options = {"sink-debug-sharding-origins": False, "sink-debug-propagation-edge-sharding": False}
-
-    def __init__(self, **options):
-        super().__init__(**options)
-        for key, value in self.options.items():
-            if value:
-                raise SdyError(f"'{self.name}': option '{key}' is not supported yet")
+    unsupported_if_true = tuple(options)
 
     def run(self, func: Operation) -> None:
         self._walk(func)

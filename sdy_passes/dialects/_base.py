@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 
     from sdy_passes.ir import Module
 
-__all__ = ["OpDef", "OPS", "lookup", "VerifyContext", "fail", "add_operands", "set_results", "attr_dict_for",
-           "opt_dict", "print_type_signature", "short_name", "parse_return", "print_return",
+__all__ = ["OpDef", "OPS", "lookup", "has_trait", "VerifyContext", "fail", "add_operands", "set_results", "attr_dict_for",
+           "opt_dict", "no_sharding_rule", "print_type_signature", "short_name", "parse_return", "print_return",
            "parse_constant", "print_constant", "constant_names"]
 
 VARIADIC = None
@@ -59,9 +59,13 @@ class OpDef:
     verify: Callable | None = None
     """Op-specific checks after counts and required attributes."""
     traits: frozenset[str] = frozenset()
-    """MLIR trait / interface names the passes ask about (`IsolatedFromAbove`, ...)."""
+    """MLIR trait / interface names the passes ask about, as the op's ODS declares them
+    (`IsolatedFromAbove`, `Elementwise`, StableHLO's `BroadcastingElementwise`; `NoMemoryEffect`
+    for `Pure` / `NoMemoryEffect` ops, `RecursiveMemoryEffects`)."""
     sharding_rule: Callable | None = None
-    """The op's Shardy sharding rule (filled by the op-sharding-rule work)."""
+    """`sharding_rule(op, conservative) -> OpShardingRule | None`: the rule Shardy's registry
+    builds (a function of `sdy_passes.op_sharding_rules`, or `no_sharding_rule`); None: the op
+    is unknown to the registry (no rule, and Shardy's once-per-process warning)."""
     result_names: Callable | None = None
     """`result_names(op)` -> names MLIR's printer gives the results (`("cst",)`, or one per
     result: `("values", "indices")`), or None (`getAsmResultNames`)."""
@@ -99,6 +103,18 @@ OPS: dict[str, OpDef] = {}
 
 def lookup(name: str) -> OpDef | None:
     return OPS.get(name)
+
+
+def has_trait(op: Operation, trait: str) -> bool:
+    """Whether the op's `OpDef` declares the MLIR trait (`Terminator`, `Elementwise`, ...)."""
+    opdef = OPS.get(op.name)
+    return opdef is not None and trait in opdef.traits
+
+
+def no_sharding_rule(op: Operation, conservative: bool = False) -> None:
+    """The `sharding_rule` of ops Shardy's registry gives no rule on purpose (module, funcs,
+    calls, constants, tokens, edges: they need no propagation or propagate through edges)."""
+    return None
 
 
 def fail(op: Operation, message: str):

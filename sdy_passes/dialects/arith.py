@@ -19,5 +19,6 @@ def _constant_names(op) -> tuple[str, ...] | None:
 
 OPS = (
     OpDef("arith.constant", ("value",), ("value",), 0, 1, parse=parse_constant,
-          print=print_constant, traits=frozenset({"ConstantLike"}), result_names=_constant_names),
+          print=print_constant, traits=frozenset({"ConstantLike", "NoMemoryEffect"}),
+          result_names=_constant_names),
 )

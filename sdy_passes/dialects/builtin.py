@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sdy_passes.attributes import StringAttr, print_attr_dict, print_symbol_name
-from sdy_passes.dialects._base import OpDef, attr_dict_for
+from sdy_passes.dialects._base import OpDef, attr_dict_for, no_sharding_rule
 
 
 def _parse_module(p, op, n):
@@ -34,5 +34,6 @@ def _print_module(pr, op, indent):
 OPS = (
     OpDef("builtin.module", ("sym_name", "sym_visibility"), num_operands=0, num_results=0,
           num_regions=1, parse=_parse_module, print=_print_module,
-          traits=frozenset({"IsolatedFromAbove", "SymbolTable", "NoTerminator"})),
+          traits=frozenset({"IsolatedFromAbove", "SymbolTable", "NoTerminator"}),
+          sharding_rule=no_sharding_rule),
 )

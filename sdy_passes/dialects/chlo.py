@@ -65,15 +65,21 @@ def _print_top_k(pr, op, indent):
 
 
 _BROADCAST_PROPS = ("broadcast_dimensions",)
+_PURE = frozenset({"NoMemoryEffect"})
+"""Every chlo op here is `Pure` (`ChloOps.td`); the `broadcast_*` ops are `BroadcastingElementwise`."""
 OPS = (
     *(OpDef(f"chlo.{n}", num_operands=1, num_results=1, parse=_parse_elementwise,
-            print=_print_elementwise, traits=frozenset({"Elementwise"})) for n in UNARY),
+            print=_print_elementwise, traits=_PURE | {"Elementwise"}) for n in UNARY),
     *(OpDef(f"chlo.{n}", _BROADCAST_PROPS if n.startswith("broadcast_") else (), num_operands=2,
-            num_results=1, parse=_parse_elementwise, print=_print_elementwise) for n in BINARY),
-    OpDef("chlo.broadcast_compare", ("broadcast_dimensions", "comparison_direction", "compare_type")),
+            num_results=1, parse=_parse_elementwise, print=_print_elementwise,
+            traits=_PURE | {"BroadcastingElementwise"} if n.startswith("broadcast_") else _PURE)
+      for n in BINARY),
+    OpDef("chlo.broadcast_compare", ("broadcast_dimensions", "comparison_direction", "compare_type"),
+          traits=_PURE | {"BroadcastingElementwise"}),
     OpDef("chlo.top_k", ("k",), ("k",), 1, 2, parse=_parse_top_k, print=_print_top_k,
-          result_names=lambda op: ("values", "indices")),
-    OpDef("chlo.constant", ("value",), ("value",), 0, 1),
-    OpDef("chlo.constant_like", ("value",), ("value",), 1, 1),
-    OpDef("chlo.ragged_dot", ("ragged_dot_dimension_numbers", "precision_config")),
+          result_names=lambda op: ("values", "indices"), traits=_PURE),
+    OpDef("chlo.constant", ("value",), ("value",), 0, 1, traits=_PURE | {"ConstantLike"}),
+    OpDef("chlo.constant_like", ("value",), ("value",), 1, 1,
+          traits=_PURE | {"BroadcastingElementwise"}),
+    OpDef("chlo.ragged_dot", ("ragged_dot_dimension_numbers", "precision_config"), traits=_PURE),
 )

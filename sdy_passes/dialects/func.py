@@ -11,8 +11,8 @@ from sdy_passes.attributes import (
     print_function_type, print_symbol_name,
 )
 from sdy_passes.dialects._base import (
-    OpDef, add_operands, attr_dict_for, fail, opt_dict, parse_return, print_return, set_results,
-    short_name,
+    OpDef, add_operands, attr_dict_for, fail, no_sharding_rule, opt_dict, parse_return, print_return,
+    set_results, short_name,
 )
 from sdy_passes.dialects.sdy import check_sharding
 
@@ -202,11 +202,12 @@ OPS = (
           attribute_kinds=(("sym_name", "string attribute"),
                            ("function_type", "type attribute of function type"),
                            ("sym_visibility", "string attribute")),
-          traits=frozenset({"IsolatedFromAbove", "Symbol", "FunctionOpInterface"})),
+          traits=frozenset({"IsolatedFromAbove", "Symbol", "FunctionOpInterface"}),
+          sharding_rule=no_sharding_rule),
     OpDef("func.call", ("callee", "arg_attrs", "res_attrs", "no_inline"), ("callee",),
           parse=_parse_call, print=_print_call, verify=_verify_call,
           attribute_kinds=(("callee", "flat symbol reference attribute"),),
-          traits=frozenset({"CallOpInterface"})),
+          traits=frozenset({"CallOpInterface"}), sharding_rule=no_sharding_rule),
     OpDef("func.return", num_results=0, parse=parse_return, print=print_return,
-          traits=frozenset({"Terminator"})),
+          traits=frozenset({"Terminator", "NoMemoryEffect"})),
 )

@@ -16,12 +16,13 @@ from sdy_passes.attributes import (
     print_function_type, print_symbol_name,
 )
 from sdy_passes.dialects._base import (
-    OpDef, VerifyContext, add_operands, attr_dict_for, fail, opt_dict, parse_constant,
-    parse_return, print_constant, print_return, set_results,
+    OpDef, VerifyContext, add_operands, attr_dict_for, fail, no_sharding_rule, opt_dict,
+    parse_constant, parse_return, print_constant, print_return, set_results,
 )
 from sdy_passes.dialects.sdy_attributes import PropagationEdges
 from sdy_passes.errors import IRParseError, VerificationError
 from sdy_passes.ir import BlockArgument, Operation
+from sdy_passes.op_sharding_rules.elementwise import pointwise
 
 
 def _parse_mesh(p, op, n):
@@ -589,33 +590,42 @@ def _check_factor_indices(op: Operation, indices, num_factors: int) -> None:
 
 
 _UNARY = dict(num_operands=1, num_results=1)
+_PURE = frozenset({"NoMemoryEffect"})
 OPS = (
     OpDef("sdy.mesh", ("sym_name", "mesh"), ("sym_name", "mesh"), 0, 0,
           parse=_parse_mesh, print=_print_mesh, traits=frozenset({"Symbol"}),
-          attribute_kinds=(("sym_name", "string attribute"),)),
+          attribute_kinds=(("sym_name", "string attribute"),), sharding_rule=no_sharding_rule),
     OpDef("sdy.sharding_constraint", ("sharding",), ("sharding",), **_UNARY,
-          parse=_parse_sharding_op, print=_print_sharding_op, verify=_verify_sharding_op),
+          parse=_parse_sharding_op, print=_print_sharding_op, verify=_verify_sharding_op,
+          sharding_rule=pointwise),
     OpDef("sdy.reshard", ("sharding",), ("sharding",), **_UNARY,
-          parse=_parse_sharding_op, print=_print_sharding_op, verify=_verify_sharding_op),
+          parse=_parse_sharding_op, print=_print_sharding_op, verify=_verify_sharding_op,
+          traits=_PURE, sharding_rule=no_sharding_rule),
     OpDef("sdy.data_flow_edge", ("sharding",), (), **_UNARY,
-          parse=_parse_edge, print=_print_edge, verify=_verify_sharding_op),
+          parse=_parse_edge, print=_print_edge, verify=_verify_sharding_op,
+          sharding_rule=no_sharding_rule),
     OpDef("sdy.func_data_flow_edge", num_operands=1, num_results=1, parse=_parse_func_edge,
-          print=_print_func_edge, verify=_verify_func_edge),
+          print=_print_func_edge, verify=_verify_func_edge, sharding_rule=no_sharding_rule),
     OpDef("sdy.sharding_group", ("group_id",), ("group_id",), 1, 0,
           parse=_parse_group, print=_print_group,
-          attribute_kinds=(("group_id", "64-bit signless integer attribute"),)),
+          attribute_kinds=(("group_id", "64-bit signless integer attribute"),),
+          sharding_rule=no_sharding_rule),
     OpDef("sdy.propagation_barrier", ("allowed_direction",), ("allowed_direction",), **_UNARY,
-          parse=_parse_barrier, print=_print_barrier, verify=_verify_barrier),
+          parse=_parse_barrier, print=_print_barrier, verify=_verify_barrier, traits=_PURE,
+          sharding_rule=no_sharding_rule),
     OpDef("sdy.constant", ("value",), ("value",), 0, 1,
-          parse=parse_constant, print=print_constant, traits=frozenset({"ConstantLike"})),
+          parse=parse_constant, print=print_constant, traits=_PURE | {"ConstantLike"},
+          sharding_rule=no_sharding_rule),
     OpDef("sdy.manual_computation", ("in_shardings", "out_shardings", "manual_axes"),
           ("in_shardings", "out_shardings", "manual_axes"), num_regions=1,
           parse=_parse_manual, print=_print_manual, verify=_verify_manual,
-          traits=frozenset({"IsolatedFromAbove", "ShardableDataFlowOpInterface"})),
+          traits=frozenset({"IsolatedFromAbove", "ShardableDataFlowOpInterface",
+                            "RecursiveMemoryEffects"})),
     OpDef("sdy.named_computation", ("name", "in_shardings", "out_shardings"), ("name",),
           num_regions=1, parse=_parse_named, print=_print_named, verify=_verify_named,
           attribute_kinds=(("name", "string attribute"),),
-          traits=frozenset({"IsolatedFromAbove", "ShardableDataFlowOpInterface"})),
+          traits=frozenset({"IsolatedFromAbove", "ShardableDataFlowOpInterface",
+                            "RecursiveMemoryEffects"})),
     OpDef("sdy.return", num_results=0, parse=parse_return, print=print_return,
-          traits=frozenset({"Terminator"})),
+          traits=_PURE | {"Terminator"}),
 )

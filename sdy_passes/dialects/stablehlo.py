@@ -10,7 +10,8 @@ from sdy_passes.attributes import (
     print_symbol_name,
 )
 from sdy_passes.dialects._base import (
-    OpDef, add_operands, attr_dict_for, constant_names, opt_dict, parse_constant, parse_return,
+    OpDef, add_operands, attr_dict_for, constant_names, no_sharding_rule, opt_dict, parse_constant,
+    parse_return,
     print_constant,
     print_return, set_results,
 )
@@ -18,6 +19,9 @@ from sdy_passes.dialects.stablehlo_attributes import (
     ConvDimensionNumbers, DotDimensionNumbers, EnumAttr, parse_int_list,
 )
 from sdy_passes.ir import Block, Operation, Region
+from sdy_passes.op_sharding_rules import (
+    collectives, contraction, custom_call, elementwise, gather_scatter, linalg, reduction, shape,
+)
 
 
 _NAME = re.compile(r"%([A-Za-z0-9_$.\-]+)")
@@ -881,6 +885,7 @@ _PROPERTIES = {
     "all_to_all": "split_dimension concat_dimension split_count replica_groups channel_handle",
     "collective_permute": "source_target_pairs channel_handle",
     "collective_broadcast": "replica_groups channel_handle",
+    "cross-replica-sum": "replica_groups",
     "rng": "rng_distribution",
     "rng_bit_generator": "rng_algorithm",
     "fft": "fft_type fft_length",
@@ -951,12 +956,62 @@ _HOOKS = {
     "constant": (parse_constant, print_constant),
     "return": (parse_return, print_return),
 }
-_TRAITS = {
-    "while": {"ShardableDataFlowOpInterface"}, "case": {"ShardableDataFlowOpInterface"},
-    "optimization_barrier": {"ShardableDataFlowOpInterface"},
-    "return": {"Terminator"}, "constant": {"ConstantLike"},
-    **{n: {"Elementwise"} for n in ELEMENTWISE if n != "after_all"},
+_ELEMENTWISE_TRAIT = [n for n in ELEMENTWISE if n not in ("after_all", "clamp")] + [
+    "complex", "compare", "is_finite", "reduce_precision"]
+_NO_MEMORY_EFFECT = (
+    "after_all batch_norm_grad batch_norm_inference batch_norm_training bitcast_convert broadcast "
+    "broadcast_in_dim cholesky concatenate constant convolution create_token cross-replica-sum "
+    "dot dot_general dynamic_broadcast_in_dim dynamic_conv dynamic_gather dynamic_iota "
+    "dynamic_pad dynamic_reshape dynamic_slice dynamic_update_slice einsum fft gather "
+    "get_dimension_size get_tuple_element iota optimization_barrier pad partition_id "
+    "real_dynamic_slice replica_id reshape return reverse rng_bit_generator set_dimension_size "
+    "slice torch_index_select transpose triangular_solve tuple unary_einsum").split()
+_TRAITS: dict[str, set[str]] = {}
+for _names, _trait in (
+        (("while", "case", "optimization_barrier"), "ShardableDataFlowOpInterface"),
+        (("return",), "Terminator"), (("constant",), "ConstantLike"),
+        (_ELEMENTWISE_TRAIT, "Elementwise"), (("clamp", "select"), "BroadcastingElementwise"),
+        ((*_ELEMENTWISE_TRAIT, "clamp", "select", *_NO_MEMORY_EFFECT), "NoMemoryEffect"),
+        (("if case while reduce map scatter select_and_scatter sort reduce_window").split(),
+         "RecursiveMemoryEffects")):
+    for _name in _names:
+        _TRAITS.setdefault(_name, set()).add(_trait)
+"""StableHLO's ODS traits (`StablehloOps.td`): `Pure` and `NoMemoryEffect` ops are both
+`NoMemoryEffect` here; `clamp` and `select` are `BroadcastingElementwise`, not `Elementwise`."""
+
+
+_POINTWISE = (
+    "abs add all_reduce and atan2 cbrt ceil count_leading_zeros collective_broadcast "
+    "collective_permute compare complex convert cosine cross-replica-sum divide exponential "
+    "exponential_minus_one floor imag is_finite log_plus_one log logistic maximum minimum multiply "
+    "negate not or popcnt power real reduce_precision remainder round_nearest_even "
+    "round_nearest_afz rsqrt shift_left shift_right_arithmetic shift_right_logical sign sine sqrt "
+    "subtract tan tanh xor").split()
+_SHARDING_RULES = {
+    **dict.fromkeys(_POINTWISE, elementwise.pointwise),
+    "select": elementwise.select, "clamp": elementwise.clamp,
+    "broadcast_in_dim": shape.broadcast_in_dim, "reshape": shape.reshape,
+    "transpose": shape.transpose, "bitcast_convert": shape.bitcast_convert,
+    "concatenate": shape.concatenate, "pad": shape.pad, "slice": shape.slice_,
+    "dynamic_slice": shape.dynamic_slice, "dynamic_update_slice": shape.dynamic_update_slice,
+    "reverse": shape.reverse,
+    "dot_general": contraction.dot_general, "dot": contraction.dot,
+    "convolution": contraction.convolution,
+    "reduce": reduction.reduce, "reduce_window": reduction.reduce_window,
+    "select_and_scatter": reduction.select_and_scatter, "sort": reduction.sort,
+    "gather": gather_scatter.gather, "scatter": gather_scatter.scatter,
+    "cholesky": linalg.cholesky, "triangular_solve": linalg.triangular_solve, "fft": linalg.fft,
+    "batch_norm_inference": linalg.batch_norm_inference,
+    "rng_bit_generator": linalg.rng_bit_generator,
+    "all_gather": collectives.all_gather, "all_to_all": collectives.all_to_all,
+    "reduce_scatter": collectives.reduce_scatter,
+    "custom_call": custom_call.custom_call,
+    **dict.fromkeys(("after_all constant create_token get_tuple_element infeed iota outfeed "
+                     "partition_id recv send").split(), no_sharding_rule),
 }
+"""Shardy's registry (`op_sharding_rule_registry.cc`): op -> `(op, conservative) -> OpShardingRule`.
+`buildPointwise` ops are Shardy's explicit list, not the `Elementwise` trait; `while`, `case` and
+`optimization_barrier` get none as `ShardableDataFlowOpInterface` ops."""
 
 
 _RESULT_NAMES = {
@@ -971,7 +1026,8 @@ def _opdef(name: str) -> OpDef:
     return OpDef(f"stablehlo.{name}", _props(_PROPERTIES.get(name, "")),
                  num_operands=arity, num_results=1 if arity is not None else None,
                  num_regions=_REGIONS.get(name), parse=parse, print=print_,
-                 traits=frozenset(_TRAITS.get(name, ())), result_names=_RESULT_NAMES.get(name),
+                 traits=frozenset(_TRAITS.get(name, ())), sharding_rule=_SHARDING_RULES.get(name),
+                 result_names=_RESULT_NAMES.get(name),
                  block_arg_name="iterArg" if name == "while" else None)
 
 

@@ -1,47 +1,29 @@
 """Shardy's op sharding rule registry (`op_sharding_rule_registry.cc`) as jaxlib 0.10.2 has it.
 
-`RULES` is the one table from op name to rule function `(op, conservative) -> OpShardingRule |
-None`; one module per op family defines its entries. `create_op_sharding_rule(op)` looks the op
-up: ops in `NO_RULE` (data-flow ops, constants, iota, tokens, ...) and terminators get none; any
-other op missing from the table gets none and Shardy's once-per-process warning.
+One module per op family defines the rule functions `(op, conservative) -> OpShardingRule |
+None`; each op's `OpDef.sharding_rule` (the one op table, `sdy_passes.dialects`) names its
+function, or `no_sharding_rule` for the ops Shardy gives none on purpose (constants, tokens,
+edges, ...). `create_op_sharding_rule(op)` asks the op's OpDef; `ShardableDataFlowOpInterface`
+ops and terminators get none too; any other op without a rule gets none and Shardy's
+once-per-process warning.
 """
 
 from __future__ import annotations
 
 from sdy_passes.attributes import OpShardingRule
 from sdy_passes.errors import PassFailedError, SdyError
-from sdy_passes.op_sharding_rules import (
-    collectives, contraction, custom_call, elementwise, gather_scatter, linalg, reduction, shape,
-)
-from sdy_passes.op_sharding_rules._attrs import has_trait
+from sdy_passes.dialects._base import has_trait, lookup
 from sdy_passes.pass_manager import emit_warning_once
 
-__all__ = ["RULES", "NO_RULE", "SHARDING_RULE", "create_op_sharding_rule", "get_or_create_sharding_rule"]
+__all__ = ["SHARDING_RULE", "create_op_sharding_rule", "get_or_create_sharding_rule"]
 
 SHARDING_RULE = "sdy.sharding_rule"
-
-RULES = {
-    **elementwise.RULES, **shape.RULES, **contraction.RULES, **reduction.RULES,
-    **gather_scatter.RULES, **linalg.RULES, **collectives.RULES, **custom_call.RULES,
-}
-"""Op name → rule function."""
-
-NO_RULE = frozenset({
-    "builtin.module", "func.func", "func.call", "sdy.constant", "sdy.data_flow_edge",
-    "sdy.func_data_flow_edge", "sdy.manual_computation", "sdy.mesh", "sdy.propagation_barrier",
-    "sdy.named_computation", "sdy.sharding_group", "sdy.reshard",
-    "stablehlo.after_all", "stablehlo.case", "stablehlo.constant", "stablehlo.create_token",
-    "stablehlo.get_tuple_element", "stablehlo.infeed", "stablehlo.iota", "stablehlo.outfeed",
-    "stablehlo.optimization_barrier", "stablehlo.partition_id", "stablehlo.recv",
-    "stablehlo.send", "stablehlo.while",
-})
-"""Ops Shardy deliberately gives no rule (data-flow ops propagate through their edges)."""
-
 
 
 def create_op_sharding_rule(op, conservative: bool = False) -> OpShardingRule | None:
     """The rule Shardy's registry builds for `op` (None: no rule)."""
-    rule = RULES.get(op.name)
+    opdef = lookup(op.name)
+    rule = opdef.sharding_rule if opdef is not None else None
     if rule is not None:
         try:
             return rule(op, conservative)
@@ -51,7 +33,7 @@ def create_op_sharding_rule(op, conservative: bool = False) -> OpShardingRule | 
             # types and attributes that do not fit together (MLIR's verifier refuses such ops)
             raise PassFailedError(f"'{op.name}' op: cannot build its sharding rule from its "
                                   f"types and attributes ({type(e).__name__}: {e})", op.location) from None
-    if op.name not in NO_RULE and not has_trait(op, "Terminator"):
+    if not (has_trait(op, "ShardableDataFlowOpInterface") or has_trait(op, "Terminator")):
         emit_warning_once("op sharding rules: unknown op",
                           f"op '{op.name}' is unknown to SDY sharding rule registry", op.location)
     return None

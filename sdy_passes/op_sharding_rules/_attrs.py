@@ -9,16 +9,9 @@ from __future__ import annotations
 import re
 
 from sdy_passes.attributes import BoolAttr, DenseArrayAttr, IntegerAttr, StringAttr
-from sdy_passes.dialects import lookup
 from sdy_passes.errors import PassFailedError
 
 _INTS = re.compile(r"-?\d+")
-
-
-def has_trait(op, trait: str) -> bool:
-    """Whether the op's `OpDef` declares the MLIR trait (`Terminator`, `ConstantLike`)."""
-    opdef = lookup(op.name)
-    return opdef is not None and trait in opdef.traits
 
 
 def attr(op, name: str):

@@ -33,10 +33,3 @@ def reduce_scatter(op, conservative: bool):
     return (Builder.of(op).add_pointwise_if(shape, lambda d: d != dim)
             .add_factor_operands(dim, shape[dim], NEED_REPLICATION)
             .add_factor_results(dim, shape_of(op.results[0].type)[dim], NEED_REPLICATION).build())
-
-
-RULES = {
-    "stablehlo.all_gather": all_gather,
-    "stablehlo.all_to_all": all_to_all,
-    "stablehlo.reduce_scatter": reduce_scatter,
-}

@@ -81,10 +81,3 @@ def convolution(op, conservative: bool):
         builder.add_factor([NULL, dims["kernel_output_feature_dimension"]],
                            [dims["output_feature_dimension"]], output_features)
     return builder.build()
-
-
-RULES = {
-    "stablehlo.dot_general": dot_general,
-    "stablehlo.dot": dot,
-    "stablehlo.convolution": convolution,
-}

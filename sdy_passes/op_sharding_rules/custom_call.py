@@ -101,5 +101,3 @@ def custom_call(op, conservative: bool):
                       f"custom call @{target} is unknown to SDY sharding rule registry", op.location)
     return None
 
-
-RULES = {"stablehlo.custom_call": custom_call}

@@ -113,9 +113,3 @@ def scatter(op, conservative: bool):
         dims.get("update_window_dims", ()), dims.get("inserted_window_dims", ()),
         dims.get("input_batching_dims", ()), dims.get("scatter_indices_batching_dims", ()), add)
     return builder.build()
-
-
-RULES = {
-    "stablehlo.gather": gather,
-    "stablehlo.scatter": scatter,
-}

@@ -69,12 +69,3 @@ def rng_bit_generator(op, conservative: bool):
     for dim, size in enumerate(shape_of(op.results[1].type)):
         builder.add_factor([NULL], [NULL, dim], size)
     return builder.build()
-
-
-RULES = {
-    "stablehlo.cholesky": cholesky,
-    "stablehlo.triangular_solve": triangular_solve,
-    "stablehlo.fft": fft,
-    "stablehlo.batch_norm_inference": batch_norm_inference,
-    "stablehlo.rng_bit_generator": rng_bit_generator,
-}

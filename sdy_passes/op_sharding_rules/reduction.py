@@ -80,11 +80,3 @@ def sort(op, conservative: bool):
         else:
             builder.add_factor_all(dim, size)
     return builder.build()
-
-
-RULES = {
-    "stablehlo.reduce": reduce,
-    "stablehlo.reduce_window": reduce_window,
-    "stablehlo.select_and_scatter": select_and_scatter,
-    "stablehlo.sort": sort,
-}

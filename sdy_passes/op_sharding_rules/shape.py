@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 
 from sdy_passes.ir import OpResult
-from sdy_passes.op_sharding_rules._attrs import has_trait, int_attr, ints
+from sdy_passes.dialects._base import has_trait
+from sdy_passes.op_sharding_rules._attrs import int_attr, ints
 from sdy_passes.op_sharding_rules._builder import (
     NEED_REPLICATION, NULL, PASS_THROUGH, PERMUTATION, Builder, shape_of,
 )
@@ -169,17 +170,3 @@ def reverse(op, conservative: bool):
     return Builder.of(op).add_pointwise(
         shape_of(op.results[0].type),
         lambda dim: PERMUTATION if dim in dimensions else PASS_THROUGH).build()
-
-
-RULES = {
-    "stablehlo.broadcast_in_dim": broadcast_in_dim,
-    "stablehlo.reshape": reshape,
-    "stablehlo.transpose": transpose,
-    "stablehlo.bitcast_convert": bitcast_convert,
-    "stablehlo.concatenate": concatenate,
-    "stablehlo.pad": pad,
-    "stablehlo.slice": slice_,
-    "stablehlo.dynamic_slice": dynamic_slice,
-    "stablehlo.dynamic_update_slice": dynamic_update_slice,
-    "stablehlo.reverse": reverse,
-}

@@ -138,3 +138,17 @@ def test_idempotent(text):
 @pytest.mark.jaxlib
 def test_matches_jaxlib():
     assert_match_jaxlib(ALL, [FLAG])
+
+
+DEBUG_OFF = FLAG + "{debug-propagation-edge-sharding=false debug-sharding-origins=false}"
+
+
+@pytest.mark.jaxlib
+def test_debug_options_off_match_jaxlib():
+    assert_match_jaxlib(ALL, [DEBUG_OFF])
+
+
+@pytest.mark.parametrize("option", ["debug-sharding-origins", "debug-propagation-edge-sharding"])
+def test_debug_options_on_are_refused(option):
+    with pytest.raises(sdy_passes.SdyError, match=f"option '{option}' is not supported yet"):
+        sdy_passes.run_passes(sdy_passes.parse_module(APPLIED), [f"{FLAG}{{{option}=true}}"])

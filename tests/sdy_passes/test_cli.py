@@ -163,7 +163,8 @@ def test_pipeline_text_round_trips_like_jaxlib():
         "builtin.module(symbol-dce,sdy-lift-inlined-meshes,sdy-remove-size-one-axes,"
         "sdy-propagate-sharding-from-func-to-call,sdy-constant-or-scalar-splitter,symbol-dce,"
         "sdy-manual-axes-cleanup,sdy-save-module,sdy-add-data-flow-edges,"
-        "sdy-apply-sharding-constraints,sdy-sharding-group-import)")
+        "sdy-apply-sharding-constraints{debug-propagation-edge-sharding=false "
+        "debug-sharding-origins=false},sdy-sharding-group-import)")  # jaxlib's str(PassManager)
     steps = parse_pipeline("builtin.module(sdy-import-func-calls, func.func(), symbol-dce)")
     assert pipeline_text(steps) == ("builtin.module(sdy-import-func-calls{add-data-flow-edges-on-"
                                     "named-computations=true},func.func(),symbol-dce)")
