@@ -284,6 +284,48 @@ def _buffers(x) -> list[np.ndarray]:
     return [values[np.unravel_index(i, grid)] if grid else values for i in range(math.prod(grid))]
 
 
+def _even(p: Placement) -> bool:
+    return p.uneven == "padded" and all(c * n == d for c, n, d in zip(p.local_shape, p.num_tiles, p.shape))
+
+
+def _global_values(pi: Placement, buffers: list[np.ndarray], po: Placement) -> np.ndarray | None:
+    """The result's device buffers `(*po.piece_sizes, *po.local_shape)` as views of one fresh copy
+    of the global array, when the operand's buffers are views of one C-contiguous global array
+    (an unpadded `shard` of a numpy array, or a result of this) and nothing is unreduced; else
+    None. A replicated result piece is a stride-0 view, as `shard` gives.
+
+    Strided block copies into fresh memory run at ~2.5-3.5x `np.copyto` (page faults on scattered
+    rows); one flat copy of the global array runs at ~1.2-1.4x (asv ReshardRatio)."""
+    if not (pi.shape and _even(pi) and _even(po)) or pi.unreduced_pieces or po.unreduced_pieces or not buffers:
+        return None
+    root = buffers[0]
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if not root.flags.c_contiguous or root.dtype != buffers[0].dtype or root.size != math.prod(pi.shape):
+        return None
+    g = root.reshape(pi.shape)
+    start = g.__array_interface__["data"][0]
+    tiles = pi.tile_indices().reshape(len(buffers), -1) * np.array(pi.local_shape, np.int64)
+    offsets = tiles @ np.array(g.strides, np.int64)
+    for b, off in zip(buffers, offsets):
+        if b.shape != pi.local_shape or b.strides != g.strides or b.__array_interface__["data"][0] != start + off:
+            return None
+    shape, axis = [], {}
+    for d, dims in enumerate(po.dim_pieces):  # tile index: mixed radix, first piece most major
+        for i in dims:
+            axis[i] = len(shape)
+            shape.append(po.pieces[i].size)
+        axis[len(po.pieces) + d] = len(shape)
+        shape.append(po.local_shape[d])
+    v = g.copy().reshape(shape)
+    for i in range(len(po.pieces)):  # a replicated piece: every coordinate sees the same data
+        if i not in axis:
+            axis[i] = len(shape)
+            shape.append(1)
+    v = v.reshape(shape).transpose([axis[k] for k in range(len(po.pieces) + len(po.dim_pieces))])
+    return np.broadcast_to(v, po.piece_sizes + po.local_shape)
+
+
 def _wrap(x, target: TensorSharding, mesh: Mesh, values: np.ndarray):
     """A ShardedArray of `values` (`(positions, *local)`) under `target`, labelled like `shard`."""
     import xarray as xr
@@ -554,6 +596,11 @@ def run_plan(x, target: TensorSharding, bound, *, fill=0):
         return _wrap(x, target, prev_mesh, build), plan
     fill_value = np.array(fill, dtype)
     buffers, values = _buffers(x), None
+    if ms:
+        values = _global_values(x.placement, buffers, place(target, prev_mesh, shape, cut_by_replicated=True,
+                                                            uneven=uneven))
+        if values is not None:
+            ms = []  # the result is a copy of the operand's global array (see _global_values)
     for i, m in enumerate(ms):
         values = np.empty((len(m.out_devices),) + m.out_local, dtype) if i == len(ms) - 1 else None
         buffers = _execute(m, buffers, dtype, fill_value, out=values)

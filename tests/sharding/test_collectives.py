@@ -226,3 +226,29 @@ def test_device_by_device_moves_agree_with_the_vectorized_ones():
             assert key(a) == key(b), (str(prev), str(step))
             prev = step.out_sharding
             checked += 1
+
+
+
+@pytest.mark.parametrize("source,target", [
+    ('<@mesh, [{"x"}, {"y"}]>', '<@mesh, [{"y"}, {"x"}]>'),
+    ('<@mesh, [{"x", "y"}, {}]>', '<@mesh, [{}, {"y", "x"}]>'),
+    ('<@mesh, [{"x"}, {}]>', '<@mesh, [{"y":(2)2}, {"x", "y":(1)2}]>'),
+    ('<@mesh, [{"y"}, {"x"}]>', '<@mesh, [{"x"}, {}]>'),  # replicated: stride-0 views
+])
+def test_reshard_global_copy_matches_block_copies(source, target, monkeypatch):
+    """An unpadded `shard` of a numpy array is views of one global array; `reshard` then copies
+    that array once (no per-block copies) and gives the same bits as block copies from separate
+    buffers (`copy=True`), in memory of its own."""
+    import sharding.collectives as coll
+
+    dm = DeviceMesh('<["x"=2, "y"=4]>')
+    g = np.arange(16 * 24, dtype=np.float32).reshape(16, 24)
+    want = _shards(dm.shard(g, target))
+    blocks = _shards(dm.reshard(dm.shard(g, source, copy=True), target)[0])
+    monkeypatch.setattr(coll, "_execute", lambda *a, **k: pytest.fail("block copies on the global path"))
+    y, _ = dm.reshard(dm.shard(g, source), target)
+    monkeypatch.undo()
+    for dev, buf in _shards(y).items():
+        assert _same(buf, want[dev]) and _same(buf, blocks[dev])
+    assert not np.shares_memory(y.data.values, g)
+    assert _same(dm.unshard(dm.reshard(y, source)[0]), g)  # from the result's views again
