@@ -21,6 +21,7 @@ import fcntl
 import glob
 import math
 import os
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -327,15 +328,19 @@ FAST_REFERENCE_BYTES = 64 << 20
 
 def _on_reference(nbytes: int, layout: Layout | None = None,
                   element: ElementType | None = None) -> bool:
-    if _kernels is not None or _reference_seconds >= REFERENCE_BUDGET_SECONDS:
+    if _kernels is not None:
         return False
-    if nbytes <= SMALL_BYTES:
+    if _reference_seconds < REFERENCE_BUDGET_SECONDS and nbytes <= SMALL_BYTES:
         return True
-    if layout is None or nbytes > FAST_REFERENCE_BYTES:
+    if (_reference_seconds < REFERENCE_BUDGET_SECONDS and layout is not None
+            and nbytes <= FAST_REFERENCE_BYTES
+            and choose_kernel(_storage_bits(layout, element), element.container.itemsize * 8,
+                              tuple(t.dimensions for t in layout.tiles)) != "generic"):
+        return True
+    if not BACKGROUND_COMPILE or _LOAD in _FOREGROUND:
         return False
-    tiles = tuple(t.dimensions for t in layout.tiles)
-    return choose_kernel(_storage_bits(layout, element), element.container.itemsize * 8,
-                         tiles) != "generic"
+    _queue(_LOAD, ())  # numba loads on the background thread; the reference serves meanwhile
+    return True
 
 
 def _timed(fn, *args) -> None:
@@ -357,12 +362,91 @@ _flock_handle = None  # the lock file while a first call holds its flock
 def _call(kernel, *args) -> None:
     if kernel in _WARM:
         kernel(*args)
-    else:
+    elif not BACKGROUND_COMPILE or kernel in _FOREGROUND:
         _first_call(kernel, args)
+    else:
+        _queue(kernel, args)
+        raise NotReady
 
 
-def _first_call(kernel, args) -> None:
-    """Runs a kernel's first call in this process under a cross-process file lock.
+# ---------------------------------------------------------------------------------------------
+# Background compiles. No public call waits for numba: a call that needs a kernel that has not
+# had its first call in this process (a compile, or a load from the on-disk cache) queues that
+# first call on one daemon thread and raises NotReady, which `encode_into`, `decode_into`,
+# `relayout_into` and `tiling.codec` answer with the numpy reference (bit-identical); once the
+# thread has compiled the kernel, calls take it. Loading numba itself goes the same way (`_LOAD`).
+# The thread runs one job at a time under _FIRST_CALL_LOCK, so a fork waits for at most the
+# compile in progress (see "Fork safety"); a forked child starts its own thread when it needs
+# one. A job that fails leaves its kernel to the caller's own first call (`_FOREGROUND`), where
+# the error surfaces as it would have without the thread.
+# BACKGROUND_COMPILE False (TILING_BACKGROUND_COMPILE=0): first calls compile in the calling
+# thread, as a script that runs a few calls and exits needs to fill the on-disk cache (the
+# thread is a daemon: an exit drops its compile), and the tests' kernel checks need.
+
+BACKGROUND_COMPILE = os.environ.get("TILING_BACKGROUND_COMPILE", "1") != "0"
+
+
+class NotReady(Exception):
+    """A kernel the call needs is still compiling on the background thread."""
+
+
+_LOAD = "load numba"  # the job that imports `tiling._kernels`
+_QUEUE: list = []  # [(kernel or _LOAD, numba signature)], oldest first
+_QUEUED: set = set()  # every kernel queued or compiling (never twice)
+_FOREGROUND: set = set()  # jobs that failed on the thread: the caller does them itself
+_QUEUE_LOCK = threading.Lock()
+_worker: threading.Thread | None = None
+
+
+def _queue(kernel, args) -> None:
+    """Queues `kernel`'s first call for the types of `args`, starting the thread if none runs."""
+    global _worker
+    with _QUEUE_LOCK:
+        if kernel in _QUEUED:
+            return
+        _QUEUED.add(kernel)
+        _QUEUE.append((kernel, tuple(kernel.typeof_pyval(a) for a in args)
+                       if kernel is not _LOAD else ()))
+        if _worker is None:
+            _worker = threading.Thread(target=_work, name="tiling-compile", daemon=True)
+            _worker.start()
+
+
+def _work() -> None:
+    global _worker
+    import logging  # noqa: F401 (its at-fork handlers first: ours must run before them)
+    _register_fork_handlers()
+    while True:
+        with _QUEUE_LOCK:
+            if not _QUEUE:
+                _worker = None
+                return
+            kernel, signature = _QUEUE.pop(0)
+        try:
+            if kernel is _LOAD:
+                with _FIRST_CALL_LOCK:
+                    load_kernels()
+            else:
+                _first_call(kernel, signature=signature)
+        except Exception:
+            _FOREGROUND.add(kernel)
+
+
+def _after_fork_in_queue_child() -> None:
+    """The thread does not survive a fork: the child queues afresh what it needs."""
+    global _QUEUE_LOCK, _worker
+    _QUEUE_LOCK = threading.Lock()
+    _QUEUE.clear()
+    _QUEUED.clear()
+    _worker = None
+
+
+os.register_at_fork(after_in_child=_after_fork_in_queue_child)
+
+
+def _first_call(kernel, args=(), signature=None) -> None:
+    """Runs a kernel's first call in this process (or with `signature`, compiles it for those
+    types without running it) under a cross-process file lock.
 
     Two processes filling one cold numba cache can pair an index entry with the other's data file
     (numba issues 4807, 10128); the lock serialises compile-and-save between processes using this
@@ -380,15 +464,17 @@ def _first_call(kernel, args) -> None:
                 fcntl.flock(_flock_handle, fcntl.LOCK_EX)
             except OSError:  # no lock to be had: numba's atomic renames still apply
                 _close_flock()
+        run = kernel.compile if signature is not None else kernel
+        args = (signature,) if signature is not None else args
         try:
             try:
-                kernel(*args)
+                run(*args)
             except Exception:
                 if not _kernels.CACHE_ENABLED:
                     raise
                 from numba.core.caching import NullCache
                 kernel._cache = NullCache()
-                kernel(*args)
+                run(*args)
         finally:
             _close_flock()
         _WARM.add(kernel)
@@ -413,6 +499,7 @@ def _close_flock() -> None:
 # parent's holds: the flock's descriptor is pointed at /dev/null and the locks are replaced.
 FORK_WAIT_SECONDS = 120.0
 _HELD_AT_FORK: list = []
+_locks_at_fork: tuple = ()
 _fork_handlers_registered = False
 
 
@@ -424,9 +511,16 @@ def _register_fork_handlers() -> None:
                             after_in_child=_after_fork_in_first_call_child)
 
 
+def _numba_locks() -> tuple:
+    """numba's compiler lock, once numba is loaded (it may be loading on the compile thread)."""
+    module = sys.modules.get("numba.core.compiler_lock")
+    return () if module is None else (module.global_compiler_lock._lock,)
+
+
 def _before_fork() -> None:
-    from numba.core.compiler_lock import global_compiler_lock
-    for lock in (_FIRST_CALL_LOCK, global_compiler_lock._lock):
+    global _locks_at_fork
+    _locks_at_fork = (_FIRST_CALL_LOCK,) + _numba_locks()
+    for lock in _locks_at_fork:
         if lock.acquire(timeout=FORK_WAIT_SECONDS):
             _HELD_AT_FORK.append(lock)
 
@@ -438,8 +532,7 @@ def _after_fork_in_parent() -> None:
 
 def _after_fork_in_first_call_child() -> None:
     global _FIRST_CALL_LOCK, _flock_handle
-    from numba.core.compiler_lock import global_compiler_lock
-    if len(_HELD_AT_FORK) == 2:
+    if len(_HELD_AT_FORK) == len(_locks_at_fork):
         _after_fork_in_parent()
         return
     _HELD_AT_FORK.clear()  # a wait that timed out: drop what another thread holds
@@ -449,7 +542,8 @@ def _after_fork_in_first_call_child() -> None:
         os.close(null)
         _flock_handle = None
     _FIRST_CALL_LOCK = threading.Lock()
-    global_compiler_lock._lock = threading.RLock()
+    if _numba_locks():
+        sys.modules["numba.core.compiler_lock"].global_compiler_lock._lock = threading.RLock()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -541,7 +635,9 @@ def _parallel_allowed(nbytes: int) -> bool:
 def _call_fast(kernel, par, nbytes, *args) -> None:
     """`par(*args)` when allowed (see above), else `kernel(*args)`; `par` None means serial.
     (`_call` written out: this runs on every call of the fast paths.)"""
-    if par is not None and nbytes >= _parallel_bytes and _PARALLEL_LOCK.acquire(False):
+    if (par is not None and nbytes >= _parallel_bytes
+            and (par in _WARM or not BACKGROUND_COMPILE or par in _FOREGROUND)
+            and _PARALLEL_LOCK.acquire(False)):
         try:
             if _PARALLEL_PID is None:
                 _first_parallel_call(par, args)
@@ -553,8 +649,11 @@ def _call_fast(kernel, par, nbytes, *args) -> None:
             _PARALLEL_LOCK.release()
     elif kernel in _WARM:
         kernel(*args)
+        if (par is not None and nbytes >= _parallel_bytes and par not in _WARM
+                and BACKGROUND_COMPILE and par not in _FOREGROUND):
+            _queue(par, args)
     else:
-        _first_call(kernel, args)
+        _call(kernel, *args)
 
 
 def _first_parallel_call(par, args) -> None:
@@ -992,17 +1091,23 @@ def decoder(out: np.ndarray, layout: Layout, element: ElementType, nbytes: int):
 def encode_into(bits: np.ndarray, layout: Layout, element: ElementType, out: np.ndarray) -> None:
     """Writes the logical array `bits` (container view, any strides) into `out` (uint8)."""
     run = encoder(bits, layout, element, out.size)
-    if run is None:
-        return _timed(_reference.encode_into, bits, layout, element, out)
-    run(bits, out)
+    if run is not None:
+        try:
+            return run(bits, out)
+        except NotReady:
+            pass
+    _timed(_reference.encode_into, bits, layout, element, out)
 
 
 def decode_into(buf: np.ndarray, layout: Layout, element: ElementType, out: np.ndarray) -> None:
     """Reads `buf` (uint8) into `out`, the container view of the logical result array."""
     run = decoder(out, layout, element, buf.size)
-    if run is None:
-        return _timed(_reference.decode_into, buf, layout, element, out)
-    run(buf, out)
+    if run is not None:
+        try:
+            return run(buf, out)
+        except NotReady:
+            pass
+    _timed(_reference.decode_into, buf, layout, element, out)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1190,12 +1295,15 @@ def _plan_relayout(dims, src: Layout, dst: Layout, element: ElementType):
 def relayout_into(buf: np.ndarray, dims: tuple[int, ...], src: Layout, dst: Layout,
                   element: ElementType, out: np.ndarray) -> None:
     """Rewrites `buf` (uint8, layout `src`) into `out` (uint8, layout `dst`); inputs checked."""
-    if _on_reference(buf.size + out.size):
-        logical = np.empty(dims, element.container)
-        _timed(_reference.decode_into, buf, src, element, logical)
-        return _timed(_reference.encode_into, logical, dst, element, out)
-    key = ("r", dims, dst, element.name)
-    _plan(key, src, lambda: _plan_relayout(dims, src, dst, element))(buf, out)
+    if not _on_reference(buf.size + out.size):
+        key = ("r", dims, dst, element.name)
+        try:
+            return _plan(key, src, lambda: _plan_relayout(dims, src, dst, element))(buf, out)
+        except NotReady:
+            pass
+    logical = np.empty(dims, element.container)
+    _timed(_reference.decode_into, buf, src, element, logical)
+    _timed(_reference.encode_into, logical, dst, element, out)
 
 
 # ---------------------------------------------------------------------------------------------
