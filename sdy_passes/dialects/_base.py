@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from sdy_passes.ir import Module
 
 __all__ = ["OpDef", "OPS", "lookup", "has_trait", "VerifyContext", "fail", "add_operands", "set_results", "attr_dict_for",
-           "opt_dict", "no_sharding_rule", "print_type_signature", "short_name", "parse_return", "print_return",
+           "opt_dict", "no_sharding_rule", "parse_attrs_and_signature", "print_type_signature", "short_name", "parse_return", "print_return",
            "parse_constant", "print_constant", "constant_names"]
 
 VARIADIC = None
@@ -133,6 +133,17 @@ def set_results(op: Operation, types) -> None:
 
 
 # -- helpers for pretty print hooks --------------------------------------------------------------
+
+def parse_attrs_and_signature(p, op: Operation, refs) -> None:
+    """`{attrs} : (A, B) -> (R)` after the operands `refs`: the function type gives the operand
+    and result types."""
+    p.set_attrs(op, p.parse_optional_attr_dict())
+    p.expect(":")
+    pos = p.skip()
+    ft = p.parse_function_type()
+    add_operands(op, p.resolve_all(refs, ft.inputs, pos))
+    set_results(op, ft.results)
+
 
 def attr_dict_for(op: Operation, consumed: tuple[str, ...] = ()) -> dict[str, Attribute] | None:
     """Discardable attributes plus unconsumed *inherent* properties (the pretty form's trailing

@@ -11,8 +11,8 @@ from sdy_passes.attributes import (
     print_function_type, print_symbol_name,
 )
 from sdy_passes.dialects._base import (
-    OpDef, add_operands, attr_dict_for, fail, no_sharding_rule, opt_dict, parse_return, print_return,
-    set_results, short_name,
+    OpDef, attr_dict_for, fail, no_sharding_rule, opt_dict, parse_attrs_and_signature, parse_return,
+    print_return, short_name,
 )
 from sdy_passes.dialects.sdy import check_sharding
 
@@ -141,12 +141,7 @@ def _parse_call(p, op, n):
     p.expect("(")
     refs = p.parse_optional_value_ref_list()
     p.expect(")")
-    p.set_attrs(op, p.parse_optional_attr_dict())
-    p.expect(":")
-    pos = p.skip()
-    ft = p.parse_function_type()
-    add_operands(op, p.resolve_all(refs, ft.inputs, pos))
-    set_results(op, ft.results)
+    parse_attrs_and_signature(p, op, refs)
 
 
 def _print_call(pr, op, indent):

@@ -17,7 +17,7 @@ from sdy_passes.attributes import (
 )
 from sdy_passes.dialects._base import (
     OpDef, VerifyContext, add_operands, attr_dict_for, fail, no_sharding_rule, opt_dict,
-    parse_constant, parse_return, print_constant, print_return, set_results,
+    parse_attrs_and_signature, parse_constant, parse_return, print_constant, print_return, set_results,
 )
 from sdy_passes.dialects.sdy_attributes import PropagationEdges
 from sdy_passes.errors import IRParseError, VerificationError
@@ -160,12 +160,7 @@ def _parse_shardings_list(p, key: str, op) -> None:
 def _parse_body_and_signature(p, op, refs):
     args = p.parse_block_arg_list()
     op.add_region(p.parse_region(entry_args=args))
-    p.set_attrs(op, p.parse_optional_attr_dict())
-    p.expect(":")
-    pos = p.skip()
-    ft = p.parse_function_type()
-    add_operands(op, p.resolve_all(refs, ft.inputs, pos))
-    set_results(op, ft.results)
+    parse_attrs_and_signature(p, op, refs)
 
 
 def _parse_manual(p, op, n):

@@ -732,12 +732,17 @@ def _print_get_tuple_element(pr, op, indent):
     return True
 
 
-def _parse_tuple(p, op, n):
+def _parse_operands_attrs_type(p, op):
+    """`%a, %b {attrs} : T`: the operand refs, the type's position and the type."""
     refs = p.parse_optional_value_ref_list()
     p.set_attrs(op, p.parse_optional_attr_dict())
     p.expect(":")
     pos = p.skip()
-    t = p.parse_type()
+    return refs, pos, p.parse_type()
+
+
+def _parse_tuple(p, op, n):
+    refs, pos, t = _parse_operands_attrs_type(p, op)
     if not isinstance(t, TupleType):
         raise p.error("expected tuple type", pos)
     add_operands(op, p.resolve_all(refs, t.types, pos))
@@ -815,11 +820,7 @@ def _print_composite(pr, op, indent):
 
 
 def _parse_complex(p, op, n):
-    refs = p.parse_optional_value_ref_list()
-    p.set_attrs(op, p.parse_optional_attr_dict())
-    p.expect(":")
-    pos = p.skip()
-    t = p.parse_type()
+    refs, pos, t = _parse_operands_attrs_type(p, op)
     if isinstance(t, FunctionType):
         ins, outs = t.inputs, t.results
     else:
