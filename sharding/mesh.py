@@ -229,13 +229,22 @@ class MeshTable:
     def same_devices(self, a: str, b: str) -> bool:
         """Whether meshes `a` and `b` put the same devices at the same positions (any size:
         iota `device_ids` are never stored, so the lists compare as they are)."""
-        def order(mesh: Mesh) -> tuple[int, tuple[int, ...]]:
-            return mesh.total_size, (() if mesh.device_ids == (0,) else mesh.device_ids)
-
-        return order(self[a]) == order(self[b])
+        return device_order(self[a]) == device_order(self[b])
 
     def __str__(self) -> str:
         return "\n".join(f"sdy.mesh {symbol_name(n)} = {m.body()}" for n, m in self.meshes)
+
+
+def device_order(mesh: Mesh) -> tuple[int, tuple[int, ...]]:
+    """`(size, stored device ids)`: equal for two meshes exactly when they put the same devices at
+    the same positions, without listing iota ids (never stored), so for meshes of any size."""
+    return mesh.total_size, (() if mesh.device_ids == (0,) else mesh.device_ids)
+
+
+def same_device_set(a: Mesh, b: Mesh) -> bool:
+    """Whether meshes `a` and `b` hold the same devices, in any order (lists only stored ids)."""
+    (na, ia), (nb, ib) = device_order(a), device_order(b)
+    return na == nb and (ia == ib or sorted(ia or range(na)) == sorted(ib or range(nb)))
 
 
 def mesh_verifier_error(axes, device_ids) -> str | None:

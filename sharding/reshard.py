@@ -27,7 +27,7 @@ from typing import Callable
 from .axes import AxisRef, can_coexist, can_merge, contains, merge, overlap, overlaps
 from .axes import prefix_without_overlap, suffix_without_overlap
 from .errors import ShardingError
-from .mesh import Mesh, MeshTable
+from .mesh import Mesh, MeshTable, device_order, same_device_set
 from .syntax import AllToAllParam, AllToAllParamList, ListOfAxisRefLists
 from .tensor_sharding import DimensionSharding, TensorSharding
 
@@ -693,7 +693,7 @@ def reshard_plan(source: TensorSharding | str, target: TensorSharding | str, mes
             verify(s, mesh=m, shape=dims)
         except ShardingError as e:
             raise ShardingError(f"the {what} sharding {s} does not fit {m.body()} and shape {list(dims)}: {e}") from None
-    if sorted(ms.devices) != sorted(mt.devices):
+    if not same_device_set(ms, mt):
         raise ShardingError(f"the source is over devices {sorted(ms.devices)} ({ms.body()}), the target over "
                             f"{sorted(mt.devices)} ({mt.body()}): a reshard keeps the devices")
     if tuple(source.unreduced_axes) != tuple(target.unreduced_axes):
@@ -725,7 +725,7 @@ def check_steps(source: TensorSharding, steps, lookup: Callable[[object], Mesh],
             return f"'sdy.{step.kind}' op {getattr(e, 'message', str(e))}"
         if step.kind == "collective_permute":
             pm = lookup(prev.mesh_or_ref)
-            if step.out_sharding.mesh_or_ref != prev.mesh_or_ref and pm.devices == mesh.devices:
+            if step.out_sharding.mesh_or_ref != prev.mesh_or_ref and device_order(pm) == device_order(mesh):
                 return "'sdy.collective_permute' op result mesh name is different but same device ids as operand"
             for d, (a, b) in enumerate(zip(prev.dim_shardings, step.out_sharding.dim_shardings)):
                 na, nb = a.sharded_size(pm), b.sharded_size(mesh)

@@ -181,3 +181,14 @@ def test_differential_fuzz():
     n = int(os.environ["RESHARD_FUZZ"])
     for start in range(0, n, 2000):
         _check_against_jaxlib([random_triple(rng) for _ in range(min(2000, n - start))])
+
+
+def test_plans_on_huge_meshes_stay_symbolic():
+    """A plan needs no device list: 2**32 devices plan as 4 do; per-device traffic refuses."""
+    mesh = Mesh.parse('<["x"=65536, "y"=65536]>')
+    source, target = '<@mesh, [{"x"}, {"y"}]>', '<@mesh, [{"y"}, {"x"}]>'
+    plan = sharding.reshard_plan(source, target, mesh, (2**18, 2**18))
+    small = sharding.reshard_plan(source, target, Mesh.parse('<["x"=2, "y"=2]>'), (4, 4))
+    assert [s.kind for s in plan.steps] == [s.kind for s in small.steps] and plan.reaches_target
+    with pytest.raises(ShardingError, match="too many"):
+        plan.traffic
