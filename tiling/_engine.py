@@ -1,18 +1,31 @@
 """The Numba engine behind `tiling.encode`, `tiling.decode` and `tiling.relayout`.
 
-`encode_into`/`decode_into` have the signatures of their twins in `_reference.py`; `codec.py`
-has checked every input before they run. This module turns a (layout, array) pair into a
-*plan*, the arguments of one kernel from `_kernels.py`, and caches plans per
-(dims, strides, layout, element type), so a repeated call costs a dict lookup and one kernel call.
+How a call flows: `tiling.codec.encode` validates the array, the layout and `out`, then calls
+`encode_into(bits, layout, element, out)` here (`bits`: the array viewed as its unsigned
+container). `encoder` turns (array geometry, layout) into a *plan*, `run(x, out)`, cached per
+(layout, dims, strides, element type) so a repeated call costs a dict lookup and one kernel call:
 
-Which kernel runs (`choose_kernel`): the fast paths in `FAST_PATHS` (one 2-D tile, or a 2-D tile
-followed by `(p,1)` packing p rows into a 32-bit word; `_fast_form` first rewrites `*` runs and
-1-D tile chains into those forms where the array's strides allow), else the generic `move`
-kernel, which handles every layout the reference accepts (any `minor_to_major`, repeated tiles,
-`*`, tiles longer than the rank, `L(n)`, any `E(n)`); a C-contiguous array of at most
-`_PERM_MAX` elements whose `move` plan would copy runs of at most `_PERM_RUN` elements takes the
-permutation kernels (`scatter`/`gather`) instead. `is_row_major` tells `codec` when a layout is a
-plain byte copy of the C-order array, which it then does without the engine.
+1. `_fast_plan`: `_fast_form` (in `tiling._geometry`, with the other pure geometry and tables)
+   rewrites `*` runs and 1-D tile chains into one 2-D tile where the array's strides allow;
+   `choose_kernel` names the family of the result ("tiled", "packed", or "generic"); the plan
+   then takes, from `tiling._kernels`, `tiny_tiles` (T(a, tc), tc <= 4,
+   (a, tc) in `TINY_TILES`), `encode_square` (a transposed source of 32/64-bit elements),
+   `encode_tiled`, or `encode_packed`, with its `_par` twin for arrays of PARALLEL_BYTES or more;
+2. else `_generic_plan`: tables for `move` (any layout the reference accepts), or the
+   permutation kernels `scatter`/`gather` for C-contiguous arrays of at most PERM_MAX elements
+   whose runs are at most PERM_RUN long.
+
+Until numba is loaded, and while a kernel compiles on the background thread (`NotReady`), the
+plan is None and `tiling._reference` serves the call, bit-identically. `_call`/`_call_fast` run a
+kernel, its first call in a process under the locks of "Calling kernels" and "Fork safety".
+`decode_into` mirrors all of it; `relayout_into` plans a buffer-to-buffer rewrite.
+
+To add a fast path: write the kernel pair beside its family in `tiling/_kernels/` (a new family:
+a module with its reference behaviour in its docstring, and `_par` twins in `parallel.py`),
+export it from `tiling/_kernels/__init__.py`, pick it in `_fast_plan` (and, for a new tile form,
+in `choose_kernel`, with a row in `FAST_PATHS`), and add its layouts to `tests/tiling/
+test_kernels.py` (against `_reference`, including the bounds and guard-page children) and to
+`asv_bench/benchmarks/tiling.py`. Tuning constants go into `tiling/_tuning.py`.
 """
 
 from __future__ import annotations
@@ -24,16 +37,23 @@ import os
 import sys
 import threading
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
 from tiling import _reference
+from tiling._geometry import (
+    _add_word_dim, _batch_offsets, _buffer_positions, _fast_form, _geometry, _kernel_args, _loop,
+    _num_final, _paired_rows, _positions, _Side, _side_for_array, _side_for_layout, _span,
+    _square_rows, _storage_bits, _words,
+)
+from tiling._tuning import (
+    FAST_REFERENCE_BYTES, MAX_PLANS, PARALLEL_BYTES, PERM_MAX, PERM_RUN, PLAN_CACHE_BYTES,
+    REFERENCE_BUDGET_SECONDS, ROW_MAJOR_MAX, SMALL_BYTES, STREAM_SHARE, WORKQUEUE_PARALLEL_BYTES,
+)
 from tiling.dtypes import ElementType
-from tiling.layout import COMBINE_DIMENSION, Layout, tile_steps, tiled_positions
+from tiling.layout import COMBINE_DIMENSION, Layout
 
-__all__ = ["FAST_PATHS", "choose_kernel", "encode_into", "decode_into", "relayout_into",
-           "load_kernels"]
+__all__ = ["FAST_PATHS", "choose_kernel", "encode_into", "decode_into", "load_kernels"]
 
 FAST_PATHS: dict[tuple[int, tuple[tuple[int, ...], ...]], str] = {
     # (bits per stored element, tiles) -> kernel family. Any other single tile of one or two
@@ -68,237 +88,6 @@ def choose_kernel(bits: int, container_bits: int, tiles: tuple[tuple[int, ...], 
 
 
 # ---------------------------------------------------------------------------------------------
-# Arrays as (flat memory span, base offset, element strides)
-
-
-def _geometry(a: np.ndarray) -> tuple[int, tuple[int, ...]] | None:
-    """(offset of `a[0,...,0]` from the lowest address, strides), in elements; None if a stride
-    is not a multiple of the item size (the caller then copies)."""
-    item = a.itemsize
-    if any(s % item for s in a.strides):
-        return None
-    strides = tuple(s // item for s in a.strides)
-    return sum((d - 1) * -s for d, s in zip(a.shape, strides) if s < 0), strides
-
-
-def _span(a: np.ndarray) -> np.ndarray:
-    """A 1-D C-contiguous view of the memory `a` spans, from its lowest address (no copy).
-
-    `a.size > 0` and its strides are multiples of its item size.
-    """
-    if a.flags.c_contiguous:
-        return a.reshape(-1)
-    item = a.itemsize
-    span = 1 + sum((d - 1) * abs(s) for d, s in zip(a.shape, a.strides)) // item
-    lowest = a[tuple(slice(None, None, -1) if s < 0 else slice(None) for s in a.strides)]
-    return np.lib.stride_tricks.as_strided(lowest, shape=(span,), strides=(item,),
-                                           writeable=lowest.flags.writeable)
-
-
-def _as_words(a: np.ndarray) -> np.ndarray:
-    """The uint64 view of a c128 (16-byte void) array: one more dim of size 2."""
-    return a[..., None].view(np.uint64)
-
-
-# ---------------------------------------------------------------------------------------------
-# Tables for the generic kernel
-
-
-@dataclass(frozen=True, slots=True)
-class _Side:
-    """Where each element of the index space sits on one side (see `_kernels.move`)."""
-
-    grp: tuple[int, ...]      # per logical dim: its group
-    rad: tuple[int, ...]      # per logical dim: its radix inside the group
-    tables: tuple[np.ndarray, ...]  # per group: position of each group index
-
-
-def _strided_side(shape: tuple[int, ...], base: int, strides: tuple[int, ...]) -> _Side:
-    tables = [np.arange(d, dtype=np.int64) * s for d, s in zip(shape, strides)]
-    tables[0] = tables[0] + base
-    return _Side(tuple(range(len(shape))), (1,) * len(shape), tuple(tables))
-
-
-def _positions(cols: list[np.ndarray], physical: tuple[int, ...], tiles) -> np.ndarray:
-    """Linear positions of physical indices (one int64 column per physical dim), spec §3.6."""
-    steps = tile_steps(physical, tiles)
-    final = steps[-1].after if steps else physical
-    return tiled_positions(cols, steps, final, (cols[0].shape[0] if cols else 1,))
-
-
-def _layout_groups(physical: tuple[int, ...], tiles) -> list[list[int]]:
-    """Physical dims that a `*` merge ties together (each group sorted major to minor)."""
-    parent = list(range(len(physical)))
-
-    def root(i):
-        while parent[i] != i:
-            i = parent[i]
-        return i
-
-    deps: list[frozenset[int]] = [frozenset([i]) for i in range(len(physical))]
-    for step in tile_steps(physical, tiles):
-        deps = [frozenset()] * (len(step.ones) - len(deps)) + deps
-        start = len(step.ones) - len(step.spec)
-        merged, acc = deps[:start], frozenset()
-        for j, entry in enumerate(step.spec):
-            acc = acc | deps[start + j]
-            if entry != COMBINE_DIMENSION:
-                merged.append(acc)
-                acc = frozenset()
-        for dep in merged:
-            ids = sorted(dep)
-            for i in ids[1:]:
-                parent[root(i)] = root(ids[0])
-        p = len(merged) - len(step.tile)
-        deps = merged[:p] + merged[p:] + merged[p:]
-    groups: dict[int, list[int]] = {}
-    for i in range(len(physical)):
-        groups.setdefault(root(i), []).append(i)
-    return list(groups.values())
-
-
-def _layout_side(dims: tuple[int, ...], layout: Layout, scale: int) -> _Side:
-    """Tables giving each logical element's position (in elements, times `scale`)."""
-    m2m = layout.major_to_minor
-    physical = tuple(dims[a] for a in m2m)
-    tiles = layout.tiles
-    grp = [0] * len(dims)
-    rad = [1] * len(dims)
-    tables = []
-    for g, members in enumerate(_layout_groups(physical, tiles)):
-        sizes = [physical[p] for p in members]
-        grid = np.indices(sizes, dtype=np.int64).reshape(len(sizes), -1)
-        cols = [np.zeros(grid.shape[1], np.int64) for _ in physical]
-        radix = 1
-        for k in range(len(members) - 1, -1, -1):
-            cols[members[k]] = grid[k]
-            grp[m2m[members[k]]] = g
-            rad[m2m[members[k]]] = radix
-            radix *= sizes[k]
-        tables.append(_positions(cols, physical, tiles) * scale)
-    return _Side(tuple(grp), tuple(rad), tuple(tables))
-
-
-def _dummy_side(base: int = 0) -> _Side:
-    return _Side((0,), (1,), (np.array([base], np.int64),))
-
-
-def _add_word_dim(side: _Side) -> _Side:
-    """c128 moves as two uint64 words: a most-minor index dim of size 2 at offsets 0 and 1."""
-    return _Side(side.grp + (len(side.tables),), side.rad + (1,),
-                 side.tables + (np.arange(2, dtype=np.int64),))
-
-
-def _run_of(table: np.ndarray) -> tuple[int, int]:
-    """(run, step) with table[k] == table[k - k % run] + (k % run) * step for every k.
-
-    The run is the first arithmetic stretch; when the rest of the table does not repeat that
-    pattern, (1, 0): one lookup per element.
-    """
-    n = table.size
-    if n <= 1:
-        return 1, 0
-    diffs = np.diff(table)
-    step = int(diffs[0])
-    changes = np.flatnonzero(diffs != step)
-    run = n if changes.size == 0 else int(changes[0]) + 1
-    if run < n:
-        k = np.arange(n)
-        if not np.array_equal(table, table[k - k % run] + (k % run) * step):
-            return 1, 0
-    return run, step
-
-
-def _arithmetic(table: np.ndarray) -> int | None:
-    """The step of a table that is base + k*step throughout, else None."""
-    if table.size <= 1:
-        return 0
-    diffs = np.diff(table)
-    return int(diffs[0]) if (diffs == diffs[0]).all() else None
-
-
-def _mergeable(side, k: int, sizes: list[int]) -> bool:
-    """Can loop dims k (outer) and k+1 become one dim of size sizes[k]*sizes[k+1] on `side`?"""
-    grp, rad, tables = side
-    if grp[k] == grp[k + 1]:  # one group, adjacent radices: the group index is unchanged
-        return rad[k] == sizes[k + 1] * rad[k + 1]
-    solo = [g for g in (grp[k], grp[k + 1]) if grp.count(g) == 1 and rad[grp.index(g)] == 1]
-    if len(solo) < 2:
-        return False
-    outer, inner = _arithmetic(tables[grp[k]]), _arithmetic(tables[grp[k + 1]])
-    return outer is not None and inner is not None and outer == sizes[k + 1] * inner
-
-
-def _merge(side, k: int, sizes: list[int]):
-    grp, rad, tables = side
-    if grp[k] == grp[k + 1]:
-        return grp[:k] + grp[k + 1:], rad[:k] + rad[k + 1:], tables
-    outer, inner = tables[grp[k]], tables[grp[k + 1]]
-    step = _arithmetic(inner)
-    merged = outer[0] + inner[0] + np.arange(sizes[k] * sizes[k + 1], dtype=np.int64) * step
-    tables = list(tables)
-    tables[grp[k + 1]] = merged
-    tables[grp[k]] = np.zeros(1, np.int64)  # group kept (no loop dim refers to it any more)
-    return grp[:k] + grp[k + 1:], rad[:k] + rad[k + 1:], tables
-
-
-# Cost model for picking the inner loop dim of `move`, fitted to 4096x4096 / 64^3 timings on the
-# benchmark machine: about 5.3 ns per run (table lookups, loop set-up), plus per element ~1.2 ns
-# for a stride past a cache line and 2.5 ns (read) / 4.2 ns (write) for one past a page.
-_RUN_NS = 5.3
-
-
-def _stride_ns(step_bytes: int, write: bool) -> float:
-    if step_bytes <= 64:
-        return 0.0
-    if step_bytes <= 2048:
-        return 1.2
-    return 4.2 if write else 2.5
-
-
-def _kernel_args(sides: list[_Side], order: tuple[int, ...], sizes, *, item: int,
-                 writes: int) -> tuple:
-    """`move` arguments for the sides (side `writes` is the destination, elements of `item`
-    bytes), dims in loop `order` except the inner dim, picked by the cost model; size-1 dims
-    dropped and neighbours merged where every side allows it, so the inner loop is long."""
-    sizes = [int(n) for n in sizes]
-    loop = [([side.grp[d] for d in order], [side.rad[d] for d in order], list(side.tables))
-            for side in sides]
-
-    def inner_cost(k):
-        shortest, cost = None, 0.0
-        for index, (g, r, t) in enumerate(loop):
-            run, step = _run_of(t[g[k]]) if r[k] == 1 else (1, 0)
-            shortest = run if shortest is None else min(shortest, run)
-            cost += _stride_ns(abs(step) * item if run > 1 else 1 << 30, index == writes)
-        return _RUN_NS / shortest + cost
-
-    candidates = [k for k in range(len(sizes)) if sizes[k] > 1]
-    if candidates and 0 not in sizes:
-        best = min(candidates, key=lambda k: (inner_cost(k), -k))
-        sizes = sizes[:best] + sizes[best + 1:] + [sizes[best]]
-        loop = [(g[:best] + g[best + 1:] + [g[best]], r[:best] + r[best + 1:] + [r[best]], t)
-                for g, r, t in loop]
-    for k in range(len(sizes) - 1, -1, -1):  # a size-1 dim only adds its table's first entry
-        if sizes[k] == 1 and len(sizes) > 1:
-            sizes.pop(k)
-            loop = [(g[:k] + g[k + 1:], r[:k] + r[k + 1:], t) for g, r, t in loop]
-    k = len(sizes) - 2 if 0 not in sizes else -1  # (nothing moves when a dim is empty)
-    while k >= 0:
-        if all(_mergeable(side, k, sizes) for side in loop):
-            loop = [_merge(side, k, sizes) for side in loop]
-            sizes[k:k + 2] = [sizes[k] * sizes[k + 1]]
-        k -= 1
-    args = [np.array(sizes, np.int64)]
-    for grp, rad, tables in loop:
-        toff = np.cumsum([0] + [t.size for t in tables[:-1]]).astype(np.int64)
-        tab = np.concatenate(tables).astype(np.int64)
-        run, step = _run_of(tables[grp[-1]]) if rad[-1] == 1 else (1, 0)
-        args.append((np.array(grp, np.int64), np.array(rad, np.int64), toff, tab, run, step))
-    return tuple(args)
-
-
-# ---------------------------------------------------------------------------------------------
 # Numba is imported on first need. Importing numba and initialising its compiler takes 0.5-1 s,
 # far more than the numpy reference needs for a small array, so until the kernels are loaded,
 # arrays of at most SMALL_BYTES (FAST_REFERENCE_BYTES for the fast-path formats, below) go to
@@ -306,8 +95,6 @@ def _kernel_args(sides: list[_Side], order: tuple[int, ...], sizes, *, item: int
 # array, or once the reference has spent REFERENCE_BUDGET_SECONDS in this process.
 
 _kernels = None
-SMALL_BYTES = 1 << 20
-REFERENCE_BUDGET_SECONDS = 0.05
 _reference_seconds = 0.0
 
 
@@ -320,10 +107,9 @@ def load_kernels():
     return _kernels
 
 
-# The fast-path formats (`choose_kernel` "tiled"/"packed") run in the reference at 15-50 ms for
-# 64 MiB (measured, 4096x4096 f32/bf16/s8/s4/pred), a tenth of numba's load time, so a process's
-# first call takes the reference up to FAST_REFERENCE_BYTES for them; the budget then ends it.
-FAST_REFERENCE_BYTES = 64 << 20
+# The fast-path formats (`choose_kernel` "tiled"/"packed") run in the reference in a tenth of
+# numba's load time, so a process's first call takes the reference up to FAST_REFERENCE_BYTES
+# for them; the budget then ends it.
 
 
 def _on_reference(nbytes: int, layout: Layout | None = None,
@@ -581,7 +367,8 @@ def _last_level_cache_bytes() -> int:
 STREAM_BYTES = _last_level_cache_bytes()
 """Decodes whose array and buffer together take at least this many bytes, and encodes that take
 more, write their output with streaming stores where their kernel has them (see
-`_kernels._store_block`; the packed decoders up to 1.25x this size only in part: `_stream_mode`).
+`_kernels.llvm._store_block`; the packed decoders up to STREAM_SHARE times this size only in part:
+`_stream_mode`).
 At exactly this size (s8 4096x4096 with a 32 MiB cache, repeated calls on 2 threads, medians of
 four interleaved runs), plain stores encoded 1.05-1.2x faster and streaming ones decoded
 1.03-1.17x faster; called once on evicted data, both took the same time. From 1.25x this size
@@ -602,10 +389,8 @@ def _stream_mode(nbytes: int, encode: bool, packed: bool) -> int:
         return int(nbytes > STREAM_BYTES)
     if nbytes < STREAM_BYTES:
         return 0
-    return 2 if packed and 4 * nbytes <= 5 * STREAM_BYTES else 1
+    return 2 if packed and nbytes <= STREAM_SHARE * STREAM_BYTES else 1
 
-PARALLEL_BYTES = 1 << 20
-WORKQUEUE_PARALLEL_BYTES = 8 << 20
 _parallel_bytes = PARALLEL_BYTES  # WORKQUEUE_PARALLEL_BYTES once numba's layer is known to be it
 _PARALLEL_LOCK = threading.Lock()
 _PARALLEL_PID: int | None = None  # the process that launched a `_par` kernel, once one has
@@ -671,15 +456,12 @@ def _first_parallel_call(par, args) -> None:
 
 
 _PLANS: dict = {}
-_MAX_PLANS = 512
-PLAN_CACHE_BYTES = 256 << 20
-"""The plans' tables (permutations, position tables) held at most: past it the cache starts
-afresh, so distinct large shapes never pile up (a permutation costs 4 bytes per element)."""
+"""Plans by (layout, direction, dims, strides, dtype, element type), keyed by value (`Layout`
+keeps its hash); emptied, with the caches holding plans (`_ON_FORGET`), past MAX_PLANS entries or
+PLAN_CACHE_BYTES of tables (permutations, position tables), so distinct large shapes never pile
+up."""
 _plan_bytes = 0
-_ON_FORGET: list = []  # other caches holding plans (codec's per-call shortcuts), emptied too
-
-
-_BY_ID: dict = {}
+_ON_FORGET: list = []  # other caches holding plans (codec's calls), emptied too
 
 
 def _held_bytes(obj, depth: int = 0) -> int:
@@ -702,108 +484,23 @@ def _held_bytes(obj, depth: int = 0) -> int:
 def _forget_plans() -> None:
     global _plan_bytes
     _PLANS.clear()
-    _BY_ID.clear()
     _plan_bytes = 0
     for forget in _ON_FORGET:
         forget()
 
 
 def _plan(key, layout, build):
-    """The plan for `key` (which holds everything but the layout) and `layout`.
-
-    Looked up by the layout object's id first (hashing a Layout costs about as much as a small
-    kernel call), then by value; the id entry keeps the layout alive, so ids are never reused.
-    """
+    """The plan for `key` (which holds everything but the layout) and `layout`."""
     global _plan_bytes
-    entry = _BY_ID.get((id(layout),) + key)
-    if entry is not None and entry[0] is layout:
-        return entry[1]
     plan = _PLANS.get((layout,) + key)
     if plan is None:
         plan = build()
         size = _held_bytes(plan)
-        if len(_PLANS) >= _MAX_PLANS or _plan_bytes + size > PLAN_CACHE_BYTES:
+        if len(_PLANS) >= MAX_PLANS or _plan_bytes + size > PLAN_CACHE_BYTES:
             _forget_plans()
         _PLANS[(layout,) + key] = plan
         _plan_bytes += size
-    if len(_BY_ID) >= _MAX_PLANS:
-        _BY_ID.clear()
-    _BY_ID[(id(layout),) + key] = (layout, plan)
     return plan
-
-
-def _storage_bits(layout: Layout, element: ElementType) -> int:
-    return layout.element_size_in_bits or element.storage_bits
-
-
-def _num_final(physical: tuple[int, ...], layout: Layout) -> int:
-    steps = tile_steps(physical, layout.tiles)
-    return math.prod(steps[-1].after if steps else physical)
-
-
-def _batch_offsets(shape, strides, base: int) -> np.ndarray:
-    """Element offset of the first element of every batch (all dims but the last two)."""
-    off = np.full(1, base, np.int64)
-    for d, s in zip(shape, strides):
-        off = (off[:, None] + np.arange(d, dtype=np.int64) * s).reshape(-1)
-    return off
-
-
-def _fast_form(dims: tuple[int, ...], strides: tuple[int, ...], tiles):
-    """An equivalent (physical dims, strides, tiles) the fast paths may take, else the inputs.
-
-    Two rewrites, each exact where its checks pass:
-    - a `*` run in the first tile merges its physical dims (spec §3.5) when one stride walks the
-      row-major merged index (`T(2,*,128)` over a C-order array is `T(2,128)`);
-    - a 1-D tile chain `(k)(m)` with m | k and m | the minor dim is `(k/m, m)` over that dim
-      split into rows of m (`bf16[N]{0:T(1024)(128)(2,1)}` is `T(8,128)(2,1)` on [N/128, 128]);
-      later tiles of at most two entries act on the same two dims in both forms.
-    """
-    if tiles and COMBINE_DIMENSION in tiles[0] and len(tiles[0]) <= len(dims):
-        start = len(dims) - len(tiles[0])
-        new_dims, new_strides, first = list(dims[:start]), list(strides[:start]), []
-        size, stride = 1, 0
-        for d, st, entry in zip(dims[start:], strides[start:], tiles[0]):
-            if size == 1 or d == 1:
-                size, stride = size * d, (st if size == 1 else stride)
-            elif stride == d * st:
-                size, stride = size * d, st
-            else:
-                return dims, strides, tiles
-            if entry != COMBINE_DIMENSION:
-                new_dims.append(size)
-                new_strides.append(stride)
-                first.append(entry)
-                size, stride = 1, 0
-        dims, strides, tiles = tuple(new_dims), tuple(new_strides), (tuple(first),) + tiles[1:]
-    if (len(tiles) >= 2 and len(tiles[0]) == 1 and len(tiles[1]) == 1 and dims
-            and all(len(t) <= 2 for t in tiles[2:])):
-        (k,), (m,) = tiles[:2]
-        if k % m == 0 and dims[-1] % m == 0:
-            dims = dims[:-1] + (dims[-1] // m, m)
-            strides = strides[:-1] + (m * strides[-1], strides[-1])
-            tiles = ((k // m, m),) + tiles[2:]
-    return dims, strides, tiles
-
-
-_UNITS = {16: np.dtype(np.uint16), 32: np.dtype(np.uint32), 64: np.dtype(np.uint64)}
-
-
-def _paired_rows(dims, strides, base: int, tiles, nbits: int, natural: int):
-    """`T(a,tc)(p,1)` over rows that sit side by side in memory (row stride 1: a transposed
-    array) is `T(a/p, tc)` over units of p elements, each read or written as one word:
-    (dims, strides, base, tiles, unit dtype) of that form, else None."""
-    if (len(tiles) != 2 or len(tiles[0]) != 2 or len(tiles[1]) != 2 or tiles[1][1] != 1
-            or nbits != natural or len(dims) < 2 or strides[-2] != 1):
-        return None
-    (a, tc), (p, _) = tiles
-    unit = _UNITS.get(p * nbits)
-    if (unit is None or a % p or dims[-2] % p or base % p
-            or any(st % p for st in strides[:-2] + strides[-1:])):
-        return None
-    return (dims[:-2] + (dims[-2] // p, dims[-1]),
-            tuple(st // p for st in strides[:-2]) + (1, strides[-1] // p), base // p,
-            ((a // p, tc),), unit)
 
 
 def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool,
@@ -848,32 +545,35 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
     boffs = _batch_offsets(phys[:-2], pstrides[:-2], base)
     rs, cs = pstrides[-2], pstrides[-1]
 
-    tiny = kind == "tiled" and tr > 1 and tc <= _PERM_RUN and row_step is None
-    if tiny and cs == 1:  # (`_kernels.tiny_tiles`)
+    short = kind == "tiled" and tr > 1 and tc <= PERM_RUN and row_step is None
+    if short and cs == 1 and (tr, tc) in _kernels.TINY_TILES:
         word = unit or a.dtype
         kernel, par = _kernels.tiny_tiles(tr, tc)[0 if encode else 1::2]
         args = (boffs, rs, R, C)
         step = -(-C // tc) * tr * tc
-    elif tiny and a.flags.c_contiguous and a.size <= _PERM_MAX:
+    elif short and a.flags.c_contiguous and a.size <= PERM_MAX:
         return None  # runs this short: the permutation path is 2.5x faster (T(2,3), measured)
     elif kind == "tiled":
         word = unit or a.dtype
         square = _square_rows(tr, tc, rs, cs, word.itemsize)
-        if square:
-            kernel = _kernels.encode_square if encode else _kernels.decode_square
+        if square and encode:
+            kernel, par = _kernels.encode_square, _kernels.encode_square_par
+        elif square:
+            kernel, par = _kernels.decode_square, _kernels.decode_square_par
+        elif encode:
+            kernel, par = _kernels.encode_tiled, _kernels.encode_tiled_par
         else:
-            kernel = _kernels.encode_tiled if encode else _kernels.decode_tiled
-        par = getattr(_kernels, kernel.__name__ + "_par")
+            kernel, par = _kernels.decode_tiled, _kernels.decode_tiled_par
         args = (boffs, rs, cs, R, C, tr, tc) + ((square,) if square else ())
         step = -(-C // tc) * tr * tc
     else:
         word = np.dtype(np.uint32)
-        kernel = _kernels.encode_packed if encode else _kernels.decode_packed
-        par = getattr(_kernels, kernel.__name__ + "_par")
+        kernel, par = ((_kernels.encode_packed, _kernels.encode_packed_par) if encode
+                       else (_kernels.decode_packed, _kernels.decode_packed_par))
         args = (boffs, rs, cs, R, C, tr, tc, tiles[1][0], nbits)
         step = -(-C // tc) * (tr // tiles[1][0]) * tc
     nbytes = a.nbytes
-    # the packed and tiled kernels' last argument: streaming stores (`_kernels._store_block`);
+    # the packed and tiled kernels' last argument: streaming stores (`_kernels.llvm._store_block`);
     # the tiled ones then take a carry slot per tile row (and row of a tile, decoding) after it
     stream = _stream_mode(nbytes + used, encode, kind == "packed")
     tiled = kernel in (_kernels.encode_tiled, _kernels.decode_tiled)
@@ -910,45 +610,6 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
     return run
 
 
-def _square_rows(a: int, tc: int, rs: int, cs: int, itemsize: int) -> int:
-    """Tile rows per square block when T(a, tc) moves through `_kernels`' square kernels (a
-    transposed source of 32- or 64-bit elements: rows side by side, columns cs apart), else 0."""
-    n = 64 // itemsize
-    if cs == 1 or rs != 1 or itemsize not in (4, 8) or tc % n or a not in (2, 4, 8):
-        return 0
-    return n // a
-
-
-def _side_for_array(a: np.ndarray) -> _Side:
-    """Tables of a strided logical container array (c128: plus its two-word dim)."""
-    words = _words(a)
-    base, strides = _geometry(words)
-    side = _dummy_side(base) if a.ndim == 0 else _strided_side(a.shape, base, strides[:a.ndim])
-    if words.ndim > a.ndim:
-        side = _Side(side.grp + (len(side.tables),), side.rad + (1,),
-                     side.tables + (np.arange(2, dtype=np.int64) * strides[-1],))
-    return side
-
-
-def _side_for_layout(dims: tuple[int, ...], layout: Layout, scale: int) -> _Side:
-    if not dims:
-        return _Side((0,), (1,), (_positions([], (), layout.tiles) * scale,))
-    return _layout_side(dims, layout, scale)
-
-
-def _loop(dims: tuple[int, ...], layout: Layout, words: int):
-    """Loop order (physical, major to minor) and sizes for the generic kernel."""
-    order = tuple(layout.major_to_minor) if dims else (0,)
-    sizes = tuple(dims[d] for d in order) if dims else (1,)
-    if words == 2:
-        order, sizes = order + (len(order),), sizes + (2,)
-    return order, np.array(sizes, np.int64)
-
-
-def _words(a: np.ndarray) -> np.ndarray:
-    return _as_words(a) if a.itemsize == 16 else a
-
-
 def _generic_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool):
     """Plan for the table-driven `move` kernel; `a` is the logical container array."""
     if _geometry(a) is None:
@@ -968,8 +629,8 @@ def _generic_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: b
     sizes, array_args, layout_args = _kernel_args([_side_for_array(a), side], order, sizes,
                                                   item=word.itemsize, writes=1 if encode else 0)
     has_padding = n_final > a.size
-    if (words == 1 and nbits == natural and 0 < a.size <= _PERM_MAX and a.flags.c_contiguous
-            and min(array_args[4], layout_args[4]) <= _PERM_RUN):
+    if (words == 1 and nbits == natural and 0 < a.size <= PERM_MAX and a.flags.c_contiguous
+            and min(array_args[4], layout_args[4]) <= PERM_RUN):
         return _perm_plan(dims, layout, word, used, n_final, encode)
 
     if encode:
@@ -1017,25 +678,8 @@ def _store(values, element, nbits, natural, used, out):
 
 
 # The permutation path (`_kernels.scatter`/`gather`): for C-contiguous arrays of at most
-# _PERM_MAX elements whose `move` plan has an inner run of at most _PERM_RUN elements; its int32
+# PERM_MAX elements whose `move` plan has an inner run of at most PERM_RUN elements; its int32
 # table costs 4 bytes per element, held in the plan cache.
-_PERM_MAX = 1 << 21
-_PERM_RUN = 4
-
-
-def _buffer_positions(dims: tuple[int, ...], layout: Layout) -> np.ndarray:
-    """int32 buffer position (in elements) of every element of the C-order array of `dims`."""
-    side = _side_for_layout(dims, layout, 1)
-    pos = np.zeros(dims, np.int64)
-    for g, table in enumerate(side.tables):
-        gidx = np.zeros([1] * len(dims), np.int64)
-        for d, n in enumerate(dims):
-            if side.grp[d] == g:
-                shape = [1] * len(dims)
-                shape[d] = n
-                gidx = gidx + np.arange(n, dtype=np.int64).reshape(shape) * side.rad[d]
-        pos += table[gidx]
-    return pos.reshape(-1).astype(np.int32)
 
 
 def _perm_plan(dims, layout: Layout, word: np.dtype, used: int, n_final: int, encode: bool):
@@ -1111,207 +755,10 @@ def decode_into(buf: np.ndarray, layout: Layout, element: ElementType, out: np.n
 
 
 # ---------------------------------------------------------------------------------------------
-# relayout: buffer in one layout -> buffer in another, without the logical array
-
-
-def _logical_view(buf: np.ndarray, dims: tuple[int, ...], layout: Layout, container: np.dtype):
-    """The logical array an untiled, natural-width buffer holds, as a strided view of it."""
-    physical = tuple(dims[d] for d in layout.major_to_minor)
-    n = math.prod(dims)
-    flat = buf[:n * container.itemsize].view(container)
-    return flat.reshape(physical).transpose(np.argsort(layout.major_to_minor))
-
-
-def _is_plain(layout: Layout, element: ElementType) -> bool:
-    """No tiles and whole-container storage: the buffer is a strided view of the array."""
-    return not layout.tiles and _storage_bits(layout, element) == element.container.itemsize * 8
-
-
-# Banded relayout: when both layouts tile only the two most-minor physical dims (tiles of at
-# most two entries, no `*`) in the same physical order, every batch plane's band of tile rows is
-# a buffer of its own, so a band is decoded into a small temporary and encoded into the
-# destination with the fast kernels: one pass over memory, the logical array never built, and
-# 2.3x faster than `move` for 4096x4096 f32 T(8,128) -> T(2,128) (measured). Swapping the two
-# minor dims goes band by band too (`_transposed_relayout`); `move` remains for the rest.
-_BAND_BYTES = 2 << 20
-_BAND_MAX_BYTES = 32 << 20
-_BAND = threading.local()  # per thread: the temporary a band goes through (kept for reuse)
-
-
-def _band_temporary(shape: tuple[int, int], dtype: np.dtype) -> np.ndarray:
-    tmp = getattr(_BAND, "tmp", None)
-    if tmp is None or tmp.dtype != dtype or tmp.size < shape[0] * shape[1]:
-        tmp = _BAND.tmp = np.empty(shape[0] * shape[1], dtype)
-    return tmp[:shape[0] * shape[1]].reshape(shape)
-
-
-def _band_side(layout: Layout, R: int, C: int, element: ElementType):
-    """(rows per tile row, the layout of one [R, C] plane, bytes per tile row, bytes per plane)
-    for a layout that tiles only the two most-minor dims in whole bytes per tile row, else None."""
-    tiles = tuple(t.dimensions for t in layout.tiles)
-    if not tiles or any(len(t) > 2 or COMBINE_DIMENSION in t for t in tiles):
-        return None
-    rows = tiles[0][0] if len(tiles[0]) == 2 else 1
-    plane = Layout((1, 0), layout.tiles, layout.element_size_in_bits)
-    row_bits = _num_final((rows, C), plane) * _storage_bits(layout, element)
-    if row_bits % 8:
-        return None
-    return rows, plane, row_bits // 8, -(-R // rows) * row_bits // 8
-
-
-def _band_rows(unit: int, C: int, element: ElementType) -> int | None:
-    """Rows per band: a multiple of `unit`, about _BAND_BYTES; None past _BAND_MAX_BYTES."""
-    item = element.container.itemsize
-    if unit * C * item > _BAND_MAX_BYTES:
-        return None  # rows so long that one band would be a large temporary
-    return unit * max(1, _BAND_BYTES // (unit * C * item))
-
-
-def _banded_relayout(dims, src: Layout, dst: Layout, element: ElementType):
-    """A relayout plan going band by band through the fast kernels, or None (see above)."""
-    if src.major_to_minor != dst.major_to_minor or not dims:
-        return None
-    phys = (1, 1) + tuple(dims[d] for d in src.major_to_minor)
-    R, C = phys[-2], phys[-1]
-    planes = math.prod(phys[:-2])
-    s_side, d_side = _band_side(src, R, C, element), _band_side(dst, R, C, element)
-    if s_side is None or d_side is None:
-        return None
-    (s_rows, s_plane, s_row, s_size), (d_rows, d_plane, d_row, d_size) = s_side, d_side
-    band = _band_rows(math.lcm(s_rows, d_rows), C, element)
-    if band is None:
-        return None
-
-    def run(buf, out):
-        for p in range(planes):
-            for r0 in range(0, R, band):
-                k = min(band, R - r0)
-                s0, d0 = p * s_size + r0 // s_rows * s_row, p * d_size + r0 // d_rows * d_row
-                tmp = _band_temporary((k, C), element.container)
-                decode_into(buf[s0:s0 + -(-k // s_rows) * s_row], s_plane, element, tmp)
-                encode_into(tmp, d_plane, element, out[d0:d0 + -(-k // d_rows) * d_row])
-        out[planes * d_size:] = 0
-    return run
-
-
-def _transposed_relayout(dims, src: Layout, dst: Layout, element: ElementType):
-    """A relayout plan for layouts that swap the two most-minor physical dims, or None.
-
-    A band of the source's tile rows is decoded into a temporary and encoded, transposed (a
-    strided view), into the band of tile columns it fills in every destination tile row: the
-    fast kernels write tile rows `row_step` apart (`_fast_plan`). 3.7x faster than `move` for
-    4096x4096 bf16 (8,128)(2,1) to its transpose (measured).
-    """
-    ps, pd = src.major_to_minor, dst.major_to_minor
-    if len(dims) < 2 or pd != ps[:-2] + (ps[-1], ps[-2]):
-        return None
-    phys = (1, 1) + tuple(dims[d] for d in ps)
-    R, C = phys[-2], phys[-1]  # the source plane; the destination plane is [C, R]
-    planes = math.prod(phys[:-2])
-    s_side, d_side = _band_side(src, R, C, element), _band_side(dst, C, R, element)
-    if s_side is None or d_side is None or len(dst.tiles[0].dimensions) != 2:
-        return None
-    (s_rows, s_plane, s_row, s_size), (d_rows, d_plane, d_row, d_size) = s_side, d_side
-    d_tc = dst.tiles[0].dimensions[1]
-    tiles_per_row = -(-R // d_tc)
-    if d_row % tiles_per_row:
-        return None
-    d_tile = d_row // tiles_per_row  # bytes of one destination tile
-    band = _band_rows(math.lcm(s_rows, d_tc), C, element)
-    if band is None:
-        return None
-    container = element.container
-    plans = {}
-    for k in {min(band, R), R % band or band}:  # a full band and the last one
-        plans[k] = _fast_plan(np.empty((k, C), container).T, d_plane, element, True,
-                              row_step=d_row)
-        if plans[k] is None:
-            return None
-    d_span = {k: (-(-C // d_rows) - 1) * d_row + -(-k // d_tc) * d_tile for k in plans}
-
-    def run(buf, out):
-        for p in range(planes):
-            for r0 in range(0, R, band):
-                k = min(band, R - r0)
-                s0, d0 = p * s_size + r0 // s_rows * s_row, p * d_size + r0 // d_tc * d_tile
-                tmp = _band_temporary((k, C), container)
-                decode_into(buf[s0:s0 + -(-k // s_rows) * s_row], s_plane, element, tmp)
-                plans[k](tmp.T, out[d0:d0 + d_span[k]])
-        out[planes * d_size:] = 0
-    return run
-
-
-def _plan_relayout(dims, src: Layout, dst: Layout, element: ElementType):
-    load_kernels()
-    container = element.container
-    n = math.prod(dims)
-    if n == 0:
-        return lambda buf, out: out.fill(0)
-    src_used = -(-_num_final(tuple(dims[d] for d in src.major_to_minor), src)
-                 * _storage_bits(src, element) // 8)
-    if _is_plain(src, element):
-        def run(buf, out):  # one pass: the source buffer is a strided view of the array
-            encode_into(_logical_view(buf, dims, src, container), dst, element, out)
-        return run
-    if _is_plain(dst, element):
-        used = n * container.itemsize
-
-        def run(buf, out):  # one pass: decode straight into the destination buffer
-            decode_into(buf[:src_used], src, element, _logical_view(out, dims, dst, container))
-            out[used:] = 0
-        return run
-    banded = (_banded_relayout(dims, src, dst, element)
-              or _transposed_relayout(dims, src, dst, element))
-    if banded is not None:
-        return banded
-    words = 2 if container.itemsize == 16 else 1
-    word = np.dtype(np.uint64) if words == 2 else container
-    natural = container.itemsize * 8
-    order, sizes = _loop(dims, dst, words)
-    sides = []
-    for layout in (src, dst):
-        side = _side_for_layout(dims, layout, words)
-        sides.append(_add_word_dim(side) if words == 2 else side)
-    sizes, *sides = _kernel_args(sides, order, sizes, item=word.itemsize, writes=1)
-    s_bits, d_bits = _storage_bits(src, element), _storage_bits(dst, element)
-    s_final = _num_final(tuple(dims[d] for d in src.major_to_minor), src)
-    d_final = _num_final(tuple(dims[d] for d in dst.major_to_minor), dst)
-    d_used = -(-d_final * d_bits // 8)
-    has_padding = d_final > n
-
-    def run(buf, out):
-        s = _stored(buf, element, s_bits, natural, s_final, src_used, word)
-        if d_bits == natural:
-            d = out[:d_used].view(word)
-            if has_padding:
-                d.fill(0)
-        else:
-            d = (np.zeros if has_padding else np.empty)(d_final, container)
-        _call(_kernels.move, sizes, s, *sides[0], d, *sides[1])
-        _store(d, element, d_bits, natural, d_used, out)
-    return run
-
-
-def relayout_into(buf: np.ndarray, dims: tuple[int, ...], src: Layout, dst: Layout,
-                  element: ElementType, out: np.ndarray) -> None:
-    """Rewrites `buf` (uint8, layout `src`) into `out` (uint8, layout `dst`); inputs checked."""
-    if not _on_reference(buf.size + out.size):
-        key = ("r", dims, dst, element.name)
-        try:
-            return _plan(key, src, lambda: _plan_relayout(dims, src, dst, element))(buf, out)
-        except NotReady:
-            pass
-    logical = np.empty(dims, element.container)
-    _timed(_reference.decode_into, buf, src, element, logical)
-    _timed(_reference.encode_into, logical, dst, element, out)
-
-
-# ---------------------------------------------------------------------------------------------
 # Copy-equivalent layouts: when every element sits at its row-major position (e.g. one
 # f32[8,128] tile under T(8,128)), the buffer is the C-order array's bytes and a plain copy is
 # the whole encode/decode. `codec` caches this per (layout, dtype, dims) to cut per-call cost.
 
-_ROW_MAJOR_MAX = 1 << 16  # larger arrays never profit (the kernel is at copy speed there)
 
 
 def is_row_major(dims: tuple[int, ...], layout: Layout, element: ElementType) -> bool:
@@ -1319,13 +766,13 @@ def is_row_major(dims: tuple[int, ...], layout: Layout, element: ElementType) ->
     padding and whole containers (so encode and decode are byte copies)."""
     natural = element.container.itemsize * 8
     n = math.prod(dims)
-    if (not dims or n == 0 or n > _ROW_MAJOR_MAX or element.bit_width != natural
+    if (not dims or n == 0 or n > ROW_MAJOR_MAX or element.bit_width != natural
             or _storage_bits(layout, element) != natural):
         return False
     m2m = layout.major_to_minor
     physical = tuple(dims[d] for d in m2m)
-    if _num_final(physical, layout) != n:
-        return False
+    if _num_final(physical, layout) != n or n % layout.tail_padding_alignment_in_elements:
+        return False  # (tile padding, `L(n)` padding)
     idx = np.indices(dims, dtype=np.int64).reshape(len(dims), -1)
     return bool(np.array_equal(_positions([idx[d] for d in m2m], physical, layout.tiles),
                                np.arange(n)))

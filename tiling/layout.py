@@ -22,7 +22,7 @@ major-to-minor order), right-aligned; each tile acts on the whole shape the prev
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable
 
 import numpy as np
@@ -164,6 +164,8 @@ class Layout:
     """`S(n)`: memory space id; kept for round trips, no effect on bytes."""
     dynamic_shape_metadata_prefix_bytes: int = 0
     """`M(n)`: bytes of dynamic-shape metadata before the data (parsed, not encodable)."""
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+    """The value's hash, computed once: the codec's caches are keyed by layout."""
 
     def __post_init__(self):
         m2m = tuple(_as_int(d, "a minor_to_major entry")
@@ -183,6 +185,18 @@ class Layout:
             object.__setattr__(self, name, value)
         # XLA keeps the memory space in 8 bits: S(128) prints S(-128), S(256) is S(0)
         object.__setattr__(self, "memory_space", (self.memory_space + 128) % 256 - 128)
+        object.__setattr__(self, "_hash", hash(self._values()))
+
+    def _values(self) -> tuple:
+        return (self.minor_to_major, self.tiles, self.element_size_in_bits,
+                self.tail_padding_alignment_in_elements, self.memory_space,
+                self.dynamic_shape_metadata_prefix_bytes)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self):  # (rebuilt, so that the hash is this process's)
+        return type(self), self._values()
 
     @property
     def rank(self) -> int:
@@ -283,6 +297,8 @@ class Shape:
     """The layout; `None` is replaced by `Layout.default(rank)`."""
     dynamic_dimensions: tuple[bool, ...] = ()
     """Per dimension: dynamic (`<=N` or `?`)? Empty means all static."""
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+    """The value's hash, computed once: the codec's caches are keyed by shape."""
 
     def __post_init__(self):
         if not isinstance(self.element_type, str):
@@ -307,6 +323,16 @@ class Shape:
         if layout.rank != len(dims):
             raise LayoutError(f"Dimensions size is {len(dims)}, but minor to major size is "
                               f"{layout.rank}.")
+        object.__setattr__(self, "_hash", hash(self._values()))
+
+    def _values(self) -> tuple:
+        return self.element_type, self.dimensions, self.layout, self.dynamic_dimensions
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self):  # (rebuilt, so that the hash is this process's)
+        return type(self), self._values()
 
     @property
     def rank(self) -> int:

@@ -118,7 +118,6 @@ def kernels_called(monkeypatch, cache=True):
     monkeypatch.setattr(_engine, "_WARM", _NeverWarm())
     monkeypatch.setattr(_engine, "_first_call", lambda k, a: names.append(k.__name__) or real(k, a))
     monkeypatch.setattr(_engine, "_PLANS", {})
-    monkeypatch.setattr(_engine, "_BY_ID", {})
     return names
 
 

@@ -265,3 +265,16 @@ def test_decode_nested_padding_needs_flag():
     buf = encode(x, "{1,0:T(4,4)(3)}", allow_nested_padding=True)
     assert buf.size == 96
     assert np.array_equal(decode(buf, "f32[4,4]{1,0:T(4,4)(3)}", allow_nested_padding=True), x)
+
+
+@pytest.mark.parametrize("text", ["s8[5]{0:L(3)}", "f32[2,3]{1,0:L(4)}"])
+def test_tail_padding_is_never_a_byte_copy(text):
+    """`L(n)` pads the buffer past the array's bytes: repeated calls (which take the per-call
+    plan) give the same buffer, padding zeroed (a byte-copy plan raised ValueError)."""
+    shape = Shape.parse(text)
+    x = np.arange(np.prod(shape.dimensions)).astype(shape.dtype).reshape(shape.dimensions)
+    first = encode(x, shape)
+    for _ in range(2):
+        buf = encode(x, shape)
+        assert np.array_equal(buf, first) and not buf[x.nbytes:].any()
+        assert np.array_equal(decode(buf, shape), x)

@@ -444,7 +444,6 @@ def test_the_plan_cache_is_capped_by_bytes(monkeypatch):
     _engine.load_kernels()
     monkeypatch.setattr(_engine, "PLAN_CACHE_BYTES", 8 << 20, raising=False)
     monkeypatch.setattr(_engine, "_PLANS", {})
-    monkeypatch.setattr(_engine, "_BY_ID", {})
     tiling.encode(np.ones((10, 10), np.float32), "{0,1:T(2,2)}")  # (compiles outside the count)
     tracemalloc.start()
     try:

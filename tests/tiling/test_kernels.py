@@ -531,7 +531,6 @@ def test_stream_modes_by_size_against_the_cache(text, packed, monkeypatch):
     for limit, streamed in limits:
         monkeypatch.setattr(_engine, "STREAM_BYTES", limit)
         monkeypatch.setattr(_engine, "_PLANS", {})
-        monkeypatch.setattr(_engine, "_BY_ID", {})
         flags.clear()
         out, back = np.empty_like(expected), np.empty_like(x)
         _engine.encode_into(x, shape.layout, et, out)
@@ -563,10 +562,9 @@ def fenced(nbytes, after):
 
 texts = {texts!r}
 for i, text in enumerate(texts * 2):
-    if i == len(texts):  # again with streaming stores (`_kernels._store_block`)
+    if i == len(texts):  # again with streaming stores (`_kernels.llvm._store_block`)
         _engine.STREAM_BYTES = 0
         _engine._PLANS.clear()
-        _engine._BY_ID.clear()
     shape = Shape.parse(text)
     et = ELEMENT_TYPES[shape.element_type]
     x = random_array(np.random.default_rng(i), shape)
@@ -708,6 +706,7 @@ def test_a_broken_cache_entry_costs_a_compile_not_the_call():
     ("f32[16,256]{1,0:T(8,128)}", False),     # two tiles across
     ("bf16[8,128]{1,0:T(8,128)(2,1)}", False),
     ("pred[8,128]{1,0:T(8,128)}", False),     # 1-bit values in bytes are not copied verbatim
+    ("s8[5]{0:L(3)}", False),                 # tail padding
 ])
 def test_is_row_major(text, expected):
     shape = Shape.parse(text)
@@ -774,7 +773,7 @@ def test_repeated_fast_path_calls_take_the_logical_array(text, strided):
             wide[::2] = x
             x = wide[::2]
         _public_round_trip(x, shape, out, back)
-    work = codec._DIRECT[(id(shape), x.dtype, x.shape, x.strides, False)][1][1]
+    work = codec._CALLS[(shape, x.dtype, x.shape, x.strides, False)].work
     assert getattr(work, "takes_logical", False)
 
 
@@ -792,7 +791,6 @@ def test_permutation_path_matches_reference(text, monkeypatch):
     real = _engine._perm_plan
     monkeypatch.setattr(_engine, "_perm_plan", lambda *a: used.append(1) or real(*a))
     monkeypatch.setattr(_engine, "_PLANS", {})
-    monkeypatch.setattr(_engine, "_BY_ID", {})
     x = random_array(np.random.default_rng(7), shape)
     expected = np.empty(byte_size(shape), np.uint8)
     _reference.encode_into(x.view(et.container), shape.layout, et, expected)
@@ -846,10 +844,10 @@ def test_parallel_threshold_for_each_kernel_family(text, kernels, monkeypatch):
 @settings(max_examples=200, deadline=None)
 @given(st.integers(0, 40), st.integers(1, 5), st.lists(st.integers(0, 4), max_size=120))
 def test_work_stealing_hands_out_every_unit_once(units, threads, order):
-    """The `_par` drivers' claims (`_kernels._claimed`), under any interleaving of the threads'
+    """The `_par` drivers' claims (`_kernels.parallel._claimed`), under any interleaving of the threads'
     atomic claims: each unit goes to exactly one thread, a thread first takes its own range in
     order, and a thread stops only once no unit is left."""
-    from tiling import _kernels
+    from tiling._kernels import parallel as _kernels
 
     T = min(threads, units)
     claims = np.zeros(T * _kernels._LINE_WORDS, np.int64)
@@ -892,7 +890,7 @@ print("ok")
 
 def test_parallel_kernels_share_out_rows_over_more_threads_than_cores():
     # five threads on this machine's few cores: they finish their own rows at different
-    # times and take the rest from each other (`_kernels._claimed`)
+    # times and take the rest from each other (`_kernels.parallel._claimed`)
     assert _python(_MANY_THREADS_SCRIPT, NUMBA_NUM_THREADS="5").strip() == "ok"
 
 
