@@ -231,6 +231,8 @@ class Propagator:
                 callee = self.funcs.get(_callee_name(op))
                 if callee is not None:
                     self.calls[callee].append(op)
+        self.ruleless: set[Operation] = set()
+        """Ops visited without a sharding rule (they never get one during the pass)."""
         self.worklist = _Worklist()
         self.current: Operation | None = None
 
@@ -389,8 +391,11 @@ class Propagator:
             return True
         if op.name == FUNC_DATA_FLOW_EDGE:
             return self._visit_func_edge(op)
+        if op in self.ruleless:
+            return False
         rule = get_or_create_sharding_rule(op, self.conservative)
         if rule is None:
+            self.ruleless.add(op)
             return False
         return self.propagate_tensors(self._values(op.operands), self._values(op.results), rule,
                                       self._directions(op), op, self.conservative, True)
