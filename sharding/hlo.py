@@ -479,7 +479,7 @@ class _HloParser:
                 if tile is not None:
                     raise self.error("devices= given twice", at)
                 tile = self.tile_assignment()
-                devices = tile[1] or devices
+                devices = devices + tile[1]
             elif self.attribute("metadata"):
                 metadata += self.metadata()
             elif self.attribute("last_tile_dims"):
@@ -511,14 +511,19 @@ class _HloParser:
                 if subgroups:  # (an assertion failure in XLA)
                     raise self.error("last_tile_dim_replicate and last_tile_dims={...} together", start)
                 subgroups = ["replicated"]
-            value = self.tiled(start, *tile, subgroups)
+            dims, _, reshape, perm = tile
+            if reshape and devices:  # (an assertion failure in XLA)
+                raise self.error("device= and an iota tile assignment together", start)
+            value = self.tiled(start, dims, devices, reshape, perm, subgroups)
         return dataclasses.replace(value, shard_group=group, metadata=tuple(metadata))
 
     def metadata(self) -> list[tuple[tuple[str, object], ...]]:
         """XLA's `OpMetadata` text: one `{name=value ...}` or a list `{{...}, {...}}`."""
+        self.skip()
+        at = self.pos
         self.expect("{", "'{' to start metadata")
         if not self.peek("{"):
-            self.pos -= 1
+            self.pos = at
             return [self.op_metadata()]
         out = [self.op_metadata()]
         while self.optional(","):

@@ -1,8 +1,9 @@
 """HloSharding texts and sharding specs from XLA's and JAX's own tests, as data.
 
 Collected by hand and by a one-off script from the upstream sources named in each comment
-(openxla/xla `xla/service/hlo_sharding_test.cc` at 040b384, jax-ml/jax `tests/*.py` at
-cec06d1); the tests never read upstream files. Where a test builds a sharding through the C++
+(openxla/xla `xla/service/hlo_sharding_test.cc` at 040b384 and `xla/hlo/utils/
+hlo_sharding_util_test.cc` at 0bb149d, jax-ml/jax `tests/*.py` and the export back-compat data
+at cec06d1); the tests never read upstream files. Where a test builds a sharding through the C++
 API (`HloSharding::IotaTile({2, 2})`), the entry is the text XLA prints for it. What XLA and
 JAX say about each entry comes from jaxlib 0.10.2 in `test_upstream_shardings.py`, not from
 here; the upstream expectations are kept only where a test states them.
@@ -99,6 +100,48 @@ HLO_SHARDING_TEST_TEXTS = [
      "V3ToV2ShardingSplitAxesTest.AllSubgroupTypesWithSplitAxes"),
 ]
 
+# -- xla/hlo/utils/hlo_sharding_util_test.cc (at 0bb149d): the shardings its tests build or print ---
+HLO_SHARDING_UTIL_TEST_TEXTS = [
+    ("{devices=[1,2,1,2]<=[4]}", "TransposeShardingTiled"), ("{devices=[2,1,2,1]<=[2,2]T(1,0)}", "TransposeShardingTiled"),
+    ("{devices=[1,2,4]<=[8] last_tile_dims={manual}}", "TransposeShardingWithCollapsedDimsSubgroupManual"),
+    ("{devices=[1,1,2,4]<=[8] last_tile_dims={manual}}", "TransposeShardingWithCollapsedDimsSubgroupManual"),
+    ("{devices=[1,2,1]<=[2]}", "ReshapeShardingTiledInvalid"), ("{devices=[2,1,1]<=[2]}", "ReshapeShardingTiledMerge"),
+    ("{devices=[2,1]<=[2]}", "ReshapeShardingTiledMerge"), ("{devices=[16,1]<=[16]}", "ReshapeShardingTiledSplit2"),
+    ("{devices=[4,4,1]<=[16]}", "ReshapeShardingTiledSplit2"),
+    ("{devices=[2,1,1,1]<=[2]}", "ReshapeShardingTiledArbitraryMinorDimensions"),
+    ("{devices=[1,1,2,1]<=[2]}", "ReshapeShardingTiledTrivialDimensions"),
+    ("{devices=[1,2,1,1]<=[2]}", "ReshapeShardingTiledTrivialDimensions"),
+    ("{devices=[4,1]<=[4]}", "ReshapeToTileDimension2D_Dim0"), ("{devices=[1,4]<=[2,2]T(1,0)}", "ReshapeToTileDimension2D_Dim1"),
+    ("{devices=[2,2,2]<=[8]}", "ReshapeToTileDimension3D_Dim0"), ("{devices=[8,1,1]<=[8]}", "ReshapeToTileDimension3D_Dim0"),
+    ("{devices=[1,8,1]<=[2,2,2]T(1,0,2)}", "ReshapeToTileDimension3D_Dim1"),
+    ("{devices=[1,1,8]<=[4,2]T(1,0)}", "ReshapeToTileDimension3D_Dim2"),
+    ("{devices=[2,1,4]0,2,1,3,4,6,5,7}", "ReshapeToTileDimension2D_Dim2_Batch1"),
+    ("{devices=[4,8]<=[32]}", "PropagateReshapeShardingTiledSplitPartialMatch"),
+    ("{devices=[1,1,4,2,4]<=[4,8]T(1,0) last_tile_dim_replicate}", "PropagateReshapeShardingTiledSplitPartialMatch"),
+    ("{devices=[2,2,4,8]<=[128]}", "PropagateReshapeShardingTiledMergeSplitPartialMatch"),
+    ("{devices=[4,1,1,4,2,4]<=[2,2,4,8]T(0,1,3,2) last_tile_dim_replicate}",
+     "PropagateReshapeShardingTiledMergeSplitPartialMatch"),
+    ("{devices=[4,8,2]<=[64] last_tile_dims={manual}}", "PropagateReshapeShardingTiledSplitPartialMatchManual"),
+    ("{devices=[1,1,4,2,4,2]<=[4,8,2]T(1,0,2) last_tile_dims={replicated, manual}}",
+     "PropagateReshapeShardingTiledSplitPartialMatchManual"),
+    ("{devices=[1,2,2]0,1,2,3 last_tile_dims={manual}}", "GetManualSubgroupSharding_ManualOnly"),
+    ("{devices=[1,2,2]<=[4] last_tile_dims={manual}}", "GetManualSubgroupSharding_ManualOnly"),
+    ("{devices=[1,2]0,1}", "GetManualSubgroupSharding_ManualOnly"),
+    ("{devices=[1,2,2,2]0,1,2,3,4,5,6,7 last_tile_dims={replicated, manual}}", "GetManualSubgroupSharding_ManualAndReplicted"),
+    ("{devices=[1,2,2,2]<=[8] last_tile_dims={replicated, manual}}", "GetManualSubgroupSharding_ManualAndReplicted"),
+    ("{devices=[1,2,2]<=[4] last_tile_dim_replicate}", "GetManualSubgroupSharding_ManualAndReplicted"),
+    ("{devices=[1,2,2,2]0,1,2,3,4,5,6,7 last_tile_dims={manual, replicated}}", "GetManualSubgroupSharding_ReplicatedAndManual"),
+    ("{devices=[1,2,2,2]<=[8] last_tile_dims={manual, replicated}}", "GetManualSubgroupSharding_ReplicatedAndManual"),
+    ("{devices=[1,2]<=[2]}", "UngroupSharding_ManualOnly"),
+    ("{devices=[1,2,2,2]0,2,1,3,4,6,5,7 last_tile_dims={manual, replicated}}", "UngroupSharding_ReplicatedAndManual"),
+    ("{devices=[1,1,2,2]0,1,2,3 last_tile_dims={manual, replicated}}", "UngroupSharding_Replicated"),
+    ("{devices=[1,1,2,2]0,2,1,3 last_tile_dims={manual, replicated}}", "UngroupSharding_Replicated2"),
+    ("{devices=[2,2]<=[4] last_tile_dim_replicate}", "DeviceGroupsDoesNotMatch"),
+    ("{devices=[1,4]<=[4]}", "IsSubShardingIncompatibleTiled"),
+    ("{devices=[2,1,2]<=[4] last_tile_dim_replicate}", "IsSubShardingCompatibleShapeTiledPartialTiled"),
+    ("{devices=[2]<=[2]}", "IsSortOperandShardingMovableRankOne"),
+]
+
 # -- xla/service/hlo_sharding_test.cc: named (V3) shardings and the V2 sharding XLA converts them to.
 # (V3 text, V2 text the test expects, test name). XLA's `v3_to_v2_sharding` in jaxlib is the oracle.
 V3_TO_V2 = [
@@ -168,6 +211,10 @@ JAX_TEST_TEXTS = [
     ("{devices=[1,2,2]<=[2,2]T(1,0) last_tile_dims={manual}}", "shard_map_test.py test_partial_auto_explicit"),
     ("{devices=[1,1,4,2]<=[2,4]T(1,0) last_tile_dims={manual, replicated}}",
      "shard_map_test.py test_partial_auto_propagate_through"),
+    # jax/_src/internal_test_util/export_back_compat_test_data, tests/export_test.py
+    ("{maximal device=0}", "annotate_data_placement.py"), ("{devices=[1]<=[1]}", "annotate_data_placement.py"),
+    ("{devices=[2,1]0,1}", "tpu_Sharding.py"), ("{manual}", "tpu_Sharding.py"),
+    ("{devices=[1,2]<=[2]}", "export_test.py test_grad_with_sharding"),
 ]
 
 # -- jax tests: PartitionSpecs and the meshes they are used with ------------------------------
