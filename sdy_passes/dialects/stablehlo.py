@@ -11,9 +11,7 @@ from sdy_passes.attributes import (
 )
 from sdy_passes.dialects._base import (
     OpDef, add_operands, attr_dict_for, constant_names, no_sharding_rule, opt_dict, parse_constant,
-    parse_return,
-    print_constant,
-    print_return, set_results,
+    parse_return, print_constant, print_return, set_results, verify_constant,
 )
 from sdy_passes.dialects.stablehlo_attributes import (
     ConvDimensionNumbers, DotDimensionNumbers, EnumAttr, parse_int_list,
@@ -1025,6 +1023,8 @@ def _opdef(name: str) -> OpDef:
     parse, print_ = _HOOKS.get(name, (None, None))
     arity = _ARITY.get(name)
     return OpDef(f"stablehlo.{name}", _props(_PROPERTIES.get(name, "")),
+                 required=("value",) if name == "constant" else (),
+                 verify=verify_constant if name == "constant" else None,
                  num_operands=arity, num_results=1 if arity is not None else None,
                  num_regions=_REGIONS.get(name), parse=parse, print=print_,
                  traits=frozenset(_TRAITS.get(name, ())), sharding_rule=_SHARDING_RULES.get(name),
