@@ -16,8 +16,9 @@ import gc
 import math
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, TypeVar
 
+from sharding import _mlir_lexer as lexer
 from sdy_passes import _sdy_syntax as sdy_syntax
 from sdy_passes.attributes import (
     F64, I1, I64, ArrayAttr, Attribute, BoolAttr, ComplexType, DenseArrayAttr,
@@ -34,16 +35,14 @@ from sdy_passes.dialects._base import ATTRIBUTE_KINDS, add_operands, set_results
 from sdy_passes.ir import Block, Module, Operation, Region, Value
 from sdy_passes.verifier import verify_module
 
-__all__ = ["parse_module", "parse_attribute", "parse_type", "split_input", "Parser",
-           "scan_balanced"]
+__all__ = ["parse_module", "parse_attribute", "parse_type", "split_input", "Parser"]
 
-_WS = re.compile(r"(?:[ \t\r\n]+|//[^\n]*)*")
-_BARE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
+_WS = lexer.SPACE
+_BARE_ID = lexer.BARE_ID
 _SUFFIX_ID = re.compile(r"(?:[0-9]+|[A-Za-z$._-][A-Za-z0-9$._-]*)")
 _VALUE_REF = re.compile(r"%((?:[0-9]+|[A-Za-z$._-][A-Za-z0-9$._-]*))(?:#([0-9]+))?")
 _CARET_ID = re.compile(r"\^((?:[0-9]+|[A-Za-z$._-][A-Za-z0-9$._-]*))")
 _SYMBOL = re.compile(r"@([A-Za-z_$.][A-Za-z0-9_$.-]*)")
-_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 _NUMBER = re.compile(r"[-+]?(?:0x[0-9A-Fa-f]+|[0-9]+(?:\.[0-9]*(?:[eE][-+]?[0-9]+)?)?)")
 _INT = re.compile(r"-?[0-9]+")
 _SIMPLE_TENSOR = re.compile(r"tensor<((?:[0-9]+x)*)([a-z][a-z0-9A-Z]*)>")
@@ -70,11 +69,11 @@ _SIGNATURE = re.compile(rf"{_TYPES_TEXT} -> (?:{_TYPES_TEXT}|{_TYPE_TEXT})")
 
 _GENERIC_HEAD = re.compile(
     r'"([A-Za-z_][A-Za-z0-9_$.]*)"\(((?:%(?:[0-9]+|[A-Za-z$._-][A-Za-z0-9$._-]*)(?:#[0-9]+)?(?:, (?=%))?)*)\)')
-_ATTR_KEY = re.compile(r'([A-Za-z_][A-Za-z0-9_$.]*)|"((?:[^"\\\n]|\\.)*)"')
 _NOT_SPACE = frozenset(chr(c) for c in range(128)) - set(" \t\r\n/")
 
 
 _CLOSERS = {"<": ">", "(": ")", "[": "]", "{": "}"}
+T = TypeVar("T")
 _SDY_NAME = re.compile(r"(?:#sdy(?:\.[a-z_]+)?)?")
 MAX_NESTING = 100
 """Deepest nesting of attributes/types, and of regions, the parser accepts (the printer and
@@ -98,45 +97,6 @@ def _cache_type(key: str, t: Type) -> None:
 def split_input(text: str) -> list[str]:
     """The chunks between `// -----` lines (like `--split-input-file`)."""
     return _SPLIT.split(text)
-
-
-def scan_balanced(text: str, pos: int) -> int:
-    """End (exclusive) of the bracketed text starting at `pos` (`<`, `(`, `[` or `{`).
-
-    Strings are skipped and `->` is not a closing `>`, as in MLIR's dialect-body lexer.
-    Raises `IRParseError`-ready `ValueError` with the position when unbalanced.
-    """
-    stack = [_CLOSERS[text[pos]]]
-    i = pos + 1
-    n = len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':
-            m = _STRING.match(text, i)
-            if not m:
-                raise _TextError("unterminated string", i)
-            i = m.end()
-            continue
-        if c == "-" and text.startswith("->", i):
-            i += 2
-            continue
-        if c in _CLOSERS:
-            stack.append(_CLOSERS[c])
-        elif c in ">)]}":
-            if c != stack[-1]:
-                raise _TextError(f"expected '{stack[-1]}' but found '{c}'", i)
-            stack.pop()
-            if not stack:
-                return i + 1
-        i += 1
-    raise _TextError(f"unexpected end of input, expected '{stack[-1]}'", n)
-
-
-class _TextError(ValueError):
-    def __init__(self, message: str, pos: int):
-        super().__init__(message)
-        self.message = message
-        self.pos = pos
 
 
 def parse_module(text: str, *, filename: str = "-", verify: bool = True) -> Module:
@@ -297,14 +257,14 @@ class Parser:
         return s
 
     def parse_optional_string(self) -> str | None:
-        self.skip()
-        m = _STRING.match(self.text, self.pos)
-        if not m:
-            if self.text.startswith('"', self.pos):
-                raise self.error("unterminated string literal")
+        pos = self.skip()
+        if not self.text.startswith('"', pos):
             return None
-        self.pos = m.end()
-        return _unescape(m.group(1))
+        try:
+            self.pos, value = lexer.lex_string(self.text, pos)
+        except lexer.LexError as e:
+            raise self.error(e.message, e.pos) from None
+        return value
 
     def parse_string(self, what: str = "string literal") -> str:
         s = self.parse_optional_string()
@@ -335,13 +295,20 @@ class Parser:
         """A decimal integer that fits 64 bits (MLIR's `parseInteger` into an `int64_t`)."""
         return self._parse_bounded_int(64, what)
 
+    def comma_list(self, element: Callable[[], T]) -> list[T]:
+        """`element (, element)*`."""
+        return lexer.comma_list(element, self.parse_optional)
+
     def balanced(self, what: str) -> str:
-        """Consume a bracketed span starting here and return its text."""
-        self.skip()
+        """Consume the bracketed span (`<...>`, `(...)`, `[...]`, `{...}`) starting here and
+        return its text, cut as MLIR cuts a dialect attribute's body."""
+        pos = self.skip()
+        if self.text[pos:pos + 1] not in _CLOSERS:
+            self.fail_expected(f"'<' to open the {what}")
         try:
-            end = scan_balanced(self.text, self.pos)
-        except _TextError as e:
-            raise self.error(f"{e.message} in {what}", e.pos) from None
+            end = lexer.scan_balanced(self.text, pos)
+        except lexer.LexError as e:
+            raise self.error(e.message, e.pos) from None
         s = self.text[self.pos:end]
         self.pos = end
         return s
@@ -430,7 +397,7 @@ class Parser:
     def _element_type(self, word: str, pos: int) -> Type | None:
         try:
             return _builtin_element_type(word)
-        except _TextError as e:
+        except lexer.LexError as e:
             raise self.error(e.message, pos) from None
 
     def _dim(self, text: str, pos: int) -> int:
@@ -459,10 +426,7 @@ class Parser:
         return RankedTensorType(tuple(dims), el, enc)
 
     def parse_type_list(self) -> list[Type]:
-        types = [self.parse_type()]
-        while self.parse_optional(","):
-            types.append(self.parse_type())
-        return types
+        return self.comma_list(self.parse_type)
 
     def parse_paren_type_list(self) -> list[Type]:
         self.expect("(")
@@ -606,8 +570,8 @@ class Parser:
         # balance), so each attribute costs its own length; the whole text gives exact errors.
         hash_end = _SDY_NAME.match(text, pos).end()
         try:
-            end = scan_balanced(text, hash_end) if text[hash_end:hash_end + 1] in _CLOSERS else -1
-        except _TextError:
+            end = lexer.scan_balanced(text, hash_end) if text[hash_end:hash_end + 1] in _CLOSERS else -1
+        except lexer.LexError:
             end = -1
         if end > 0:
             try:
@@ -838,17 +802,16 @@ class Parser:
         text = self.text
         while True:
             p = self.skip()
-            key = _ATTR_KEY.match(text, p)
-            if key is None:
-                if text.startswith('"', p):
-                    raise self.error("unterminated string literal")
-                raise self.error("expected valid attribute name", p)
-            name = key.group(1) if key.group(1) is not None else _unescape(key.group(2))
-            if not name:
-                raise self.error("expected valid attribute name", p)
+            key = _BARE_ID.match(text, p)
+            if key is not None:
+                name = key.group()
+                self.pos = key.end()
+            else:
+                name = self.parse_optional_string()
+                if not name:
+                    raise self.error("expected valid attribute name", p)
             if name in out:
                 raise self.error(f"duplicate key '{name}' in dictionary attribute", p)
-            self.pos = key.end()
             out[name] = self.parse_attribute() if self.parse_optional("=") else UnitAttr()
             if not self.parse_optional(","):
                 break
@@ -1307,14 +1270,14 @@ class Parser:
 
 
 def _builtin_element_type(w: str) -> Type | None:
-    """The builtin scalar type named `w`; `_TextError` for an integer width MLIR refuses."""
+    """The builtin scalar type named `w`; `LexError` for an integer width MLIR refuses."""
     m = _INT_TYPE.fullmatch(w)
     if m:
         digits = m.group(2)
         if len(digits) > 10 or int(digits) >= 1 << 32:
-            raise _TextError("invalid integer width", 0)
+            raise lexer.LexError("invalid integer width", 0)
         if int(digits) > MAX_INT_WIDTH:
-            raise _TextError(f"integer bitwidth is limited to {MAX_INT_WIDTH} bits", 0)
+            raise lexer.LexError(f"integer bitwidth is limited to {MAX_INT_WIDTH} bits", 0)
         return IntegerType(int(digits), m.group(1))
     if _FLOAT_TYPE.fullmatch(w):
         return FloatType(w)
@@ -1331,36 +1294,6 @@ class _DeferredLoc:
 
     name: str
     pos: int
-
-
-def _unescape(s: str) -> str:
-    if "\\" not in s:
-        return s
-    out = bytearray()
-    i = 0
-    while i < len(s):
-        c = s[i]
-        if c == "\\" and i + 1 < len(s):
-            n = s[i + 1]
-            if n in '"\\':
-                out += n.encode()
-                i += 2
-                continue
-            if n == "n":
-                out += b"\n"
-                i += 2
-                continue
-            if n == "t":
-                out += b"\t"
-                i += 2
-                continue
-            if re.fullmatch(r"[0-9A-Fa-f]{2}", s[i + 1:i + 3]):
-                out.append(int(s[i + 1:i + 3], 16))
-                i += 3
-                continue
-        out += c.encode("utf-8", "surrogateescape")
-        i += 1
-    return out.decode("utf-8", "surrogateescape")
 
 
 def _int_literal(lit: str) -> int:
@@ -1405,7 +1338,7 @@ def _float_from_bits(bits: int, t: FloatType) -> float:
 _DENSE_TOKEN = re.compile(r"\s*(?:(\[)|(\])|(,)|(\()|(\))|(true|false)|([-+]?(?:0x[0-9A-Fa-f]+|[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|inf|nan)))")
 
 
-_NEWLINE_WS = re.compile(r'"(?:[^"\\]|\\.)*"|\s*\n\s*')
+_NEWLINE_WS = re.compile(lexer.STRING.pattern + r"|\s*\n\s*")
 
 
 def _canonical_opaque(text: str) -> str:
