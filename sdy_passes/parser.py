@@ -46,6 +46,7 @@ _SYMBOL = re.compile(r"@([A-Za-z_$.][A-Za-z0-9_$.-]*)")
 _NUMBER = re.compile(r"[-+]?(?:0x[0-9A-Fa-f]+|[0-9]+(?:\.[0-9]*(?:[eE][-+]?[0-9]+)?)?)")
 _INT = re.compile(r"-?[0-9]+")
 _SIMPLE_TENSOR = re.compile(r"tensor<((?:[0-9]+x)*)([a-z][a-z0-9A-Z]*)>")
+_COLON_TENSOR = re.compile(r"[ \t]*:[ \t]*(tensor<(?:[0-9]+x)*[a-z][a-z0-9A-Z]*>)")
 _FLOAT_TYPE = re.compile(r"(?:bf16|tf32|f[0-9]+E[0-9]+M[0-9]+[A-Za-z]*|f[0-9]+)(?![A-Za-z0-9_])")
 _INT_TYPE = re.compile(r"([su]?)i([0-9]+)(?![A-Za-z0-9_])")
 _SPLIT = re.compile(r"^// -----.*$", re.MULTILINE)
@@ -57,6 +58,9 @@ _FACTORS = re.compile(r"[A-Za-z0-9_]*")
 _BLOCK_ARG = re.compile(r"%(" + _SUFFIX_ID.pattern + ")")
 _ALIAS_DEF = re.compile(r"([#!])([A-Za-z_][A-Za-z0-9_$.]*)")
 _RESULT_NAME = re.compile(r"%(" + _SUFFIX_ID.pattern + r")(?::([0-9]+))?")
+_ONE_RESULT = re.compile(r"%(" + _SUFFIX_ID.pattern + r")[ \t]*=[ \t]*")  # `%name = `
+_VALUE_REFS = re.compile(_VALUE_REF.pattern + r"(?:[ \t]*,[ \t]*" + _VALUE_REF.pattern + ")*")
+"""`%a, %b#1, %c` on one line (the usual operand list)."""
 # Spans used as cache keys (the full parser decides; a key is only stored when it parsed
 # exactly that span): an sdy attribute nested at most three levels, with plain strings, and
 # an op signature of bracket-free types `(tensor<8xf32>, i32) -> tensor<8xf32>`.
@@ -435,6 +439,17 @@ class Parser:
         types = self.parse_type_list()
         self.expect(")")
         return types
+
+    def parse_optional_colon_known_type(self) -> tuple[Type, int] | None:
+        """`: tensor<...>` on this line, of a type read before: (the type, its position); None
+        (nothing consumed) otherwise. The usual op's `: T`, without the general machinery."""
+        m = _COLON_TENSOR.match(self.text, self.pos)
+        if m:
+            t = _TYPE_CACHE.get(m.group(1))
+            if t is not None:
+                self.pos = m.end()
+                return t, m.start(1)
+        return None
 
     def parse_function_type(self) -> FunctionType:
         inputs = self.parse_paren_type_list()
@@ -899,7 +914,8 @@ class Parser:
         raise self.error("expected location instance", start)
 
     def parse_optional_trailing_location(self):
-        if self.peek("loc") and self.text.startswith("(", _BARE_ID.match(self.text, self.pos).end()):
+        pos = self.skip()
+        if self.text.startswith("loc", pos) and self.text.startswith("(", _BARE_ID.match(self.text, pos).end()):
             return self.parse_location(deferrable=True)
         return None
 
@@ -934,9 +950,12 @@ class Parser:
         return m.group(1), int(m.group(2) or 0), p
 
     def parse_optional_value_ref_list(self) -> list[tuple[str, int, int]]:
-        if not self.peek("%"):
+        p = self.skip()
+        m = _VALUE_REFS.match(self.text, p)
+        if not m:
             return []
-        refs = [self.parse_value_ref()]
+        refs = [(r.group(1), int(r.group(2) or 0), p + r.start()) for r in _VALUE_REF.finditer(m.group())]
+        self.pos = m.end()
         while self.peek(",") and self.text.startswith("%", _WS.match(self.text, self.pos + 1).end()):
             self.pos += 1
             refs.append(self.parse_value_ref())
@@ -944,13 +963,13 @@ class Parser:
 
     def resolve(self, ref: tuple[str, int, int], typ: Type) -> Value:
         name, idx, pos = ref
-        for scope in reversed(self.scopes):
-            group = scope.values.get(name)
-            if group is not None:
-                if idx >= len(group):
-                    raise self.error(f"result number {idx} out of range for '%{name}' ({len(group)} results)", pos)
-                v = group[idx]
-                break
+        group = self.scopes[-1].values.get(name)  # most values are used in their own region
+        if group is None:
+            group = next((g for scope in reversed(self.scopes) if (g := scope.values.get(name)) is not None), None)
+        if group is not None:
+            if idx >= len(group):
+                raise self.error(f"result number {idx} out of range for '%{name}' ({len(group)} results)", pos)
+            v = group[idx]
         else:
             key = f"{name}#{idx}"
             for scope in reversed(self.scopes):
@@ -960,7 +979,7 @@ class Parser:
             else:
                 v = _ForwardRef(typ)
                 self.scopes[-1].forward[key] = (v, pos)
-        if v.type != typ:
+        if v.type is not typ and v.type != typ:
             raise self.error(
                 f"use of value '%{name}' expects different type than prior uses: '{typ}' vs '{v.type}'", pos)
         return v
@@ -975,6 +994,8 @@ class Parser:
         if name in scope.values:
             raise self.error(f"redefinition of SSA value '%{name}'", pos)
         scope.values[name] = values
+        if not any(s.forward for s in self.scopes):
+            return
         for i, v in enumerate(values):
             fwd = scope.forward.pop(f"{name}#{i}", None)
             if fwd is None:
@@ -1127,7 +1148,11 @@ class Parser:
     def parse_operation(self, block: Block) -> Operation:
         start = self.skip()
         results: list[tuple[str, int, int]] = []
-        if self.text.startswith("%", start):
+        one = _ONE_RESULT.match(self.text, start)
+        if one:
+            results.append((one.group(1), 1, start))
+            self.pos = one.end()
+        elif self.text.startswith("%", start):
             while True:
                 p = self.skip()
                 m = _RESULT_NAME.match(self.text, p)
@@ -1138,14 +1163,14 @@ class Parser:
                 if not self.parse_optional(","):
                     break
             self.expect("=", "'=' after result names")
-        self.skip()
-        op_pos = self.pos
+        op_pos = self.skip()
         if self.text.startswith('"', op_pos):
             op = self.parse_generic_op()
         else:
-            name = self.parse_optional_regex(_BARE_ID)
+            name = _BARE_ID.match(self.text, op_pos)
             if not name:
                 self.fail_expected("operation name")
+            self.pos = name.end()
             full = DEFAULT_DIALECT.get(name.group(0), name.group(0))
             opdef = lookup(full)
             handler = opdef.parse if opdef is not None else None
@@ -1155,13 +1180,13 @@ class Parser:
                     f'form ("{full}"(...) ... : (...) -> ...)', op_pos)
             op = Operation(full)
             op.results = []
-            handler(self, op, sum(n for _, n, _ in results))
+            handler(self, op, len(results) if one else sum(n for _, n, _ in results))
         loc = self.parse_optional_trailing_location()
         if loc is not None:
             op.location = loc
         elif isinstance(op.location, UnknownLoc):  # a pretty parser may have set it
             op.location = self.location(op_pos)  # MLIR: the op name
-        expected = sum(n for _, n, _ in results)
+        expected = len(results) if one else sum(n for _, n, _ in results)
         if expected != len(op.results):
             raise self.error(
                 f"operation defines {len(op.results)} results but was provided {expected} to bind", start)
