@@ -16,7 +16,8 @@ shardings are propagated into each other.
 
 Options (jaxlib 0.10.2): `keep-sharding-rules`, `conservative-propagation`,
 `module-dump-directory` (accepted, nothing is dumped), `debug-sharding-origins` and
-`debug-propagation-edge-sharding` (not supported yet: the pass refuses them).
+`debug-propagation-edge-sharding` (`sdy.sharding_origins` / `sdy.propagation_edges` on every
+value that received axes, see `sdy_passes.source_sharding`).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from sdy_passes.op_properties import is_trivially_dead
 from sdy_passes.pass_manager import Pass
 from sdy_passes.sharding_group_map import ShardingGroupMap
 from sdy_passes.sharding_projection import ShardingProjection
+from sdy_passes.source_sharding import SourceShardingHandler, copy_projection
 
 __all__ = ["BasicPropagationPass", "Propagator", "propagate_any", "remove_sharding_rules",
            "SHARDING_RULE"]
@@ -206,8 +208,11 @@ class Propagator:
 
     def __init__(self, module: Module, groups: ShardingGroupMap, strategy: BasicFactorPropagation,
                  get_directions: GetDirections, conservative: bool,
-                 unchanged: dict[Operation, tuple] | None = None):
+                 unchanged: dict[Operation, tuple] | None = None,
+                 debug: SourceShardingHandler | None = None):
         self.module = module
+        self.debug = debug
+        """Records where new axes came from (the debug options), or None."""
         self.groups = groups
         self.strategy = strategy
         self.get_directions = get_directions
@@ -317,6 +322,7 @@ class Propagator:
         if notify and self.unchanged.get(op) == key:
             return False
         projection = ShardingProjection.build(operands.shardings, results.shardings, rule, mesh)
+        old = copy_projection(projection) if self.debug is not None else None
         update_operands, update_results = self.strategy.propagate_factor_shardings(
             projection, directions.__getitem__, rule.factor_sizes, mesh, conservative, op)
         any_update = False
@@ -329,6 +335,8 @@ class Propagator:
                     any_update = True
         if not any_update:
             self.unchanged[op] = key
+        elif old is not None:
+            self.debug.record(op, operands.values, results.values, mesh, rule, old, projection)
         return any_update
 
     def _update_tensor(self, side: _Tensors, i: int, factor_shardings, mapping, factor_sizes,
@@ -466,25 +474,36 @@ class BasicPropagationPass(Pass):
     options = {"keep-sharding-rules": False, "module-dump-directory": "",
                "conservative-propagation": False, "debug-sharding-origins": False,
                "debug-propagation-edge-sharding": False}
-    unsupported_if_true = ("debug-sharding-origins", "debug-propagation-edge-sharding")
+    trace = False
+    """Keep each axis's first propagation step too (`SourceShardingHandler(trace=True)`)."""
 
     def __init__(self, **options):
         super().__init__(**options)
         self.keep_sharding_rules = self.options["keep-sharding-rules"]
         self.conservative = self.options["conservative-propagation"]
+        self.debug_handler: SourceShardingHandler | None = None
+        """The last run's debug records (with a debug option or `trace` on), else None."""
 
     def strategies(self) -> list[BasicFactorPropagation]:
         return [BasicFactorPropagation()]
 
     def propagate(self, module: Module, groups: ShardingGroupMap, get_directions: GetDirections) -> None:
         for strategy in self.strategies():
-            Propagator(module, groups, strategy, get_directions, self.conservative, self._unchanged).run()
+            Propagator(module, groups, strategy, get_directions, self.conservative, self._unchanged,
+                       self.debug_handler).run()
 
     def run(self, module: Module) -> None:
         self._unchanged: dict[Operation, tuple] = {}  # see Propagator.unchanged
+        origins, edges = self.options["debug-sharding-origins"], self.options["debug-propagation-edge-sharding"]
+        handler = self.debug_handler = (SourceShardingHandler(origins, edges, self.trace)
+                                        if origins or edges or self.trace else None)
+        if handler is not None:
+            handler.prepare(module)
         check_shapes(module)
         groups = ShardingGroupMap(module)
         groups.sync()
         self.propagate(module, groups, propagate_any)
         if not self.keep_sharding_rules:
             remove_sharding_rules(module)
+        if handler is not None:
+            handler.save(module)
