@@ -4,9 +4,10 @@ Shardy's `export/unflatten_call_graph.cc`, the inverse of `sdy-flatten-call-grap
 key is its origin (`sdy.original_func_name`, else its name), its `sdy.func_manual_axes` and its
 argument and result shardings (Shardy's `getFuncArgShardings` / `getFuncResultShardings`).
 Every call then calls the first func (in call order) with its callee's key. With
-`dedup-functions-fully`, shardings are left out of the key: every call of one origin calls the
-func most calls call (by full key; the first on a tie), whatever its shardings, and
-`sdy-insert-func-call-reshards` reconciles the results. Funcs lose both attributes; funcs
+`dedup-functions-fully`, shardings are left out of the key: every call of one origin calls one
+func, whatever its shardings, and `sdy-insert-func-call-reshards` reconciles the results. That
+func starts as the first call's callee; walking the calls, a call whose callee's full key now
+has more calls than the chosen func's makes its callee the choice (Shardy's `populateFuncCache`). Funcs lose both attributes; funcs
 nobody calls any more are left for `symbol-dce`.
 """
 
