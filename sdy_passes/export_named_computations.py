@@ -18,16 +18,16 @@ import itertools
 from sharding import TensorShardingPerValue
 
 from sdy_passes._value_shardings import (
-    DATA_FLOW_EDGE, NAMED_COMPUTATION, SHARDING, block_arg_edge_owners, open_sharding,
-    data_flow_edge_of,
+    DATA_FLOW_EDGE, NAMED_COMPUTATION, SHARDING, block_arg_edge_owners,
 )
 from sdy_passes.attributes import (
     ArrayAttr, DictionaryAttr, FunctionType, StringAttr, SymbolRefAttr, TypeAttr,
 )
 from sdy_passes.constant_or_scalar_splitter import ORIGINAL_FUNC_NAME
 from sdy_passes.import_func_calls import EXECUTION_THREAD
-from sdy_passes.ir import Block, Module, Operation, Region, SymbolTable
+from sdy_passes.ir import Module, Operation, SymbolTable, erase_ops, replace_ops
 from sdy_passes.pass_manager import Pass
+from sdy_passes.sink_data_flow_edges import _edge_shardings
 
 
 class ExportNamedComputationsPass(Pass):
@@ -37,42 +37,35 @@ class ExportNamedComputationsPass(Pass):
     def run(self, module: Module) -> None:
         table = module.symbol_table()
         counter = itertools.count()
-        call_results = []
+        calls: dict[Operation, list[Operation]] = {}
+        doomed: list[Operation] = []
         for op in module.walk(post_order=True):
             if op.name == NAMED_COMPUTATION:
-                call_results.extend(_export(op, table, counter))
-        _remove_edges(call_results)
+                calls[op] = [_export(op, table, counter, doomed)]
+        # Ops are replaced and edges erased at the end, each block's op list rebuilt once.
+        doomed.extend(_edges([r for call, in calls.values() for r in call.results]))
+        replace_ops(calls)
+        for op in calls:
+            op.erase()
+        erase_ops(doomed)
 
 
-def edge_shardings(owners) -> tuple | None:
-    """Shardy's `getShardingsFromDataFlowEdges`: the edges' shardings, fully open (on the mesh of
-    the first edge that has one) where missing; None when no edge has a sharding."""
-    shardings = []
-    mesh = None
-    for owner in owners:
-        edge = data_flow_edge_of(owner)
-        sharding = None if edge is None else edge.properties.get("sharding")
-        if sharding is not None and mesh is None:
-            mesh = sharding.mesh_or_ref
-        shardings.append(sharding)
-    if mesh is None:
-        return None
-    return tuple(s if s is not None else open_sharding(mesh, o.type)
-                 for s, o in zip(shardings, owners))
-
-
-def _remove_edges(values) -> None:
-    """Shardy's `removeDataFlowEdges`: a value used by an edge (its only use) loses the edge."""
+def _edges(values) -> list[Operation]:
+    """Shardy's `removeDataFlowEdges`: a value used by an edge (its only use) takes over the
+    edge's uses; the edges are returned, to be erased."""
+    edges = []
     for value in values:
         if value.has_one_use and value.uses[0].operation.name == DATA_FLOW_EDGE:
             edge = value.uses[0].operation
             edge.result.replace_all_uses_with(value)
-            edge.erase()
+            edges.append(edge)
+    return edges
 
 
-def _export(op: Operation, table: SymbolTable, counter) -> list:
+def _export(op: Operation, table: SymbolTable, counter, doomed: list[Operation]) -> Operation:
+    """The call replacing `op` (which keeps its place until the end of the pass)."""
     for key, owners in (("in_shardings", block_arg_edge_owners(op)), ("out_shardings", op.results)):
-        shardings = edge_shardings(owners)
+        shardings = _edge_shardings(owners)  # Shardy's getShardingsFromDataFlowEdges
         if shardings is not None:
             op.properties[key] = TensorShardingPerValue(shardings)
     in_shardings = op.properties.get("in_shardings")
@@ -95,7 +88,7 @@ def _export(op: Operation, table: SymbolTable, counter) -> list:
         attributes[EXECUTION_THREAD] = op.attributes[EXECUTION_THREAD]
     func = Operation.create("func.func", properties=properties, attributes=attributes,
                             regions=[body], location=op.location)
-    _remove_edges(body.block.arguments)
+    doomed.extend(_edges(body.block.arguments))
     if in_shardings is not None and in_shardings.shardings:
         func.properties["arg_attrs"] = ArrayAttr(tuple(
             DictionaryAttr.from_dict({SHARDING: s}) for s in in_shardings.shardings))
@@ -107,8 +100,6 @@ def _export(op: Operation, table: SymbolTable, counter) -> list:
     call = Operation.create("func.call", op.operands, op.result_types,
                             properties={"callee": SymbolRefAttr(func_name)},
                             attributes=attributes, location=op.location)
-    call.insert_before(op)
     for old, new in zip(op.results, call.results):
         old.replace_all_uses_with(new)
-    op.erase()
-    return call.results
+    return call

@@ -18,7 +18,7 @@ from sharding import TensorSharding, TensorShardingPerValue
 from sharding.reshard import equivalent_shardings
 
 from sdy_passes._value_shardings import SHARDING, get_sharding
-from sdy_passes.ir import Module, Operation
+from sdy_passes.ir import Module, Operation, replace_ops
 from sdy_passes.pass_manager import Pass
 from sdy_passes.propagate_sharding_from_func_to_call import callee, func_result_shardings
 
@@ -29,6 +29,7 @@ class InsertFuncCallReshardsPass(Pass):
 
     def run(self, module: Module) -> None:
         table = module.symbol_table()
+        placed: dict[Operation, list[Operation]] = {}  # each block's op list is rebuilt once
         for call in [op for op in module.walk() if op.name == "func.call"]:
             shardings = func_result_shardings(callee(call, table), table)
             if shardings is None:
@@ -37,14 +38,19 @@ class InsertFuncCallReshardsPass(Pass):
                     continue
                 shardings = TensorShardingPerValue(tuple(
                     TensorSharding.replicated(s.mesh_or_ref, s.rank) for s in own.shardings))
+            reshards = []
             for wanted, result in zip(shardings.shardings, call.results):
                 current = get_sharding(result)
                 if not equivalent_shardings(current, wanted):
-                    target = current if current is not None else TensorSharding.replicated(wanted.mesh_or_ref, wanted.rank)
-                    reshard = _reshard(result, target, call.location)
-                    reshard.insert_after(call)
+                    if current is None:
+                        current = TensorSharding.replicated(wanted.mesh_or_ref, wanted.rank)
+                    reshard = _reshard(result, current, call.location)
+                    reshards.insert(0, reshard)
                     result.replace_all_uses_except(reshard.result, [reshard])
             call.attributes[SHARDING] = shardings
+            if reshards:
+                placed[call] = [call, *reshards]
+        replace_ops(placed)
 
 
 def _reshard(value, sharding: TensorSharding, location):

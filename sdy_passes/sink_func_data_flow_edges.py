@@ -13,7 +13,7 @@ from sharding import TensorSharding
 
 from sdy_passes._value_shardings import get_sharding, op_shardings, set_sharding
 from sdy_passes.add_func_data_flow_edges import FUNC_DATA_FLOW_EDGE
-from sdy_passes.ir import Operation
+from sdy_passes.ir import Operation, erase_ops
 from sdy_passes.pass_manager import FUNC, Pass
 
 
@@ -23,6 +23,7 @@ class SinkFuncDataFlowEdgesPass(Pass):
     anchor = FUNC
 
     def run(self, func: Operation) -> None:
+        edges = []
         for edge in [op for op in func.walk() if op.name == FUNC_DATA_FLOW_EDGE]:
             operand = edge.operands[0]
             shardings = op_shardings(edge)
@@ -33,4 +34,5 @@ class SinkFuncDataFlowEdgesPass(Pass):
                 set_sharding(operand, TensorSharding.replicated(
                     current.mesh_or_ref, current.rank, is_closed=False))
             edge.result.replace_all_uses_with(operand)
-            edge.erase()
+            edges.append(edge)
+        erase_ops(edges)  # each block's op list rebuilt once
