@@ -36,10 +36,11 @@ from sdy_passes.attributes import (
     OpShardingRule, RankedTensorType, SymbolRefAttr, TupleType, UnrankedTensorType,
 )
 from sdy_passes.basic_factor_propagation import BOTH, NONE, BasicFactorPropagation
-from sdy_passes.errors import PassFailedError, SdyError
+from sdy_passes.errors import PassFailedError
 from sdy_passes.ir import BlockArgument, Module, Operation, OpResult, Value
 from sdy_passes.op_properties import is_elementwise, is_trivially_dead
 from sdy_passes.pass_manager import Pass
+from sdy_passes.propagate_sharding_from_func_to_call import main_func
 from sdy_passes.sharding_group_map import ShardingGroupMap
 from sdy_passes.sharding_projection import ShardingProjection
 from sdy_passes.source_sharding import SourceShardingHandler, copy_projection
@@ -445,10 +446,7 @@ class Propagator:
                                       self._directions(edge), edge, False, True)
 
     def propagate_func_results(self) -> None:
-        funcs = self.module.funcs()
-        func = funcs[0] if len(funcs) == 1 else self.funcs.get("main")
-        if func is None:
-            raise SdyError("Failed to lookup function: main")
+        func = main_func(self.module)
         terminator = func.regions[0].blocks[0].terminator
         count = len(terminator.operands)
         for i, value in enumerate(terminator.operands):
