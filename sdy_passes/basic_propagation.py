@@ -16,7 +16,8 @@ shardings are propagated into each other.
 
 Options (jaxlib 0.10.2): `keep-sharding-rules`, `conservative-propagation`,
 `module-dump-directory` (accepted, nothing is dumped), `debug-sharding-origins` and
-`debug-propagation-edge-sharding` (not supported yet: the pass refuses them).
+`debug-propagation-edge-sharding` (`sdy.sharding_origins` / `sdy.propagation_edges` on every
+value that received axes, see `sdy_passes.source_sharding`).
 """
 
 from __future__ import annotations
@@ -35,12 +36,14 @@ from sdy_passes.attributes import (
     OpShardingRule, RankedTensorType, SymbolRefAttr, TupleType, UnrankedTensorType,
 )
 from sdy_passes.basic_factor_propagation import BOTH, NONE, BasicFactorPropagation
-from sdy_passes.errors import PassFailedError, SdyError
+from sdy_passes.errors import PassFailedError
 from sdy_passes.ir import BlockArgument, Module, Operation, OpResult, Value
 from sdy_passes.op_properties import is_elementwise, is_trivially_dead
 from sdy_passes.pass_manager import Pass
+from sdy_passes.propagate_sharding_from_func_to_call import main_func
 from sdy_passes.sharding_group_map import ShardingGroupMap
 from sdy_passes.sharding_projection import ShardingProjection
+from sdy_passes.source_sharding import SourceShardingHandler, copy_projection
 
 __all__ = ["BasicPropagationPass", "Propagator", "propagate_any", "remove_sharding_rules",
            "SHARDING_RULE"]
@@ -206,8 +209,11 @@ class Propagator:
 
     def __init__(self, module: Module, groups: ShardingGroupMap, strategy: BasicFactorPropagation,
                  get_directions: GetDirections, conservative: bool,
-                 unchanged: dict[Operation, tuple] | None = None, steps: dict[tuple, tuple] | None = None):
+                 unchanged: dict[Operation, tuple] | None = None, steps: dict[tuple, tuple] | None = None,
+                 debug: SourceShardingHandler | None = None):
         self.module = module
+        self.debug = debug
+        """Records where new axes came from (the debug options), or None."""
         self.groups = groups
         self.strategy = strategy
         self.get_directions = get_directions
@@ -321,13 +327,21 @@ class Propagator:
                *operands.shardings, *results.shardings)
         if notify and self.unchanged.get(op) == key:
             return False
-        # The step's outcome depends only on these values (and the module's meshes), so ops
-        # that repeat another op's inputs (layers of a model) reuse its new shardings.
-        step_key = (key, mesh_name, op.name != "func.func" and is_elementwise(op))
-        new_shardings = self.steps.get(step_key)
-        if new_shardings is None:
-            new_shardings = self.steps[step_key] = self._step(operands, results, rule, directions,
-                                                              mesh_name, mesh, conservative, op)
+        old = None
+        if self.debug is None:
+            # The step's outcome depends only on these values (and the module's meshes), so ops
+            # that repeat another op's inputs (layers of a model) reuse its new shardings.
+            step_key = (key, mesh_name, op.name != "func.func" and is_elementwise(op))
+            new_shardings = self.steps.get(step_key)
+            if new_shardings is None:
+                projection = ShardingProjection.build(operands.shardings, results.shardings, rule, mesh)
+                new_shardings = self.steps[step_key] = self._step(
+                    projection, operands, results, rule, directions, mesh_name, mesh, conservative, op)
+        else:  # the debug handler compares the projection before and after the step
+            projection = ShardingProjection.build(operands.shardings, results.shardings, rule, mesh)
+            old = copy_projection(projection)
+            new_shardings = self._step(projection, operands, results, rule, directions, mesh_name,
+                                       mesh, conservative, op)
         any_update = False
         n = len(operands.shardings)
         for i, new in enumerate(new_shardings):
@@ -336,12 +350,14 @@ class Propagator:
                 any_update = True
         if not any_update:
             self.unchanged[op] = key
+        elif old is not None:
+            self.debug.record(op, operands.values, results.values, mesh, rule, old, projection)
         return any_update
 
-    def _step(self, operands: _Tensors, results: _Tensors, rule: OpShardingRule, directions,
-              mesh_name: str, mesh: Mesh, conservative: bool, op: Operation) -> tuple:
+    def _step(self, projection: ShardingProjection, operands: _Tensors, results: _Tensors,
+              rule: OpShardingRule, directions, mesh_name: str, mesh: Mesh, conservative: bool,
+              op: Operation) -> tuple:
         """Per operand, then result: its new sharding, or None if it does not change."""
-        projection = ShardingProjection.build(operands.shardings, results.shardings, rule, mesh)
         update_operands, update_results = self.strategy.propagate_factor_shardings(
             projection, directions.__getitem__, rule.factor_sizes, mesh, conservative, op)
         out = []
@@ -429,10 +445,7 @@ class Propagator:
                                       self._directions(edge), edge, False, True)
 
     def propagate_func_results(self) -> None:
-        funcs = self.module.funcs()
-        func = funcs[0] if len(funcs) == 1 else self.funcs.get("main")
-        if func is None:
-            raise SdyError("Failed to lookup function: main")
+        func = main_func(self.module)
         terminator = func.regions[0].blocks[0].terminator
         count = len(terminator.operands)
         for i, value in enumerate(terminator.operands):
@@ -495,12 +508,15 @@ class BasicPropagationPass(Pass):
     options = {"keep-sharding-rules": False, "module-dump-directory": "",
                "conservative-propagation": False, "debug-sharding-origins": False,
                "debug-propagation-edge-sharding": False}
-    unsupported_if_true = ("debug-sharding-origins", "debug-propagation-edge-sharding")
+    trace = False
+    """Keep each axis's first propagation step too (`SourceShardingHandler(trace=True)`)."""
 
     def __init__(self, **options):
         super().__init__(**options)
         self.keep_sharding_rules = self.options["keep-sharding-rules"]
         self.conservative = self.options["conservative-propagation"]
+        self.debug_handler: SourceShardingHandler | None = None
+        """The last run's debug records (with a debug option or `trace` on), else None."""
 
     def strategies(self) -> list[BasicFactorPropagation]:
         return [BasicFactorPropagation()]
@@ -508,14 +524,21 @@ class BasicPropagationPass(Pass):
     def propagate(self, module: Module, groups: ShardingGroupMap, get_directions: GetDirections) -> None:
         for strategy in self.strategies():
             Propagator(module, groups, strategy, get_directions, self.conservative, self._unchanged,
-                       self._steps).run()
+                       self._steps, self.debug_handler).run()
 
     def run(self, module: Module) -> None:
         self._unchanged: dict[Operation, tuple] = {}  # see Propagator.unchanged
         self._steps: dict[tuple, tuple] = {}  # see Propagator.steps
+        origins, edges = self.options["debug-sharding-origins"], self.options["debug-propagation-edge-sharding"]
+        handler = self.debug_handler = (SourceShardingHandler(origins, edges, self.trace)
+                                        if origins or edges or self.trace else None)
+        if handler is not None:
+            handler.prepare(module)
         check_shapes(module)
         groups = ShardingGroupMap(module)
         groups.sync()
         self.propagate(module, groups, propagate_any)
         if not self.keep_sharding_rules:
             remove_sharding_rules(module)
+        if handler is not None:
+            handler.save(module)
