@@ -33,7 +33,7 @@ from sdy_passes.dialects.sdy_attributes import (
 from sdy_passes.ir import Module, Operation, Value
 from sdy_passes.sharding_projection import PrefixStatus, ShardingProjection, is_axis_list_prefix_of
 
-__all__ = ["OriginSharding", "PropagationEdge", "Step", "SourceShardingHandler",
+__all__ = ["OriginSharding", "UNKNOWN", "PropagationEdge", "Step", "SourceShardingHandler",
            "save_data_flow_debug_info", "SHARDING_ORIGINS", "PROPAGATION_EDGES",
            "SHARDING_ORIGIN_NAME"]
 
@@ -62,6 +62,11 @@ class OriginSharding:
         return f"{self.kind}: {self.index}"
 
 
+UNKNOWN = OriginSharding("", 0)
+"""The origin of an axis no user sharding gave (an op's own `sdy.sharding`): jaxlib's lookup
+has no entry, reads past its map, and prints `": 0"` (seen on every such module tried)."""
+
+
 @dataclass(frozen=True, slots=True)
 class PropagationEdge:
     """In one step, `source` (operand/result of the op) brought an axis to `target`."""
@@ -73,14 +78,18 @@ class PropagationEdge:
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """What first gave `value` an axis (kept with `trace=True`): propagation step `step`
-    through `op` along `factor` of its rule, from `source`."""
+    """What first gave `target` an axis (kept with `trace=True`): propagation step `edge.step`
+    through `op`, from `source` (dim `source_dim`) to `target` (dim `target_dim`) along factor
+    `factor` (of size `factor_size`) of the rule it propagated with."""
 
-    step: int
     op: Operation
-    factor: int
-    source: Value
     edge: PropagationEdge
+    factor: int
+    factor_size: int
+    source: Value
+    target: Value
+    source_dim: int
+    target_dim: int
 
 
 def _axis_key(axis: AxisRef):
@@ -104,14 +113,14 @@ def _find_source(new_axes, factor: int, tensors) -> int | None:
 
 
 def _new_axes_per_tensor(old: ShardingProjection, new: ShardingProjection, rule, mesh: Mesh, step: int):
-    """Shardy's `createSourceMap`: per operand and result, new axis -> (edge, factor)."""
+    """Shardy's `createSourceMap`: per operand and result, new axis -> (edge, factor, dim)."""
     out = ([{} for _ in old.operands], [{} for _ in old.results])
     for kind, olds, news, mappings, side in (
             ("operand", old.operands, new.operands, rule.operand_mappings, out[0]),
             ("result", old.results, new.results, rule.result_mappings, out[1])):
         for index, (old_t, new_t) in enumerate(zip(olds, news)):
             found = side[index]
-            for factor_indices in mappings[index]:
+            for dim, factor_indices in enumerate(mappings[index]):
                 previous = None
                 for factor in factor_indices:
                     old_axes, new_axes = old_t.factors[factor].axes, new_t.factors[factor].axes
@@ -132,9 +141,9 @@ def _new_axes_per_tensor(old: ShardingProjection, new: ShardingProjection, rule,
                     edge = PropagationEdge(EdgeValueRef(source_kind, source), EdgeValueRef(kind, index), step)
                     k = len(old_axes) - 1
                     if old_axes and old_axes[k] != introduced[k]:
-                        found.setdefault(introduced[k], (edge, factor))
+                        found.setdefault(introduced[k], (edge, factor, dim))
                     for axis in introduced[len(old_axes):]:
-                        found.setdefault(axis, (edge, factor))
+                        found.setdefault(axis, (edge, factor, dim))
     return out
 
 
@@ -227,7 +236,7 @@ class SourceShardingHandler:
         self.step += 1
         for values, per_tensor in ((operands, new_operands), (results, new_results)):
             for i, value in enumerate(values):
-                for axis, (edge, factor) in per_tensor[i].items():
+                for axis, (edge, factor, dim) in per_tensor[i].items():
                     source = (operands if edge.source.type == "operand" else results)[edge.source.index]
                     if self.edges_on:
                         edges = (self.func_result_edges[op][i] if op.name == "func.func"
@@ -235,20 +244,21 @@ class SourceShardingHandler:
                         edges.setdefault(axis, []).append(edge)
                     target = shardable_value(value)
                     if self.origins_on and target is not None:
-                        origin = self.origin_of(source, axis)
-                        if origin is not None:
-                            self.origins.setdefault(target, {}).setdefault(axis, origin)
-                    if self.trace is not None and target is not None:
-                        self.trace.setdefault((target, axis), Step(edge.step, op, factor, source, edge))
+                        self.origins.setdefault(target, {}).setdefault(axis, self.origin_of(source, axis))
+                    if self.trace is not None and target is not None and (target, axis) not in self.trace:
+                        mapping = (rule.operand_mappings if edge.source.type == "operand"
+                                   else rule.result_mappings)[edge.source.index]
+                        source_dim = next(d for d, fs in enumerate(mapping) if factor in fs)
+                        self.trace[target, axis] = Step(op, edge, factor, rule.factor_sizes[factor],
+                                                        source, value, source_dim, dim)
 
-    def origin_of(self, value: Value, axis: AxisRef) -> OriginSharding | None:
+    def origin_of(self, value: Value, axis: AxisRef) -> OriginSharding:
         """`lookUpValueOriginSharding`: the axis's origin on `value`, else that of an axis
-        containing it or contained in it (split or merged by a reshape). None where jaxlib's
-        lookup has no answer (an axis from an op's own `sdy.sharding`, not a user sharding)."""
+        containing it or contained in it (split or merged by a reshape), else `UNKNOWN`."""
         found = self.origins.get(shardable_value(value), {})
         if axis in found:
             return found[axis]
-        return next((o for a, o in found.items() if contains(a, axis) or contains(axis, a)), None)
+        return next((o for a, o in found.items() if contains(a, axis) or contains(axis, a)), UNKNOWN)
 
     # -- after the pass ----------------------------------------------------------------------
     def save(self, module: Module) -> None:
