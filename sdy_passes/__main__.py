@@ -14,8 +14,8 @@ pass flags (run in the order given):
   --explain=VALUE       print why propagation gives VALUE (e.g. %3, %arg0, @main:%3) its
                         sharding instead of the module: the user sharding each axis started at
                         and the ops and factors it crossed (sdy_passes.explain). Runs the pass
-                        flags given (they must include a propagate pass), else what JAX runs
-                        up to propagation
+                        flags given (they must include a propagate pass), else
+                        sdy-propagation-pipeline (what JAX runs), up to its propagation step
 
 options:
   --split-input-file    process each `// -----` chunk on its own; outputs joined by `// -----`

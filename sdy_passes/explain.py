@@ -31,10 +31,8 @@ from sdy_passes.source_sharding import (
 
 __all__ = ["explain", "PIPELINE"]
 
-PIPELINE = ("builtin.module(sdy-import-pipeline, sdy-flatten-call-graph, symbol-dce, "
-            "sdy-import-func-calls, symbol-dce, sdy-apply-sharding-constraints, "
-            "sdy-sharding-group-import, sdy-pre-order-funcs, sdy-user-priority-propagate)")
-"""jaxlib's `sdy-propagation-pipeline` up to its propagation step (what `jax.jit` runs)."""
+PIPELINE = "sdy-propagation-pipeline"
+"""What `jax.jit` runs (explain stops after its propagation step)."""
 
 _NAME = re.compile(r"(?:@([\w.$-]+)\s*:\s*)?(%[\w.$-]+(?:#\d+)?)")
 
@@ -49,8 +47,8 @@ def explain(module: Module, value: Value | str, *, func: str | None = None,
     (`"%3"`, `"%arg0"`, `"%cst_1"`, `"%0#1"` for result 1 of a multi-result op), in the
     function `func` (default: the only function, else `@main`); `"@f:%3"` names the function
     too. `pipeline` (text or a list, as for `run_passes`) must contain a propagate pass (the
-    steps after the last one are left out); the default is what JAX runs up to propagation
-    (`PIPELINE`).
+    steps after the last one are left out); the default is jaxlib's `sdy-propagation-pipeline`,
+    what JAX runs.
 
     The pipeline runs on a copy: `module` is not changed. Raises `SdyError` for a name the
     function does not define, a value of another module, a pipeline without a propagate pass,
@@ -70,15 +68,33 @@ def explain(module: Module, value: Value | str, *, func: str | None = None,
     steps = steps[:steps.index(passes[-1]) + 1]  # later passes (sinking edges, export) do not explain
     value_map: dict[Value, Value] = {}
     copy = Module(module.op.clone(value_map))
+    # A value the pipeline replaces (a call by a named computation, a constant by one copy per
+    # use) is found again as what its first user then uses.
+    witness = {new: new.uses[0] for new in value_map.values() if new.has_uses}
     from sdy_passes.verifier import verify_module
     verify_module(copy)
     _run_steps(copy, steps, verify=True)
-    target = value_map[original]
-    if not _inside(copy, target):
+    back: dict[Value, Value] = {}
+    for old, new in value_map.items():
+        if (now := _now(copy, new, witness.get(new))) is not None:
+            back.setdefault(now, old)
+    target = _now(copy, value_map[original], witness.get(value_map[original]))
+    if target is None:
         raise SdyError(f"{names.name(original)} is not in the module after the pipeline (an unused "
-                       "value is erased by propagation; split constants are replaced)")
-    back = {new: old for old, new in value_map.items()}
+                       "value is erased by propagation)")
     return _Explainer(names, back, passes[-1].debug_handler, _func_of(original)).explain(original, target)
+
+
+def _now(module: Module, value: Value, use) -> Value | None:
+    """`value`, or what its first `use` uses now, if that is in `module` (None if neither)."""
+    if _inside(module, value):
+        return value
+    if use is None or use.index >= len(use.operation.operands) or not _inside_op(module, use.operation):
+        return None
+    value = use.operation.operands[use.index]
+    if isinstance(value, OpResult) and value.owner.name == DATA_FLOW_EDGE:
+        value = value.owner.operands[0]  # the edge stands for its owner
+    return value if _inside(module, value) else None
 
 
 # -- names ------------------------------------------------------------------------------------------
@@ -122,7 +138,10 @@ def _func_of(value: Value) -> Operation | None:
 
 
 def _inside(module: Module, value: Value) -> bool:
-    op = value.owner.parent_op if isinstance(value, BlockArgument) else value.owner
+    return _inside_op(module, value.owner.parent_op if isinstance(value, BlockArgument) else value.owner)
+
+
+def _inside_op(module: Module, op: Operation | None) -> bool:
     return op is not None and (op is module.op or module.op.is_ancestor_of(op))
 
 

@@ -234,7 +234,9 @@ class SourceShardingHandler:
         sharding: `old` and `new` are the projections before and after."""
         new_operands, new_results = _new_axes_per_tensor(old, new, rule, mesh, self.step)
         self.step += 1
-        for values, per_tensor in ((operands, new_operands), (results, new_results)):
+        # A func's "result" is its result sharding, not a value: nothing to trace there.
+        for values, per_tensor, traced in ((operands, new_operands, True),
+                                           (results, new_results, op.name != "func.func")):
             for i, value in enumerate(values):
                 for axis, (edge, factor, dim) in per_tensor[i].items():
                     source = (operands if edge.source.type == "operand" else results)[edge.source.index]
@@ -245,7 +247,7 @@ class SourceShardingHandler:
                     target = shardable_value(value)
                     if self.origins_on and target is not None:
                         self.origins.setdefault(target, {}).setdefault(axis, self.origin_of(source, axis))
-                    if self.trace is not None and target is not None and (target, axis) not in self.trace:
+                    if traced and self.trace is not None and target is not None and (target, axis) not in self.trace:
                         mapping = (rule.operand_mappings if edge.source.type == "operand"
                                    else rule.result_mappings)[edge.source.index]
                         source_dim = next(d for d, fs in enumerate(mapping) if factor in fs)

@@ -83,7 +83,7 @@ def compare_with_jaxlib(module: Module, jaxlib_text: str, pipeline: str) -> list
                 for k, v in expected[key].entries}
         try:
             text = explain(module, value, pipeline=pipeline)
-        except sdy_passes.SdyError as e:  # a constant the import passes split per use
+        except sdy_passes.SdyError as e:  # an unused value, erased by propagation
             assert "not in the module after the pipeline" in str(e)
             continue
         assert explained_origins(text) == want, (key, text)
@@ -113,8 +113,11 @@ f = jax.jit(g, in_shardings=(NS(mesh, P('x', None)), NS(mesh, P()), NS(mesh, P('
             out_shardings=NS(mesh, P('x')))
 args = (S((16, 8), jnp.float32), S((8, 32), jnp.float32), S((32, 4), jnp.float32))""")]
 
-DEBUG_PIPELINE = PIPELINE.replace("sdy-user-priority-propagate",
-                                  "sdy-user-priority-propagate{debug-sharding-origins=true}")
+DEBUG_PIPELINE = ("builtin.module(sdy-import-pipeline, sdy-flatten-call-graph, symbol-dce, "
+                  "sdy-import-func-calls, symbol-dce, sdy-apply-sharding-constraints, "
+                  "sdy-sharding-group-import, sdy-pre-order-funcs, "
+                  "sdy-user-priority-propagate{debug-sharding-origins=true})")
+"""jaxlib's sdy-propagation-pipeline up to its propagation step, recording origins."""
 
 
 _LOWER_AND_PROPAGATE = """
@@ -193,6 +196,35 @@ def test_chain_of_ops_and_factors():
     assert explained_origins(explain(module, "%2")) == {"a": "input: 0", "c": "constraint_0"}
 
 
+def test_a_returned_constraint_is_its_own_source():
+    # The step that gives the func result the constraint's axis is not a step into a value.
+    module = sdy_passes.parse_module(MODULE.replace("%3 = stablehlo.abs %2", "%3 = stablehlo.abs %1")
+                                     .replace("return %3", "return %2"))
+    lines = explain(module, "%1").splitlines()
+    assert lines[-2].startswith('  axis "c" of dim 1 from "constraint_0"')
+    assert lines[-1].startswith("    step ") and "sdy.sharding_constraint (%2)" in lines[-1]
+
+
+CALL = """sdy.mesh @mesh = <["a"=2, "b"=2]>
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}) -> tensor<8x8xf32> {
+  %0 = call @foo(%arg0) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %1 = stablehlo.abs %0 : tensor<8x8xf32>
+  return %1 : tensor<8x8xf32>
+}
+func.func private @foo(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = stablehlo.negate %arg0 : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+"""
+
+
+def test_values_the_pipeline_replaces_keep_their_names():
+    # sdy-import-func-calls turns the call into a named computation holding @foo's body.
+    text = explain(sdy_passes.parse_module(CALL), "%0")
+    assert text.startswith("%0 in @main") and explained_origins(text) == {"a": "input: 0"}
+    assert "stablehlo.negate (%0 in @foo)" in text and "the data-flow edge of %0 (result 0" in text
+
+
 def test_value_objects_and_other_pipelines():
     module = sdy_passes.parse_module(MODULE)
     dot = module.funcs()[0].regions[0].blocks[0].ops[1].result
@@ -229,7 +261,7 @@ def test_value_of_another_module_and_pipeline_without_propagation():
 def test_cli_explain(tmp_path, capsys):
     path = tmp_path / "m.mlir"
     path.write_text(MODULE)
-    assert main([f"--explain=%1", str(path)]) == 0
+    assert main(["--explain=%1", str(path)]) == 0
     out, err = capsys.readouterr()
     assert out.startswith("%1 in @main: tensor<8x16xf32>\n") and err == ""
     assert main(["--explain", "%arg0", "--sdy-aggressive-propagate", str(path)]) == 0
