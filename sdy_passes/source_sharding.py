@@ -31,7 +31,9 @@ from sdy_passes.dialects.sdy_attributes import (
     AxisToPropagationDetails, EdgeValueRef, PropagationEdges, PropagationOneStep,
 )
 from sdy_passes.ir import Module, Operation, Value
-from sdy_passes.sharding_projection import PrefixStatus, ShardingProjection, is_axis_list_prefix_of
+from sdy_passes.sharding_projection import (
+    FactorSharding, PrefixStatus, ShardingProjection, TensorFactorShardings, is_axis_list_prefix_of,
+)
 
 __all__ = ["OriginSharding", "UNKNOWN", "PropagationEdge", "Step", "SourceShardingHandler",
            "save_data_flow_debug_info", "SHARDING_ORIGINS", "PROPAGATION_EDGES",
@@ -149,10 +151,10 @@ def _new_axes_per_tensor(old: ShardingProjection, new: ShardingProjection, rule,
 
 def copy_projection(projection: ShardingProjection) -> ShardingProjection:
     """A copy whose factor shardings the strategies' in-place expansion leaves alone."""
-    from dataclasses import replace
-
-    def tensor(t):
-        return replace(t, factors={f: replace(fs) for f, fs in t.factors.items()})
+    def tensor(t: TensorFactorShardings) -> TensorFactorShardings:
+        factors = {f: FactorSharding(list(fs.axes), fs.is_closed, fs.is_minor_most, list(fs.overflow_axes))
+                   for f, fs in t.factors.items()}
+        return TensorFactorShardings(factors, t.replicated_axes, t.unreduced_axes)
     return ShardingProjection([tensor(t) for t in projection.operands], [tensor(t) for t in projection.results])
 
 
@@ -314,7 +316,9 @@ def _to_self(entries, name: str):
 
 def _origins_to_self(module: Module) -> None:
     """`overrideOriginsToSelf`: a constraint's, func argument's/result's or manual
-    computation edge's own axes say "self" instead of their own name."""
+    computation edge's own axes say "self" instead of their own name. (A constraint without a
+    name, one a sharding group's sync inserted after `prepare`, is left as it is; jaxlib
+    segfaults on it.)"""
     for op in module.walk():
         name = op.attributes.get(SHARDING_ORIGIN_NAME)
         if op.name == CONSTRAINT and isinstance(name, StringAttr):

@@ -19,4 +19,7 @@ PIPELINE = (f"builtin.module(sdy-add-data-flow-edges, sdy-apply-sharding-constra
 @FUZZ
 @given(st.lists(modules(inline_meshes=False), min_size=BATCH, max_size=BATCH))
 def test_debug_attributes_match_jaxlib_on_random_modules(texts):
-    assert check_random(texts, PIPELINE) > BATCH // 2
+    # jaxlib segfaults in debug mode on about one module in five: those with a sharding group
+    # whose members' shardings differ (checked on a two-argument group; the constraints the
+    # group sync inserts have no origin name): no verdict.
+    assert check_random(texts, PIPELINE) >= BATCH // 3
