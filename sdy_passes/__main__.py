@@ -145,7 +145,7 @@ def _process(padded: str, filename: str, pipeline: list[str], opts) -> tuple[str
         try:
             module = parse_module(padded, filename=filename)
             if opts["explain"] is not None:
-                from sdy_passes.explain import PIPELINE, explain
+                from sdy_passes.explanation import PIPELINE, explain
                 out = explain(module, opts["explain"], pipeline=pipeline or PIPELINE)
             else:
                 run_passes(module, pipeline)
