@@ -191,20 +191,26 @@ class _Explainer:
     def explain(self, original: Value, value: Value) -> str:
         sharding = get_sharding(value)
         head = f"{self.names.name(original)}: {value.type}"
-        if sharding is None or not any(d.axes for d in sharding.dim_shardings):
+        recorded = dict.fromkeys(self.handler.origins.get(shardable_value(value), ()))
+        if not recorded and (sharding is None or not any(d.axes for d in sharding.dim_shardings)):
             return (f"{head}\n  no sharded axis reaches it: no sharding after propagation "
                     f"(replicated)\n")
         lines = [f"{head}\n  sharding after propagation: {sharding}"]
-        recorded = self.handler.origins.get(shardable_value(value), {})
-        for dim, dim_sharding in enumerate(sharding.dim_shardings):
+        for dim, dim_sharding in enumerate(sharding.dim_shardings if sharding is not None else ()):
             for axis in dim_sharding.axes:
                 # A sub-axis that grew ("c":(1)2, then "c":(1)4) may owe its parts to others.
                 for part in sorted(a for a in recorded if a != axis and contains(axis, a)):
                     lines += self.axis_chain(value, part, dim, f" (a part of {axis})")
+                    del recorded[part]
                 lines += self.axis_chain(value, axis, dim)
+                recorded.pop(axis, None)
+        for axis in recorded:  # reached the value along a factor its sharding could not keep
+            step = self.handler.trace.get((shardable_value(value), axis))
+            dim = step.target_dim if step is not None else "?"
+            lines += self.axis_chain(value, axis, dim, " (recorded on the way, not kept in the sharding)")
         return "\n".join(lines) + "\n"
 
-    def axis_chain(self, value: Value, axis: AxisRef, dim: int, part: str = "") -> list[str]:
+    def axis_chain(self, value: Value, axis: AxisRef, dim: int | str, part: str = "") -> list[str]:
         steps: list[Step] = []
         current, seen = shardable_value(value), set()
         while (step := self._first_step(current, axis)) is not None and step not in seen:
@@ -219,6 +225,8 @@ class _Explainer:
     def _first_step(self, value: Value | None, axis: AxisRef) -> Step | None:
         trace = self.handler.trace
         step = trace.get((value, axis))
+        if step is None and axis in self.handler.origins.get(value, ()):
+            return None  # a user sharding of the value itself
         if step is None:  # the axis may have been split or merged on the way (reshapes)
             step = next((s for (v, a), s in trace.items()
                          if v is value and (contains(a, axis) or contains(axis, a))), None)

@@ -19,8 +19,7 @@ explain = sdy_passes.explain  # the package's lazy attribute, as users call it
 
 ORIGIN_CASES = [c for c in D2_CASES if "debug-sharding-origins=true" in c["pipeline"]]
 
-_AXIS_LINE = re.compile(r'^  axis (\S+) of dim \d+(?: \(a part of \S+\))? from (?:"([^"]*)"|(the sdy\.sharding of ))',
-                        re.M)
+_AXIS_LINE = re.compile(r'^  axis (\S+) of dim \S+(?: \(.*?\))? from (?:"([^"]*)"|(the sdy\.sharding of ))', re.M)
 
 
 def explained_origins(text: str) -> dict[str, str]:
@@ -72,15 +71,14 @@ def compare_with_jaxlib(module: Module, jaxlib_text: str, pipeline: str) -> list
     same origin for each axis. Returns the origins compared, one per value and axis."""
     out = sdy_passes.parse_module(jaxlib_text)
     expected = {key: d for key, _, d in _values_with_origins(out) if isinstance(d, DictionaryAttr)}
-    counts = {}
-    for key, _, _ in _values_with_origins(module):
-        counts[key[:3]] = counts.get(key[:3], 0) + 1
-    for key, _, _ in _values_with_origins(out):
-        counts[key[:3]] = counts.get(key[:3], 0) - 1
+    counts: dict[tuple, int] = {}  # results per (func, op name)
+    for sign, m in ((1, module), (-1, out)):
+        for key, _, _ in _values_with_origins(m):
+            counts[key[:2]] = counts.get(key[:2], 0) + sign
     compared = []
     for key, value, _ in _values_with_origins(module):
-        if key not in expected or counts[key[:3]] != 0 and key[1] not in ("arg", "res"):
-            continue  # an op the pipeline added or removed: positions do not match
+        if key not in expected or counts[key[:2]] != 0 and key[1] not in ("arg", "res"):
+            continue  # ops of this name the pipeline added or removed: positions do not match
         want = {k: (_self_name(key, out) if v.value == "self" else v.value)
                 for k, v in expected[key].entries}
         try:
