@@ -37,12 +37,12 @@ PIPELINE = "sdy-propagation-pipeline"
 _NAME = re.compile(r"(?:@([\w.$-]+)\s*:\s*)?(%[\w.$-]+(?:#\d+)?)")
 
 
-def explain(module: Module, value: Value | str, *, func: str | None = None,
+def explain(module: Module | str, value: Value | str, *, func: str | None = None,
             pipeline: str | Sequence[str] = PIPELINE) -> str:
     """Why propagation gives `value` its sharding, as text.
 
-    `module` is a module before propagation, e.g. `sdy_passes.parse_module(
-    jax.jit(f, in_shardings=...).lower(*args).as_text())`. `value` is one of its values: a
+    `module` is a module before propagation, or its text, e.g.
+    `jax.jit(f, in_shardings=...).lower(*args).as_text()`. `value` is one of its values: a
     `Value` object, or its SSA name as `print_module(module)` and JAX's `as_text()` print it
     (`"%3"`, `"%arg0"`, `"%cst_1"`, `"%0#1"` for result 1 of a multi-result op), in the
     function `func` (default: the only function, else `@main`); `"@f:%3"` names the function
@@ -54,6 +54,11 @@ def explain(module: Module, value: Value | str, *, func: str | None = None,
     function does not define, a value of another module, a pipeline without a propagate pass,
     or a value the pipeline removed (e.g. an unused value, erased by propagation).
     """
+    if isinstance(module, str):
+        from sdy_passes.parser import parse_module
+        module = parse_module(module)
+    if not isinstance(module, Module):
+        raise SdyError(f"explain: expected a Module or MLIR text, got {type(module).__name__}")
     names = _Names(module)
     original = _resolve(module, names, value, func)
     steps = build_pipeline(pipeline)

@@ -232,6 +232,14 @@ def test_value_objects_and_other_pipelines():
     assert text.startswith("%1 in @main") and explained_origins(text) == {"a": "input: 0", "c": "constraint_0"}
 
 
+def test_module_text_and_wrong_types():
+    assert explain(MODULE, "%0") == explain(sdy_passes.parse_module(MODULE), "%0")
+    with pytest.raises(sdy_passes.SdyError, match="expected a Module or MLIR text, got int"):
+        explain(3, "%0")
+    with pytest.raises(sdy_passes.SdyError, match="expected a value name"):
+        explain(MODULE, 3)
+
+
 def test_an_unsharded_value_says_so():
     module = sdy_passes.parse_module(MODULE.replace('{sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}', ""))
     assert "no sharded axis reaches it" in explain(module, "%0")
