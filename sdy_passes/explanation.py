@@ -26,7 +26,8 @@ from sdy_passes.ir import BlockArgument, Module, Operation, OpResult, Value
 from sdy_passes.pass_manager import _run_steps, build_pipeline
 from sdy_passes.printer import Printer
 from sdy_passes.source_sharding import (
-    CONSTRAINT, SHARDING_ORIGIN_NAME, UNKNOWN, OriginSharding, SourceShardingHandler, Step,
+    CONSTRAINT, CONSTRAINT_ORIGIN, INPUT, MC_INPUT, MC_OUTPUT, OUTPUT, SHARDING_ORIGIN_NAME,
+    UNKNOWN, OriginSharding, SourceShardingHandler, Step,
 )
 
 __all__ = ["explain", "PIPELINE"]
@@ -242,21 +243,21 @@ class _Explainer:
         label = f'"{origin}"'
         func = _func_of(value) if value is not None else None
         user_func = self.names.funcs.get(_symbol(func)) if func is not None else None
-        if origin.kind == "input" and user_func is not None:
+        if origin.kind == INPUT and user_func is not None:
             arg = user_func.regions[0].blocks[0].arguments[origin.index]
             return f"from {label} (the user sharding {get_sharding(arg)} of {self.names.name(arg, self.home)})"
-        if origin.kind == "output" and user_func is not None:
+        if origin.kind == OUTPUT and user_func is not None:
             return (f"from {label} (the user sharding {func_result_sharding(user_func, origin.index)} "
                     f"of result {origin.index} of @{_symbol(user_func)})")
-        if origin.kind == "constraint":
+        if origin.kind == CONSTRAINT_ORIGIN:
             op = self._named_op(func, CONSTRAINT, str(origin))
             if op is not None:
                 user = self.back.get(op.result)
                 sharding = (user.owner if user is not None else op).properties["sharding"]
                 return f"from {label} (the sdy.sharding_constraint {self.name(op.result)} {sharding})"
-        if origin.kind in ("mc_input", "mc_output"):
+        if origin.kind in (MC_INPUT, MC_OUTPUT):
             op = self._named_op(func, "sdy.manual_computation", f"mc_{origin.source_id}")
-            side = "in_shardings" if origin.kind == "mc_input" else "out_shardings"
+            side = "in_shardings" if origin.kind == MC_INPUT else "out_shardings"
             if op is not None:
                 user = self.back.get(op.results[0]) if op.results else None
                 sharding = (user.owner if user is not None else op).properties[side].shardings[origin.index]
