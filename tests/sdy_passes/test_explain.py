@@ -4,6 +4,7 @@ golden debug cases and on JAX-lowered modules; then the chain, the API and the C
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -161,6 +162,25 @@ def test_explanations_name_jaxlibs_origins_on_jax_programs():
         compared += compare_with_jaxlib(sdy_passes.parse_module(text), verdict["text"], PIPELINE)
     assert len(results) == 5 and len(compared) >= 20, compared
     assert {"input: 0", "input: 2", "output: 0", "constraint_0", "mc_0_input: 0"} <= set(compared), compared
+
+
+@pytest.mark.jaxlib
+@pytest.mark.skipif("EXPLAIN_JAX_VARIANTS" not in os.environ,
+                    reason="all JAX corpus programs: set EXPLAIN_JAX_VARIANTS=N (about a minute each)")
+def test_explanations_name_jaxlibs_origins_on_the_whole_jax_corpus():
+    # propagation_jax's random NamedShardings and constraints on every corpus program, N draws.
+    from tests.jaxlib_child import run_child_items
+    from tests.sdy_passes import propagation_jax
+    from tests.sdy_passes.jax_corpus import PROGRAMS
+
+    programs = PROGRAMS + propagation_jax.EXTRA_PROGRAMS
+    code = f"PIPELINE = {DEBUG_PIPELINE!r}\n" + propagation_jax._CHILD
+    for variant in range(int(os.environ["EXPLAIN_JAX_VARIANTS"])):
+        compared = []
+        for r in run_child_items(code, [[name, text, variant] for name, text in programs]):
+            if r is not None and "runs" in r and r["runs"][0] == r["runs"][1]:
+                compared += compare_with_jaxlib(sdy_passes.parse_module(r["text"]), r["runs"][0], PIPELINE)
+        assert len(compared) > 1000, len(compared)
 
 
 # -- the chain, the API, the CLI ----------------------------------------------------------------
