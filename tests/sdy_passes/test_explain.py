@@ -167,19 +167,28 @@ def test_explanations_name_jaxlibs_origins_on_jax_programs():
 @pytest.mark.jaxlib
 @pytest.mark.skipif("EXPLAIN_JAX_VARIANTS" not in os.environ,
                     reason="all JAX corpus programs: set EXPLAIN_JAX_VARIANTS=N (about a minute each)")
-def test_explanations_name_jaxlibs_origins_on_the_whole_jax_corpus():
-    # propagation_jax's random NamedShardings and constraints on every corpus program, N draws.
+def test_debug_output_and_explanations_on_the_whole_jax_corpus():
+    # propagation_jax's random NamedShardings and constraints on every corpus program, N draws:
+    # with both debug options on, our output is jaxlib's byte for byte, and every explanation
+    # names the origin jaxlib records.
     from tests.jaxlib_child import run_child_items
     from tests.sdy_passes import propagation_jax
     from tests.sdy_passes.jax_corpus import PROGRAMS
 
+    debug = "debug-sharding-origins=true debug-propagation-edge-sharding=true"
+    pipeline = (propagation_jax.PIPELINE
+                .replace("sdy-apply-sharding-constraints", f"sdy-apply-sharding-constraints{{{debug}}}")
+                .replace("keep-sharding-rules=true", f"keep-sharding-rules=true {debug}"))
     programs = PROGRAMS + propagation_jax.EXTRA_PROGRAMS
-    code = f"PIPELINE = {DEBUG_PIPELINE!r}\n" + propagation_jax._CHILD
+    code = f"PIPELINE = {pipeline!r}\n" + propagation_jax._CHILD
     for variant in range(int(os.environ["EXPLAIN_JAX_VARIANTS"])):
         compared = []
         for r in run_child_items(code, [[name, text, variant] for name, text in programs]):
-            if r is not None and "runs" in r and r["runs"][0] == r["runs"][1]:
-                compared += compare_with_jaxlib(sdy_passes.parse_module(r["text"]), r["runs"][0], PIPELINE)
+            if r is None or "runs" not in r or r["runs"][0] != r["runs"][1]:
+                continue  # jaxlib crashed or failed, or its two runs differ: no verdict
+            module = sdy_passes.parse_module(r["text"])
+            assert sdy_passes.print_module(sdy_passes.run_passes(module.clone(), pipeline)) == r["runs"][0]
+            compared += compare_with_jaxlib(module, r["runs"][0], PIPELINE)
         assert len(compared) > 1000, len(compared)
 
 
