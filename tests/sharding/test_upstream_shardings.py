@@ -18,7 +18,8 @@ from sharding.simulate import DeviceMesh
 from tests.jaxlib_child import run_child
 from tests.sharding.test_hlo_xla import ours
 from tests.sharding.upstream_sharding_cases import (HLO_SHARDING_TEST_TEXTS, HLO_SHARDING_UTIL_TEST_TEXTS, JAX_SPECS,
-                                                    JAX_TEST_TEXTS, UNCONSTRAINED, V3_TO_V2)
+                                                    JAX_TEST_TEXTS, TILE_ASSIGNMENT_TEST_TEXTS, UNCONSTRAINED,
+                                                    V3_TO_V2)
 
 pytestmark = pytest.mark.jaxlib
 
@@ -82,7 +83,8 @@ with jmlir.make_ir_context(), ir.Location.unknown():
 
 
 def _texts() -> list[str]:
-    texts = [t for t, _ in HLO_SHARDING_TEST_TEXTS + HLO_SHARDING_UTIL_TEST_TEXTS + JAX_TEST_TEXTS]
+    texts = [t for t, _ in HLO_SHARDING_TEST_TEXTS + HLO_SHARDING_UTIL_TEST_TEXTS + TILE_ASSIGNMENT_TEST_TEXTS
+             + JAX_TEST_TEXTS]
     texts += [t for v3, v2, _ in V3_TO_V2 for t in (v3, v2)]
     return list(dict.fromkeys(texts))
 

@@ -1,12 +1,12 @@
 """HloSharding texts and sharding specs from XLA's and JAX's own tests, as data.
 
-Collected by hand and by a one-off script from the upstream sources named in each comment
-(openxla/xla `xla/service/hlo_sharding_test.cc` at 040b384 and `xla/hlo/utils/
-hlo_sharding_util_test.cc` at 0bb149d, jax-ml/jax `tests/*.py` and the export back-compat data
-at cec06d1); the tests never read upstream files. Where a test builds a sharding through the C++
-API (`HloSharding::IotaTile({2, 2})`), the entry is the text XLA prints for it. What XLA and
-JAX say about each entry comes from jaxlib 0.10.2 in `test_upstream_shardings.py`, not from
-here; the upstream expectations are kept only where a test states them.
+Collected by hand and by a one-off script from the upstream sources named in each comment:
+openxla/xla `xla/service/hlo_sharding_test.cc` at 040b384, `xla/hlo/utils/hlo_sharding_util_test.cc`
+at 0bb149d and `xla/hlo/ir/tile_assignment_test.cc` at 2926e43; jax-ml/jax `tests/*.py` and the
+export back-compat data at cec06d1. The tests never read upstream files. Where a test builds a
+sharding through the C++ API (`HloSharding::IotaTile({2, 2})`), the entry is the text XLA prints
+for it. What XLA and JAX say about each entry comes from jaxlib 0.10.2 in
+`test_upstream_shardings.py`, not from here; upstream expectations are kept where a test states them.
 """
 
 # -- xla/service/hlo_sharding_test.cc: texts for XLA's parser and printer ---------------------
@@ -140,6 +140,28 @@ HLO_SHARDING_UTIL_TEST_TEXTS = [
     ("{devices=[1,4]<=[4]}", "IsSubShardingIncompatibleTiled"),
     ("{devices=[2,1,2]<=[4] last_tile_dim_replicate}", "IsSubShardingCompatibleShapeTiledPartialTiled"),
     ("{devices=[2]<=[2]}", "IsSortOperandShardingMovableRankOne"),
+]
+
+# -- xla/hlo/ir/tile_assignment_test.cc (at 2926e43): tile assignments as sharding texts ------------
+TILE_ASSIGNMENT_TEST_TEXTS = [
+    ("{devices=[2,3]<=[6]}", "IotaTileAssignmentTest.Create, ToString"),
+    ("{devices=[2,6]<=[3,4]T(0,1)}", "IotaTileAssignmentTest.Create (prints [2,6]<=[12])"),
+    ("{devices=[1,3,1,4,1,5]<=[1,3,1,4,1,5]T(4,3,2,5,1,0)}", "IotaTileAssignmentTest.Create (reshape [3,20] T(1,0))"),
+    ("{devices=[2,3,4]<=[2,3,4]T(0,1,2)}", "IotaTileAssignmentTest.Create (reshape [24])"),
+    ("{devices=[2,3,4]<=[2,3,4]T(1,0,2)}", "IotaTileAssignmentTest.Create"),
+    ("{devices=[3,2]<=[2,3]T(1,0)}", "IotaTileAssignmentTest.ToArray, ValueAt"),
+    ("{devices=[3,4,5]<=[3,4,5]T(2,0,1)}", "IotaTileAssignmentTest.ToString ([3,4,5]<=[12,5]T(1,0))"),
+    ("{devices=[2,1,3]<=[6]}", "IotaTileAssignmentTest.Transpose"), ("{devices=[2,3,1]<=[6]}", "IotaTileAssignmentTest.Transpose"),
+    ("{devices=[2,3]<=[2,3]T(0,1)}", "IotaTileAssignmentTest.Transpose"),
+    ("{devices=[2,2]0,1,2,3}", "TileAssignmentTest.FromArray"), ("{devices=[2,2]0,1,2,4}", "TileAssignmentTest.Equality"),
+    ("{devices=[2,3]0,1,2,3,4,5}", "TileAssignmentTest.Equality (iota as an array)"),
+    ("{devices=[2,6]<=[12]}", "TileAssignmentTest.Reshape"), ("{devices=[3,4]<=[12]}", "TileAssignmentTest.Reshape"),
+    ("{devices=[3,4]0,1,2,3,4,5,6,7,8,9,10,11}", "TileAssignmentTest.Reshape"),
+    ("{devices=[6,2]0,1,2,3,4,5,6,7,8,9,10,11}", "TileAssignmentTest.Reshape"),
+    ("{devices=[2,2]1,2,3,4}", "TileAssignmentTest.UsesDevice"),
+    ("{devices=[6,35]<=[7,10,3]T(2,1,0)}", "TileAssignmentTest.GetOrderedSubDims, AnalyzeTileAssignment"),
+    ("{devices=[8,1]<=[4,2]T(1,0)}", "TileAssignmentTest.GetOrderedSubDimsFromIotaTileAssignment"),
+    ("{devices=[2,5]<=[2,5]T(1,0)}", "TileAssignmentTest.GetOrderedSubDimsFromIotaTileAssignment"),
 ]
 
 # -- xla/service/hlo_sharding_test.cc: named (V3) shardings and the V2 sharding XLA converts them to.
