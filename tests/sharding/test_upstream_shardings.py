@@ -3,12 +3,13 @@
 One child process answers everything: XLA's parser and printer (`xc.HloSharding.from_string`),
 XLA's named-to-tiled conversion (`v3_to_v2_sharding`), `GSPMDSharding.devices_indices_map`, and
 for each JAX spec `NamedSharding._to_sdy_sharding`, `_to_xla_hlo_sharding` and
-`devices_indices_map` on 8 CPU devices.
+`devices_indices_map` on up to 128 CPU devices.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 
 import pytest
 
@@ -22,6 +23,7 @@ from tests.sharding.upstream_sharding_cases import (HLO_SHARDING_TEST_TEXTS, HLO
                                                     V3_TO_V2)
 
 pytestmark = pytest.mark.jaxlib
+_DEVICES = 128  # CPU devices in the child: device maps for every collected text of up to 128 devices
 
 _CODE = r"""
 import numpy as np
@@ -53,7 +55,7 @@ def v3_to_v2(text):
         return [False, error(e)]
 
 def gspmd_map(text, shape):
-    hlo = xc.HloSharding.from_string(text)
+    hlo = xc.HloSharding.from_string(text).v3_to_v2_sharding()
     return ranges(GSPMDSharding(DEVS[:hlo.num_devices()], hlo).devices_indices_map(tuple(shape)), shape)
 
 def jax_spec(shape, names, types, entries, keywords, ndim):
@@ -99,15 +101,20 @@ def _jax_cases() -> list[tuple]:
 
 
 def _map_cases() -> list[tuple[str, list[int]]]:
-    """Tiled texts XLA can give a device map for: a permutation of at most 8 devices, no manual or
-    unreduced subgroup. Tensor dims get 2 elements per tile."""
+    """Tiled and mesh-form texts XLA can give a device map for: a permutation of at most `_DEVICES`
+    devices, nothing manual or unreduced. Tensor dims get 2 elements per tile."""
     out = []
     for text in _texts():
         try:
             hlo = HloSharding.parse(text)
         except ShardingError:
             continue
-        if hlo.kind != "tiled" or hlo.num_devices > 8 or set(hlo.subgroups) - {"replicated"}:
+        if hlo.kind == "named" and not hlo.manual_axes and hlo.named.rank and hlo.mesh.total_size <= _DEVICES:
+            mesh, sharding = from_hlo_sharding(hlo)
+            if not sharding.unreduced_axes:
+                out.append((text, [2 * math.prod(r.size(mesh) for r in d.axes) for d in sharding.dim_shardings]))
+            continue
+        if hlo.kind != "tiled" or hlo.num_devices > _DEVICES or set(hlo.subgroups) - {"replicated"}:
             continue
         if hlo.device_list and sorted(hlo.device_list) != list(range(hlo.num_devices)):
             continue
@@ -118,7 +125,7 @@ def _map_cases() -> list[tuple[str, list[int]]]:
 @functools.lru_cache(maxsize=None)
 def oracle() -> dict:
     payload = {"texts": _texts(), "v3": [v3 for v3, _, _ in V3_TO_V2], "maps": _map_cases(), "jax": _jax_cases()}
-    return run_child(_CODE, payload, env={"XLA_FLAGS": "--xla_force_host_platform_device_count=8"})
+    return run_child(_CODE, payload, env={"XLA_FLAGS": f"--xla_force_host_platform_device_count={_DEVICES}"})
 
 
 def test_upstream_texts_parse_and_print_as_xla():
