@@ -63,6 +63,10 @@ CASES = [
     "{devices=[2,2]<=[2,2]T(1,0) last_tile_dim_replicate}",
     "{devices=[2,2,2,2]<=[2,2,4]T(2,1,0) last_tile_dims={manual, replicated}}", "{manual shard_as 1}",
     "{devices=[2,2,2,2]<=[16] last_tile_dims={manual, replicated} shard_like 1}",
+    # hlo_parser_test.cc module texts (ConstantPred's metadata, SelectR1F32, ShardedTupleCreate, SendRecv)
+    '{maximal device=0 metadata={op_type="const" op_name="\\"it\\\'s not a problem\\n" source_file="path/to/test.cc" '
+    'source_line=68}}', "{{manual}, {maximal device=0}, {replicated}}", "{{maximal device=1}, {replicated}, {replicated}}",
+    "{{maximal device=1}, {replicated}}",
     # shard groups elsewhere
     "{maximal device=2 shard_as 3}", "{{replicated shard_as 1}, {manual}}", "{replicated shard_as -1}",
     "{replicated shard_as 1 shard_like 2}", "{devices=[4,1]<=[4] last_tile_dim_replicate shard_as 2}",
