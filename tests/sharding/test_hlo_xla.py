@@ -9,6 +9,8 @@ so they are left out here. `SHARDING_HLO_EXAMPLES` sets how many random texts go
 
 from __future__ import annotations
 
+import ast
+import functools
 import math
 import os
 
@@ -27,15 +29,26 @@ from jax._src.lib import xla_client as xc
 RESULT = []
 for text in PAYLOAD:
     try:
-        RESULT.append([True, str(xc.HloSharding.from_string(text))])
+        hlo = xc.HloSharding.from_string(text)
+        # (the proto's text form shows the metadata XLA kept)
+        RESULT.append([True, str(hlo), str(hlo.to_proto()) if "metadata=" in text else ""])
     except Exception as e:
         lines = str(e).splitlines()
-        RESULT.append([False, lines[-3] if len(lines) >= 3 else str(e)])
+        RESULT.append([False, lines[-3] if len(lines) >= 3 else str(e), ""])
 """
 
 
+def xla_with_protos(texts: list[str]) -> list[tuple[bool, str, str]]:
+    return _xla(tuple(texts))
+
+
+@functools.lru_cache(maxsize=8)
+def _xla(texts: tuple[str, ...]) -> list[tuple[bool, str, str]]:
+    return [tuple(r) for r in run_child(_XLA, list(texts))]
+
+
 def xla(texts: list[str]) -> list[tuple[bool, str]]:
-    return [tuple(r) for r in run_child(_XLA, texts)]
+    return [r[:2] for r in _xla(tuple(texts))]
 
 
 def ours(text: str) -> tuple[bool, str]:
@@ -167,6 +180,43 @@ CASES = [
 def test_canonical_forms_and_rejections_match_xla():
     bad = _disagreements(CASES)
     assert not bad, "\n".join(bad)
+
+
+_PROFILE_TYPES = {"INVALID": 0, "WINDOW": 1, "FLAG": 2, "INTEGER": 3}
+
+
+def _proto_metadata(proto: str) -> list[dict]:
+    """The `metadata { ... }` messages of an OpSharding's text form, in order, as dicts."""
+    out, fields = [], None
+    for line in map(str.strip, proto.splitlines()):
+        if line == "metadata {":
+            fields = {}
+        elif fields is not None and line == "}":
+            out.append({k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
+            fields = None
+        elif fields is not None:
+            key, value = line.split(": ", 1)
+            if key == "profile_type":
+                fields.setdefault(key, []).append(_PROFILE_TYPES[value])
+            else:  # a text-proto string (C escapes, UTF-8 bytes) or an integer
+                fields[key] = (ast.literal_eval(value).encode("latin-1").decode("utf-8") if value.startswith('"')
+                               else int(value))
+    return out
+
+
+@pytest.mark.jaxlib
+def test_metadata_values_match_xla():
+    """What `metadata={...}` holds, against the OpMetadata protos XLA builds (default values left out)."""
+    checked = 0
+    for text, (ok, _, proto) in zip(CASES, xla_with_protos(CASES)):
+        if not ok or "metadata=" not in text:
+            continue
+        hlo = HloSharding.parse(text)
+        mine = [{k: v for k, v in m if v not in ("", 0, ())}
+                for e in (hlo.elements if hlo.kind == "tuple" else (hlo,)) for m in e.metadata]
+        assert [d for d in mine if d] == [d for d in _proto_metadata(proto) if d], text
+        checked += 1
+    assert checked >= 30
 
 
 @st.composite
