@@ -3,8 +3,9 @@
 XLA canonicalizes while it builds a sharding (`HloSharding::Subgroup`, `PartialTile`): what it
 prints is what `HloSharding.parse(text)` must print. Texts XLA rejects must raise
 `ShardingParseError`. XLA's parser also takes some texts its validator would refuse (duplicate
-or negative device ids, iota sizes that do not match the tile); the library refuses those too,
-so they are left out here. `SHARDING_HLO_EXAMPLES` sets how many random texts go to XLA.
+or negative device ids, iota sizes that do not match the tile, a second `devices=` whose dims and
+ids XLA concatenates, reading past the ids it has); the library refuses those too, so they are
+left out here. `SHARDING_HLO_EXAMPLES` sets how many random texts go to XLA.
 """
 
 from __future__ import annotations
