@@ -249,6 +249,8 @@ JAX_TEST_TEXTS = [
 # a spec entry is None, an axis name, a tuple of names or UNCONSTRAINED (`P.UNCONSTRAINED`).
 UNCONSTRAINED = "UNCONSTRAINED"
 JAX_SPECS = [
+    # jax/_src/named_sharding.py: the NamedSharding docstring's example
+    ("../jax/_src/named_sharding.py", "NamedSharding docstring", (2, 4), ("x", "y"), None, ("x", "y"), ()),
     ('pjit_test.py', 'testBasic1DWithMeshContextManager', (2,), ('x',), None, ('x',), ()),
     ('pjit_test.py', 'testBufferDonationWithOutputShardingInference', (2,), ('x',), None, (), ()),
     ('pjit_test.py', 'testBufferDonationDifferentIOShapes', (2,), ('x',), None, (None, 'x', None), ()),
