@@ -303,7 +303,8 @@ def _save_origins(value: Value, entries: DictionaryAttr) -> None:
     else:
         current = owner.attributes.get(SHARDING_ORIGINS)
         dicts = list(current) if isinstance(current, ArrayAttr) else [DictionaryAttr()] * len(owner.results)
-        dicts[value.index] = entries
+        if value.index < len(dicts):  # a shorter array in the input stays as it is, as in jaxlib
+            dicts[value.index] = entries
         owner.attributes[SHARDING_ORIGINS] = ArrayAttr(tuple(dicts))
 
 
