@@ -59,6 +59,8 @@ _BLOCK_ARG = re.compile(r"%(" + _SUFFIX_ID.pattern + ")")
 _ALIAS_DEF = re.compile(r"([#!])([A-Za-z_][A-Za-z0-9_$.]*)")
 _RESULT_NAME = re.compile(r"%(" + _SUFFIX_ID.pattern + r")(?::([0-9]+))?")
 _ONE_RESULT = re.compile(r"%(" + _SUFFIX_ID.pattern + r")[ \t]*=[ \t]*")  # `%name = `
+_TWO_REFS = re.compile(r"(?>" + _VALUE_REF.pattern + r"(?:[ \t]*,[ \t]*" + _VALUE_REF.pattern + r")?)(?![ \t]*,[ \t]*%)")
+"""One or two value references alone on their line: the usual operands."""
 _VALUE_REFS = re.compile(_VALUE_REF.pattern + r"(?:[ \t]*,[ \t]*" + _VALUE_REF.pattern + ")*")
 """`%a, %b#1, %c` on one line (the usual operand list)."""
 # Spans used as cache keys (the full parser decides; a key is only stored when it parsed
@@ -951,10 +953,17 @@ class Parser:
 
     def parse_optional_value_ref_list(self) -> list[tuple[str, int, int]]:
         p = self.skip()
-        m = _VALUE_REFS.match(self.text, p)
-        if not m:
-            return []
-        refs = [(r.group(1), int(r.group(2) or 0), p + r.start()) for r in _VALUE_REF.finditer(m.group())]
+        m = _TWO_REFS.match(self.text, p)
+        if m:
+            name, index, name2, index2 = m.groups()
+            refs = [(name, int(index) if index else 0, p)]
+            if name2 is not None:
+                refs.append((name2, int(index2) if index2 else 0, m.start(3) - 1))
+        else:
+            m = _VALUE_REFS.match(self.text, p)
+            if not m:
+                return []
+            refs = [(r.group(1), int(r.group(2) or 0), p + r.start()) for r in _VALUE_REF.finditer(m.group())]
         self.pos = m.end()
         while self.peek(",") and self.text.startswith("%", _WS.match(self.text, self.pos + 1).end()):
             self.pos += 1
@@ -994,8 +1003,11 @@ class Parser:
         if name in scope.values:
             raise self.error(f"redefinition of SSA value '%{name}'", pos)
         scope.values[name] = values
-        if not any(s.forward for s in self.scopes):
-            return
+        for s in self.scopes:
+            if s.forward:
+                break
+        else:
+            return  # no forward reference waits for a definition
         for i, v in enumerate(values):
             fwd = scope.forward.pop(f"{name}#{i}", None)
             if fwd is None:
@@ -1190,10 +1202,13 @@ class Parser:
         if expected != len(op.results):
             raise self.error(
                 f"operation defines {len(op.results)} results but was provided {expected} to bind", start)
-        i = 0
-        for name, n, p in results:
-            self.define(name, tuple(op.results[i:i + n]), p)
-            i += n
+        if one:
+            self.define(one.group(1), tuple(op.results), start)
+        else:
+            i = 0
+            for name, n, p in results:
+                self.define(name, tuple(op.results[i:i + n]), p)
+                i += n
         block.append(op)
         return op
 
