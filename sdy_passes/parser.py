@@ -67,8 +67,8 @@ _VALUE_REFS = re.compile(_VALUE_REF.pattern + r"(?:[ \t]*,[ \t]*" + _VALUE_REF.p
 # exactly that span): an sdy attribute nested at most three levels, with plain strings, and
 # an op signature of bracket-free types `(tensor<8xf32>, i32) -> tensor<8xf32>`.
 _STR = r'"[^"\\\n]*"'
-_SDY_ATTR = re.compile(
-    rf'#sdy[a-z_.]*<(?:[^<>"]|{_STR}|<(?:[^<>"]|{_STR}|<(?:[^<>"]|{_STR})*>)*>)*>')
+_SDY_BODY = re.compile(rf'<(?:[^<>"]|{_STR}|<(?:[^<>"]|{_STR}|<(?:[^<>"]|{_STR})*>)*>)*>')
+_SDY_ATTR = re.compile(r"#sdy[a-z_.]*" + _SDY_BODY.pattern)
 _TYPE_TEXT = r"[A-Za-z0-9_.?!*]+(?:<[A-Za-z0-9_.?!*]*>)?"  # no separators inside: no backtracking
 _TYPES_TEXT = rf"\((?:{_TYPE_TEXT}(?:, {_TYPE_TEXT})*)?\)"
 _SIGNATURE = re.compile(rf"{_TYPES_TEXT} -> (?:{_TYPES_TEXT}|{_TYPE_TEXT})")
@@ -173,7 +173,7 @@ class Parser:
         self.scopes: list[_Scope] = []
         self.attr_aliases: dict[str, Attribute] = {}
         self.type_aliases: dict[str, Type] = {}
-        self._sdy_cache: dict[str, Attribute] = {}
+        self._sdy_cache: dict[object, Attribute] = {}  # attribute text (or reader, text) -> value
         self._depth = 0  # nesting of the attribute/type being parsed
         self._region_depth = 0
         self._signature_cache: dict[str, FunctionType] = {}
@@ -586,18 +586,27 @@ class Parser:
         # `fn` may look at a few kilobytes past `pos`: give it just the attribute (its brackets
         # balance), so each attribute costs its own length; the whole text gives exact errors.
         hash_end = _SDY_NAME.match(text, pos).end()
+        m = _SDY_BODY.match(text, hash_end)
         try:
-            end = lexer.scan_balanced(text, hash_end) if text[hash_end:hash_end + 1] in _CLOSERS else -1
+            end = m.end() if m else lexer.scan_balanced(text, hash_end) if text[hash_end:hash_end + 1] in _CLOSERS else -1
         except lexer.LexError:
             end = -1
         if end > 0:
-            try:
-                value, used = fn(text[pos:end], 0)
-                if used == end - pos:
-                    self.pos = end
-                    return value
-            except sdy_syntax.ShardingParseError:
-                pass
+            # The same text recurs on many ops: read each distinct one once.
+            key = (fn, text[pos:end])
+            value = self._sdy_cache.get(key)
+            if value is None:
+                try:
+                    value, used = fn(key[1], 0)
+                    if used == end - pos:
+                        self._sdy_cache[key] = value
+                    else:
+                        value = None
+                except sdy_syntax.ShardingParseError:
+                    pass
+            if value is not None:
+                self.pos = end
+                return value
         try:
             value, end = fn(text, pos)
         except sdy_syntax.ShardingParseError as e:
