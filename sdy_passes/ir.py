@@ -688,3 +688,24 @@ class SymbolTable:
         if name is not None and self._symbols.get(name) is op:
             del self._symbols[name]
         op.erase()
+
+
+def replace_ops(replacements: dict[Operation, Sequence[Operation]]) -> None:
+    """Put each op's replacement list where the op is (detached ops; the op itself may be in it
+    to keep it), rebuilding each affected block's op list once: editing a block op by op shifts
+    the list every time, quadratic in a block of many edits. Ops left out are only detached
+    (operands and uses untouched, as `detach`): erase them after."""
+    blocks = {id(op.parent): op.parent for op in replacements if op.parent is not None}
+    for block in blocks.values():
+        ops: list[Operation] = []
+        for op in block.ops:
+            ops.extend(replacements.get(op, (op,)))
+        block.set_ops(ops)
+
+
+def erase_ops(ops: Iterable[Operation]) -> None:
+    """Erase many ops (whose results are unused), each block's op list rebuilt once."""
+    ops = list(ops)
+    replace_ops({op: () for op in ops})
+    for op in ops:
+        op.erase()

@@ -525,14 +525,14 @@ def _parse_reduce(p, op, n):
 
 
 def _compact_reducer(op) -> str | None:
-    """The inner op's name when the reduce prints as `applies <op>` (StableHLO's rules E1-E5)."""
+    """The inner op's name when the reduce prints as `applies <op>` (StableHLO's rules E1-E5;
+    like jaxlib, they ignore the inner op's attributes, which the compact form then drops)."""
     region = op.regions[0]
     if len(region.blocks) != 1 or len(region.block.ops) != 2 or not op.operands:
         return None
     inner, ret = region.block.ops
     if (inner.name.removeprefix("stablehlo.") not in _COMMUTATIVE or not inner.name.startswith("stablehlo.")
-            or inner.regions or len(inner.operands) != 2 or len(inner.results) != 1
-            or inner.properties or inner.attributes):
+            or inner.regions or len(inner.operands) != 2 or len(inner.results) != 1):
         return None
     t = inner.result.type
     el = getattr(op.operands[0].type, "element_type", None)

@@ -45,19 +45,20 @@ MISSING = (f"no Shardy source: set SHARDY_SRC, or put a checkout of openxla/shar
 """The skip message when `shardy_source()` finds nothing."""
 
 
-def test_files(src: str) -> dict[str, str]:
-    """File name -> text of every dialect test file but the collectives'."""
+def test_files(src: str, test_dir: str = TEST_DIR) -> dict[str, str]:
+    """File name -> text of every `.mlir` file in `test_dir` (the dialect tests by default,
+    without the collectives')."""
     root = pathlib.Path(src)
-    checkout = root / TEST_DIR
+    checkout = root / test_dir
     if checkout.is_dir():
         files = {p.name: p.read_text() for p in sorted(checkout.glob("*.mlir"))}
     else:
-        names = subprocess.run(["git", "-C", src, "ls-tree", "--name-only", f"{REVISION}:{TEST_DIR}"],
+        names = subprocess.run(["git", "-C", src, "ls-tree", "--name-only", f"{REVISION}:{test_dir}"],
                                capture_output=True, text=True, check=True).stdout.split()
-        files = {n: subprocess.run(["git", "-C", src, "show", f"{REVISION}:{TEST_DIR}/{n}"],
+        files = {n: subprocess.run(["git", "-C", src, "show", f"{REVISION}:{test_dir}/{n}"],
                                    capture_output=True, text=True, check=True).stdout
                  for n in names if n.endswith(".mlir")}
-    return {n: t for n, t in files.items() if not n.startswith(SKIPPED_PREFIX)}
+    return {n: t for n, t in files.items() if test_dir != TEST_DIR or not n.startswith(SKIPPED_PREFIX)}
 
 
 def chunks(files: dict[str, str]) -> list[tuple[str, str]]:
