@@ -6,7 +6,9 @@ in one, as MLIR does. Errors are `IRParseError` with `file:line:col`, the source
 `split_input(text)` cuts `// -----` chunks like `--split-input-file`.
 
 The parser is recursive descent over the raw string (no token list), with `parse_X` (must be
-there) / `parse_optional_X` (returns None and consumes nothing) pairs, xdsl-style.
+there) / `parse_optional_X` (returns None and consumes nothing) pairs, xdsl-style. MLIR's lexical
+rules (strings and escapes, dialect bodies' bracket matching) are `sharding._mlir_lexer`'s, shared
+with `sharding.syntax`.
 """
 
 from __future__ import annotations
