@@ -307,14 +307,15 @@ class Parser:
         """`element (, element)*`."""
         return lexer.comma_list(element, self.parse_optional)
 
-    def balanced(self, what: str) -> str:
+    def balanced(self, what: str, *, dialect_body: bool = True) -> str:
         """Consume the bracketed span (`<...>`, `(...)`, `[...]`, `{...}`) starting here and
-        return its text, cut as MLIR cuts a dialect attribute's body."""
+        return its text, cut as MLIR cuts a dialect attribute's body (or, not `dialect_body`,
+        with the token parser's `expected ']'`)."""
         pos = self.skip()
         if self.text[pos:pos + 1] not in _CLOSERS:
             self.fail_expected(f"'<' to open the {what}")
         try:
-            end = lexer.scan_balanced(self.text, pos)
+            end = lexer.scan_balanced(self.text, pos, dialect_body=dialect_body)
         except lexer.LexError as e:
             raise self.error(e.message, e.pos) from None
         s = self.text[self.pos:end]
@@ -657,7 +658,7 @@ class Parser:
 
     def _parse_dense(self) -> DenseElementsAttr:
         start = self.pos - len("dense")
-        body = self.balanced("dense elements")[1:-1]
+        body = self.balanced("dense elements", dialect_body=False)[1:-1]
         self.expect(":", "':' and a type after dense<...>")
         tp = self.skip()
         typ = self.parse_type()

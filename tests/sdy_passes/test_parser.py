@@ -333,6 +333,10 @@ LEXER_CASES = [
     '"t.a"() {x = #foo<a>, y = !foo<(>} : () -> ()',
     '"t.a"() : () -> !foo<a)>',
     'sdy.mesh @m = <["a"=2]>\n"t.a"() {x = #sdy.sharding<@m, [{"a"]>} : () -> ()',
+    '"t.a"() {x = dense<[1, 2> : tensor<2xi32>} : () -> ()',
+    '"t.a"() {x = dense<[[1, 2], [3, 4)]> : tensor<2x2xi32>} : () -> ()',
+    '"t.a"() {x = dense<[1, 2]]> : tensor<2xi32>} : () -> ()',
+    '"t.a"() {x = dense<"ab> : tensor<2xi32>} : () -> ()',
 ]
 """Strings, escapes and dialect bodies: the shared lexical core (`sharding._mlir_lexer`)."""
 
