@@ -164,10 +164,15 @@ def _func_attr_sharding(func: Operation, key: str, index: int) -> TensorSharding
 def set_func_attr_sharding(func: Operation, key: str, index: int, count: int,
                            sharding: TensorSharding) -> None:
     """Set `sdy.sharding` in `arg_attrs`/`res_attrs` entry `index` (creating the list)."""
+    set_func_attr(func, key, index, count, SHARDING, sharding)
+
+
+def set_func_attr(func: Operation, key: str, index: int, count: int, name: str, value) -> None:
+    """Set attribute `name` in `arg_attrs`/`res_attrs` entry `index` (creating the list)."""
     attrs = func.properties.get(key)
     entries = list(attrs.elements) if isinstance(attrs, ArrayAttr) else [DictionaryAttr()] * count
     entry = entries[index].as_dict()
-    entry[SHARDING] = sharding
+    entry[name] = value
     entries[index] = DictionaryAttr.from_dict(entry)
     func.properties[key] = ArrayAttr(tuple(entries))
 
@@ -210,9 +215,10 @@ def _with_sharding_at(shardings, values, index: int, sharding: TensorSharding):
     """The list with entry `index` replaced; a missing list becomes fully open shardings."""
     if shardings:
         out = list(shardings)
+        out[index] = sharding
     else:
-        out = [open_sharding(sharding.mesh_or_ref, v.type) for v in values]
-    out[index] = sharding
+        out = [sharding if i == index else open_sharding(sharding.mesh_or_ref, v.type)
+               for i, v in enumerate(values)]
     return TensorShardingPerValue(tuple(out))
 
 

@@ -69,8 +69,6 @@ class Pass:
     """The op the pass runs on: `builtin.module` (gets the `Module`) or `func.func`."""
     options: ClassVar[dict[str, OptionValue]] = {}
     """Option name → default; an instance's `options` holds the values in effect."""
-    unsupported_if_true: ClassVar[tuple[str, ...]] = ()
-    """Boolean options accepted only at `false` (jaxlib's debug options whose output differs)."""
 
     def __init__(self, **options: str | OptionValue):
         declared = type(self).options
@@ -83,9 +81,6 @@ class Pass:
             values[key] = (_option_value(self.name, key, default, text) if isinstance(text, str)
                            and not isinstance(default, str) else text)
         self.options = values
-        for key in self.unsupported_if_true:
-            if values[key]:
-                raise SdyError(f"'{self.name}': option '{key}' is not supported yet")
 
     def run(self, op) -> None:
         raise NotImplementedError
@@ -125,11 +120,20 @@ PASSES: dict[str, str | type[Pass]] = {
     "sdy-op-priority-propagate": "sdy_passes.op_priority_propagation:OpPriorityPropagationPass",
     "sdy-user-priority-propagate": "sdy_passes.user_priority_propagation:UserPriorityPropagationPass",
     "sdy-sink-data-flow-edges": "sdy_passes.sink_data_flow_edges:SinkDataFlowEdgesPass",
+    # after propagation (jaxlib's sdy-propagation-pipeline)
+    "sdy-export-named-computations":
+        "sdy_passes.export_named_computations:ExportNamedComputationsPass",
+    "sdy-propagate-to-func-results": "sdy_passes.propagate_to_func_results:PropagateToFuncResultsPass",
+    "sdy-unflatten-call-graph": "sdy_passes.unflatten_call_graph:UnflattenCallGraphPass",
+    "sdy-insert-func-call-reshards": "sdy_passes.insert_func_call_reshards:InsertFuncCallReshardsPass",
+    "sdy-sink-func-data-flow-edges":
+        "sdy_passes.sink_func_data_flow_edges:SinkFuncDataFlowEdgesPass",
 }
 """Registry keyed by Shardy flag name."""
 
 PIPELINES: dict[str, str | type[PassPipeline]] = {
     "sdy-import-pipeline": "sdy_passes.import_pipeline:ImportPipeline",
+    "sdy-propagation-pipeline": "sdy_passes.propagation_pipeline:PropagationPipeline",
 }
 """Named pipelines (registered like passes)."""
 

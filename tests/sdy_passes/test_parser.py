@@ -269,7 +269,7 @@ def _error(text):
     ('"t.a"() {x = 1, x = 2} : () -> ()', 1, 17, "duplicate key 'x' in dictionary attribute"),
     ('"t.a"() : () -> () loc(', 1, 24, "expected location instance"),
     ('"t.a"()[^bb9] : () -> ()', 1, 9, "reference to an undefined block '^bb9'"),
-    ('"t.a"() {x = "abc} : () -> ()', 1, 14, "unterminated string literal"),
+    ('"t.a"() {x = "abc} : () -> ()', 1, 30, "expected '\"' in string literal"),  # as jaxlib
 ])
 def test_errors_have_line_col_source_and_caret(text, line, col, message):
     err = _error(text)
@@ -313,3 +313,50 @@ def test_random_text_only_raises_ir_parse_error(text):
         parse_module(text, verify=False)
     except IRParseError:
         pass
+
+
+LEXER_CASES = [
+    '"t.a"() {x = "abc} : () -> ()',
+    '"t.a"() {x = "a\\qb"} : () -> ()',
+    '"t.a"() {x = "a\\41b\\n\\t\\"\\\\"} : () -> ()',
+    '"t.a"() {"k\\41" = 1 : i32} : () -> ()',
+    '"t.a"() {x = "abc\n"} : () -> ()',
+    '"t.a"() {x = "\\ff\\fe"} : () -> ()',
+    '"t.a"() {"" = 1} : () -> ()',
+    '"t.a"() {x = #foo<"a>b">} : () -> ()',
+    '"t.a"() {x = #foo<(]>} : () -> ()',
+    '"t.a"() {x = #foo<a <b (c]>>} : () -> ()',
+    '"t.a"() {x = #foo<a} : () -> ()',
+    '"t.a"() {x = #foo<a -> b>} : () -> ()',
+    '"t.a"() {x = #foo<"a\\q">} : () -> ()',
+    '"t.a"() {x = #foo<a\x00b>} : () -> ()',
+    '"t.a"() {x = #foo<a>, y = !foo<(>} : () -> ()',
+    '"t.a"() : () -> !foo<a)>',
+    'sdy.mesh @m = <["a"=2]>\n"t.a"() {x = #sdy.sharding<@m, [{"a"]>} : () -> ()',
+    '"t.a"() {x = dense<[1, 2> : tensor<2xi32>} : () -> ()',
+    '"t.a"() {x = dense<[[1, 2], [3, 4)]> : tensor<2x2xi32>} : () -> ()',
+    '"t.a"() {x = dense<[1, 2]]> : tensor<2xi32>} : () -> ()',
+    '"t.a"() {x = dense<"ab> : tensor<2xi32>} : () -> ()',
+]
+"""Strings, escapes and dialect bodies: the shared lexical core (`sharding._mlir_lexer`)."""
+
+_CONSTANT = "func.func @f() {{\n  %0 = {} : {}\n  func.return\n}}"
+CONSTANT_CASES = [
+    _CONSTANT.format("stablehlo.constant() {value = dense<[1, 2, 4]> : tensor<3xi8>}", "() -> tensor<3xi8>"),
+    _CONSTANT.format("stablehlo.constant() <{value = dense<[1, 2, 4]> : tensor<3xi8>}> {foo}", "() -> tensor<3xi8>"),
+    _CONSTANT.format("stablehlo.constant() {value = dense<[1, 2, 4]> : tensor<3xi8>}", "() -> tensor<3xi16>"),
+    _CONSTANT.format("stablehlo.constant() {value = dense<[1, 2, 4]> : tensor<3xi8>}",
+                     "() -> tensor<3x!quant.uniform<i8:f32, 2.000000e+00:15>>"),
+    _CONSTANT.format("sdy.constant() {value = dense<[1, 2, 4]> : tensor<3xi8>}",
+                     "() -> tensor<3x!quant.uniform<i8:f32, 2.000000e+00:15>>"),
+    _CONSTANT.format("stablehlo.constant()", "() -> tensor<3xi16>"),
+]
+"""StableHLO's `parseConstantOp` `()` form, and the constants' verifiers."""
+
+
+@pytest.mark.jaxlib
+def test_lexer_and_constant_verdicts_are_jaxlibs():
+    from tests.sdy_passes.shardy_dialect_tests import jaxlib_verdicts, project_verdict
+    cases = LEXER_CASES + CONSTANT_CASES
+    for text, theirs in zip(cases, jaxlib_verdicts(cases)):
+        assert project_verdict(text) == theirs, text
