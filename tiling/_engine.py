@@ -335,9 +335,9 @@ def _after_fork_in_first_call_child() -> None:
 # ---------------------------------------------------------------------------------------------
 # Parallel fast paths: arrays of at least PARALLEL_BYTES run the kernels' `_par` twins (numba
 # threads over tile rows) when the numba cache is on (`_parallel_allowed`). OpenMP and TBB launch
-# in about 2 µs, so 1 MiB already gains (1.3-1.7x, measured on 2 cores); numba's own `workqueue`
+# in about 2 µs, so 1 MiB already gains; numba's own `workqueue`
 # layer takes about 60 µs, so once the first launch shows that layer, the threshold rises to
-# WORKQUEUE_PARALLEL_BYTES (against 100-200 µs serial for 4 MiB, measured).
+# WORKQUEUE_PARALLEL_BYTES.
 # The threading layer numba picks (TBB, else OpenMP, else its own `workqueue`) has two ways to
 # abort the process, which the guard below keeps a user's call from reaching:
 #   - `workqueue` is not reentrant: two Python threads launching parallel kernels at once
@@ -368,11 +368,8 @@ STREAM_BYTES = _last_level_cache_bytes()
 """Decodes whose array and buffer together take at least this many bytes, and encodes that take
 more, write their output with streaming stores where their kernel has them (see
 `_kernels.llvm._store_block`; the packed decoders up to STREAM_SHARE times this size only in part:
-`_stream_mode`).
-At exactly this size (s8 4096x4096 with a 32 MiB cache, repeated calls on 2 threads, medians of
-four interleaved runs), plain stores encoded 1.05-1.2x faster and streaming ones decoded
-1.03-1.17x faster; called once on evicted data, both took the same time. From 1.25x this size
-up, streaming encoded faster (s8 4608x4608: 1.07x, 5120x5120: 1.37x)."""
+`_stream_mode`). At about this size plain stores encode faster and streaming ones decode faster;
+well above it, streaming encodes faster too."""
 _NO_CARRY = np.empty(0, np.uint8)  # the tiled kernels' carry slots when they do not stream
 
 
@@ -380,11 +377,8 @@ def _stream_mode(nbytes: int, encode: bool, packed: bool) -> int:
     """The packed and tiled kernels' `stream` for an array and buffer of `nbytes` together: 0
     plain stores, 1 streaming stores, 2 (packed decoders) streaming stores for the rows of each
     tile's first half of word groups and plain ones for the rest (the plain half can stay in
-    the cache beside the input, the streamed half reads no lines in). From the cache size to
-    1.25x it, that mix decoded faster than streaming every row: 2 threads, repeated calls, both
-    kernels in one process, median ratio of 30-40 rounds: s8 4096x4096 (32 MiB) 0.87-0.88 in
-    three runs, bf16 2048x4096 0.82, bf16 2560x4096 (40 MiB) 0.85, s8 5120x4096 (40 MiB) 1.03;
-    at 48 MiB (s8 6144x4096) 1.08, so above 1.25x every row streams."""
+    the cache beside the input, the streamed half reads no lines in): from the cache size to
+    STREAM_SHARE times it, that mix decoded faster than streaming every row."""
     if encode:
         return int(nbytes > STREAM_BYTES)
     if nbytes < STREAM_BYTES:
@@ -552,7 +546,7 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
         args = (boffs, rs, R, C)
         step = -(-C // tc) * tr * tc
     elif short and a.flags.c_contiguous and a.size <= PERM_MAX:
-        return None  # runs this short: the permutation path is 2.5x faster (T(2,3), measured)
+        return None  # runs this short: the permutation path is faster
     elif kind == "tiled":
         word = unit or a.dtype
         square = _square_rows(tr, tc, rs, cs, word.itemsize)
@@ -585,13 +579,14 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
         rows = boffs.size * -(-R // tr)
         used = (rows - 1) * row_step + step * word.itemsize
         step = row_step // word.itemsize
-    # The closures below run on every call: each step they skip saves 0.05-0.15 us of a few
-    # microseconds of Python per call (the 64^3 decode's kernel takes about 20 us).
+    # The closures below run on every call: each step they skip counts against a few
+    # microseconds of Python per call.
     contiguous = a.flags.c_contiguous  # (every array a plan serves has a's strides)
-    target = unit or a.dtype
+    target, container = unit or a.dtype, a.dtype
 
-    def span(x):  # x: `a`'s kind of container view, or the logical array (same item size)
-        return (x.ravel() if contiguous else _span(x)).view(target)
+    def span(x):  # x: `a`'s kind of container view, or the logical array (same item size;
+        # as `a` first: numpy's as_strided, under `_span`, refuses ml_dtypes' float8 types)
+        return (x.ravel() if contiguous else _span(x.view(container))).view(target)
     # (a carry per call: calls from several Python threads may run at once)
     if encode:
         def run(x, out):

@@ -355,12 +355,14 @@ def _out_array(out, call: _Call, buf: np.ndarray) -> np.ndarray:
 
 
 def _check_buffer(buf, nbytes: int, name: str, *, writeable: bool) -> None:
-    if not isinstance(buf, np.ndarray) or buf.dtype != np.uint8:
+    # (on every call: `dtype is` and one `flags` first, the slower comparisons only if needed)
+    if not isinstance(buf, np.ndarray) or (buf.dtype is not _U8 and buf.dtype != _U8):
         found = f"dtype {buf.dtype}" if isinstance(buf, np.ndarray) else type(buf).__name__
         raise LayoutError(f"{name} must be a uint8 array, found {found}")
     if buf.size != nbytes:
         raise LayoutError(f"{name} must hold exactly {nbytes} bytes, found {buf.size}")
-    if not buf.flags.c_contiguous:
+    flags = buf.flags
+    if not flags.c_contiguous:
         raise LayoutError(f"{name} must be C-contiguous")
-    if writeable and not buf.flags.writeable:
+    if writeable and not flags.writeable:
         raise LayoutError(f"{name} must be writeable")
