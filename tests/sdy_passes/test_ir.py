@@ -11,7 +11,7 @@ from sdy_passes import (
     print_module,
 )
 from sdy_passes.attributes import F32, RankedTensorType
-from tests.sdy_passes.strategies import modules
+from tests.sdy_passes.strategies import ir_examples, modules
 
 T = RankedTensorType((8,), F32)
 
@@ -240,7 +240,7 @@ def _check_use_lists(module):
             assert use.operation.operands[use.index] is v
 
 
-@settings(max_examples=40)
+@settings(max_examples=ir_examples(15))
 @given(modules(), st.data())
 def test_use_lists_stay_consistent_under_random_mutations(module, data):
     _check_use_lists(module)

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from sdy_passes import FileLineColLoc, VerificationError, parse_module, verify_module
 from tests.conftest import SDY_CASES, needs_shared
 from tests.sdy_passes.pass_oracle import jaxlib_parse
-from tests.sdy_passes.strategies import modules
+from tests.sdy_passes.strategies import ir_examples, modules
 
 MESH = 'sdy.mesh @mesh = <["a"=2, "b"=2]>\n'
 
@@ -104,7 +104,7 @@ def test_messages_match_jaxlib():
         assert got == f'loc("-":{line}:{col}): {message}'
 
 
-@settings(max_examples=40)
+@settings(max_examples=ir_examples(15))
 @given(modules())
 def test_random_modules_verify_or_raise_verification_error(module):
     try:
