@@ -41,6 +41,33 @@ def run_child(code, payload, *, timeout=300, env=None):
     return json.loads(proc.stdout.rsplit("@@RESULT@@", 1)[1])
 
 
+def cached(key, compute, keep=lambda result: True):
+    """`compute()` (JSON-able jaxlib results) once per `key` (JSON-able: the child's code and
+    payload) for every test process: kept in the temp folder under a hash of `key`, the jax and
+    jaxlib versions and this interpreter, if `keep(result)` (not a crash that may not recur); a
+    lock makes other xdist workers wait for the first."""
+    import fcntl
+    import hashlib
+    import tempfile
+    from importlib.metadata import version
+    from pathlib import Path
+
+    digest = hashlib.sha256(json.dumps([version("jax"), version("jaxlib"), sys.executable, key])
+                            .encode()).hexdigest()[:20]
+    path = Path(tempfile.gettempdir()) / f"layout-toolkit-jaxlib-{digest}.json"
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if path.exists():
+            return json.loads(path.read_text())
+        result = compute()
+        if not keep(result):
+            return result
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(result))
+        os.replace(tmp, path)
+        return result
+
+
 _ITEMS_WRAPPER = """
 import json, sys
 PAYLOAD = json.loads(sys.stdin.read())

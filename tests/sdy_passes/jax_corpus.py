@@ -10,8 +10,6 @@ of its debug-info-less text as locations (or the error).
 
 from __future__ import annotations
 
-import os
-
 _UNARY = ("abs negative exp log log1p expm1 sqrt rsqrt:lax tanh sin cos tan floor ceil sign "
           "round isfinite:jnp logistic:lax cbrt:lax erf:lax.erf lgamma:lax digamma:lax "
           "erf_inv:lax bessel_i1e:lax").split()
@@ -243,32 +241,9 @@ for name, code in PAYLOAD:
 
 
 def lower_all(programs=PROGRAMS) -> dict:
-    """jaxlib's texts for each program (one child for all of them).
-
-    Several test modules (and xdist workers) need them: the first lowering is kept in the temp
-    folder, keyed by the jax and jaxlib versions, this interpreter and the child's code and
-    programs, and a lock makes the other workers wait for it instead of lowering again.
-    """
-    import fcntl
-    import hashlib
-    import json
-    import sys
-    import tempfile
-    from importlib.metadata import version
-    from pathlib import Path
-
-    from tests.jaxlib_child import run_child
+    """jaxlib's texts for each program (one child for all of them, once per key for all test
+    processes: several test modules and xdist workers need them)."""
+    from tests.jaxlib_child import cached, run_child
 
     programs = [list(p) for p in programs]
-    key = hashlib.sha256(json.dumps([version("jax"), version("jaxlib"), sys.executable, _CHILD,
-                                     programs]).encode()).hexdigest()[:20]
-    path = Path(tempfile.gettempdir()) / f"layout-toolkit-jax-corpus-{key}.json"
-    with open(path.with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if path.exists():
-            return json.loads(path.read_text())
-        result = run_child(_CHILD, programs, timeout=600)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(result))
-        os.replace(tmp, path)
-        return result
+    return cached([_CHILD, programs], lambda: run_child(_CHILD, programs, timeout=600))
