@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import os
 import pathlib
 import warnings
