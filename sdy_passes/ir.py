@@ -32,8 +32,7 @@ Typical pass code::
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 from sdy_passes.attributes import Attribute, Location, StringAttr, Type, UnknownLoc
 
@@ -43,9 +42,12 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class Use:
-    """One use of a value: operand number `index` of `operation`."""
+_UNKNOWN = UnknownLoc()  # a frozen value: every new op shares it
+
+
+class Use(NamedTuple):
+    """One use of a value: operand number `index` of `operation` (a named tuple: values keep
+    their uses as dict keys, and a tuple is made and hashed fastest)."""
 
     operation: Operation
     """The op using the value (compared by identity)."""
@@ -165,7 +167,7 @@ class Operation:
         """Discardable attributes (`{...}` in generic form), e.g. `sdy.sharding`."""
         self.regions: list[Region] = []
         self.successors: list[Block] = []
-        self.location: Location = UnknownLoc()
+        self.location: Location = _UNKNOWN
         self.parent: Block | None = None
         self._index_hint = 0  # last known position in the parent's op list (see Block.index_of)
 
