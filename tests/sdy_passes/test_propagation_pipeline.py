@@ -4,7 +4,9 @@ including `sdy-insert-func-call-reshards`; it stops before `sdy-export-pipeline`
 import io
 import sys
 
+import hypothesis.strategies as st
 import pytest
+from hypothesis import given
 
 import sdy_passes
 from sdy_passes.__main__ import main
@@ -12,13 +14,13 @@ from sdy_passes.errors import PassFailedError
 from sdy_passes.pass_manager import get_pass, parse_pipeline, pipeline_text
 from tests.conftest import needs_shared
 from tests.sdy_passes.call_graph_texts import MESH, func
+from tests.sdy_passes.propagation_oracle import BATCH, FUZZ
 from tests.sdy_passes.propagation_pipeline_oracle import (
-    CASE_FOLDERS, CASES_DIR, FIRST_EXPORT_PASS, FLAGS, pipeline_stages, run_here, same,
+    CASE_FOLDERS, CASES_DIR, FIRST_EXPORT_PASS, FLAGS, call_graph_modules, check_random_pipeline,
+    pipeline_stages, run_here, same,
 )
 
-pytestmark = pytest.mark.jaxlib
-
-
+@pytest.mark.jaxlib
 @pytest.mark.parametrize("dedup", [False, True])
 def test_composition_is_jaxlibs_up_to_the_export_pipeline(dedup):
     theirs = pipeline_stages()[0]["steps"][dedup]
@@ -39,12 +41,14 @@ def _check(select) -> int:
     return compared
 
 
+@pytest.mark.jaxlib
 @needs_shared(CASES_DIR)
 def test_matches_jaxlib_on_the_propagation_pipeline_cases():
     # the 83 cases of Shardy's propagation_pipeline*.mlir; jaxlib runs the explicit pass list
     assert _check(lambda name: name.split("/")[0] in CASE_FOLDERS.values()) >= 80
 
 
+@pytest.mark.jaxlib
 def test_matches_jaxlib_on_jax_programs_with_calls():
     assert _check(lambda name: "/" not in name) >= 14
 
@@ -96,3 +100,10 @@ def test_the_passes_after_propagation_are_linear():
     # quadratic: 0.2 s at 3000 computations, 30 s at 30000)
     _assert_linear(lambda n: sdy_passes.parse_module(_after_propagation(n), verify=False),
                    lambda module: sdy_passes.run_passes(module.clone(), TAIL, verify=False), n=150)
+
+
+@pytest.mark.jaxlib
+@FUZZ
+@given(st.lists(call_graph_modules(), min_size=BATCH, max_size=BATCH))
+def test_random_modules_with_calls_match_jaxlib(texts):
+    assert check_random_pipeline(texts) > BATCH  # of 2 * BATCH (module, mode) pairs
