@@ -111,3 +111,10 @@ def test_verifying_many_funcs_and_calls_is_linear():
         module = sdy_passes.parse_module(_after_propagation(n), verify=False)
         return sdy_passes.run_passes(module, "sdy-export-named-computations", verify=False)
     _assert_linear(exported, verify_module, n=150)
+
+
+@pytest.mark.jaxlib
+@FUZZ
+@given(st.lists(call_graph_modules(), min_size=BATCH, max_size=BATCH))
+def test_random_modules_with_calls_match_jaxlib(texts):
+    assert check_random_pipeline(texts) > BATCH  # of 2 * BATCH (module, mode) pairs
