@@ -10,14 +10,14 @@
 * `call_graph_modules()`, `check_random_pipeline(texts)`: random modules with calls through the
   pipeline in both modes, here and in jaxlib (its explicit pass list).
 * `lit_verdicts()`: Shardy's lit tests of these passes (`transforms/export/test/*.mlir` at the
-  revision jaxlib matches, read from `SHARDY_SRC`), each chunk canonicalised and run by jaxlib;
+  revision jaxlib matches, from `SHARDY_SRC` or a default place, as the dialect tests), each
+  chunk canonicalised and run by jaxlib;
   `assert_lit_file_matches(name)` compares one file's chunks.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 import pathlib
 import warnings
 
@@ -196,9 +196,10 @@ UNREADABLE = {"propagate_to_func_results.mlir#7":
 
 
 def shardy_src() -> str:
-    src = os.environ.get("SHARDY_SRC")
-    if not src:
-        pytest.skip("SHARDY_SRC is not set (a Shardy checkout or git mirror of openxla/shardy)")
+    """The Shardy source the dialect tests use (`SHARDY_SRC` or a default place), or a skip."""
+    src = shardy_dialect_tests.shardy_source()
+    if src is None:
+        pytest.skip(shardy_dialect_tests.MISSING)
     return src
 
 
