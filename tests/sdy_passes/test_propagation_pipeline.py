@@ -92,25 +92,23 @@ TAIL = ("sdy-export-named-computations,sdy-propagate-to-func-results,sdy-unflatt
         "func.func(sdy-sink-func-data-flow-edges)")
 
 
-def test_the_passes_after_propagation_are_linear():
+def test_the_passes_after_propagation_and_verification_are_linear():
+    from sdy_passes.verifier import verify_module
     from tests.sdy_passes.test_scaling import _assert_linear
     sdy_passes.run_passes(module := sdy_passes.parse_module(_after_propagation(2)), TAIL)
     assert "sdy.reshard" in sdy_passes.print_module(module)
-    # 150 and 1500 computations, parsed once each (editing a block op by op made the export
-    # quadratic: 0.2 s at 3000 computations, 30 s at 30000)
-    _assert_linear(lambda n: sdy_passes.parse_module(_after_propagation(n), verify=False),
-                   lambda module: sdy_passes.run_passes(module.clone(), TAIL, verify=False), n=150)
+    # 150 and 1500 computations (editing a block op by op made the export quadratic: 0.2 s at
+    # 3000 computations, 30 s at 30000), then the exported module's 150 and 1500 funcs and calls
+    # (a symbol table built per call op: verifying 3000 calls took 20 s)
+    parsed = {}
 
-
-def test_verifying_many_funcs_and_calls_is_linear():
-    # (a symbol table built per call op: 20 s for 3000 calls of 3000 funcs)
-    from sdy_passes.verifier import verify_module
-    from tests.sdy_passes.test_scaling import _assert_linear
-
-    def exported(n):
-        module = sdy_passes.parse_module(_after_propagation(n), verify=False)
-        return sdy_passes.run_passes(module, "sdy-export-named-computations", verify=False)
-    _assert_linear(exported, verify_module, n=150)
+    def make(n):
+        parsed[n] = sdy_passes.parse_module(_after_propagation(n), verify=False)
+        return parsed[n]
+    _assert_linear(make, lambda module: sdy_passes.run_passes(module.clone(), TAIL, verify=False), n=150)
+    for module in parsed.values():
+        sdy_passes.run_passes(module, "sdy-export-named-computations", verify=False)
+    _assert_linear(parsed.get, verify_module, n=150)
 
 
 @pytest.mark.jaxlib
