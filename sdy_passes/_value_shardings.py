@@ -164,10 +164,15 @@ def _func_attr_sharding(func: Operation, key: str, index: int) -> TensorSharding
 def set_func_attr_sharding(func: Operation, key: str, index: int, count: int,
                            sharding: TensorSharding) -> None:
     """Set `sdy.sharding` in `arg_attrs`/`res_attrs` entry `index` (creating the list)."""
+    set_func_attr(func, key, index, count, SHARDING, sharding)
+
+
+def set_func_attr(func: Operation, key: str, index: int, count: int, name: str, value) -> None:
+    """Set attribute `name` in `arg_attrs`/`res_attrs` entry `index` (creating the list)."""
     attrs = func.properties.get(key)
     entries = list(attrs.elements) if isinstance(attrs, ArrayAttr) else [DictionaryAttr()] * count
     entry = entries[index].as_dict()
-    entry[SHARDING] = sharding
+    entry[name] = value
     entries[index] = DictionaryAttr.from_dict(entry)
     func.properties[key] = ArrayAttr(tuple(entries))
 

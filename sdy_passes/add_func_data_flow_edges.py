@@ -11,9 +11,9 @@ from __future__ import annotations
 from sharding import TensorShardingPerValue
 
 from sdy_passes._value_shardings import SHARDING, get_sharding, is_static_shaped
-from sdy_passes.errors import PassFailedError
-from sdy_passes.ir import Module, Operation, symbol_name
+from sdy_passes.ir import Module, Operation
 from sdy_passes.pass_manager import Pass
+from sdy_passes.propagate_sharding_from_func_to_call import main_func
 
 FUNC_DATA_FLOW_EDGE = "sdy.func_data_flow_edge"
 
@@ -23,12 +23,8 @@ class AddFuncDataFlowEdgesPass(Pass):
     summary = "Inserts `sdy.func_data_flow_edge` ops on func arguments and call results."
 
     def run(self, module: Module) -> None:
-        funcs = module.funcs()
-        main = funcs[0] if len(funcs) == 1 else next(
-            (f for f in funcs if symbol_name(f) == "main"), None)
-        if main is None:
-            raise PassFailedError("Failed to lookup function: main", module.op.location)
-        for func in funcs:
+        main = main_func(module)
+        for func in module.funcs():
             if func is main or not func.regions or func.regions[0].is_empty:
                 continue
             block = func.regions[0].block

@@ -9,15 +9,18 @@ input with a different sharding. A data-flow edge target is not sharded: the con
 Otherwise the input's sharding is set, and an applied constraint gets its identity
 `sdy.sharding_rule`.
 
-Options (jaxlib 0.10.2): `debug-sharding-origins` and `debug-propagation-edge-sharding`; `false`
-(the default) is accepted, `true` (which saves origins on the module) is not supported yet.
+Options (jaxlib 0.10.2): `debug-sharding-origins` and `debug-propagation-edge-sharding` record
+where an applied constraint's axes came from, as the propagate passes do
+(`sdy_passes.source_sharding`): the constraints and manual computations get their
+`sdy.sharding_origin_name`, the inputs `sdy.sharding_origins` / `sdy.propagation_edges`.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
-from sharding import TensorSharding
+from sharding import Mesh, TensorSharding
 
 from sdy_passes._value_shardings import (
     DATA_FLOW_EDGE, MANUAL_COMPUTATION, data_flow_edge_of, get_sharding, open_sharding,
@@ -26,6 +29,8 @@ from sdy_passes._value_shardings import (
 from sdy_passes.attributes import OpShardingRule, RankedTensorType
 from sdy_passes.ir import BlockArgument, Module, Operation, OpResult, Value
 from sdy_passes.pass_manager import Pass
+from sdy_passes.sharding_projection import ShardingProjection
+from sdy_passes.source_sharding import SourceShardingHandler
 
 CONSTRAINT = "sdy.sharding_constraint"
 SHARDING_RULE = "sdy.sharding_rule"
@@ -36,17 +41,41 @@ class ApplyShardingConstraintsPass(Pass):
     name = "sdy-apply-sharding-constraints"
     summary = "Applies sharding constraints to their inputs where possible."
     options = {"debug-sharding-origins": False, "debug-propagation-edge-sharding": False}
-    unsupported_if_true = tuple(options)
 
     def run(self, module: Module) -> None:
+        debug = SourceShardingHandler(self.options["debug-sharding-origins"],
+                                      self.options["debug-propagation-edge-sharding"])
+        record = None
+        if debug.enabled:
+            debug.prepare(module)
+            meshes = {m.properties["sym_name"].value: m.properties["mesh"] for m in module.meshes()}
+            record = functools.partial(_set_and_record, debug, meshes)
         for op in module.walk(post_order=True):
             if op.name == CONSTRAINT:
                 _apply_chain(op)
-                _apply(op, op.operands[0], op.properties["sharding"], _constraint_moved_after)
+                _apply(op, op.operands[0], op.properties["sharding"], _constraint_moved_after, record)
             elif op.name == MANUAL_COMPUTATION:
                 for i, sharding in enumerate(op.properties["in_shardings"].shardings):
                     # Operands are read as they are now: an earlier step may have replaced one.
                     _apply(op, op.operands[i], sharding, _new_constraint_after)
+        if debug.enabled:
+            debug.save(module)
+
+
+def _set_and_record(debug: SourceShardingHandler, meshes: dict[str, Mesh], op: Operation,
+                    value: Value, sharding: TensorSharding) -> None:
+    """`set_sharding` of a constraint's input, recorded as a step through the constraint's
+    identity rule (the result's axes reach the operand)."""
+    rule = op.attributes[SHARDING_RULE]
+    mesh = sharding.mesh_or_ref if isinstance(sharding.mesh_or_ref, Mesh) else meshes.get(sharding.mesh_or_ref)
+
+    def projection():
+        return ShardingProjection.build([get_sharding(v) for v in op.operands],
+                                        [get_sharding(v) for v in op.results], rule, mesh)
+    old = projection() if mesh is not None else None
+    set_sharding(value, sharding)
+    if old is not None and (new := projection()) != old:
+        debug.record(op, list(op.operands), list(op.results), mesh, rule, old, new)
 
 
 def _is_used_by_constraint_with_different_sharding(value: Value, sharding: TensorSharding) -> bool:
@@ -93,7 +122,7 @@ def _new_constraint_after(op: Operation, value: Value, sharding: TensorSharding)
     return new
 
 
-def _apply(op: Operation, value: Value, sharding: TensorSharding, constraint_after) -> None:
+def _apply(op: Operation, value: Value, sharding: TensorSharding, constraint_after, record=None) -> None:
     if not _should_apply(value, sharding):
         return
     is_target = (isinstance(value, OpResult) and value.owner.name == DATA_FLOW_EDGE) \
@@ -108,9 +137,12 @@ def _apply(op: Operation, value: Value, sharding: TensorSharding, constraint_aft
             current = get_sharding(value) or open_sharding(sharding.mesh_or_ref, value.type)
             set_sharding(value, replace(current, unreduced_axes=sharding.unreduced_axes))
         return
-    set_sharding(value, sharding)
     if op.name == CONSTRAINT and SHARDING_RULE not in op.attributes:
         op.attributes[SHARDING_RULE] = _identity_rule(op.result.type)
+    if record is not None and op.name == CONSTRAINT:
+        record(op, value, sharding)
+    else:
+        set_sharding(value, sharding)
 
 
 def _identity_rule(type_) -> OpShardingRule:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Union
 
 __all__ = [
@@ -83,6 +83,8 @@ class RankedTensorType(Type):
     shape: tuple[int | None, ...]
     element_type: Type
     encoding: Attribute | None = None
+    _text: str | None = field(default=None, init=False, repr=False, compare=False)
+    """`str(self)`, kept once made (printing a module writes each op's types)."""
 
     @property
     def rank(self) -> int:
@@ -93,9 +95,13 @@ class RankedTensorType(Type):
         return None not in self.shape
 
     def __str__(self) -> str:
-        dims = "".join(("?" if d is None else str(d)) + "x" for d in self.shape)
-        enc = f", {self.encoding}" if self.encoding is not None else ""
-        return f"tensor<{dims}{self.element_type}{enc}>"
+        text = self._text
+        if text is None:
+            dims = "".join(("?" if d is None else str(d)) + "x" for d in self.shape)
+            enc = f", {self.encoding}" if self.encoding is not None else ""
+            text = f"tensor<{dims}{self.element_type}{enc}>"
+            object.__setattr__(self, "_text", text)
+        return text
 
 
 @dataclass(frozen=True, slots=True)

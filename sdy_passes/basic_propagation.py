@@ -16,7 +16,8 @@ shardings are propagated into each other.
 
 Options (jaxlib 0.10.2): `keep-sharding-rules`, `conservative-propagation`,
 `module-dump-directory` (accepted, nothing is dumped), `debug-sharding-origins` and
-`debug-propagation-edge-sharding` (not supported yet: the pass refuses them).
+`debug-propagation-edge-sharding` (`sdy.sharding_origins` / `sdy.propagation_edges` on every
+value that received axes, see `sdy_passes.source_sharding`).
 """
 
 from __future__ import annotations
@@ -35,12 +36,14 @@ from sdy_passes.attributes import (
     OpShardingRule, RankedTensorType, SymbolRefAttr, TupleType, UnrankedTensorType,
 )
 from sdy_passes.basic_factor_propagation import BOTH, NONE, BasicFactorPropagation
-from sdy_passes.errors import PassFailedError, SdyError
+from sdy_passes.errors import PassFailedError
 from sdy_passes.ir import BlockArgument, Module, Operation, OpResult, Value
-from sdy_passes.op_properties import is_trivially_dead
+from sdy_passes.op_properties import is_elementwise, is_trivially_dead
 from sdy_passes.pass_manager import Pass
+from sdy_passes.propagate_sharding_from_func_to_call import main_func
 from sdy_passes.sharding_group_map import ShardingGroupMap
 from sdy_passes.sharding_projection import ShardingProjection
+from sdy_passes.source_sharding import SourceShardingHandler, copy_projection
 
 __all__ = ["BasicPropagationPass", "Propagator", "propagate_any", "remove_sharding_rules",
            "SHARDING_RULE"]
@@ -206,13 +209,19 @@ class Propagator:
 
     def __init__(self, module: Module, groups: ShardingGroupMap, strategy: BasicFactorPropagation,
                  get_directions: GetDirections, conservative: bool,
-                 unchanged: dict[Operation, tuple] | None = None):
+                 unchanged: dict[Operation, tuple] | None = None, steps: dict[tuple, tuple] | None = None,
+                 debug: SourceShardingHandler | None = None):
         self.module = module
+        self.debug = debug
+        """Records where new axes came from (the debug options), or None."""
         self.groups = groups
         self.strategy = strategy
         self.get_directions = get_directions
         self.unchanged = {} if unchanged is None else unchanged
         """Per op, the inputs of its last step that changed nothing (shared by a pass's runs)."""
+        self.steps = {} if steps is None else steps
+        """Step inputs (`unchanged`'s keys, mesh, element-wise) -> `_step`'s new shardings (shared
+        like `unchanged`)."""
         self.conservative = conservative
         self.meshes: dict[str, Mesh] = {}
         self.funcs: dict[str, Operation] = {}
@@ -228,6 +237,8 @@ class Propagator:
                 callee = self.funcs.get(_callee_name(op))
                 if callee is not None:
                     self.calls[callee].append(op)
+        self.ruleless: set[Operation] = set()
+        """Ops visited without a sharding rule (they never get one during the pass)."""
         self.worklist = _Worklist()
         self.current: Operation | None = None
 
@@ -316,30 +327,57 @@ class Propagator:
                *operands.shardings, *results.shardings)
         if notify and self.unchanged.get(op) == key:
             return False
-        projection = ShardingProjection.build(operands.shardings, results.shardings, rule, mesh)
+        old = None
+        if self.debug is None:
+            # The step's outcome depends only on these values (and the module's meshes), so ops
+            # that repeat another op's inputs (layers of a model) reuse its new shardings.
+            step_key = (key, mesh_name, op.name != "func.func" and is_elementwise(op))
+            new_shardings = self.steps.get(step_key)
+            if new_shardings is None:
+                projection = ShardingProjection.build(operands.shardings, results.shardings, rule, mesh)
+                new_shardings = self.steps[step_key] = self._step(
+                    projection, operands, results, rule, directions, mesh_name, mesh, conservative, op)
+        else:  # the debug handler compares the projection before and after the step
+            projection = ShardingProjection.build(operands.shardings, results.shardings, rule, mesh)
+            old = copy_projection(projection)
+            new_shardings = self._step(projection, operands, results, rule, directions, mesh_name,
+                                       mesh, conservative, op)
+        any_update = False
+        n = len(operands.shardings)
+        for i, new in enumerate(new_shardings):
+            if new is not None:
+                self._update_tensor(operands if i < n else results, i if i < n else i - n, new, notify)
+                any_update = True
+        if not any_update:
+            self.unchanged[op] = key
+        elif old is not None:
+            self.debug.record(op, operands.values, results.values, mesh, rule, old, projection)
+        return any_update
+
+    def _step(self, projection: ShardingProjection, operands: _Tensors, results: _Tensors,
+              rule: OpShardingRule, directions, mesh_name: str, mesh: Mesh, conservative: bool,
+              op: Operation) -> tuple:
+        """Per operand, then result: its new sharding, or None if it does not change."""
         update_operands, update_results = self.strategy.propagate_factor_shardings(
             projection, directions.__getitem__, rule.factor_sizes, mesh, conservative, op)
-        any_update = False
+        out = []
         for side, tensors, mappings, updates in (
                 (operands, projection.operands, rule.operand_mappings, update_operands),
                 (results, projection.results, rule.result_mappings, update_results)):
             for i, update in enumerate(updates):
-                if update and self._update_tensor(side, i, tensors[i], mappings[i], rule.factor_sizes,
-                                                  mesh_name, mesh, notify):
-                    any_update = True
-        if not any_update:
-            self.unchanged[op] = key
-        return any_update
+                new = None
+                if update:
+                    old = side.shardings[i]
+                    new = tensors[i].to_tensor_sharding(mappings[i], rule.factor_sizes, mesh_name, mesh)
+                    if (old is None and _is_empty(new)) or new == old:
+                        new = None
+                out.append(new)
+        return tuple(out)
 
-    def _update_tensor(self, side: _Tensors, i: int, factor_shardings, mapping, factor_sizes,
-                       mesh_name: str, mesh: Mesh, notify: bool) -> bool:
-        old = side.shardings[i]
-        new = factor_shardings.to_tensor_sharding(mapping, factor_sizes, mesh_name, mesh)
-        if (old is None and _is_empty(new)) or new == old:
-            return False
+    def _update_tensor(self, side: _Tensors, i: int, new: TensorSharding, notify: bool) -> None:
         side.setter(i, new)
         if side.is_func_result:
-            return True
+            return
         value = shardable_value(side.values[i])
         if notify:
             self._notify_sharding_modified(value)
@@ -349,7 +387,6 @@ class Propagator:
             set_sharding(member, new)
             if notify:
                 self._notify_sharding_modified(member)
-        return True
 
     # -- patterns -----------------------------------------------------------------------------
     def _values(self, values: Sequence[Value]) -> _Tensors:
@@ -370,8 +407,11 @@ class Propagator:
             return True
         if op.name == FUNC_DATA_FLOW_EDGE:
             return self._visit_func_edge(op)
+        if op in self.ruleless:
+            return False
         rule = get_or_create_sharding_rule(op, self.conservative)
         if rule is None:
+            self.ruleless.add(op)
             return False
         return self.propagate_tensors(self._values(op.operands), self._values(op.results), rule,
                                       self._directions(op), op, self.conservative, True)
@@ -406,10 +446,7 @@ class Propagator:
                                       self._directions(edge), edge, False, True)
 
     def propagate_func_results(self) -> None:
-        funcs = self.module.funcs()
-        func = funcs[0] if len(funcs) == 1 else self.funcs.get("main")
-        if func is None:
-            raise SdyError("Failed to lookup function: main")
+        func = main_func(self.module)
         terminator = func.regions[0].blocks[0].terminator
         count = len(terminator.operands)
         for i, value in enumerate(terminator.operands):
@@ -466,25 +503,37 @@ class BasicPropagationPass(Pass):
     options = {"keep-sharding-rules": False, "module-dump-directory": "",
                "conservative-propagation": False, "debug-sharding-origins": False,
                "debug-propagation-edge-sharding": False}
-    unsupported_if_true = ("debug-sharding-origins", "debug-propagation-edge-sharding")
+    trace = False
+    """Keep each axis's first propagation step too (`SourceShardingHandler(trace=True)`)."""
 
     def __init__(self, **options):
         super().__init__(**options)
         self.keep_sharding_rules = self.options["keep-sharding-rules"]
         self.conservative = self.options["conservative-propagation"]
+        self.debug_handler: SourceShardingHandler | None = None
+        """The last run's debug records (with a debug option or `trace` on), else None."""
 
     def strategies(self) -> list[BasicFactorPropagation]:
         return [BasicFactorPropagation()]
 
     def propagate(self, module: Module, groups: ShardingGroupMap, get_directions: GetDirections) -> None:
         for strategy in self.strategies():
-            Propagator(module, groups, strategy, get_directions, self.conservative, self._unchanged).run()
+            Propagator(module, groups, strategy, get_directions, self.conservative, self._unchanged,
+                       self._steps, self.debug_handler).run()
 
     def run(self, module: Module) -> None:
         self._unchanged: dict[Operation, tuple] = {}  # see Propagator.unchanged
+        self._steps: dict[tuple, tuple] = {}  # see Propagator.steps
+        origins, edges = self.options["debug-sharding-origins"], self.options["debug-propagation-edge-sharding"]
+        handler = self.debug_handler = (SourceShardingHandler(origins, edges, self.trace)
+                                        if origins or edges or self.trace else None)
+        if handler is not None:
+            handler.prepare(module)
         check_shapes(module)
         groups = ShardingGroupMap(module)
         groups.sync()
         self.propagate(module, groups, propagate_any)
         if not self.keep_sharding_rules:
             remove_sharding_rules(module)
+        if handler is not None:
+            handler.save(module)

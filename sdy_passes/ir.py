@@ -32,8 +32,7 @@ Typical pass code::
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 from sdy_passes.attributes import Attribute, Location, StringAttr, Type, UnknownLoc
 
@@ -43,9 +42,12 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class Use:
-    """One use of a value: operand number `index` of `operation`."""
+_UNKNOWN = UnknownLoc()  # a frozen value: every new op shares it
+
+
+class Use(NamedTuple):
+    """One use of a value: operand number `index` of `operation` (a named tuple: values keep
+    their uses as dict keys, and a tuple is made and hashed fastest)."""
 
     operation: Operation
     """The op using the value (compared by identity)."""
@@ -165,7 +167,7 @@ class Operation:
         """Discardable attributes (`{...}` in generic form), e.g. `sdy.sharding`."""
         self.regions: list[Region] = []
         self.successors: list[Block] = []
-        self.location: Location = UnknownLoc()
+        self.location: Location = _UNKNOWN
         self.parent: Block | None = None
         self._index_hint = 0  # last known position in the parent's op list (see Block.index_of)
 
@@ -679,4 +681,25 @@ class SymbolTable:
         name = symbol_name(op)
         if name is not None and self._symbols.get(name) is op:
             del self._symbols[name]
+        op.erase()
+
+
+def replace_ops(replacements: dict[Operation, Sequence[Operation]]) -> None:
+    """Put each op's replacement list where the op is (detached ops; the op itself may be in it
+    to keep it), rebuilding each affected block's op list once: editing a block op by op shifts
+    the list every time, quadratic in a block of many edits. Ops left out are only detached
+    (operands and uses untouched, as `detach`): erase them after."""
+    blocks = {id(op.parent): op.parent for op in replacements if op.parent is not None}
+    for block in blocks.values():
+        ops: list[Operation] = []
+        for op in block.ops:
+            ops.extend(replacements.get(op, (op,)))
+        block.set_ops(ops)
+
+
+def erase_ops(ops: Iterable[Operation]) -> None:
+    """Erase many ops (whose results are unused), each block's op list rebuilt once."""
+    ops = list(ops)
+    replace_ops({op: () for op in ops})
+    for op in ops:
         op.erase()

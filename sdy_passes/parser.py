@@ -16,8 +16,9 @@ import gc
 import math
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, TypeVar
 
+from sharding import _mlir_lexer as lexer
 from sdy_passes import _sdy_syntax as sdy_syntax
 from sdy_passes.attributes import (
     F64, I1, I64, ArrayAttr, Attribute, BoolAttr, ComplexType, DenseArrayAttr,
@@ -34,19 +35,18 @@ from sdy_passes.dialects._base import ATTRIBUTE_KINDS, add_operands, set_results
 from sdy_passes.ir import Block, Module, Operation, Region, Value
 from sdy_passes.verifier import verify_module
 
-__all__ = ["parse_module", "parse_attribute", "parse_type", "split_input", "Parser",
-           "scan_balanced"]
+__all__ = ["parse_module", "parse_attribute", "parse_type", "split_input", "Parser"]
 
-_WS = re.compile(r"(?:[ \t\r\n]+|//[^\n]*)*")
-_BARE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
+_WS = lexer.SPACE
+_BARE_ID = lexer.BARE_ID
 _SUFFIX_ID = re.compile(r"(?:[0-9]+|[A-Za-z$._-][A-Za-z0-9$._-]*)")
 _VALUE_REF = re.compile(r"%((?:[0-9]+|[A-Za-z$._-][A-Za-z0-9$._-]*))(?:#([0-9]+))?")
 _CARET_ID = re.compile(r"\^((?:[0-9]+|[A-Za-z$._-][A-Za-z0-9$._-]*))")
 _SYMBOL = re.compile(r"@([A-Za-z_$.][A-Za-z0-9_$.-]*)")
-_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 _NUMBER = re.compile(r"[-+]?(?:0x[0-9A-Fa-f]+|[0-9]+(?:\.[0-9]*(?:[eE][-+]?[0-9]+)?)?)")
 _INT = re.compile(r"-?[0-9]+")
 _SIMPLE_TENSOR = re.compile(r"tensor<((?:[0-9]+x)*)([a-z][a-z0-9A-Z]*)>")
+_COLON_TENSOR = re.compile(r"[ \t]*:[ \t]*(tensor<(?:[0-9]+x)*[a-z][a-z0-9A-Z]*>)")
 _FLOAT_TYPE = re.compile(r"(?:bf16|tf32|f[0-9]+E[0-9]+M[0-9]+[A-Za-z]*|f[0-9]+)(?![A-Za-z0-9_])")
 _INT_TYPE = re.compile(r"([su]?)i([0-9]+)(?![A-Za-z0-9_])")
 _SPLIT = re.compile(r"^// -----.*$", re.MULTILINE)
@@ -58,6 +58,9 @@ _FACTORS = re.compile(r"[A-Za-z0-9_]*")
 _BLOCK_ARG = re.compile(r"%(" + _SUFFIX_ID.pattern + ")")
 _ALIAS_DEF = re.compile(r"([#!])([A-Za-z_][A-Za-z0-9_$.]*)")
 _RESULT_NAME = re.compile(r"%(" + _SUFFIX_ID.pattern + r")(?::([0-9]+))?")
+_ONE_RESULT = re.compile(r"%(" + _SUFFIX_ID.pattern + r")[ \t]*=[ \t]*")  # `%name = `
+_VALUE_REFS = re.compile(_VALUE_REF.pattern + r"(?:[ \t]*,[ \t]*" + _VALUE_REF.pattern + ")*")
+"""`%a, %b#1, %c` on one line (the usual operand list)."""
 # Spans used as cache keys (the full parser decides; a key is only stored when it parsed
 # exactly that span): an sdy attribute nested at most three levels, with plain strings, and
 # an op signature of bracket-free types `(tensor<8xf32>, i32) -> tensor<8xf32>`.
@@ -70,11 +73,11 @@ _SIGNATURE = re.compile(rf"{_TYPES_TEXT} -> (?:{_TYPES_TEXT}|{_TYPE_TEXT})")
 
 _GENERIC_HEAD = re.compile(
     r'"([A-Za-z_][A-Za-z0-9_$.]*)"\(((?:%(?:[0-9]+|[A-Za-z$._-][A-Za-z0-9$._-]*)(?:#[0-9]+)?(?:, (?=%))?)*)\)')
-_ATTR_KEY = re.compile(r'([A-Za-z_][A-Za-z0-9_$.]*)|"((?:[^"\\\n]|\\.)*)"')
 _NOT_SPACE = frozenset(chr(c) for c in range(128)) - set(" \t\r\n/")
 
 
 _CLOSERS = {"<": ">", "(": ")", "[": "]", "{": "}"}
+T = TypeVar("T")
 _SDY_NAME = re.compile(r"(?:#sdy(?:\.[a-z_]+)?)?")
 MAX_NESTING = 100
 """Deepest nesting of attributes/types, and of regions, the parser accepts (the printer and
@@ -98,45 +101,6 @@ def _cache_type(key: str, t: Type) -> None:
 def split_input(text: str) -> list[str]:
     """The chunks between `// -----` lines (like `--split-input-file`)."""
     return _SPLIT.split(text)
-
-
-def scan_balanced(text: str, pos: int) -> int:
-    """End (exclusive) of the bracketed text starting at `pos` (`<`, `(`, `[` or `{`).
-
-    Strings are skipped and `->` is not a closing `>`, as in MLIR's dialect-body lexer.
-    Raises `IRParseError`-ready `ValueError` with the position when unbalanced.
-    """
-    stack = [_CLOSERS[text[pos]]]
-    i = pos + 1
-    n = len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':
-            m = _STRING.match(text, i)
-            if not m:
-                raise _TextError("unterminated string", i)
-            i = m.end()
-            continue
-        if c == "-" and text.startswith("->", i):
-            i += 2
-            continue
-        if c in _CLOSERS:
-            stack.append(_CLOSERS[c])
-        elif c in ">)]}":
-            if c != stack[-1]:
-                raise _TextError(f"expected '{stack[-1]}' but found '{c}'", i)
-            stack.pop()
-            if not stack:
-                return i + 1
-        i += 1
-    raise _TextError(f"unexpected end of input, expected '{stack[-1]}'", n)
-
-
-class _TextError(ValueError):
-    def __init__(self, message: str, pos: int):
-        super().__init__(message)
-        self.message = message
-        self.pos = pos
 
 
 def parse_module(text: str, *, filename: str = "-", verify: bool = True) -> Module:
@@ -297,14 +261,14 @@ class Parser:
         return s
 
     def parse_optional_string(self) -> str | None:
-        self.skip()
-        m = _STRING.match(self.text, self.pos)
-        if not m:
-            if self.text.startswith('"', self.pos):
-                raise self.error("unterminated string literal")
+        pos = self.skip()
+        if not self.text.startswith('"', pos):
             return None
-        self.pos = m.end()
-        return _unescape(m.group(1))
+        try:
+            self.pos, value = lexer.lex_string(self.text, pos)
+        except lexer.LexError as e:
+            raise self.error(e.message, e.pos) from None
+        return value
 
     def parse_string(self, what: str = "string literal") -> str:
         s = self.parse_optional_string()
@@ -335,13 +299,20 @@ class Parser:
         """A decimal integer that fits 64 bits (MLIR's `parseInteger` into an `int64_t`)."""
         return self._parse_bounded_int(64, what)
 
+    def comma_list(self, element: Callable[[], T]) -> list[T]:
+        """`element (, element)*`."""
+        return lexer.comma_list(element, self.parse_optional)
+
     def balanced(self, what: str) -> str:
-        """Consume a bracketed span starting here and return its text."""
-        self.skip()
+        """Consume the bracketed span (`<...>`, `(...)`, `[...]`, `{...}`) starting here and
+        return its text, cut as MLIR cuts a dialect attribute's body."""
+        pos = self.skip()
+        if self.text[pos:pos + 1] not in _CLOSERS:
+            self.fail_expected(f"'<' to open the {what}")
         try:
-            end = scan_balanced(self.text, self.pos)
-        except _TextError as e:
-            raise self.error(f"{e.message} in {what}", e.pos) from None
+            end = lexer.scan_balanced(self.text, pos)
+        except lexer.LexError as e:
+            raise self.error(e.message, e.pos) from None
         s = self.text[self.pos:end]
         self.pos = end
         return s
@@ -430,7 +401,7 @@ class Parser:
     def _element_type(self, word: str, pos: int) -> Type | None:
         try:
             return _builtin_element_type(word)
-        except _TextError as e:
+        except lexer.LexError as e:
             raise self.error(e.message, pos) from None
 
     def _dim(self, text: str, pos: int) -> int:
@@ -459,10 +430,7 @@ class Parser:
         return RankedTensorType(tuple(dims), el, enc)
 
     def parse_type_list(self) -> list[Type]:
-        types = [self.parse_type()]
-        while self.parse_optional(","):
-            types.append(self.parse_type())
-        return types
+        return self.comma_list(self.parse_type)
 
     def parse_paren_type_list(self) -> list[Type]:
         self.expect("(")
@@ -471,6 +439,17 @@ class Parser:
         types = self.parse_type_list()
         self.expect(")")
         return types
+
+    def parse_optional_colon_known_type(self) -> tuple[Type, int] | None:
+        """`: tensor<...>` on this line, of a type read before: (the type, its position); None
+        (nothing consumed) otherwise. The usual op's `: T`, without the general machinery."""
+        m = _COLON_TENSOR.match(self.text, self.pos)
+        if m:
+            t = _TYPE_CACHE.get(m.group(1))
+            if t is not None:
+                self.pos = m.end()
+                return t, m.start(1)
+        return None
 
     def parse_function_type(self) -> FunctionType:
         inputs = self.parse_paren_type_list()
@@ -606,8 +585,8 @@ class Parser:
         # balance), so each attribute costs its own length; the whole text gives exact errors.
         hash_end = _SDY_NAME.match(text, pos).end()
         try:
-            end = scan_balanced(text, hash_end) if text[hash_end:hash_end + 1] in _CLOSERS else -1
-        except _TextError:
+            end = lexer.scan_balanced(text, hash_end) if text[hash_end:hash_end + 1] in _CLOSERS else -1
+        except lexer.LexError:
             end = -1
         if end > 0:
             try:
@@ -838,17 +817,16 @@ class Parser:
         text = self.text
         while True:
             p = self.skip()
-            key = _ATTR_KEY.match(text, p)
-            if key is None:
-                if text.startswith('"', p):
-                    raise self.error("unterminated string literal")
-                raise self.error("expected valid attribute name", p)
-            name = key.group(1) if key.group(1) is not None else _unescape(key.group(2))
-            if not name:
-                raise self.error("expected valid attribute name", p)
+            key = _BARE_ID.match(text, p)
+            if key is not None:
+                name = key.group()
+                self.pos = key.end()
+            else:
+                name = self.parse_optional_string()
+                if not name:
+                    raise self.error("expected valid attribute name", p)
             if name in out:
                 raise self.error(f"duplicate key '{name}' in dictionary attribute", p)
-            self.pos = key.end()
             out[name] = self.parse_attribute() if self.parse_optional("=") else UnitAttr()
             if not self.parse_optional(","):
                 break
@@ -936,7 +914,8 @@ class Parser:
         raise self.error("expected location instance", start)
 
     def parse_optional_trailing_location(self):
-        if self.peek("loc") and self.text.startswith("(", _BARE_ID.match(self.text, self.pos).end()):
+        pos = self.skip()
+        if self.text.startswith("loc", pos) and self.text.startswith("(", _BARE_ID.match(self.text, pos).end()):
             return self.parse_location(deferrable=True)
         return None
 
@@ -971,9 +950,12 @@ class Parser:
         return m.group(1), int(m.group(2) or 0), p
 
     def parse_optional_value_ref_list(self) -> list[tuple[str, int, int]]:
-        if not self.peek("%"):
+        p = self.skip()
+        m = _VALUE_REFS.match(self.text, p)
+        if not m:
             return []
-        refs = [self.parse_value_ref()]
+        refs = [(r.group(1), int(r.group(2) or 0), p + r.start()) for r in _VALUE_REF.finditer(m.group())]
+        self.pos = m.end()
         while self.peek(",") and self.text.startswith("%", _WS.match(self.text, self.pos + 1).end()):
             self.pos += 1
             refs.append(self.parse_value_ref())
@@ -981,13 +963,13 @@ class Parser:
 
     def resolve(self, ref: tuple[str, int, int], typ: Type) -> Value:
         name, idx, pos = ref
-        for scope in reversed(self.scopes):
-            group = scope.values.get(name)
-            if group is not None:
-                if idx >= len(group):
-                    raise self.error(f"result number {idx} out of range for '%{name}' ({len(group)} results)", pos)
-                v = group[idx]
-                break
+        group = self.scopes[-1].values.get(name)  # most values are used in their own region
+        if group is None:
+            group = next((g for scope in reversed(self.scopes) if (g := scope.values.get(name)) is not None), None)
+        if group is not None:
+            if idx >= len(group):
+                raise self.error(f"result number {idx} out of range for '%{name}' ({len(group)} results)", pos)
+            v = group[idx]
         else:
             key = f"{name}#{idx}"
             for scope in reversed(self.scopes):
@@ -997,7 +979,7 @@ class Parser:
             else:
                 v = _ForwardRef(typ)
                 self.scopes[-1].forward[key] = (v, pos)
-        if v.type != typ:
+        if v.type is not typ and v.type != typ:
             raise self.error(
                 f"use of value '%{name}' expects different type than prior uses: '{typ}' vs '{v.type}'", pos)
         return v
@@ -1012,6 +994,8 @@ class Parser:
         if name in scope.values:
             raise self.error(f"redefinition of SSA value '%{name}'", pos)
         scope.values[name] = values
+        if not any(s.forward for s in self.scopes):
+            return
         for i, v in enumerate(values):
             fwd = scope.forward.pop(f"{name}#{i}", None)
             if fwd is None:
@@ -1164,7 +1148,11 @@ class Parser:
     def parse_operation(self, block: Block) -> Operation:
         start = self.skip()
         results: list[tuple[str, int, int]] = []
-        if self.text.startswith("%", start):
+        one = _ONE_RESULT.match(self.text, start)
+        if one:
+            results.append((one.group(1), 1, start))
+            self.pos = one.end()
+        elif self.text.startswith("%", start):
             while True:
                 p = self.skip()
                 m = _RESULT_NAME.match(self.text, p)
@@ -1175,14 +1163,14 @@ class Parser:
                 if not self.parse_optional(","):
                     break
             self.expect("=", "'=' after result names")
-        self.skip()
-        op_pos = self.pos
+        op_pos = self.skip()
         if self.text.startswith('"', op_pos):
             op = self.parse_generic_op()
         else:
-            name = self.parse_optional_regex(_BARE_ID)
+            name = _BARE_ID.match(self.text, op_pos)
             if not name:
                 self.fail_expected("operation name")
+            self.pos = name.end()
             full = DEFAULT_DIALECT.get(name.group(0), name.group(0))
             opdef = lookup(full)
             handler = opdef.parse if opdef is not None else None
@@ -1192,13 +1180,13 @@ class Parser:
                     f'form ("{full}"(...) ... : (...) -> ...)', op_pos)
             op = Operation(full)
             op.results = []
-            handler(self, op, sum(n for _, n, _ in results))
+            handler(self, op, len(results) if one else sum(n for _, n, _ in results))
         loc = self.parse_optional_trailing_location()
         if loc is not None:
             op.location = loc
         elif isinstance(op.location, UnknownLoc):  # a pretty parser may have set it
             op.location = self.location(op_pos)  # MLIR: the op name
-        expected = sum(n for _, n, _ in results)
+        expected = len(results) if one else sum(n for _, n, _ in results)
         if expected != len(op.results):
             raise self.error(
                 f"operation defines {len(op.results)} results but was provided {expected} to bind", start)
@@ -1307,14 +1295,14 @@ class Parser:
 
 
 def _builtin_element_type(w: str) -> Type | None:
-    """The builtin scalar type named `w`; `_TextError` for an integer width MLIR refuses."""
+    """The builtin scalar type named `w`; `LexError` for an integer width MLIR refuses."""
     m = _INT_TYPE.fullmatch(w)
     if m:
         digits = m.group(2)
         if len(digits) > 10 or int(digits) >= 1 << 32:
-            raise _TextError("invalid integer width", 0)
+            raise lexer.LexError("invalid integer width", 0)
         if int(digits) > MAX_INT_WIDTH:
-            raise _TextError(f"integer bitwidth is limited to {MAX_INT_WIDTH} bits", 0)
+            raise lexer.LexError(f"integer bitwidth is limited to {MAX_INT_WIDTH} bits", 0)
         return IntegerType(int(digits), m.group(1))
     if _FLOAT_TYPE.fullmatch(w):
         return FloatType(w)
@@ -1331,36 +1319,6 @@ class _DeferredLoc:
 
     name: str
     pos: int
-
-
-def _unescape(s: str) -> str:
-    if "\\" not in s:
-        return s
-    out = bytearray()
-    i = 0
-    while i < len(s):
-        c = s[i]
-        if c == "\\" and i + 1 < len(s):
-            n = s[i + 1]
-            if n in '"\\':
-                out += n.encode()
-                i += 2
-                continue
-            if n == "n":
-                out += b"\n"
-                i += 2
-                continue
-            if n == "t":
-                out += b"\t"
-                i += 2
-                continue
-            if re.fullmatch(r"[0-9A-Fa-f]{2}", s[i + 1:i + 3]):
-                out.append(int(s[i + 1:i + 3], 16))
-                i += 3
-                continue
-        out += c.encode("utf-8", "surrogateescape")
-        i += 1
-    return out.decode("utf-8", "surrogateescape")
 
 
 def _int_literal(lit: str) -> int:
@@ -1405,7 +1363,7 @@ def _float_from_bits(bits: int, t: FloatType) -> float:
 _DENSE_TOKEN = re.compile(r"\s*(?:(\[)|(\])|(,)|(\()|(\))|(true|false)|([-+]?(?:0x[0-9A-Fa-f]+|[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|inf|nan)))")
 
 
-_NEWLINE_WS = re.compile(r'"(?:[^"\\]|\\.)*"|\s*\n\s*')
+_NEWLINE_WS = re.compile(lexer.STRING.pattern + r"|\s*\n\s*")
 
 
 def _canonical_opaque(text: str) -> str:

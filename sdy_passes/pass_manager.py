@@ -125,11 +125,20 @@ PASSES: dict[str, str | type[Pass]] = {
     "sdy-op-priority-propagate": "sdy_passes.op_priority_propagation:OpPriorityPropagationPass",
     "sdy-user-priority-propagate": "sdy_passes.user_priority_propagation:UserPriorityPropagationPass",
     "sdy-sink-data-flow-edges": "sdy_passes.sink_data_flow_edges:SinkDataFlowEdgesPass",
+    # after propagation (jaxlib's sdy-propagation-pipeline)
+    "sdy-export-named-computations":
+        "sdy_passes.export_named_computations:ExportNamedComputationsPass",
+    "sdy-propagate-to-func-results": "sdy_passes.propagate_to_func_results:PropagateToFuncResultsPass",
+    "sdy-unflatten-call-graph": "sdy_passes.unflatten_call_graph:UnflattenCallGraphPass",
+    "sdy-insert-func-call-reshards": "sdy_passes.insert_func_call_reshards:InsertFuncCallReshardsPass",
+    "sdy-sink-func-data-flow-edges":
+        "sdy_passes.sink_func_data_flow_edges:SinkFuncDataFlowEdgesPass",
 }
 """Registry keyed by Shardy flag name."""
 
 PIPELINES: dict[str, str | type[PassPipeline]] = {
     "sdy-import-pipeline": "sdy_passes.import_pipeline:ImportPipeline",
+    "sdy-propagation-pipeline": "sdy_passes.propagation_pipeline:PropagationPipeline",
 }
 """Named pipelines (registered like passes)."""
 

@@ -11,7 +11,7 @@ from sharding import Mesh, TensorShardingPerValue
 
 from sdy_passes._value_shardings import SHARDING, func_result_sharding, open_sharding
 from sdy_passes.errors import PassFailedError
-from sdy_passes.ir import Module, Operation, SymbolTable
+from sdy_passes.ir import Module, Operation, SymbolTable, symbol_name
 from sdy_passes.pass_manager import Pass
 
 
@@ -35,6 +35,21 @@ def callee(call: Operation, table: SymbolTable) -> Operation:
     if func is None or func.name != "func.func":
         raise PassFailedError(f"Failed to lookup function: {name}", call.location)
     return func
+
+
+def main_func(module) -> Operation:
+    """Shardy's `getMainFuncOrDie(useSingleFunc=true)`: the only func, else `@main` (where
+    Shardy aborts, an error at the first func)."""
+    funcs = module.funcs()
+    if len(funcs) == 1:
+        return funcs[0]
+    main = module.lookup_symbol("main")
+    if main is None or main.name != "func.func":
+        found = ", ".join("@" + symbol_name(f) for f in funcs) or "none"
+        raise PassFailedError(f"Failed to lookup function: main (expected a single func or a func "
+                              f"@main; found funcs: {found})",
+                              funcs[0].location if funcs else module.op.location)
+    return main
 
 
 def mesh_or_ref_of(shardings, table: SymbolTable):

@@ -4,7 +4,9 @@
 A func pass (`builtin.module(func.func(sdy-sink-data-flow-edges))`). For each data-flow op, when any
 of its block-argument (or result) owners has an edge with a sharding, the owners' shardings are
 set together, owners without one getting a fully open sharding on the same mesh.
-`sink-debug-sharding-origins` / `sink-debug-propagation-edge-sharding` are not supported yet.
+`sink-debug-sharding-origins` / `sink-debug-propagation-edge-sharding` also move the edges'
+`sdy.sharding_origins` / `sdy.propagation_edges` to the owner, as `sdy.block_arg_*` and
+`sdy.result_*` arrays (`source_sharding.save_data_flow_debug_info`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from sdy_passes._value_shardings import (
 )
 from sdy_passes.ir import Operation
 from sdy_passes.pass_manager import FUNC, Pass
+from sdy_passes.source_sharding import save_data_flow_debug_info
 
 __all__ = ["SinkDataFlowEdgesPass"]
 
@@ -34,7 +37,9 @@ def _edge_shardings(owners):
     return tuple(s if s is not None else open_sharding(mesh, o.type) for s, o in zip(shardings, owners))
 
 
-def _sink(op: Operation) -> None:
+def _sink(op: Operation, origins: bool, edges: bool) -> None:
+    save_data_flow_debug_info(block_arg_edge_owners(op), op, origins, edges, "block_arg")
+    save_data_flow_debug_info(op.results, op, origins, edges, "result")
     if op.name in (NAMED_COMPUTATION, MANUAL_COMPUTATION):
         shardings = _edge_shardings(block_arg_edge_owners(op))
         if shardings is not None:
@@ -58,7 +63,6 @@ class SinkDataFlowEdgesPass(Pass):
 
     anchor = FUNC
     options = {"sink-debug-sharding-origins": False, "sink-debug-propagation-edge-sharding": False}
-    unsupported_if_true = tuple(options)
 
     def run(self, func: Operation) -> None:
         self._walk(func)
@@ -72,5 +76,6 @@ class SinkDataFlowEdgesPass(Pass):
                         inner.erase()
                         continue
                     if inner.name in DATA_FLOW_OPS:
-                        _sink(inner)
+                        _sink(inner, self.options["sink-debug-sharding-origins"],
+                              self.options["sink-debug-propagation-edge-sharding"])
                     self._walk(inner)

@@ -22,7 +22,7 @@ from typing import Iterable
 
 import numpy as np
 
-from ._placement import place, resolve
+from ._placement import _ref_bounds, place, resolve
 from .axes import AxisRef
 from .errors import ShardingError, ShardingParseError
 from .mesh import Mesh, MeshAxis, as_int, check_devices, mesh_verifier_error
@@ -85,6 +85,9 @@ class HloSharding:
     """`kind == "named"`: the `manual={...}` axes."""
     shard_group: tuple[str, int] | None = None
     """`("shard_as", n)` or `("shard_like", n)`: XLA's shard group, printed after the sharding."""
+    metadata: tuple[tuple[tuple[str, object], ...], ...] = dataclasses.field(default=(), compare=False)
+    """XLA's `OpMetadata` entries (`metadata={op_name="a"}`), each as `(attribute, value)` pairs;
+    like XLA's `ToString()` and `==`, printing and comparing leave them out."""
 
     @classmethod
     def parse(cls, text: str) -> HloSharding:
@@ -206,6 +209,20 @@ class HloSharding:
                 text += f", {word}={{{refs(axes)}}}"
         return text + "}"
 
+    def v3_to_v2_sharding(self) -> HloSharding:
+        """The tiled (V2) form of XLA's mesh forms, as XLA's `HloSharding::V3ToV2Sharding` gives
+        it: `maximal_mesh` becomes `maximal`, a `named` sharding the tile assignment of its
+        dims, manual, unreduced and replicated axes; anything else is returned as it is."""
+        if self.kind == "tuple":
+            return dataclasses.replace(self, elements=tuple(e.v3_to_v2_sharding() for e in self.elements))
+        if self.kind == "maximal_mesh":
+            return dataclasses.replace(self, kind="maximal")
+        if self.kind != "named":
+            return self
+        iota = (self.iota_reshape, self.iota_perm) if self.iota_reshape else None
+        v2 = HloSharding.parse(_to_hlo_text(self.named, self.mesh, self.manual_axes, iota))
+        return dataclasses.replace(v2, shard_group=self.shard_group)
+
     def __repr__(self) -> str:
         return f"HloSharding({str(self)!r})"
 
@@ -283,6 +300,14 @@ class _Devices:
 
 
 _INT64_MAX = 2**63 - 1
+# OpMetadata attributes jaxlib 0.10.2's parser reads, and ProfileType's values.
+_METADATA = {"op_type": str, "op_name": str, "source_file": str, "source_line": int, "profile_type": tuple,
+             "deduplicated_name": str, "stack_frame_id": int, "scheduling_name": str, "source_end_line": int,
+             "source_column": int, "source_end_column": int}
+_PROFILE_TYPES = {0, 1, 2, 3}
+_ESCAPE = re.compile(r"""\\(?:([ntr\\"'?abfv])|([0-7]{1,3})|x([0-9a-fA-F]+)|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|)""")
+_QUOTED = re.compile(r""""(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'""", re.S)
+_ESCAPED = dict(zip("ntr\\\"'?abfv", "\n\t\r\\\"'?\a\b\f\v"))
 _SPACE = " \t\n\r"  # XLA's lexer skips only these
 _SPACES = re.compile("[ \t\n\r]*")
 _WORD = re.compile("[A-Za-z0-9_.]*")
@@ -397,7 +422,7 @@ class _HloParser:
                     elements.append(self.single())
             value = HloSharding("tuple", elements=tuple(elements))
         else:
-            value = self.shard_group(self.body())
+            value = self.body()
         self.expect("}", "'}' to end sharding attribute")
         self.skip()
         if self.pos != len(self.text):
@@ -406,21 +431,9 @@ class _HloParser:
 
     def single(self) -> HloSharding:
         self.expect("{", "'{' to start a sharding")
-        value = self.shard_group(self.body())
+        value = self.body()
         self.expect("}", "'}' to end a sharding")
         return value
-
-    def shard_group(self, value: HloSharding) -> HloSharding:
-        """` shard_as N` / ` shard_like N` after a sharding; with both, XLA keeps shard_as and
-        the last N."""
-        kinds, group = [], None
-        while value.kind not in ("named", "maximal_mesh") and (word := self.word()) in ("shard_as", "shard_like"):
-            self.pos += len(word)
-            kinds.append(word)
-            group = self.integer("shard group id")
-        if group is None:
-            return value
-        return dataclasses.replace(value, shard_group=("shard_as" if "shard_as" in kinds else "shard_like", group))
 
     def attribute(self, name: str) -> bool:
         """`name=`, which XLA's lexer reads as one token (no space before `=`)."""
@@ -445,18 +458,107 @@ class _HloParser:
                 raise self.error("expected device_id= attribute in maximal_mesh")
             device = self.device_id(start)
             self.expect("]", "']' to end maximal_mesh")
-            return HloSharding("maximal_mesh", maximal_device=device)
-        for kind in ("replicated", "manual", "unknown", "unreduced"):
-            if self.keyword(kind):
-                return HloSharding(kind)
-        if self.keyword("maximal"):
-            if not self.attribute("device"):
-                raise self.error("expected 'device=' after maximal")
-            return HloSharding("maximal", maximal_device=self.device_id(start))
-        if not self.attribute("devices"):
-            raise self.error("expected a sharding: replicated, manual, unknown, unreduced, maximal device=N, "
-                             "devices=[...]")
-        return self.tiled(start)
+            return HloSharding("maximal_mesh", maximal_device=device, metadata=self.named_metadata())
+        # XLA reads the words of a sharding in any order, then decides what they make.
+        kinds: set[str] = set()
+        devices: list[int] = []
+        tile: tuple | None = None
+        subgroups: list[str] = []
+        replicate_last = False
+        group: tuple[str, int] | None = None
+        metadata: list = []
+        while not self.peek("}"):
+            at = self.pos
+            word = self.word()
+            if word in ("maximal", "replicated", "manual", "unknown", "unreduced"):
+                self.pos += len(word)
+                kinds.add(word)
+            elif self.attribute("device"):
+                devices = [self.device_id(at)]
+            elif self.attribute("devices"):
+                if tile is not None:
+                    raise self.error("devices= given twice", at)
+                tile = self.tile_assignment()
+                devices = devices + tile[1]
+            elif self.attribute("metadata"):
+                metadata += self.metadata()
+            elif self.attribute("last_tile_dims"):
+                subgroups += self.subgroup_types()
+            elif self.keyword("last_tile_dim_replicate"):
+                replicate_last = True
+            elif word in ("shard_as", "shard_like"):
+                self.pos += len(word)
+                # With both, XLA keeps shard_as and the last id.
+                kind = "shard_as" if word == "shard_as" or (group and group[0] == "shard_as") else word
+                group = (kind, self.integer("shard group id"))
+            else:
+                raise self.error("expected a sharding: replicated, manual, unknown, unreduced, maximal, device=N, "
+                                 "devices=[...], last_tile_dim_replicate, last_tile_dims={...}, metadata={...}, "
+                                 "shard_as N or shard_like N")
+        for kind in ("replicated", "maximal", "manual", "unknown", "unreduced"):  # XLA's precedence
+            if kind not in kinds:
+                continue
+            if kind == "maximal" and len(devices) != 1:
+                raise self.error("maximal shardings should have exactly one device assigned", start)
+            if kind != "maximal" and devices:
+                raise self.error(f"{kind} shardings should not have any devices assigned", start)
+            value = HloSharding(kind, maximal_device=devices[0] if kind == "maximal" else None)
+            break
+        else:
+            if tile is None:
+                raise self.error("non-maximal shardings must have a tile assignment list including dimensions", start)
+            if replicate_last:
+                if subgroups:  # (an assertion failure in XLA)
+                    raise self.error("last_tile_dim_replicate and last_tile_dims={...} together", start)
+                subgroups = ["replicated"]
+            dims, _, reshape, perm = tile
+            if reshape and devices:  # (an assertion failure in XLA)
+                raise self.error("device= and an iota tile assignment together", start)
+            value = self.tiled(start, dims, devices, reshape, perm, subgroups)
+        return dataclasses.replace(value, shard_group=group, metadata=tuple(metadata))
+
+    def metadata(self) -> list[tuple[tuple[str, object], ...]]:
+        """XLA's `OpMetadata` text: one `{name=value ...}` or a list `{{...}, {...}}`."""
+        self.skip()
+        at = self.pos
+        self.expect("{", "'{' to start metadata")
+        if not self.peek("{"):
+            self.pos = at
+            return [self.op_metadata()]
+        out = [self.op_metadata()]
+        while self.optional(","):
+            out.append(self.op_metadata())
+        self.expect("}", "'}' to end the metadata list")
+        return out
+
+    def op_metadata(self) -> tuple[tuple[str, object], ...]:
+        self.expect("{", "'{' to start metadata")
+        fields: dict[str, object] = {}
+        while not self.peek("}"):
+            self.optional(",")  # XLA takes a comma before each attribute, none after the last
+            at = self.pos
+            name = self.word()
+            if not self.attribute(name) or name not in _METADATA:
+                raise self.error(f"expected a metadata attribute ({'=, '.join(_METADATA)}=)", at)
+            if name in fields:
+                raise self.error(f"attribute {name} already exists", at)
+            kind = _METADATA[name]
+            if kind is str:
+                fields[name] = self.quoted()
+            elif kind is int:
+                value = self.integer(name)
+                if not -2**31 <= value < 2**31:
+                    raise self.error(f"{name} does not fit in int32", at)
+                fields[name] = value
+            else:  # profile_type: a braced list of ProfileType values
+                self.expect("{", "'{' to start profile_type")
+                values = [] if self.peek("}") else self.ints("profile type")
+                if any(v not in _PROFILE_TYPES for v in values):
+                    raise self.error(f"expected profile types {sorted(_PROFILE_TYPES)}, got: {values}", at)
+                self.expect("}", "'}' to end profile_type")
+                fields[name] = tuple(values)
+        self.expect("}", "'}' to end metadata")
+        return tuple(fields.items())
 
     def string(self) -> str:
         self.skip()
@@ -471,6 +573,25 @@ class _HloParser:
         if i >= len(self.text):
             raise self.error("expected '\"' to end the string")
         self.pos = i + 1
+        return "".join(out)
+
+    def quoted(self) -> str:
+        """A string of XLA's lexer: in double or single quotes, with C escapes."""
+        self.skip()
+        quoted = _QUOTED.match(self.text, self.pos)
+        if quoted is None:
+            raise self.error("expected a string in quotes")
+        end = quoted.end() - 1
+        out, at = [], self.pos + 1
+        for m in _ESCAPE.finditer(self.text, at, end):
+            out.append(self.text[at: m.start()])
+            simple, octal, hexa, u4, u8 = m.groups()
+            if simple is None and octal is None and hexa is None and u4 is None and u8 is None:
+                raise self.error("unknown escape sequence in the string", m.start())
+            out.append(_ESCAPED[simple] if simple else chr(int(octal or hexa or u4 or u8, 8 if octal else 16) % 0x110000))
+            at = m.end()
+        out.append(self.text[at: end])
+        self.pos = end + 1
         return "".join(out)
 
     def named(self, start: int) -> HloSharding:
@@ -531,12 +652,15 @@ class _HloParser:
         dims: list[DimensionSharding] = []
         clauses = {"replicated": (), "unreduced": (), "manual": ()}
         body_at = self.pos
+        metadata: list = []
         if self.keyword("replicated"):
-            pass
+            metadata = self.named_metadata()
         elif self.keyword("unreduced"):
             clauses["unreduced"] = every
+            metadata = self.named_metadata()
         elif self.keyword("manual"):
             clauses["manual"] = every
+            metadata = self.named_metadata()
         else:
             self.expect("[", "a list of dim shardings starting with '['")
             if not self.peek("]"):
@@ -545,9 +669,12 @@ class _HloParser:
                     dims.append(self.dim(mesh))
             self.expect("]", "']' to end the dim shardings")
             while self.optional(","):
+                if self.attribute("metadata"):
+                    metadata += self.metadata()
+                    continue
                 word = self.word()
                 if word not in clauses:
-                    raise self.error("expected replicated=, unreduced= or manual=")
+                    raise self.error("expected replicated=, unreduced=, manual= or metadata=")
                 self.pos += len(word)
                 self.expect("=")
                 self.expect("{")
@@ -561,7 +688,15 @@ class _HloParser:
         named = TensorSharding(mesh, tuple(dims), clauses["replicated"], clauses["unreduced"])
         self._verify_named(named, mesh, clauses["manual"], body_at)
         return HloSharding("named", iota_reshape=reshape, iota_perm=perm, mesh=mesh, named=named,
-                           manual_axes=clauses["manual"])
+                           manual_axes=clauses["manual"], metadata=tuple(metadata))
+
+    def named_metadata(self) -> tuple:
+        """`, metadata={...}` after a whole-mesh form of XLA's mesh sharding, if present."""
+        if not self.optional(","):
+            return ()
+        if not self.attribute("metadata"):
+            raise self.error("expected metadata= after ','")
+        return tuple(self.metadata())
 
     def _verify_named(self, named: TensorSharding, mesh: Mesh, manual: tuple[AxisRef, ...], at: int) -> None:
         # XLA checks what Shardy's verifier does (and aborts jaxlib 0.10.2 on a violation); the
@@ -609,7 +744,8 @@ class _HloParser:
         self.expect(")", "')' after pre_size in sub axis")
         return AxisRef.sub(name, pre, self.integer("sub-axis size"))
 
-    def tiled(self, start: int) -> HloSharding:
+    def tile_assignment(self) -> tuple[list[int], list[int], list[int], list[int]]:
+        """`[dims]` then devices or an iota `<=[reshape]T(perm)`: (dims, devices, reshape, perm)."""
         self.expect("[")
         dims_at = self.pos
         dims = self.ints("tile dim")
@@ -643,73 +779,84 @@ class _HloParser:
                                  devices_at)
         else:
             devices = self.ints("device id")
-            if len(devices) == 1:
-                raise self.error("non-maximal shardings must have more than one device assigned", start)
-            if len(devices) != n:
+            if len(devices) > 1 and len(devices) != n:
                 raise self.error(f"expected {n} devices for tile dims {dims}, got {len(devices)}", devices_at)
             if any(d < 0 for d in devices):
                 raise self.error(f"expected non-negative device ids, got: {min(devices)}", devices_at)
+        return dims, devices, reshape, perm
+
+    def subgroup_types(self) -> list[str]:
         subgroups: list[str] = []
-        tail = self.pos
-        if self.keyword("last_tile_dim_replicate"):
-            subgroups = ["replicated"]
-        elif self.keyword("last_tile_dims"):
-            self.expect("=")
-            self.expect("{")
-            if not self.peek("}"):
-                while True:
-                    at = self.pos
-                    kind = self.word()
-                    if kind not in _SUBGROUPS:
-                        raise self.error(f"expected a subgroup type ({', '.join(_SUBGROUPS)}), got: {kind!r}", at)
-                    self.pos += len(kind)
-                    subgroups.append(kind)
-                    if not self.optional(","):
-                        break
-            self.expect("}")
+        self.expect("{")
+        if not self.peek("}"):
+            while True:
+                at = self.pos
+                kind = self.word()
+                if kind not in _SUBGROUPS:
+                    raise self.error(f"expected a subgroup type ({', '.join(_SUBGROUPS)}), got: {kind!r}", at)
+                self.pos += len(kind)
+                subgroups.append(kind)
+                if not self.optional(","):
+                    break
+        self.expect("}")
+        return subgroups
+
+    def tiled(self, start: int, dims, devices, reshape, perm, subgroups) -> HloSharding:
+        if not reshape and len(devices) <= 1:
+            raise self.error("non-maximal shardings must have more than one device assigned", start)
         if len(subgroups) > len(dims):
             raise self.error(f"expected at least {len(subgroups)} tile dims for {len(subgroups)} subgroups, "
-                             f"got {len(dims)}", tail)
+                             f"got {len(dims)}", start)
         return HloSharding.tiled(dims, devices, reshape, perm, subgroups)
 
 
 # -- sdy -> HloSharding ------------------------------------------------------------------------
 
 
-def _manual_names(manual_axes) -> tuple[str, ...]:
+def _manual_refs(manual_axes) -> tuple[AxisRef, ...]:
     if isinstance(manual_axes, ManualAxes):
-        return manual_axes.names
-    return tuple(manual_axes)
+        manual_axes = manual_axes.names
+    return tuple(r if isinstance(r, AxisRef) else AxisRef(r) for r in manual_axes)
 
 
-def to_hlo_sharding(sharding: TensorSharding, mesh=None, *, manual_axes: ManualAxes | Iterable[str] = ()) -> str:
+def to_hlo_sharding(sharding: TensorSharding, mesh=None, *,
+                    manual_axes: ManualAxes | Iterable[str | AxisRef] = ()) -> str:
     """The GSPMD HloSharding text XLA's Shardy export prints for `sharding`.
 
     `mesh` is the `Mesh` (or a `MeshTable`) the sharding names; not needed for an inlined mesh.
-    `manual_axes` are the axes made manual by enclosing `sdy.manual_computation`s.
+    `manual_axes` are the axes made manual by enclosing `sdy.manual_computation`s (names), or
+    the `manual={...}` axis refs of XLA's mesh form, which may be sub-axes.
     Mesh `device_ids` give an explicit device list (each replication group sorted, as XLA's
     `PartialTile` does); otherwise the iota form, canonicalized.
     """
+    return _to_hlo_text(sharding, mesh, _manual_refs(manual_axes))
+
+
+def _to_hlo_text(sharding: TensorSharding, mesh, manual: tuple[AxisRef, ...],
+                 device_iota: tuple[tuple[int, ...], tuple[int, ...]] | None = None) -> str:
+    """`to_hlo_sharding`; `device_iota` is the mesh's device order as an iota `(reshape, perm)`
+    (XLA's mesh form keeps one, and XLA's conversion keeps the result an iota where it can)."""
     sharding = as_sharding(sharding)
     m = resolve(sharding, mesh)
-    manual = _manual_names(manual_axes)
     if m.is_empty:
         return "{replicated}"
     if m.is_maximal:
         place(sharding, m, None)
         return f"{{maximal device={m.maximal_device_id}}}"
-    for name in manual:
-        if not m.has_axis(name):
-            raise ShardingError(f'unknown manual axis: "{name}"')
-    if manual and set(manual) == set(m.axis_names):
+    for ref in manual:
+        if not m.has_axis(ref.name):
+            raise ShardingError(f'unknown manual axis: "{ref.name}"')
+    if manual and math.prod(r.size(m) for r in set(manual)) == m.total_size:
         place(sharding, m, None)
         return "{manual}"
-    p = place(sharding, m, None)
+    p = place(sharding, m, None, cuts=manual)
     order = [i for dims in p.dim_pieces for i in dims]
     tile_dims = list(p.num_tiles)
     subgroups = []
     used = set(order) | set(p.unreduced_pieces)
-    manual_pieces = [i for i, pc in enumerate(p.pieces) if pc.name in manual and i not in used]
+    manual_pieces = [i for i, pc in enumerate(p.pieces) if i not in used and any(
+        r.name == pc.name and _ref_bounds(r, m)[0] <= pc.pre_size and pc.pre_size * pc.size <= _ref_bounds(r, m)[1]
+        for r in manual)]
     for kind, group in (("manual", manual_pieces), ("unreduced", list(p.unreduced_pieces))):
         size = math.prod(p.pieces[i].size for i in group)
         if size > 1:  # XLA keeps no subgroup dim of size 1
@@ -726,6 +873,9 @@ def to_hlo_sharding(sharding: TensorSharding, mesh=None, *, manual_axes: ManualA
         return "{replicated}"  # also a one-device mesh (checked with jaxlib)
     if not m.device_ids:
         return str(HloSharding.tiled(tile_dims, (), p.piece_sizes, order, subgroups))
+    if device_iota is not None:
+        d = _Devices(p.piece_sizes, (), *device_iota).transpose(order)
+        return str(HloSharding.tiled(tile_dims, d.explicit, d.reshape, d.perm, subgroups))
     # Size-1 pieces do not move devices; leaving them out keeps numpy under its 64 dims.
     big = [i for i in order if p.pieces[i].size > 1]
     sizes = [pc.size for pc in p.pieces if pc.size > 1]

@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, TypeVar, Union
 
+from . import _mlir_lexer as lexer
 from .axes import AxisRef, SubAxisInfo
 from .errors import ShardingError, ShardingParseError
 from .mesh import Mesh, MeshAxis, MeshTable, mesh_verifier_error
@@ -45,12 +46,11 @@ Attribute = Union[TensorSharding, TensorShardingPerValue, Mesh, ManualAxes]
 T = TypeVar("T")
 
 _INT64_MAX = 2**63 - 1
-_SPACE = re.compile(r"(?:[ \t\n\r]+|//[^\n]*)*")
-_BARE = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
+_SPACE = lexer.SPACE
+_BARE = lexer.BARE_ID
 _DIGITS = re.compile(r"[0-9]+")
 _FLOAT_TAIL = re.compile(r"\.[0-9]*(?:[eE][-+]?[0-9]+)?")
 _HEX = re.compile(r"0x[0-9a-fA-F]+")
-_SIMPLE_STRING = re.compile(r'"([^"\\\n\v\f]*)"')
 _PUNCT = frozenset("<>[]{}(),=:?*+|-")
 _FAST_TOKEN = re.compile(
     r"""(?>(?:[ \t\n\r]+|//[^\n]*)*)(?:
@@ -78,41 +78,7 @@ _FAST_SPLIT = re.compile(
 )
 _FAST_PUNCT = frozenset("<>[]{}(),=:?*+|-")
 _WINDOW = 4096
-_BALANCE_STOP = re.compile(r'[<>\[\](){}"\x00]|->')
-_BRACKETS = {">": "<", "]": "[", ")": "(", "}": "{"}
-
-
-def _to_int(digits: str, base: int) -> int:
-    # Anything this long is out of int64 range; avoid Python's huge-int conversion limit.
-    return int(digits, base) if len(digits) <= 40 else 2**64
-
-
-def _decode_escapes(raw: str) -> str:
-    out = bytearray()
-    i = 0
-    while i < len(raw):
-        c = raw[i]
-        if c != "\\":
-            j = raw.find("\\", i)
-            j = len(raw) if j < 0 else j
-            out += raw[i:j].encode("utf-8", "surrogateescape")
-            i = j
-            continue
-        nxt = raw[i + 1]
-        if nxt in '"\\':
-            out.append(ord(nxt))
-            i += 2
-        elif nxt == "n":
-            out.append(10)
-            i += 2
-        elif nxt == "t":
-            out.append(9)
-            i += 2
-        else:
-            out.append(int(raw[i + 1 : i + 3], 16))
-            i += 3
-    # Names are byte strings in MLIR; bytes that are not UTF-8 survive as surrogates.
-    return out.decode("utf-8", "surrogateescape")
+_to_int = lexer.to_int
 
 
 Token = tuple  # (kind, start, end, value); kind is 'string', 'int', 'float', 'id', 'at', 'hash',
@@ -124,26 +90,11 @@ class _Retry(Exception):
 
 
 def _lex_string(text: str, pos: int, kind: str) -> Token:
-    m = _SIMPLE_STRING.match(text, pos)
-    if m:
-        return (kind, pos, m.end(), m.group(1))
-    i = pos + 1
-    while True:
-        if i >= len(text) or text[i] in "\n\v\f":
-            raise ShardingParseError("expected '\"' in string literal", text, min(i, len(text)))
-        c = text[i]
-        if c == '"':
-            return (kind, pos, i + 1, _decode_escapes(text[pos + 1 : i]))
-        if c == "\\":
-            nxt = text[i + 1 : i + 2]
-            if nxt and nxt in '"\\nt':
-                i += 2
-                continue
-            if len(text) > i + 2 and text[i + 1] in _HEXDIGITS and text[i + 2] in _HEXDIGITS:
-                i += 3
-                continue
-            raise ShardingParseError("unknown escape in string literal", text, i)
-        i += 1
+    try:
+        end, value = lexer.lex_string(text, pos)
+    except lexer.LexError as e:
+        raise ShardingParseError(e.message, text, e.pos) from None
+    return (kind, pos, end, value)
 
 
 class _Parser:
@@ -335,10 +286,7 @@ class _Parser:
         return value
 
     def comma_list(self, element: Callable[[], T]) -> list[T]:
-        items = [element()]
-        while self.optional(","):
-            items.append(element())
-        return items
+        return lexer.comma_list(element, self.optional)
 
     # -- grammar -------------------------------------------------------------------------
 
@@ -563,35 +511,12 @@ class _Parser:
         return self.advance()  # type: ignore[return-value]
 
 
-_HEXDIGITS = frozenset("0123456789abcdefABCDEF")
-
-
 def _check_balanced(text: str, pos: int) -> int:
     """MLIR first cuts a dialect attribute's `<...>` body by bracket matching; returns its end."""
-    stack: list[tuple[str, int]] = []
-    i = pos
-    while True:
-        m = _BALANCE_STOP.search(text, i)
-        if m is None or m.group() == "\x00":
-            # MLIR's buffer ends with a NUL, so a NUL character ends the body too.
-            if stack:
-                raise ShardingParseError(
-                    f"unbalanced '{stack[-1][0]}' character in pretty dialect name", text, stack[-1][1]
-                )
-            raise ShardingParseError("unexpected nul or EOF in pretty dialect name", text, len(text) if m is None else m.start())
-        c = m.group()
-        i = m.end()
-        if c in "<[({":
-            stack.append((c, m.start()))
-        elif c in _BRACKETS:
-            top = stack.pop()[0]
-            if top != _BRACKETS[c]:
-                # MLIR names the bracket it expected to close, at the offending closer.
-                raise ShardingParseError(f"unbalanced '{top}' character in pretty dialect name", text, m.start())
-            if not stack:
-                return i
-        elif c == '"':
-            i = _lex_string(text, m.start(), "string")[2]
+    try:
+        return lexer.scan_balanced(text, pos)
+    except lexer.LexError as e:
+        raise ShardingParseError(e.message, text, e.pos) from None
 
 
 # -- entry points ------------------------------------------------------------------------------

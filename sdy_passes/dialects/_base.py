@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from sdy_passes.attributes import (
-    I1, I64, Attribute, BoolAttr, FunctionType, IntegerAttr, IntegerType, StringAttr, SymbolRefAttr, TypeAttr,
-    Type, print_attr_dict, print_function_type,
+    I1, I64, Attribute, BoolAttr, ComplexType, FloatType, FunctionType, IntegerAttr, IntegerType,
+    RankedTensorType, StringAttr, SymbolRefAttr, TypeAttr, Type, print_attr_dict, print_function_type,
 )
 from sdy_passes.errors import VerificationError
 from sdy_passes.ir import Operation, OpResult
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["OpDef", "OPS", "lookup", "has_trait", "VerifyContext", "fail", "add_operands", "set_results", "attr_dict_for",
            "opt_dict", "no_sharding_rule", "parse_attrs_and_signature", "print_type_signature", "short_name", "parse_return", "print_return",
-           "parse_constant", "print_constant", "constant_names"]
+           "parse_constant", "print_constant", "verify_constant", "constant_names"]
 
 VARIADIC = None
 """An operand or result count that is not fixed."""
@@ -213,6 +213,20 @@ def _typed_value_type(value) -> Type | None:
 
 
 def parse_constant(p, op, n):
+    """`{attrs} dense<...> : T`, or the form StableHLO's `parseConstantOp` reads first (what it
+    prints when the value's type is not the result's): `() <{value = ...}> {attrs} : () -> T`."""
+    if p.parse_optional("("):
+        p.expect(")")
+        if p.parse_optional("<"):  # as in the generic form
+            if not p.peek("{"):
+                p.fail_expected("'{' of properties")
+            op.properties.update(p.parse_attr_dict())
+            p.expect(">", "'>' after properties")
+        p.set_attrs(op, p.parse_optional_attr_dict())
+        for token in (":", "(", ")", "->"):
+            p.expect(token)
+        set_results(op, [p.parse_type()])
+        return
     p.set_attrs(op, p.parse_optional_attr_dict())
     pos = p.skip()
     value = p.parse_attribute()
@@ -221,6 +235,37 @@ def parse_constant(p, op, n):
         raise p.error("expected a typed constant value such as dense<1.0> : tensor<f32>", pos)
     op.properties["value"] = value
     set_results(op, [typ])
+
+
+_HLO_FLOATS = frozenset(("f4E2M1FN f6E2M3FN f6E3M2FN f8E3M4 f8E4M3 f8E4M3FN f8E4M3FNUZ f8E4M3B11FNUZ "
+                         "f8E5M2 f8E5M2FNUZ f8E8M0FNU f16 f32 f64 bf16").split())
+
+
+def _hlo_element(t: Type) -> bool:
+    """StableHLO's `HLO_Float`, `HLO_Pred`, `HLO_Int` or `HLO_Complex` (quantized types are not
+    registered in jaxlib's context: they stay opaque and fail, as there)."""
+    if isinstance(t, FloatType):
+        return t.name in _HLO_FLOATS
+    if isinstance(t, IntegerType):
+        return (t.width == 1 and not t.signedness) or (t.signedness != "s" and t.width in (2, 4, 8, 16, 32, 64))
+    return isinstance(t, ComplexType) and isinstance(t.element_type, FloatType) and t.element_type.name in ("f32", "f64")
+
+
+def verify_constant(op: Operation, ctx: VerifyContext) -> None:
+    """`stablehlo.constant`'s result constraint (`HLO_StaticShapeTensorOrPerAxisQuantizedTensor`),
+    then both constants' inferred type: the value's."""
+    if op.name == "stablehlo.constant" and op.results:
+        t = op.result.type
+        if not (isinstance(t, RankedTensorType) and t.has_static_shape and _hlo_element(t.element_type)):
+            fail(op, "result #0 must be statically shaped tensor of 4/6/8/16/32/64-bit float or bool or "
+                     "2/4/8/16/32/64-bit integer or complex type with 32/64-bit float elements or per-tensor "
+                     "integer quantized or per-axis integer quantized values, but got "
+                     f"'{t}'")
+    value = op.properties.get("value")
+    inferred = _typed_value_type(value)
+    if inferred is not None and op.result_types != (inferred,):
+        fail(op, f"inferred type(s) '{inferred}' are incompatible with return type(s) of operation "
+                 + ", ".join(f"'{t}'" for t in op.result_types))
 
 
 def constant_names(op: Operation) -> tuple[str, ...] | None:

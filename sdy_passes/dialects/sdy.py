@@ -18,6 +18,7 @@ from sdy_passes.attributes import (
 from sdy_passes.dialects._base import (
     OpDef, VerifyContext, add_operands, attr_dict_for, fail, no_sharding_rule, opt_dict,
     parse_attrs_and_signature, parse_constant, parse_return, print_constant, print_return, set_results,
+    verify_constant,
 )
 from sdy_passes.dialects.sdy_attributes import PropagationEdges
 from sdy_passes.errors import IRParseError, VerificationError
@@ -609,7 +610,7 @@ OPS = (
           parse=_parse_barrier, print=_print_barrier, verify=_verify_barrier, traits=_PURE,
           sharding_rule=no_sharding_rule),
     OpDef("sdy.constant", ("value",), ("value",), 0, 1,
-          parse=parse_constant, print=print_constant, traits=_PURE | {"ConstantLike"},
+          parse=parse_constant, print=print_constant, verify=verify_constant, traits=_PURE | {"ConstantLike"},
           sharding_rule=no_sharding_rule),
     OpDef("sdy.manual_computation", ("in_shardings", "out_shardings", "manual_axes"),
           ("in_shardings", "out_shardings", "manual_axes"), num_regions=1,

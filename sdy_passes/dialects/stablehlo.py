@@ -11,9 +11,7 @@ from sdy_passes.attributes import (
 )
 from sdy_passes.dialects._base import (
     OpDef, add_operands, attr_dict_for, constant_names, no_sharding_rule, opt_dict, parse_constant,
-    parse_return,
-    print_constant,
-    print_return, set_results,
+    parse_return, print_constant, print_return, set_results, verify_constant,
 )
 from sdy_passes.dialects.stablehlo_attributes import (
     ConvDimensionNumbers, DotDimensionNumbers, EnumAttr, parse_int_list,
@@ -53,16 +51,25 @@ _ARITY = {**dict.fromkeys(ELEMENTWISE, 1), "after_all": None, "clamp": 3, "compl
 
 
 def _parse_operands_type(p, op, n):
-    arity = _ARITY[op.name.removeprefix("stablehlo.")]
-    if arity is None:
-        refs = p.parse_optional_value_ref_list()
-    else:
+    name = op.name.removeprefix("stablehlo.")
+    arity = _ARITY[name]
+    start = p.pos
+    refs = p.parse_optional_value_ref_list()
+    if arity is not None and len(refs) != arity:  # read them one by one for the exact error
+        p.pos = start
         refs = [p.parse_value_ref()]
         for _ in range(arity - 1):
             p.expect(",")
             refs.append(p.parse_value_ref())
+    functional = name in FUNCTIONAL
+    known = None if functional else p.parse_optional_colon_known_type()
+    if known is not None:  # `%a, %b : T`: no attributes, every type T
+        t, pos = known
+        add_operands(op, p.resolve_all(refs, (t,) * len(refs), pos))
+        set_results(op, (t,) * max(n, 1))
+        return
     p.set_attrs(op, p.parse_optional_attr_dict())
-    _parse_types(p, op, refs, n, functional=op.name.removeprefix("stablehlo.") in FUNCTIONAL)
+    _parse_types(p, op, refs, n, functional=functional)
 
 
 def _parse_types(p, op, refs, num_results, *, functional: bool) -> None:
@@ -1025,6 +1032,8 @@ def _opdef(name: str) -> OpDef:
     parse, print_ = _HOOKS.get(name, (None, None))
     arity = _ARITY.get(name)
     return OpDef(f"stablehlo.{name}", _props(_PROPERTIES.get(name, "")),
+                 required=("value",) if name == "constant" else (),
+                 verify=verify_constant if name == "constant" else None,
                  num_operands=arity, num_results=1 if arity is not None else None,
                  num_regions=_REGIONS.get(name), parse=parse, print=print_,
                  traits=frozenset(_TRAITS.get(name, ())), sharding_rule=_SHARDING_RULES.get(name),

@@ -98,9 +98,7 @@ def d2_cases(stem: str):
 
 
 def known_failure(case) -> str | None:
-    """Why a case cannot agree yet (the test then expects it to fail), or None."""
-    if "debug-" in case["pipeline"]:
-        return "debug-sharding-origins / debug-propagation-edge-sharding are not implemented"
+    """Why a case cannot agree yet (the test then expects it to fail), or None (all agree)."""
     return None
 
 

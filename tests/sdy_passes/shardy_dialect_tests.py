@@ -1,9 +1,11 @@
 """Shardy's own dialect tests (`shardy/dialect/sdy/ir/test/*.mlir`), chunk by chunk, with
 jaxlib 0.10.2's verdict on each and the project's.
 
-`SHARDY_SRC` names a Shardy checkout or a bare git mirror of openxla/shardy (then the files are
-read at `REVISION`, the Shardy that jaxlib 0.10.2 matches closely). Nothing is copied into the
-project. A verdict is `("ok", pretty, generic)` or `("error", "LINE:COL: message")` (the
+The source is a Shardy checkout or a bare git mirror of openxla/shardy (then the files are
+read at `REVISION`, the Shardy that jaxlib 0.10.2 matches closely): `SHARDY_SRC` if set, else the
+first of `DEFAULT_SOURCES` that has the files (a checkout beside the project, `../shardy`, as
+`git clone https://github.com/openxla/shardy` there makes it, or this machine's mirror). Nothing
+is copied into the project. A verdict is `("ok", pretty, generic)` or `("error", "LINE:COL: message")` (the
 first error); `compare()` gives the chunks on which the two disagree.
 """
 
@@ -19,23 +21,44 @@ SKIPPED_PREFIX = "collective_"
 """The sdy collectives are the collectives work's (their own files)."""
 
 
+_ROOT = pathlib.Path(__file__).resolve().parents[2]
+DEFAULT_SOURCES = (_ROOT.parent / "shardy", pathlib.Path("/work/.mirror/openxla+shardy/repo"))
+"""Where a Shardy checkout or mirror is looked for when `SHARDY_SRC` is not set."""
+
+
+def _has_tests(src: pathlib.Path) -> bool:
+    if (src / TEST_DIR).is_dir():
+        return True
+    return src.is_dir() and subprocess.run(["git", "-C", str(src), "cat-file", "-e", f"{REVISION}:{TEST_DIR}"],
+                                           capture_output=True).returncode == 0
+
+
 def shardy_source() -> str | None:
-    return os.environ.get("SHARDY_SRC") or None
+    """`SHARDY_SRC`, else the first of `DEFAULT_SOURCES` holding the dialect tests, else None."""
+    if os.environ.get("SHARDY_SRC"):
+        return os.environ["SHARDY_SRC"]
+    return next((str(src) for src in DEFAULT_SOURCES if _has_tests(src)), None)
 
 
-def test_files(src: str) -> dict[str, str]:
-    """File name -> text of every dialect test file but the collectives'."""
+MISSING = (f"no Shardy source: set SHARDY_SRC, or put a checkout of openxla/shardy (or a git mirror "
+           f"with commit {REVISION[:12]}) at one of {', '.join(map(str, DEFAULT_SOURCES))}")
+"""The skip message when `shardy_source()` finds nothing."""
+
+
+def test_files(src: str, test_dir: str = TEST_DIR) -> dict[str, str]:
+    """File name -> text of every `.mlir` file in `test_dir` (the dialect tests by default,
+    without the collectives')."""
     root = pathlib.Path(src)
-    checkout = root / TEST_DIR
+    checkout = root / test_dir
     if checkout.is_dir():
         files = {p.name: p.read_text() for p in sorted(checkout.glob("*.mlir"))}
     else:
-        names = subprocess.run(["git", "-C", src, "ls-tree", "--name-only", f"{REVISION}:{TEST_DIR}"],
+        names = subprocess.run(["git", "-C", src, "ls-tree", "--name-only", f"{REVISION}:{test_dir}"],
                                capture_output=True, text=True, check=True).stdout.split()
-        files = {n: subprocess.run(["git", "-C", src, "show", f"{REVISION}:{TEST_DIR}/{n}"],
+        files = {n: subprocess.run(["git", "-C", src, "show", f"{REVISION}:{test_dir}/{n}"],
                                    capture_output=True, text=True, check=True).stdout
                  for n in names if n.endswith(".mlir")}
-    return {n: t for n, t in files.items() if not n.startswith(SKIPPED_PREFIX)}
+    return {n: t for n, t in files.items() if test_dir != TEST_DIR or not n.startswith(SKIPPED_PREFIX)}
 
 
 def chunks(files: dict[str, str]) -> list[tuple[str, str]]:

@@ -269,7 +269,7 @@ def _error(text):
     ('"t.a"() {x = 1, x = 2} : () -> ()', 1, 17, "duplicate key 'x' in dictionary attribute"),
     ('"t.a"() : () -> () loc(', 1, 24, "expected location instance"),
     ('"t.a"()[^bb9] : () -> ()', 1, 9, "reference to an undefined block '^bb9'"),
-    ('"t.a"() {x = "abc} : () -> ()', 1, 14, "unterminated string literal"),
+    ('"t.a"() {x = "abc} : () -> ()', 1, 30, "expected '\"' in string literal"),  # as jaxlib
 ])
 def test_errors_have_line_col_source_and_caret(text, line, col, message):
     err = _error(text)
@@ -313,3 +313,32 @@ def test_random_text_only_raises_ir_parse_error(text):
         parse_module(text, verify=False)
     except IRParseError:
         pass
+
+
+LEXER_CASES = [
+    '"t.a"() {x = "abc} : () -> ()',
+    '"t.a"() {x = "a\\qb"} : () -> ()',
+    '"t.a"() {x = "a\\41b\\n\\t\\"\\\\"} : () -> ()',
+    '"t.a"() {"k\\41" = 1 : i32} : () -> ()',
+    '"t.a"() {x = "abc\n"} : () -> ()',
+    '"t.a"() {x = "\\ff\\fe"} : () -> ()',
+    '"t.a"() {"" = 1} : () -> ()',
+    '"t.a"() {x = #foo<"a>b">} : () -> ()',
+    '"t.a"() {x = #foo<(]>} : () -> ()',
+    '"t.a"() {x = #foo<a <b (c]>>} : () -> ()',
+    '"t.a"() {x = #foo<a} : () -> ()',
+    '"t.a"() {x = #foo<a -> b>} : () -> ()',
+    '"t.a"() {x = #foo<"a\\q">} : () -> ()',
+    '"t.a"() {x = #foo<a\x00b>} : () -> ()',
+    '"t.a"() {x = #foo<a>, y = !foo<(>} : () -> ()',
+    '"t.a"() : () -> !foo<a)>',
+    'sdy.mesh @m = <["a"=2]>\n"t.a"() {x = #sdy.sharding<@m, [{"a"]>} : () -> ()',
+]
+"""Strings, escapes and dialect bodies: the shared lexical core (`sharding._mlir_lexer`)."""
+
+
+@pytest.mark.jaxlib
+def test_lexer_verdicts_are_jaxlibs():
+    from tests.sdy_passes.shardy_dialect_tests import jaxlib_verdicts, project_verdict
+    for text, theirs in zip(LEXER_CASES, jaxlib_verdicts(LEXER_CASES)):
+        assert project_verdict(text) == theirs, text

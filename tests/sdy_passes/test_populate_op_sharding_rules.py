@@ -151,7 +151,7 @@ def test_jax_corpus_rules_and_import_pipeline_match_jaxlib(monkeypatch):
 @needs_shared(SHARED / "sdy_cases_propagation")
 def test_propagation_with_the_projects_rules_equals_jaxlibs_recorded_output():
     # The D2 golden inputs as Shardy wrote them (no rules attached): propagation builds every
-    # rule from this table, and the output equals what jaxlib printed (all non-debug cases).
+    # rule from this table, and the output equals what jaxlib printed (all cases).
     from tests.sdy_passes.propagation_oracle import D2_CASES, case_path, known_failure, run_ours
     from tests.sdy_passes.ssa import normalize_ssa
 
