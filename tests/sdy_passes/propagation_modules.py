@@ -1,11 +1,12 @@
 """Random modules for propagation tests (Hypothesis).
 
 `prop_modules()` draws a module in pretty MLIR: one mesh (some with a size-3 axis, so shardings
-need not divide), a `@main` whose arguments and results carry random shardings (full and
-sub-axes, open and closed dims, replicated axes, user priorities `pN`), and a random DAG of
+need not divide, one with a size-1 axis), a `@main` whose arguments and results carry random
+shardings (full and sub-axes, open and closed dims, replicated and unreduced axes, user
+priorities `pN`), and a random DAG of
 element-wise ops and trees of them (some with an `sdy.sharding`), transposes, reshapes
-(compound factors), broadcasts, reduces, dot_generals, sharding constraints, sharding groups,
-optimization barriers, while loops, named computations and manual computations (bodies drawn
+(compound factors), broadcasts, reduces, dot_generals, concatenates, slices, pads, selects,
+iotas, reverses, dynamic slices, sharding constraints, sharding groups, optimization barriers, while loops, named computations and manual computations (bodies drawn
 the same way; inside a manual computation shardings use only the free axes). Every draw is a
 Hypothesis choice, so a disagreeing module shrinks.
 
@@ -23,10 +24,13 @@ MESHES = (
     (("a", 2), ("b", 2), ("c", 4)),
     (("x", 4), ("y", 2)),
     (("a", 2), ("d", 3)),
+    (("a", 2), ("e", 1), ("c", 4)),
 )
 DIMS = (1, 2, 3, 4, 6, 8, 12, 16)
-KINDS = ("unary", "binary", "tree", "transpose", "reshape", "broadcast", "reduce", "dot",
-         "constraint", "group", "barrier", "while", "named", "manual")
+SIMPLE = ("unary", "binary", "tree", "transpose", "reshape", "broadcast", "reduce", "dot",
+          "constraint", "group", "barrier", "concatenate", "slice", "pad", "select", "iota",
+          "reverse", "dynamic_slice")
+NESTED = ("while", "named", "manual")
 
 
 def ttype(shape, element="f32") -> str:
@@ -72,11 +76,13 @@ def _sharding(draw, mesh, rank, priorities=True, exclude=(), first=()):
         can_prioritize = priorities and (axes or not closed)  # `{}p1` is invalid
         prio = f"p{draw(st.integers(0, 2))}" if can_prioritize and draw(st.integers(0, 3)) == 0 else ""
         dims.append("{" + body + "}" + prio)
-    replicated = [f'"{n}"' for n, _ in mesh
-                  if n not in names_used and n not in exclude and draw(st.integers(0, 5)) == 0]
+    free = [n for n, _ in mesh if n not in names_used and n not in exclude]
+    replicated = [n for n in free if draw(st.integers(0, 5)) == 0]
+    unreduced = [n for n in free if n not in replicated and draw(st.integers(0, 7)) == 0]
     text = "<@mesh, [" + ", ".join(dims) + "]"
-    if replicated:
-        text += ", replicated={" + ", ".join(replicated) + "}"
+    for key, axes in (("replicated", replicated), ("unreduced", unreduced)):
+        if axes:
+            text += f", {key}={{" + ", ".join(f'"{n}"' for n in axes) + "}"
     return text + ">"
 
 
@@ -118,7 +124,7 @@ class _Gen:
         draw = self.draw
         for _ in range(n):
             v, shape = draw(st.sampled_from(values))
-            kind = draw(st.sampled_from(KINDS if depth < 2 else KINDS[:11]))
+            kind = draw(st.sampled_from(SIMPLE + NESTED if depth < 2 else SIMPLE))
             t = ttype(shape)
             if kind == "unary":
                 op = draw(st.sampled_from(("negate", "abs", "tanh")))
@@ -184,6 +190,42 @@ class _Gen:
                 ins = [(v, shape)] + [draw(st.sampled_from(values)) for _ in range(draw(st.integers(0, 1)))]
                 self.emit(indent, values, "stablehlo.optimization_barrier " + ", ".join(n for n, _ in ins)
                           + " : " + ", ".join(ttype(s) for _, s in ins), [s for _, s in ins])
+            elif kind == "concatenate":
+                dim = draw(st.integers(0, len(shape) - 1)) if shape else None
+                w = draw(st.sampled_from([n for n, s in values if s == shape]))
+                if dim is not None:
+                    out = shape[:dim] + (2 * shape[dim],) + shape[dim + 1:]
+                    self.emit(indent, values, f"stablehlo.concatenate {v}, {w}, dim = {dim} : ({t}, {t}) -> "
+                                              f"{ttype(out)}", [out])
+            elif kind == "slice":
+                starts = [draw(st.integers(0, d - 1)) for d in shape]
+                strides = [draw(st.integers(1, 2)) for _ in shape]
+                out = tuple(-(-(d - a) // k) for d, a, k in zip(shape, starts, strides))
+                ranges = ", ".join(f"{a}:{d}" + (f":{k}" if k > 1 else "") for a, d, k in zip(starts, shape, strides))
+                self.emit(indent, values, f"stablehlo.slice {v} [{ranges}] : ({t}) -> {ttype(out)}", [out])
+            elif kind == "pad":
+                low, high = ([draw(st.integers(0, 2)) for _ in shape] for _ in range(2))
+                out = tuple(d + a + b for d, a, b in zip(shape, low, high))
+                zero = self.emit(indent, [], "stablehlo.constant dense<0.0> : tensor<f32>", [()])[0]
+                self.emit(indent, values, f"stablehlo.pad {v}, {zero}, low = {low}, high = {high}, interior = "
+                                          f"{[0] * len(shape)} : ({t}, tensor<f32>) -> {ttype(out)}", [out])
+            elif kind == "select":
+                a, b = (draw(st.sampled_from([n for n, s in values if s == shape])) for _ in range(2))
+                pred = self.emit(indent, [], f"stablehlo.compare GT, {v}, {a} : ({t}, {t}) -> {ttype(shape, 'i1')}",
+                                 [shape])[0]
+                self.emit(indent, values, f"stablehlo.select {pred}, {a}, {b}{self.op_sharding(shape, manual)} : "
+                                          f"{ttype(shape, 'i1')}, {t}", [shape])
+            elif kind == "iota" and shape:
+                self.emit(indent, values, f"stablehlo.iota dim = {draw(st.integers(0, len(shape) - 1))} : {t}", [shape])
+            elif kind == "reverse" and shape:
+                dims = sorted(draw(st.sets(st.integers(0, len(shape) - 1), min_size=1)))
+                self.emit(indent, values, f"stablehlo.reverse {v}, dims = {dims} : {t}", [shape])
+            elif kind == "dynamic_slice" and shape:
+                out = tuple(draw(st.integers(1, d)) for d in shape)
+                index = self.emit(indent, [], "stablehlo.constant dense<1> : tensor<i32>", [()])[0]
+                self.emit(indent, values, f"stablehlo.dynamic_slice {v}, {', '.join([index] * len(shape))}, sizes = "
+                                          f"{list(out)} : ({t}, {', '.join(['tensor<i32>'] * len(shape))}) -> "
+                                          f"{ttype(out)}", [out])
             elif kind == "while":
                 self.op_while(indent, values, (v, shape), manual, depth)
             elif kind == "named":
