@@ -122,12 +122,12 @@ def check_case(case) -> None:
     assert [w.partition(": ")[2] for w in warned] == expected
 
 
-EXAMPLES = int(os.environ.get("PROPAGATION_FUZZ", "12"))
+EXAMPLES = int(os.environ.get("PROPAGATION_FUZZ", "8"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
                 derandomize="PROPAGATION_FUZZ" not in os.environ,
                 phases=[Phase.explicit, Phase.generate, Phase.shrink],
                 suppress_health_check=list(HealthCheck))
-"""Random-module tests: a fixed, derandomized sample of 12 modules by default;
+"""Random-module tests: a fixed, derandomized sample of 8 modules by default;
 `PROPAGATION_FUZZ=N` draws N fresh ones. jaxlib runs in one long-lived child per test module,
 so a disagreement shrinks quickly to a minimal module."""
 
