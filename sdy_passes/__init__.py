@@ -39,3 +39,12 @@ __all__ = [
     "SdyError", "IRParseError", "VerificationError", "PassFailedError", "SdyWarning",
     *_attributes_all,
 ]
+__all__.append("explain")
+
+
+def __getattr__(name):
+    # `explain` (sdy_passes.explanation) imports the propagation passes: only on first use.
+    if name == "explain":
+        from sdy_passes.explanation import explain
+        return explain
+    raise AttributeError(f"module 'sdy_passes' has no attribute '{name}'")

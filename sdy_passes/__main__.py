@@ -11,6 +11,11 @@ pass flags (run in the order given):
   --PASS='k=v k2=v2'    with options, e.g. --sdy-import-func-calls=add-data-flow-edges-on-named-computations=false
                         (func passes are nested in func.func(...) for you)
   --pass-pipeline=TEXT  an MLIR pipeline, e.g. 'builtin.module(symbol-dce,func.func(sdy-populate-op-sharding-rules))'
+  --explain=VALUE       print why propagation gives VALUE (e.g. %3, %arg0, @main:%3) its
+                        sharding instead of the module: the user sharding each axis started at
+                        and the ops and factors it crossed (sdy_passes.explain). Runs the pass
+                        flags given (they must include a propagate pass), else
+                        sdy-propagation-pipeline (what JAX runs), up to its propagation step
 
 options:
   --split-input-file    process each `// -----` chunk on its own; outputs joined by `// -----`
@@ -62,7 +67,7 @@ def version(prog: str) -> str:
 
 def _parse_args(argv: list[str]):
     opts = {"split": False, "generic": False, "locs": False, "output": None, "input": None,
-            "pipeline": [], "help": False, "list": False, "version": False}
+            "pipeline": [], "help": False, "list": False, "version": False, "explain": None}
     i = 0
     while i < len(argv):
         arg = argv[i]
@@ -85,7 +90,7 @@ def _parse_args(argv: list[str]):
             opts["generic"] = True
         elif flag == "mlir-print-debuginfo":
             opts["locs"] = True
-        elif flag in ("o", "pass-pipeline"):
+        elif flag in ("o", "pass-pipeline", "explain"):
             if not eq:
                 if i >= len(argv):
                     raise _Usage(f"{arg} needs a value")
@@ -93,6 +98,8 @@ def _parse_args(argv: list[str]):
                 i += 1
             if flag == "o":
                 opts["output"] = value
+            elif flag == "explain":
+                opts["explain"] = value
             else:
                 opts["pipeline"].append(value)
         elif flag in PASSES or flag in PIPELINES:
@@ -137,9 +144,13 @@ def _process(padded: str, filename: str, pipeline: list[str], opts) -> tuple[str
         warnings.simplefilter("always", SdyWarning)
         try:
             module = parse_module(padded, filename=filename)
-            run_passes(module, pipeline)
-            out = print_module(module, generic=opts["generic"], print_locations=opts["locs"],
-                               mlir_names=True)
+            if opts["explain"] is not None:
+                from sdy_passes.explanation import PIPELINE, explain
+                out = explain(module, opts["explain"], pipeline=pipeline or PIPELINE)
+            else:
+                run_passes(module, pipeline)
+                out = print_module(module, generic=opts["generic"], print_locations=opts["locs"],
+                                   mlir_names=True)
         except SdyError as e:
             out = None
             diagnostics.append(_render("error", e, filename, padded))

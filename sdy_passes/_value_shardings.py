@@ -225,9 +225,10 @@ def _with_sharding_at(shardings, values, index: int, sharding: TensorSharding):
     """The list with entry `index` replaced; a missing list becomes fully open shardings."""
     if shardings:
         out = list(shardings)
+        out[index] = sharding
     else:
-        out = [open_sharding(sharding.mesh_or_ref, v.type) for v in values]
-    out[index] = sharding
+        out = [sharding if i == index else open_sharding(sharding.mesh_or_ref, v.type)
+               for i, v in enumerate(values)]
     return TensorShardingPerValue(tuple(out))
 
 

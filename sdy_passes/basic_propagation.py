@@ -28,7 +28,7 @@ from sharding import Mesh, TensorSharding
 
 from sdy_passes._value_shardings import (
     COLLECTIVE_OPS, DATA_FLOW_EDGE, DATA_FLOW_OPS, SINGLE_SHARDING_OPS, MANUAL_COMPUTATION, NAMED_COMPUTATION, _add_manual_axes,
-    data_flow_edge_of, erase_manual_axes, func_result_sharding, get_sharding,
+    data_flow_edge_of, erase_manual_axes, func_arg_sharding, func_result_sharding, get_sharding,
     set_func_attr_sharding, set_sharding, shardable_value,
 )
 from sdy_passes import op_sharding_rules
@@ -198,8 +198,8 @@ class _Tensors:
     __slots__ = ("values", "shardings", "setter", "is_func_result")
 
     def __init__(self, values, shardings, setter, is_func_result=False):
-        self.values = list(values)
-        self.shardings = list(shardings)
+        self.values = values
+        self.shardings = shardings
         self.setter = setter
         self.is_func_result = is_func_result
 
@@ -390,7 +390,6 @@ class Propagator:
 
     # -- patterns -----------------------------------------------------------------------------
     def _values(self, values: Sequence[Value]) -> _Tensors:
-        values = list(values)
         return _Tensors(values, [_get_sharding(v) for v in values],
                         lambda i, s: set_sharding(values[i], s))
 
@@ -485,10 +484,16 @@ _SPECIAL_OWNERS = DATA_FLOW_OPS | SINGLE_SHARDING_OPS | COLLECTIVE_OPS
 
 
 def _get_sharding(value: Value) -> TensorSharding | None:
-    """`get_sharding`, with a fast path for the result of an ordinary op (most values)."""
-    if isinstance(value, OpResult) and value.owner.name not in _SPECIAL_OWNERS:
-        attr = value.owner.attributes.get("sdy.sharding")
-        return attr.shardings[value.index] if attr is not None and attr.shardings else None
+    """`get_sharding`, with fast paths for the result of an ordinary op (most values) and a
+    function's argument."""
+    if isinstance(value, OpResult):
+        if value.owner.name not in _SPECIAL_OWNERS:
+            attr = value.owner.attributes.get("sdy.sharding")
+            return attr.shardings[value.index] if attr is not None and attr.shardings else None
+    else:
+        func = value.owner.parent.parent if value.owner.parent is not None else None
+        if func is not None and func.name == "func.func":
+            return func_arg_sharding(func, value.index)
     return get_sharding(value)
 
 

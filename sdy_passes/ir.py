@@ -119,7 +119,8 @@ class OpResult(Value):
     __slots__ = ("owner", "index")
 
     def __init__(self, type: Type, owner: Operation, index: int):
-        super().__init__(type)
+        self.type = type  # (Value.__init__, inlined: a module has one result per op or more)
+        self._uses = {}
         self.owner = owner
         self.index = index
 
@@ -322,6 +323,16 @@ class Operation:
     move_before = insert_before
     move_after = insert_after
 
+    def replace_with(self, new: Operation) -> None:
+        """Put the detached op `new` where this op is, in O(1), and detach this one (uses and
+        operands untouched)."""
+        block = _attached(self)
+        index = block.index_of(self)
+        if new.parent is not None:
+            raise ValueError(f"'{new.name}' is already in a block; detach it first")
+        block.ops[index] = new
+        new.parent, new._index_hint, self.parent = block, index, None
+
     def detach(self) -> Operation:
         """Remove from the parent block, keeping operands and uses; returns self."""
         block = _attached(self)
@@ -452,7 +463,12 @@ class Block:
 
     def append(self, op: Operation) -> Operation:
         """Append a detached op; returns it."""
-        return self.insert(len(self.ops), op)
+        if op.parent is not None:
+            raise ValueError(f"'{op.name}' is already in a block; detach it first")
+        op._index_hint = len(self.ops)  # (insert's steps, for the parser's one call per op)
+        self.ops.append(op)
+        op.parent = self
+        return op
 
     def insert(self, index: int, op: Operation) -> Operation:
         """Insert a detached op at position `index`; returns it."""

@@ -73,9 +73,11 @@ def op_based_directions(priority: int, get_directions):
 
     def directions(op: Operation, num_factors: int) -> list[int]:
         allowed = NONE
-        for k, heuristic in enumerate(heuristics):
+        for k in range(len(heuristics) - 1, -1, -1):  # the later ones allow more: stop at BOTH
             if k != 2:  # the one heuristic that depends on the factor
-                allowed |= heuristic(op, 0)
+                allowed |= heuristics[k](op, 0)
+                if allowed == BOTH:
+                    break
         caller = get_directions(op, num_factors)
         if len(heuristics) > 2 and allowed != BOTH:
             return [(allowed | _only_pass_through_factors_broadcast_backward(op, f)) & caller[f]

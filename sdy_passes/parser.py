@@ -6,7 +6,9 @@ in one, as MLIR does. Errors are `IRParseError` with `file:line:col`, the source
 `split_input(text)` cuts `// -----` chunks like `--split-input-file`.
 
 The parser is recursive descent over the raw string (no token list), with `parse_X` (must be
-there) / `parse_optional_X` (returns None and consumes nothing) pairs, xdsl-style.
+there) / `parse_optional_X` (returns None and consumes nothing) pairs, xdsl-style. MLIR's lexical
+rules (strings and escapes, dialect bodies' bracket matching) are `sharding._mlir_lexer`'s, shared
+with `sharding.syntax`.
 """
 
 from __future__ import annotations
@@ -59,14 +61,16 @@ _BLOCK_ARG = re.compile(r"%(" + _SUFFIX_ID.pattern + ")")
 _ALIAS_DEF = re.compile(r"([#!])([A-Za-z_][A-Za-z0-9_$.]*)")
 _RESULT_NAME = re.compile(r"%(" + _SUFFIX_ID.pattern + r")(?::([0-9]+))?")
 _ONE_RESULT = re.compile(r"%(" + _SUFFIX_ID.pattern + r")[ \t]*=[ \t]*")  # `%name = `
+_TWO_REFS = re.compile(r"(?>" + _VALUE_REF.pattern + r"(?:[ \t]*,[ \t]*" + _VALUE_REF.pattern + r")?)(?![ \t]*,[ \t]*%)")
+"""One or two value references alone on their line: the usual operands."""
 _VALUE_REFS = re.compile(_VALUE_REF.pattern + r"(?:[ \t]*,[ \t]*" + _VALUE_REF.pattern + ")*")
 """`%a, %b#1, %c` on one line (the usual operand list)."""
 # Spans used as cache keys (the full parser decides; a key is only stored when it parsed
 # exactly that span): an sdy attribute nested at most three levels, with plain strings, and
 # an op signature of bracket-free types `(tensor<8xf32>, i32) -> tensor<8xf32>`.
 _STR = r'"[^"\\\n]*"'
-_SDY_ATTR = re.compile(
-    rf'#sdy[a-z_.]*<(?:[^<>"]|{_STR}|<(?:[^<>"]|{_STR}|<(?:[^<>"]|{_STR})*>)*>)*>')
+_SDY_BODY = re.compile(rf'<(?:[^<>"]|{_STR}|<(?:[^<>"]|{_STR}|<(?:[^<>"]|{_STR})*>)*>)*>')
+_SDY_ATTR = re.compile(r"#sdy[a-z_.]*" + _SDY_BODY.pattern)
 _TYPE_TEXT = r"[A-Za-z0-9_.?!*]+(?:<[A-Za-z0-9_.?!*]*>)?"  # no separators inside: no backtracking
 _TYPES_TEXT = rf"\((?:{_TYPE_TEXT}(?:, {_TYPE_TEXT})*)?\)"
 _SIGNATURE = re.compile(rf"{_TYPES_TEXT} -> (?:{_TYPES_TEXT}|{_TYPE_TEXT})")
@@ -171,7 +175,7 @@ class Parser:
         self.scopes: list[_Scope] = []
         self.attr_aliases: dict[str, Attribute] = {}
         self.type_aliases: dict[str, Type] = {}
-        self._sdy_cache: dict[str, Attribute] = {}
+        self._sdy_cache: dict[object, Attribute] = {}  # attribute text (or reader, text) -> value
         self._depth = 0  # nesting of the attribute/type being parsed
         self._region_depth = 0
         self._signature_cache: dict[str, FunctionType] = {}
@@ -303,14 +307,15 @@ class Parser:
         """`element (, element)*`."""
         return lexer.comma_list(element, self.parse_optional)
 
-    def balanced(self, what: str) -> str:
+    def balanced(self, what: str, *, dialect_body: bool = True) -> str:
         """Consume the bracketed span (`<...>`, `(...)`, `[...]`, `{...}`) starting here and
-        return its text, cut as MLIR cuts a dialect attribute's body."""
+        return its text, cut as MLIR cuts a dialect attribute's body (or, not `dialect_body`,
+        with the token parser's `expected ']'`)."""
         pos = self.skip()
         if self.text[pos:pos + 1] not in _CLOSERS:
             self.fail_expected(f"'<' to open the {what}")
         try:
-            end = lexer.scan_balanced(self.text, pos)
+            end = lexer.scan_balanced(self.text, pos, dialect_body=dialect_body)
         except lexer.LexError as e:
             raise self.error(e.message, e.pos) from None
         s = self.text[self.pos:end]
@@ -584,18 +589,27 @@ class Parser:
         # `fn` may look at a few kilobytes past `pos`: give it just the attribute (its brackets
         # balance), so each attribute costs its own length; the whole text gives exact errors.
         hash_end = _SDY_NAME.match(text, pos).end()
+        m = _SDY_BODY.match(text, hash_end)
         try:
-            end = lexer.scan_balanced(text, hash_end) if text[hash_end:hash_end + 1] in _CLOSERS else -1
+            end = m.end() if m else lexer.scan_balanced(text, hash_end) if text[hash_end:hash_end + 1] in _CLOSERS else -1
         except lexer.LexError:
             end = -1
         if end > 0:
-            try:
-                value, used = fn(text[pos:end], 0)
-                if used == end - pos:
-                    self.pos = end
-                    return value
-            except sdy_syntax.ShardingParseError:
-                pass
+            # The same text recurs on many ops: read each distinct one once.
+            key = (fn, text[pos:end])
+            value = self._sdy_cache.get(key)
+            if value is None:
+                try:
+                    value, used = fn(key[1], 0)
+                    if used == end - pos:
+                        self._sdy_cache[key] = value
+                    else:
+                        value = None
+                except sdy_syntax.ShardingParseError:
+                    pass
+            if value is not None:
+                self.pos = end
+                return value
         try:
             value, end = fn(text, pos)
         except sdy_syntax.ShardingParseError as e:
@@ -644,7 +658,7 @@ class Parser:
 
     def _parse_dense(self) -> DenseElementsAttr:
         start = self.pos - len("dense")
-        body = self.balanced("dense elements")[1:-1]
+        body = self.balanced("dense elements", dialect_body=False)[1:-1]
         self.expect(":", "':' and a type after dense<...>")
         tp = self.skip()
         typ = self.parse_type()
@@ -951,10 +965,17 @@ class Parser:
 
     def parse_optional_value_ref_list(self) -> list[tuple[str, int, int]]:
         p = self.skip()
-        m = _VALUE_REFS.match(self.text, p)
-        if not m:
-            return []
-        refs = [(r.group(1), int(r.group(2) or 0), p + r.start()) for r in _VALUE_REF.finditer(m.group())]
+        m = _TWO_REFS.match(self.text, p)
+        if m:
+            name, index, name2, index2 = m.groups()
+            refs = [(name, int(index) if index else 0, p)]
+            if name2 is not None:
+                refs.append((name2, int(index2) if index2 else 0, m.start(3) - 1))
+        else:
+            m = _VALUE_REFS.match(self.text, p)
+            if not m:
+                return []
+            refs = [(r.group(1), int(r.group(2) or 0), p + r.start()) for r in _VALUE_REF.finditer(m.group())]
         self.pos = m.end()
         while self.peek(",") and self.text.startswith("%", _WS.match(self.text, self.pos + 1).end()):
             self.pos += 1
@@ -994,8 +1015,11 @@ class Parser:
         if name in scope.values:
             raise self.error(f"redefinition of SSA value '%{name}'", pos)
         scope.values[name] = values
-        if not any(s.forward for s in self.scopes):
-            return
+        for s in self.scopes:
+            if s.forward:
+                break
+        else:
+            return  # no forward reference waits for a definition
         for i, v in enumerate(values):
             fwd = scope.forward.pop(f"{name}#{i}", None)
             if fwd is None:
@@ -1190,10 +1214,13 @@ class Parser:
         if expected != len(op.results):
             raise self.error(
                 f"operation defines {len(op.results)} results but was provided {expected} to bind", start)
-        i = 0
-        for name, n, p in results:
-            self.define(name, tuple(op.results[i:i + n]), p)
-            i += n
+        if one:
+            self.define(one.group(1), tuple(op.results), start)
+        else:
+            i = 0
+            for name, n, p in results:
+                self.define(name, tuple(op.results[i:i + n]), p)
+                i += n
         block.append(op)
         return op
 

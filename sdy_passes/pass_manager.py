@@ -69,8 +69,6 @@ class Pass:
     """The op the pass runs on: `builtin.module` (gets the `Module`) or `func.func`."""
     options: ClassVar[dict[str, OptionValue]] = {}
     """Option name → default; an instance's `options` holds the values in effect."""
-    unsupported_if_true: ClassVar[tuple[str, ...]] = ()
-    """Boolean options accepted only at `false` (jaxlib's debug options whose output differs)."""
 
     def __init__(self, **options: str | OptionValue):
         declared = type(self).options
@@ -83,9 +81,6 @@ class Pass:
             values[key] = (_option_value(self.name, key, default, text) if isinstance(text, str)
                            and not isinstance(default, str) else text)
         self.options = values
-        for key in self.unsupported_if_true:
-            if values[key]:
-                raise SdyError(f"'{self.name}': option '{key}' is not supported yet")
 
     def run(self, op) -> None:
         raise NotImplementedError

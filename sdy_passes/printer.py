@@ -60,6 +60,7 @@ class Printer:
         self._op_names: dict[Operation, str | tuple[str, ...]] = {}
         """An op's result name base (`%0` -> `%0#1`) or one name per result (`%values`)."""
         self._arg_names: dict[Value, str] = {}
+        """Block arguments' names, and op results' once written."""
         self._block_names: dict[Block, str] = {}
         self._next_value = 0
         self._next_arg = 0
@@ -81,18 +82,22 @@ class Printer:
         self._arg_names.update(names.args)
 
     def value_name(self, v: Value) -> str:
+        name = self._arg_names.get(v)
+        if name is not None:
+            return name
         if isinstance(v, OpResult):
             op = v.owner
             base = self._op_names.get(op)
             if base is None:
                 base = self._name_results(op)
             if isinstance(base, tuple):
-                return base[v.index]
-            return base if len(op.results) == 1 else f"{base}#{v.index}"
-        name = self._arg_names.get(v)
-        if name is None:
-            name = self._arg_names[v] = f"%arg{self._next_arg}"
+                name = base[v.index]
+            else:
+                name = base if len(op.results) == 1 else f"{base}#{v.index}"
+        else:
+            name = f"%arg{self._next_arg}"
             self._next_arg += 1
+        self._arg_names[v] = name
         return name
 
     def _name_results(self, op: Operation) -> str:
@@ -157,7 +162,7 @@ class Printer:
             out.append(")")
         if op.attributes:
             out.append(" " + print_attr_dict(op.attributes))
-        out.append(" : " + print_function_type(op.operand_types, op.result_types))
+        out.append(" : " + print_function_type([v.type for v in op._operands], [r.type for r in op.results]))
 
     def print_region(self, region: Region, indent: int, *, print_entry_args: bool = True,
                      print_empty_block: bool = True) -> None:

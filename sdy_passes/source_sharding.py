@@ -31,9 +31,11 @@ from sdy_passes.dialects.sdy_attributes import (
     AxisToPropagationDetails, EdgeValueRef, PropagationEdges, PropagationOneStep,
 )
 from sdy_passes.ir import Module, Operation, Value
-from sdy_passes.sharding_projection import PrefixStatus, ShardingProjection, is_axis_list_prefix_of
+from sdy_passes.sharding_projection import (
+    FactorSharding, PrefixStatus, ShardingProjection, TensorFactorShardings, is_axis_list_prefix_of,
+)
 
-__all__ = ["OriginSharding", "PropagationEdge", "Step", "SourceShardingHandler",
+__all__ = ["OriginSharding", "UNKNOWN", "PropagationEdge", "Step", "SourceShardingHandler",
            "save_data_flow_debug_info", "SHARDING_ORIGINS", "PROPAGATION_EDGES",
            "SHARDING_ORIGIN_NAME"]
 
@@ -62,6 +64,11 @@ class OriginSharding:
         return f"{self.kind}: {self.index}"
 
 
+UNKNOWN = OriginSharding("", 0)
+"""The origin of an axis no user sharding gave (an op's own `sdy.sharding`): jaxlib's lookup
+has no entry, reads past its map, and prints `": 0"` (seen on every such module tried)."""
+
+
 @dataclass(frozen=True, slots=True)
 class PropagationEdge:
     """In one step, `source` (operand/result of the op) brought an axis to `target`."""
@@ -73,14 +80,18 @@ class PropagationEdge:
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """What first gave `value` an axis (kept with `trace=True`): propagation step `step`
-    through `op` along `factor` of its rule, from `source`."""
+    """What first gave `target` an axis (kept with `trace=True`): propagation step `edge.step`
+    through `op`, from `source` (dim `source_dim`) to `target` (dim `target_dim`) along factor
+    `factor` (of size `factor_size`) of the rule it propagated with."""
 
-    step: int
     op: Operation
-    factor: int
-    source: Value
     edge: PropagationEdge
+    factor: int
+    factor_size: int
+    source: Value
+    target: Value
+    source_dim: int
+    target_dim: int
 
 
 def _axis_key(axis: AxisRef):
@@ -104,14 +115,14 @@ def _find_source(new_axes, factor: int, tensors) -> int | None:
 
 
 def _new_axes_per_tensor(old: ShardingProjection, new: ShardingProjection, rule, mesh: Mesh, step: int):
-    """Shardy's `createSourceMap`: per operand and result, new axis -> (edge, factor)."""
+    """Shardy's `createSourceMap`: per operand and result, new axis -> (edge, factor, dim)."""
     out = ([{} for _ in old.operands], [{} for _ in old.results])
     for kind, olds, news, mappings, side in (
             ("operand", old.operands, new.operands, rule.operand_mappings, out[0]),
             ("result", old.results, new.results, rule.result_mappings, out[1])):
         for index, (old_t, new_t) in enumerate(zip(olds, news)):
             found = side[index]
-            for factor_indices in mappings[index]:
+            for dim, factor_indices in enumerate(mappings[index]):
                 previous = None
                 for factor in factor_indices:
                     old_axes, new_axes = old_t.factors[factor].axes, new_t.factors[factor].axes
@@ -132,18 +143,18 @@ def _new_axes_per_tensor(old: ShardingProjection, new: ShardingProjection, rule,
                     edge = PropagationEdge(EdgeValueRef(source_kind, source), EdgeValueRef(kind, index), step)
                     k = len(old_axes) - 1
                     if old_axes and old_axes[k] != introduced[k]:
-                        found.setdefault(introduced[k], (edge, factor))
+                        found.setdefault(introduced[k], (edge, factor, dim))
                     for axis in introduced[len(old_axes):]:
-                        found.setdefault(axis, (edge, factor))
+                        found.setdefault(axis, (edge, factor, dim))
     return out
 
 
 def copy_projection(projection: ShardingProjection) -> ShardingProjection:
     """A copy whose factor shardings the strategies' in-place expansion leaves alone."""
-    from dataclasses import replace
-
-    def tensor(t):
-        return replace(t, factors={f: replace(fs) for f, fs in t.factors.items()})
+    def tensor(t: TensorFactorShardings) -> TensorFactorShardings:
+        factors = {f: FactorSharding(list(fs.axes), fs.is_closed, fs.is_minor_most, list(fs.overflow_axes))
+                   for f, fs in t.factors.items()}
+        return TensorFactorShardings(factors, t.replicated_axes, t.unreduced_axes)
     return ShardingProjection([tensor(t) for t in projection.operands], [tensor(t) for t in projection.results])
 
 
@@ -225,9 +236,11 @@ class SourceShardingHandler:
         sharding: `old` and `new` are the projections before and after."""
         new_operands, new_results = _new_axes_per_tensor(old, new, rule, mesh, self.step)
         self.step += 1
-        for values, per_tensor in ((operands, new_operands), (results, new_results)):
+        # A func's "result" is its result sharding, not a value: nothing to trace there.
+        for values, per_tensor, traced in ((operands, new_operands, True),
+                                           (results, new_results, op.name != "func.func")):
             for i, value in enumerate(values):
-                for axis, (edge, factor) in per_tensor[i].items():
+                for axis, (edge, factor, dim) in per_tensor[i].items():
                     source = (operands if edge.source.type == "operand" else results)[edge.source.index]
                     if self.edges_on:
                         edges = (self.func_result_edges[op][i] if op.name == "func.func"
@@ -235,20 +248,21 @@ class SourceShardingHandler:
                         edges.setdefault(axis, []).append(edge)
                     target = shardable_value(value)
                     if self.origins_on and target is not None:
-                        origin = self.origin_of(source, axis)
-                        if origin is not None:
-                            self.origins.setdefault(target, {}).setdefault(axis, origin)
-                    if self.trace is not None and target is not None:
-                        self.trace.setdefault((target, axis), Step(edge.step, op, factor, source, edge))
+                        self.origins.setdefault(target, {}).setdefault(axis, self.origin_of(source, axis))
+                    if traced and self.trace is not None and target is not None and (target, axis) not in self.trace:
+                        mapping = (rule.operand_mappings if edge.source.type == "operand"
+                                   else rule.result_mappings)[edge.source.index]
+                        source_dim = next(d for d, fs in enumerate(mapping) if factor in fs)
+                        self.trace[target, axis] = Step(op, edge, factor, rule.factor_sizes[factor],
+                                                        source, value, source_dim, dim)
 
-    def origin_of(self, value: Value, axis: AxisRef) -> OriginSharding | None:
+    def origin_of(self, value: Value, axis: AxisRef) -> OriginSharding:
         """`lookUpValueOriginSharding`: the axis's origin on `value`, else that of an axis
-        containing it or contained in it (split or merged by a reshape). None where jaxlib's
-        lookup has no answer (an axis from an op's own `sdy.sharding`, not a user sharding)."""
+        containing it or contained in it (split or merged by a reshape), else `UNKNOWN`."""
         found = self.origins.get(shardable_value(value), {})
         if axis in found:
             return found[axis]
-        return next((o for a, o in found.items() if contains(a, axis) or contains(axis, a)), None)
+        return next((o for a, o in found.items() if contains(a, axis) or contains(axis, a)), UNKNOWN)
 
     # -- after the pass ----------------------------------------------------------------------
     def save(self, module: Module) -> None:
@@ -289,7 +303,8 @@ def _save_origins(value: Value, entries: DictionaryAttr) -> None:
     else:
         current = owner.attributes.get(SHARDING_ORIGINS)
         dicts = list(current) if isinstance(current, ArrayAttr) else [DictionaryAttr()] * len(owner.results)
-        dicts[value.index] = entries
+        if value.index < len(dicts):  # a shorter array in the input stays as it is, as in jaxlib
+            dicts[value.index] = entries
         owner.attributes[SHARDING_ORIGINS] = ArrayAttr(tuple(dicts))
 
 
@@ -302,7 +317,9 @@ def _to_self(entries, name: str):
 
 def _origins_to_self(module: Module) -> None:
     """`overrideOriginsToSelf`: a constraint's, func argument's/result's or manual
-    computation edge's own axes say "self" instead of their own name."""
+    computation edge's own axes say "self" instead of their own name. (A constraint without a
+    name, one a sharding group's sync inserted after `prepare`, is left as it is; jaxlib
+    segfaults on it.)"""
     for op in module.walk():
         name = op.attributes.get(SHARDING_ORIGIN_NAME)
         if op.name == CONSTRAINT and isinstance(name, StringAttr):

@@ -27,6 +27,7 @@ _SIMPLE_STRING = re.compile(r'"([^"\\\n\v\f]*)"')
 _HEXDIGITS = frozenset("0123456789abcdefABCDEF")
 _BALANCE_STOP = re.compile(r'[<>\[\](){}"\x00]|->')
 _OPENERS = {">": "<", "]": "[", ")": "(", "}": "{"}
+_CLOSERS = {v: k for k, v in _OPENERS.items()}
 
 
 class LexError(ValueError):
@@ -101,7 +102,7 @@ def decode_escapes(raw: str) -> str:
     return out.decode("utf-8", "surrogateescape")
 
 
-def scan_balanced(text: str, pos: int) -> int:
+def scan_balanced(text: str, pos: int, *, dialect_body: bool = True) -> int:
     """The end (exclusive) of the bracketed text opened at `pos` (which must hold `<`, `[`, `(`
     or `{`).
 
@@ -109,7 +110,9 @@ def scan_balanced(text: str, pos: int) -> int:
     closing `>`, a NUL character ends the text as MLIR's buffer does. A closer that does not
     match, or the end, is `unbalanced '(' character in pretty dialect name` (naming the open
     bracket), reported where MLIR's current token is: the last string lexed in the body, or
-    the opening bracket.
+    the opening bracket. With `dialect_body=False` (spans MLIR reads token by token, as dense
+    literals) it is the token parser's `expected ']'` (what the innermost bracket wants), at
+    the closer that does not match or at the end.
     """
     stack: list[str] = []
     token = pos
@@ -128,6 +131,8 @@ def scan_balanced(text: str, pos: int) -> int:
             i = lex_string(text, token)[0]
             continue
         elif c != "->":  # a closer that does not match, or the end
+            if not dialect_body:
+                raise LexError(f"expected '{_CLOSERS[stack[-1]]}'", len(text) if m is None else m.start())
             raise LexError(f"unbalanced '{stack[-1]}' character in pretty dialect name", token)
         i = m.end()
 

@@ -93,7 +93,8 @@ class HloSharding:
     def parse(cls, text: str) -> HloSharding:
         """Parses XLA's text: `{replicated}`, `{manual}`, `{unknown}`, `{unreduced}`,
         `{maximal device=N}`, `{devices=[...]...}`, the mesh forms `{mesh[...], [...]}` and
-        `{maximal_mesh[device_id=N]}`, tuples `{{...}, {...}}`, and ` shard_as N` / ` shard_like N`."""
+        `{maximal_mesh[device_id=N]}`, tuples `{{...}, {...}}`, ` shard_as N` / ` shard_like N`
+        and `metadata={...}`; like XLA's parser it takes the words of a sharding in any order."""
         fast = _fast_tiled(text) if isinstance(text, str) else None
         return fast if fast is not None else _HloParser(text).sharding()
 
@@ -221,7 +222,7 @@ class HloSharding:
             return self
         iota = (self.iota_reshape, self.iota_perm) if self.iota_reshape else None
         v2 = HloSharding.parse(_to_hlo_text(self.named, self.mesh, self.manual_axes, iota))
-        return dataclasses.replace(v2, shard_group=self.shard_group)
+        return dataclasses.replace(v2, shard_group=self.shard_group, metadata=self.metadata)
 
     def __repr__(self) -> str:
         return f"HloSharding({str(self)!r})"

@@ -1,7 +1,8 @@
 """Parse and print Shardy's `sdy` attribute text exactly as jaxlib 0.10.2's MLIR does.
 
 The parser follows MLIR's lexer (whitespace and `//` comments between tokens, `"..."` strings
-with `\\"`, `\\\\`, `\\n`, `\\t`, `\\XX` escapes, `0x` integers) and Shardy's attribute grammar,
+with `\\"`, `\\\\`, `\\n`, `\\t`, `\\XX` escapes, `0x` integers; the rules `sharding._mlir_lexer`
+shares with `sdy_passes.parser`) and Shardy's attribute grammar,
 and reports the first diagnostic MLIR would report, with its exact text, as a
 `ShardingParseError` (`.message`, `.pos` an absolute offset). Meshes are verified while parsing,
 as MLIR does when it builds the attribute.

@@ -223,3 +223,27 @@ class ParsePrint(_OnChainModules):
         return self._ours_seconds() / parse_print_jaxlib(self.text)
 
     track_ratio_to_jaxlib.unit = "ratio"
+
+
+def interleaved_ratio(n_ops, rounds):
+    """`ParsePrint`'s ratio to jaxlib measured as the lead asks: rounds alternating ours (in this
+    process) and a jaxlib child on the same module; returns the ratios, one per round."""
+    text = chain_module(n_ops)
+    parse_print_ours(text)  # warm-up
+    ratios = []
+    for i in range(rounds):
+        ours = _best_seconds(parse_print_ours, text)
+        theirs = parse_print_jaxlib(text)
+        ratios.append(ours / theirs)
+        print(f"round {i}: ours {ours:.3f} s, jaxlib {theirs:.3f} s, ratio {ours / theirs:.2f}", flush=True)
+    return ratios
+
+
+if __name__ == "__main__":
+    # python asv_bench/benchmarks/sdy_pipeline.py [n_ops [rounds]]
+    import statistics
+    args = [int(a) for a in sys.argv[1:3]]
+    n = args[0] if args else 100_000
+    k = args[1] if len(args) > 1 else 5
+    r = interleaved_ratio(n, k)
+    print(f"n_ops={n}: median ratio {statistics.median(r):.2f} (min {min(r):.2f}, max {max(r):.2f}, {k} rounds)")

@@ -333,12 +333,30 @@ LEXER_CASES = [
     '"t.a"() {x = #foo<a>, y = !foo<(>} : () -> ()',
     '"t.a"() : () -> !foo<a)>',
     'sdy.mesh @m = <["a"=2]>\n"t.a"() {x = #sdy.sharding<@m, [{"a"]>} : () -> ()',
+    '"t.a"() {x = dense<[1, 2> : tensor<2xi32>} : () -> ()',
+    '"t.a"() {x = dense<[[1, 2], [3, 4)]> : tensor<2x2xi32>} : () -> ()',
+    '"t.a"() {x = dense<[1, 2]]> : tensor<2xi32>} : () -> ()',
+    '"t.a"() {x = dense<"ab> : tensor<2xi32>} : () -> ()',
 ]
 """Strings, escapes and dialect bodies: the shared lexical core (`sharding._mlir_lexer`)."""
 
+_CONSTANT = "func.func @f() {{\n  %0 = {} : {}\n  func.return\n}}"
+CONSTANT_CASES = [
+    _CONSTANT.format("stablehlo.constant() {value = dense<[1, 2, 4]> : tensor<3xi8>}", "() -> tensor<3xi8>"),
+    _CONSTANT.format("stablehlo.constant() <{value = dense<[1, 2, 4]> : tensor<3xi8>}> {foo}", "() -> tensor<3xi8>"),
+    _CONSTANT.format("stablehlo.constant() {value = dense<[1, 2, 4]> : tensor<3xi8>}", "() -> tensor<3xi16>"),
+    _CONSTANT.format("stablehlo.constant() {value = dense<[1, 2, 4]> : tensor<3xi8>}",
+                     "() -> tensor<3x!quant.uniform<i8:f32, 2.000000e+00:15>>"),
+    _CONSTANT.format("sdy.constant() {value = dense<[1, 2, 4]> : tensor<3xi8>}",
+                     "() -> tensor<3x!quant.uniform<i8:f32, 2.000000e+00:15>>"),
+    _CONSTANT.format("stablehlo.constant()", "() -> tensor<3xi16>"),
+]
+"""StableHLO's `parseConstantOp` `()` form, and the constants' verifiers."""
+
 
 @pytest.mark.jaxlib
-def test_lexer_verdicts_are_jaxlibs():
+def test_lexer_and_constant_verdicts_are_jaxlibs():
     from tests.sdy_passes.shardy_dialect_tests import jaxlib_verdicts, project_verdict
-    for text, theirs in zip(LEXER_CASES, jaxlib_verdicts(LEXER_CASES)):
+    cases = LEXER_CASES + CONSTANT_CASES
+    for text, theirs in zip(cases, jaxlib_verdicts(cases)):
         assert project_verdict(text) == theirs, text

@@ -3,12 +3,15 @@
 XLA canonicalizes while it builds a sharding (`HloSharding::Subgroup`, `PartialTile`): what it
 prints is what `HloSharding.parse(text)` must print. Texts XLA rejects must raise
 `ShardingParseError`. XLA's parser also takes some texts its validator would refuse (duplicate
-or negative device ids, iota sizes that do not match the tile); the library refuses those too,
-so they are left out here. `SHARDING_HLO_EXAMPLES` sets how many random texts go to XLA.
+or negative device ids, iota sizes that do not match the tile, a second `devices=` whose dims and
+ids XLA concatenates, reading past the ids it has); the library refuses those too, so they are
+left out here. `SHARDING_HLO_EXAMPLES` sets how many random texts go to XLA.
 """
 
 from __future__ import annotations
 
+import ast
+import functools
 import math
 import os
 
@@ -27,15 +30,26 @@ from jax._src.lib import xla_client as xc
 RESULT = []
 for text in PAYLOAD:
     try:
-        RESULT.append([True, str(xc.HloSharding.from_string(text))])
+        hlo = xc.HloSharding.from_string(text)
+        # (the proto's text form shows the metadata XLA kept)
+        RESULT.append([True, str(hlo), str(hlo.to_proto()) if "metadata=" in text else ""])
     except Exception as e:
         lines = str(e).splitlines()
-        RESULT.append([False, lines[-3] if len(lines) >= 3 else str(e)])
+        RESULT.append([False, lines[-3] if len(lines) >= 3 else str(e), ""])
 """
 
 
+def xla_with_protos(texts: list[str]) -> list[tuple[bool, str, str]]:
+    return _xla(tuple(texts))
+
+
+@functools.lru_cache(maxsize=8)
+def _xla(texts: tuple[str, ...]) -> list[tuple[bool, str, str]]:
+    return [tuple(r) for r in run_child(_XLA, list(texts))]
+
+
 def xla(texts: list[str]) -> list[tuple[bool, str]]:
-    return [tuple(r) for r in run_child(_XLA, texts)]
+    return [r[:2] for r in _xla(tuple(texts))]
 
 
 def ours(text: str) -> tuple[bool, str]:
@@ -63,6 +77,10 @@ CASES = [
     "{devices=[2,2]<=[2,2]T(1,0) last_tile_dim_replicate}",
     "{devices=[2,2,2,2]<=[2,2,4]T(2,1,0) last_tile_dims={manual, replicated}}", "{manual shard_as 1}",
     "{devices=[2,2,2,2]<=[16] last_tile_dims={manual, replicated} shard_like 1}",
+    # hlo_parser_test.cc module texts (ConstantPred's metadata, SelectR1F32, ShardedTupleCreate, SendRecv)
+    '{maximal device=0 metadata={op_type="const" op_name="\\"it\\\'s not a problem\\n" source_file="path/to/test.cc" '
+    'source_line=68}}', "{{manual}, {maximal device=0}, {replicated}}", "{{maximal device=1}, {replicated}, {replicated}}",
+    "{{maximal device=1}, {replicated}}",
     # shard groups elsewhere
     "{maximal device=2 shard_as 3}", "{{replicated shard_as 1}, {manual}}", "{replicated shard_as -1}",
     "{replicated shard_as 1 shard_like 2}", "{devices=[4,1]<=[4] last_tile_dim_replicate shard_as 2}",
@@ -163,6 +181,43 @@ CASES = [
 def test_canonical_forms_and_rejections_match_xla():
     bad = _disagreements(CASES)
     assert not bad, "\n".join(bad)
+
+
+_PROFILE_TYPES = {"INVALID": 0, "WINDOW": 1, "FLAG": 2, "INTEGER": 3}
+
+
+def _proto_metadata(proto: str) -> list[dict]:
+    """The `metadata { ... }` messages of an OpSharding's text form, in order, as dicts."""
+    out, fields = [], None
+    for line in map(str.strip, proto.splitlines()):
+        if line == "metadata {":
+            fields = {}
+        elif fields is not None and line == "}":
+            out.append({k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
+            fields = None
+        elif fields is not None:
+            key, value = line.split(": ", 1)
+            if key == "profile_type":
+                fields.setdefault(key, []).append(_PROFILE_TYPES[value])
+            else:  # a text-proto string (C escapes, UTF-8 bytes) or an integer
+                fields[key] = (ast.literal_eval(value).encode("latin-1").decode("utf-8") if value.startswith('"')
+                               else int(value))
+    return out
+
+
+@pytest.mark.jaxlib
+def test_metadata_values_match_xla():
+    """What `metadata={...}` holds, against the OpMetadata protos XLA builds (default values left out)."""
+    checked = 0
+    for text, (ok, _, proto) in zip(CASES, xla_with_protos(CASES)):
+        if not ok or "metadata=" not in text:
+            continue
+        hlo = HloSharding.parse(text)
+        mine = [{k: v for k, v in m if v not in ("", 0, ())}
+                for e in (hlo.elements if hlo.kind == "tuple" else (hlo,)) for m in e.metadata]
+        assert [d for d in mine if d] == [d for d in _proto_metadata(proto) if d], text
+        checked += 1
+    assert checked >= 30
 
 
 @st.composite
