@@ -4,10 +4,11 @@
   `shared/sdy_cases_propagation` (all but the 83 that run the whole `sdy-propagation-pipeline`);
   the case's pipeline on its input must print the recorded output and warnings. Propagation
   builds each op's rule just in time from `sdy_passes.op_sharding_rules`, as jaxlib does.
-* `check_random(text, pipelines)`: a random module through jaxlib (one long-lived child, so
-  Hypothesis shrinks a disagreement fast) and here. `populate_and_run(texts, pipelines)`: a
-  batch through jaxlib; with `populate=True` it first attaches jaxlib's rules
-  (`func.func(sdy-populate-op-sharding-rules)`), which isolates propagation from the rule table.
+* `check_random_module(text, pipelines)`: a random module through jaxlib (one long-lived child,
+  so Hypothesis shrinks a disagreement fast) and here; `check_random(texts, pipeline)` a batch
+  (one child per batch). `populate_and_run(texts, pipelines)`: a batch through jaxlib; with
+  `populate=True` it first attaches jaxlib's rules (`func.func(sdy-populate-op-sharding-rules)`),
+  which isolates propagation from the rule table.
 * `lit_case_test(stem)`, `random_module_tests(...)`: the tests each `test_<pass>.py` defines.
 """
 
@@ -122,12 +123,47 @@ def check_case(case) -> None:
     assert [w.partition(": ")[2] for w in warned] == expected
 
 
-EXAMPLES = int(os.environ.get("PROPAGATION_FUZZ", "8"))
+EXAMPLES = int(os.environ.get("SDY_FUZZ_EXAMPLES", "1"))
+BATCH = int(os.environ.get("SDY_FUZZ_BATCH", "12"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
+                derandomize="SDY_FUZZ_EXAMPLES" not in os.environ,
+                phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+"""Random-module tests: a fixed, derandomized batch of `BATCH` modules by default;
+`SDY_FUZZ_EXAMPLES=N` draws N fresh batches (one jaxlib child per batch and pipeline)."""
+
+
+def check_random(texts, pipeline: str, *, runs: int = 1, populate: bool = False) -> int:
+    """`pipeline` must print the same here as in jaxlib on each text (MLIR jaxlib reads; with
+    `populate`, after jaxlib attached its rules). With `runs=2` jaxlib runs it twice and a module whose runs differ or crash gets no
+    verdict (jaxlib's intermittent user-priority segfault, spec §4.6); nor does one jaxlib fails
+    on. Returns the number of modules compared."""
+    from tests.sdy_passes.ssa import normalize_ssa
+
+    failures, compared = [], 0
+    for annotated, verdicts in populate_and_run(texts, [pipeline] * runs, populate=populate):
+        assert annotated.ok or annotated.crashed, f"jaxlib rejected a generated module: {annotated.errors}"
+        if not annotated.ok or any(not v.ok for v in verdicts) or len({v.text for v in verdicts}) != 1:
+            # A crash, two runs that differ, or jaxlib's verifier rejecting what its own pass made
+            # (seen: a data-flow edge of a scalar given a rank-2 sharding): no verdict.
+            continue
+        compared += 1
+        ours, _ = run_ours(annotated.text, pipeline)
+        a, b = normalize_ssa(ours).splitlines(), normalize_ssa(verdicts[0].text).splitlines()
+        if a != b:
+            diff = next((f"line {i + 1}:\n  ours:   {x}\n  jaxlib: {y}"
+                         for i, (x, y) in enumerate(zip(a, b)) if x != y), f"{len(a)} vs {len(b)} lines")
+            failures.append(f"{pipeline}: outputs differ at {diff}\n--- input ---\n{annotated.text}")
+    assert not failures, f"{len(failures)} disagreement(s); first:\n{failures[0]}"
+    return compared
+
+
+
+MODULE_EXAMPLES = int(os.environ.get("PROPAGATION_FUZZ", "8"))
+FUZZ_MODULES = settings(max_examples=MODULE_EXAMPLES, deadline=None, database=None,
                 derandomize="PROPAGATION_FUZZ" not in os.environ,
                 phases=[Phase.explicit, Phase.generate, Phase.shrink],
                 suppress_health_check=list(HealthCheck))
-"""Random-module tests: a fixed, derandomized sample of 8 modules by default;
+"""`random_module_tests`: a fixed, derandomized sample of 8 modules by default;
 `PROPAGATION_FUZZ=N` draws N fresh ones. jaxlib runs in one long-lived child per test module,
 so a disagreement shrinks quickly to a minimal module."""
 
@@ -143,7 +179,7 @@ _SERVERS = {}
 
 
 def jaxlib_server():
-    """This process's jaxlib child for `check_random` (started on first use)."""
+    """This process's jaxlib child for `check_random_module` (started on first use)."""
     if "server" not in _SERVERS:
         from tests.jaxlib_child import JaxlibServer
         _SERVERS["server"] = server = JaxlibServer(_SERVER_CODE)
@@ -151,7 +187,7 @@ def jaxlib_server():
     return _SERVERS["server"]
 
 
-def check_random(text, pipelines, *, runs: int = 1) -> bool:
+def check_random_module(text, pipelines, *, runs: int = 1) -> bool:
     """Each of `pipelines` must print the same here as in jaxlib on `text` (MLIR jaxlib reads),
     up to SSA names. With `runs=2` jaxlib runs each twice and a module whose runs differ or crash
     gets no verdict (jaxlib's intermittent user-priority segfault, spec §4.6); nor does one on
@@ -209,14 +245,14 @@ def random_module_tests(pipelines, pass_text: str, runs: int = 1):
     with_edges = f"builtin.module(sdy-add-data-flow-edges,{pass_text},func.func(sdy-sink-data-flow-edges))"
 
     @pytest.mark.jaxlib
-    @FUZZ
+    @FUZZ_MODULES
     @given(prop_modules(max_ops=15))
     def test_random_modules_match_jaxlib(text):
-        check_random(text, [*pipelines, with_edges], runs=runs)
+        check_random_module(text, [*pipelines, with_edges], runs=runs)
 
     @pytest.mark.jaxlib
-    @FUZZ
+    @FUZZ_MODULES
     @given(modules(inline_meshes=False))
     def test_random_data_flow_modules_match_jaxlib(text):
-        check_random(text, [with_edges], runs=runs)
+        check_random_module(text, [with_edges], runs=runs)
     return test_random_modules_match_jaxlib, test_random_data_flow_modules_match_jaxlib

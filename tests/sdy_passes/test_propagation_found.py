@@ -3,7 +3,7 @@ regression tests: each pipeline must print what jaxlib prints (jaxlib runs live,
 
 import pytest
 
-from tests.sdy_passes.propagation_oracle import check_random
+from tests.sdy_passes.propagation_oracle import check_random_module
 
 pytestmark = pytest.mark.jaxlib
 
@@ -26,4 +26,4 @@ func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a",
 
 @pytest.mark.parametrize("pipeline, text", [pytest.param(p, t, id=n) for n, p, t in FOUND])
 def test_found_module_matches_jaxlib(pipeline, text):
-    assert check_random(text, [pipeline])
+    assert check_random_module(text, [pipeline])
