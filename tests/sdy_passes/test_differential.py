@@ -72,14 +72,14 @@ _settings = settings(max_examples=EXAMPLES, deadline=None, database=None,
 
 @pytest.mark.jaxlib
 @_settings
-@given(st.lists(modules(inline_meshes=True), min_size=BATCH, max_size=BATCH))
+@given(st.lists(modules(inline_meshes=True), min_size=BATCH, max_size=BATCH, unique=True))
 def test_passes_match_jaxlib_with_inlined_meshes(texts):
     check_batch(texts, WITH_INLINE)
 
 
 @pytest.mark.jaxlib
 @_settings
-@given(st.lists(modules(inline_meshes=False), min_size=BATCH, max_size=BATCH))
+@given(st.lists(modules(inline_meshes=False), min_size=BATCH, max_size=BATCH, unique=True))
 def test_passes_match_jaxlib_on_named_meshes(texts):
     check_batch(texts, NAMED_ONLY)
 

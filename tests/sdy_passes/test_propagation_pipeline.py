@@ -113,6 +113,6 @@ def test_the_passes_after_propagation_and_verification_are_linear():
 
 @pytest.mark.jaxlib
 @FUZZ
-@given(st.lists(call_graph_modules(), min_size=BATCH, max_size=BATCH))
+@given(st.lists(call_graph_modules(), min_size=BATCH, max_size=BATCH, unique=True))
 def test_random_modules_with_calls_match_jaxlib(texts):
     assert check_random_pipeline(texts) > BATCH  # of 2 * BATCH (module, mode) pairs
