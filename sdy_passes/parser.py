@@ -1011,9 +1011,10 @@ class Parser:
         return [self.resolve(r, t) for r, t in zip(refs, types)]
 
     def define(self, name: str, values: tuple[Value, ...], pos: int) -> None:
+        for s in self.scopes:  # MLIR lets no region redefine a name visible from its parents
+            if name in s.values:
+                raise self.error(f"redefinition of SSA value '%{name}'", pos)
         scope = self.scopes[-1]
-        if name in scope.values:
-            raise self.error(f"redefinition of SSA value '%{name}'", pos)
         scope.values[name] = values
         for s in self.scopes:
             if s.forward:
@@ -1095,6 +1096,9 @@ class Parser:
         self.push_scope()
         block: Block | None = None
         if entry_args is not None:
+            for name, _, _, p in entry_args:
+                if any(name in s.values or f"{name}#0" in s.forward for s in self.scopes):
+                    raise self.error(f"region entry argument '%{name}' is already in use", p)
             block = region.add_block(Block())
             self._add_block_args(block, entry_args)
         while True:
