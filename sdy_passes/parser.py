@@ -1042,7 +1042,11 @@ class Parser:
 
     def pop_scope(self) -> None:
         s = self.scopes.pop()
-        if s.forward:
+        if s.forward and self.scopes:
+            # MLIR resolves a forward reference anywhere later in the module (the verifier then
+            # checks dominance), so unresolved ones move out to the enclosing region.
+            self.scopes[-1].forward.update(s.forward)
+        elif s.forward:
             name, (_, pos) = min(s.forward.items(), key=lambda kv: kv[1][1])
             raise self.error(f"use of undeclared SSA value name '%{name.removesuffix('#0')}'", pos)
         if s.forward_blocks:
