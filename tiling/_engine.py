@@ -888,10 +888,11 @@ def _fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool
     # The closures below run on every call: each step they skip saves 0.05-0.15 us of a few
     # microseconds of Python per call (the 64^3 decode's kernel takes about 20 us).
     contiguous = a.flags.c_contiguous  # (every array a plan serves has a's strides)
-    target = unit or a.dtype
+    target, container = unit or a.dtype, a.dtype
 
-    def span(x):  # x: `a`'s kind of container view, or the logical array (same item size)
-        return (x.ravel() if contiguous else _span(x)).view(target)
+    def span(x):  # x: `a`'s kind of container view, or the logical array (same item size;
+        # as `a` first: numpy's as_strided, under `_span`, refuses ml_dtypes' float8 types)
+        return (x.ravel() if contiguous else _span(x.view(container))).view(target)
     # (a carry per call: calls from several Python threads may run at once)
     if encode:
         def run(x, out):
@@ -1324,8 +1325,8 @@ def is_row_major(dims: tuple[int, ...], layout: Layout, element: ElementType) ->
         return False
     m2m = layout.major_to_minor
     physical = tuple(dims[d] for d in m2m)
-    if _num_final(physical, layout) != n:
-        return False
+    if _num_final(physical, layout) != n or n % layout.tail_padding_alignment_in_elements:
+        return False  # (L(n) pads the buffer past the array's bytes: not a byte copy)
     idx = np.indices(dims, dtype=np.int64).reshape(len(dims), -1)
     return bool(np.array_equal(_positions([idx[d] for d in m2m], physical, layout.tiles),
                                np.arange(n)))

@@ -265,3 +265,29 @@ def test_decode_nested_padding_needs_flag():
     buf = encode(x, "{1,0:T(4,4)(3)}", allow_nested_padding=True)
     assert buf.size == 96
     assert np.array_equal(decode(buf, "f32[4,4]{1,0:T(4,4)(3)}", allow_nested_padding=True), x)
+
+
+@pytest.mark.parametrize("text", ["s8[5]{0:L(3)}", "f32[2,3]{1,0:L(4)}"])
+def test_tail_padding_is_never_a_byte_copy(text):
+    """`L(n)` pads the buffer past the array's bytes: repeated calls (which take the per-call
+    plan) give the same buffer, padding zeroed (a byte-copy plan raised ValueError)."""
+    shape = Shape.parse(text)
+    x = np.arange(np.prod(shape.dimensions)).astype(shape.dtype).reshape(shape.dimensions)
+    first = encode(x, shape)
+    for _ in range(2):
+        buf = encode(x, shape)
+        assert np.array_equal(buf, first) and not buf[x.nbytes:].any()
+        assert np.array_equal(decode(buf, shape), x)
+
+
+@pytest.mark.parametrize("name", ["f8e5m2", "f8e4m3fn", "bf16"])
+def test_strided_ml_dtypes_take_the_fast_kernels(name):
+    """A strided ml_dtypes array in a fast-path layout, first and repeated calls (numpy's
+    as_strided refused the float8 types: TypeError)."""
+    _engine.load_kernels()
+    shape = Shape.parse(f"{name}[16,256]{{1,0:T(8,128)}}")
+    wide = random_array(np.random.default_rng(3), Shape(name, (32, 256)))
+    x = wide[::2]
+    for _ in range(2):
+        buf = encode(x, shape)
+        assert np.array_equal(bits_of(decode(buf, shape)), bits_of(x))
