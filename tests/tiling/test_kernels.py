@@ -357,15 +357,23 @@ print("checked", len(texts))
 """
 
 
-@pytest.mark.slow
+# One shape per kernel family (tiled, word groups, 1-bit words, square blocks, tiny tiles, the
+# generic `move` with sub-byte packing and two-word elements, the permutation kernels), in few
+# container types: each family compiles once under boundscheck. TILING_LONG_FUZZ=1 adds the
+# rest (batch dims, `*` merges, repeated tiles, rank 0, empty arrays).
+BOUNDS_TEXTS = ["f32[37,300]{1,0:T(8,128)}", "bf16[3,20,300]{1,2,0:T(8,128)(2,1)}",
+                "pred[33,129]{1,0:T(32,128)(32,1)E(1)}", "f32[300,37]{0,1:T(8,128)}",
+                "f32[37,301]{1,0:T(2,3)}", "f32[4,4]{1,0:T(4,4)(3)}", "u4[17,5]{0,1:E(4)}",
+                "c128[3,5]{0,1:T(2,2)}"]
+LONG_BOUNDS_TEXTS = ["f32[3,37,300]{1,2,0:T(2,128)}", "s4[70,300]{1,0:T(64,128)(8,1)E(4)}",
+                     "bf16[2,3,1004]{2,1,0:T(2,*,128)(2,1)}", "f32[]{:T(256)}",
+                     "f32[0,130]{1,0:T(8,128)}"]
+
+
 def test_kernels_stay_in_bounds():
-    texts = ["f32[37,300]{1,0:T(8,128)}", "f32[3,37,300]{1,2,0:T(2,128)}",
-             "bf16[3,20,300]{1,2,0:T(8,128)(2,1)}", "s4[70,300]{1,0:T(64,128)(8,1)E(4)}",
-             "pred[33,129]{1,0:T(32,128)(32,1)E(1)}", "bf16[2,3,1004]{2,1,0:T(2,*,128)(2,1)}",
-             "f32[4,4]{1,0:T(4,4)(3)}", "u4[17,5]{0,1:E(4)}", "f32[]{:T(256)}",
-             "c128[3,5]{0,1:T(2,2)}", "f32[0,130]{1,0:T(8,128)}"]
+    texts = BOUNDS_TEXTS + (LONG_BOUNDS_TEXTS if os.environ.get("TILING_LONG_FUZZ") else [])
     out = _python(_BOUNDS_CHILD.format(texts=texts), timeout=600, NUMBA_BOUNDSCHECK="1",
-                  TILING_NUMBA_CACHE="0")
+                  TILING_NUMBA_CACHE="1")
     assert f"checked {len(texts)}" in out
 
 
