@@ -58,7 +58,6 @@ print(json.dumps({"growth": growth, "lazy": lazy, "direct": direct, "steps": [s.
 ROOT = str(pathlib.Path(__file__).resolve().parents[2])
 
 
-@pytest.mark.slow
 def test_lazy_reshard_memory_and_checksums():
     n = int(os.environ.get("SHARDING_DASK_SCALE_N", "16384"))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]))
