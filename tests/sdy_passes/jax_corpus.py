@@ -193,7 +193,7 @@ args = ({'w1': S((8, 16), jnp.float32), 'w2': S((16, 4), jnp.float32)}, S((2, 8)
     ("ensure_compile_time_eval", "f = lambda x: x + jnp.float32(3) * 2\nargs = (S((4,), jnp.float32),)"),
 ]
 
-_CHILD = """
+CHILD_PRELUDE = """
 import os, traceback
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
 import numpy as np
@@ -208,6 +208,10 @@ except ImportError:
     from jax.experimental.shard_map import shard_map
 S = jax.ShapeDtypeStruct
 mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+"""
+"""What a jax child of the corpus starts with: 8 CPU devices, the programs' names, the 2x4 mesh."""
+
+_CHILD = CHILD_PRELUDE + """
 RESULT = {}
 for name, code in PAYLOAD:
     env = dict(jax=jax, jnp=jnp, lax=lax, np=np, S=S, mesh=mesh, P=P, NS=NS, shard_map=shard_map)
