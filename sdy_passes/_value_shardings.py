@@ -115,6 +115,21 @@ def shardable_value(value: Value) -> Value | None:
 
 # -- reading -------------------------------------------------------------------------------------
 
+def first_free_axis(axes, manual) -> int:
+    """`getFirstFreeAxisIter`: where a dim's leading manual axes end, found as Shardy finds it,
+    by `llvm::partition_point` (a binary search). On a dim that is not manual-axes-first (a free
+    axis propagated before a manual one) the search's answer is what jaxlib uses: `[a, m]`
+    gives 2, so erasing the manual axes erases both."""
+    lo, n = 0, len(axes)
+    while n > 0:
+        half = n // 2
+        if axes[lo + half].name in manual:
+            lo, n = lo + half + 1, n - half - 1
+        else:
+            n = half
+    return lo
+
+
 def erase_manual_axes(sharding: TensorSharding, manual_axes) -> TensorSharding:
     """The in-sharding of a manual computation as seen inside its body (`eraseManualAxes`).
 
@@ -123,12 +138,7 @@ def erase_manual_axes(sharding: TensorSharding, manual_axes) -> TensorSharding:
     if not manual_axes:
         return sharding
     manual = set(manual_axes)
-    dims = []
-    for dim in sharding.dim_shardings:
-        k = 0
-        while k < len(dim.axes) and dim.axes[k].name in manual:
-            k += 1
-        dims.append(replace(dim, axes=dim.axes[k:]))
+    dims = [replace(dim, axes=dim.axes[first_free_axis(dim.axes, manual):]) for dim in sharding.dim_shardings]
     return replace(sharding, dim_shardings=tuple(dims),
                    replicated_axes=tuple(a for a in sharding.replicated_axes if a.name not in manual),
                    unreduced_axes=tuple(a for a in sharding.unreduced_axes if a.name not in manual))
@@ -266,12 +276,8 @@ def _add_manual_axes(outer: TensorSharding, inner: TensorSharding, manual) -> Te
     followed by the inner dim's axes (inner closedness and priority); the mesh is the inner
     one, replicated and unreduced axes the outer ones."""
     manual = set(manual)
-    dims = []
-    for out_dim, in_dim in zip(outer.dim_shardings, inner.dim_shardings):
-        k = 0
-        while k < len(out_dim.axes) and out_dim.axes[k].name in manual:
-            k += 1
-        dims.append(replace(in_dim, axes=out_dim.axes[:k] + in_dim.axes))
+    dims = [replace(in_dim, axes=out_dim.axes[:first_free_axis(out_dim.axes, manual)] + in_dim.axes)
+            for out_dim, in_dim in zip(outer.dim_shardings, inner.dim_shardings)]
     return replace(outer, mesh_or_ref=inner.mesh_or_ref, dim_shardings=tuple(dims))
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from sdy_passes._value_shardings import (
     DATA_FLOW_EDGE, DATA_FLOW_OPS, block_arg_edge_owners, get_sharding, is_static_shaped,
 )
-from sdy_passes.ir import Block, BlockArgument, Module, Operation, Value
+from sdy_passes.ir import BlockArgument, Module, Operation, Value, replace_ops
 from sdy_passes.pass_manager import Pass
 
 
@@ -24,29 +24,33 @@ class AddDataFlowEdgesPass(Pass):
     summary = "Inserts `sdy.data_flow_edge` ops for the owners of data-flow ops."
 
     def run(self, module: Module) -> None:
+        placed: dict[Operation, list[Operation]] = {}
         for op in module.walk(post_order=True):
             if op.name in DATA_FLOW_OPS:
-                add_edges(block_arg_edge_owners(op))
-                add_edges(op.results)
+                add_edges(block_arg_edge_owners(op), placed)
+                add_edges(op.results, placed)
+        replace_ops(placed)
 
 
-def add_edges(owners) -> None:
+def add_edges(owners, placed: dict[Operation, list[Operation]]) -> None:
     """Shardy's `addDataFlowEdges`: owners visited last to first, each edge placed right after
-    its owner, so the edges end up in owner order."""
-    block: Block | None = None
-    position = 0
+    its owner, so the edges end up in owner order. Body-argument edges go in at once; result
+    edges are recorded in `placed` (`op: [op, *edges]`) for one `ir.replace_ops` per pass, as
+    inserting them op by op into a block of many data-flow ops would be quadratic."""
+    edges: list[Operation] = []
     for owner in reversed(list(owners)):
-        if not is_static_shaped(owner.type):
-            continue
-        edge = _edge_for(owner)
-        if isinstance(owner, BlockArgument):
-            owner.owner.insert(0, edge)
-        else:
-            if block is None:
-                block = owner.owner.parent
-                position = block.index_of(owner.owner) + 1
-            block.insert(position, edge)
-        owner.replace_all_uses_except(edge.result, [edge])
+        if is_static_shaped(owner.type):
+            edge = _edge_for(owner)
+            owner.replace_all_uses_except(edge.result, [edge])
+            edges.append(edge)
+    if not edges:
+        return
+    edges.reverse()
+    owner = edges[0].operands[0]
+    if isinstance(owner, BlockArgument):
+        owner.owner.set_ops(edges + owner.owner.ops)
+    else:
+        placed[owner.owner] = [owner.owner, *edges]
 
 
 def _edge_for(owner: Value) -> Operation:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from sharding import TensorShardingPerValue
 
 from sdy_passes._value_shardings import SHARDING, get_sharding, is_static_shaped
-from sdy_passes.ir import Module, Operation
+from sdy_passes.ir import Module, Operation, replace_ops
 from sdy_passes.pass_manager import Pass
 from sdy_passes.propagate_sharding_from_func_to_call import main_func
 
@@ -28,20 +28,14 @@ class AddFuncDataFlowEdgesPass(Pass):
             if func is main or not func.regions or func.regions[0].is_empty:
                 continue
             block = func.regions[0].block
-            position = 0
-            for arg in block.arguments:
-                if is_static_shaped(arg.type):
-                    block.insert(position, _edge(arg, func.location))
-                    position += 1
+            edges = [_edge(arg, func.location) for arg in block.arguments if is_static_shaped(arg.type)]
+            block.set_ops(edges + block.ops)
+        placed: dict[Operation, list[Operation]] = {}  # each block's op list is rebuilt once
         for call in module.walk(post_order=True):
-            if call.name != "func.call":
-                continue
-            anchor = call
-            for result in call.results:
-                if is_static_shaped(result.type):
-                    edge = _edge(result, call.location)
-                    edge.insert_after(anchor)
-                    anchor = edge
+            if call.name == "func.call":
+                placed[call] = [call, *(_edge(r, call.location) for r in call.results
+                                        if is_static_shaped(r.type))]
+        replace_ops(placed)
 
 
 def _edge(value, location) -> Operation:

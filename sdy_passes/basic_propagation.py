@@ -15,7 +15,7 @@ the driver does. Before and after the walk, the main func's returned values and 
 shardings are propagated into each other.
 
 Options (jaxlib 0.10.2): `keep-sharding-rules`, `conservative-propagation`,
-`module-dump-directory` (accepted, nothing is dumped), `debug-sharding-origins` and
+`module-dump-directory` (as in jaxlib, only user-priority propagation writes to it), `debug-sharding-origins` and
 `debug-propagation-edge-sharding` (`sdy.sharding_origins` / `sdy.propagation_edges` on every
 value that received axes, see `sdy_passes.source_sharding`).
 """

@@ -20,7 +20,7 @@ from sdy_passes.add_data_flow_edges import add_edges
 from sdy_passes.attributes import StringAttr
 from sdy_passes.constant_or_scalar_splitter import original_func_name
 from sdy_passes.flatten_call_graph import calls_in_post_order
-from sdy_passes.ir import Module, Operation, Region, SymbolTable
+from sdy_passes.ir import Module, Operation, Region, SymbolTable, erase_ops, replace_ops
 from sdy_passes.pass_manager import Pass, emit_warning_once
 from sdy_passes.propagate_sharding_from_func_to_call import callee, func_shardings
 
@@ -37,14 +37,15 @@ class ImportFuncCallsPass(Pass):
         moved: dict[str, Region] = {}
         for call in calls_in_post_order(module, table):
             _import_call(call, moved, table)
-        for name in moved:
-            table.erase(table.lookup(name))
+        erase_ops([table.lookup(name) for name in moved])  # the module's op list rebuilt once
         if self.options["add-data-flow-edges-on-named-computations"]:
+            placed: dict[Operation, list[Operation]] = {}
             for op in module.walk(post_order=True):
                 # (a computation made from a func declaration has no body: the verifier says so)
                 if op.name == NAMED_COMPUTATION and op.regions[0].blocks:
-                    add_edges(block_arg_edge_owners(op))
-                    add_edges(op.results)
+                    add_edges(block_arg_edge_owners(op), placed)
+                    add_edges(op.results, placed)
+            replace_ops(placed)
 
 
 def _import_call(call: Operation, moved: dict[str, Region], table: SymbolTable) -> None:
@@ -72,7 +73,7 @@ def _import_call(call: Operation, moved: dict[str, Region], table: SymbolTable) 
     computation = Operation.create(NAMED_COMPUTATION, call.operands, call.result_types,
                                    properties=properties, attributes=attributes, regions=[body],
                                    location=call.location)
-    computation.insert_before(call)
+    call.replace_with(computation)
     for old, new in zip(call.results, computation.results):
         old.replace_all_uses_with(new)
     call.erase()

@@ -323,6 +323,16 @@ class Operation:
     move_before = insert_before
     move_after = insert_after
 
+    def replace_with(self, new: Operation) -> None:
+        """Put the detached op `new` where this op is, in O(1), and detach this one (uses and
+        operands untouched)."""
+        block = _attached(self)
+        index = block.index_of(self)
+        if new.parent is not None:
+            raise ValueError(f"'{new.name}' is already in a block; detach it first")
+        block.ops[index] = new
+        new.parent, new._index_hint, self.parent = block, index, None
+
     def detach(self) -> Operation:
         """Remove from the parent block, keeping operands and uses; returns self."""
         block = _attached(self)

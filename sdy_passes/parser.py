@@ -1011,9 +1011,10 @@ class Parser:
         return [self.resolve(r, t) for r, t in zip(refs, types)]
 
     def define(self, name: str, values: tuple[Value, ...], pos: int) -> None:
+        for s in self.scopes:  # MLIR lets no region redefine a name visible from its parents
+            if name in s.values:
+                raise self.error(f"redefinition of SSA value '%{name}'", pos)
         scope = self.scopes[-1]
-        if name in scope.values:
-            raise self.error(f"redefinition of SSA value '%{name}'", pos)
         scope.values[name] = values
         for s in self.scopes:
             if s.forward:
@@ -1041,7 +1042,11 @@ class Parser:
 
     def pop_scope(self) -> None:
         s = self.scopes.pop()
-        if s.forward:
+        if s.forward and self.scopes:
+            # MLIR resolves a forward reference anywhere later in the module (the verifier then
+            # checks dominance), so unresolved ones move out to the enclosing region.
+            self.scopes[-1].forward.update(s.forward)
+        elif s.forward:
             name, (_, pos) = min(s.forward.items(), key=lambda kv: kv[1][1])
             raise self.error(f"use of undeclared SSA value name '%{name.removesuffix('#0')}'", pos)
         if s.forward_blocks:
@@ -1095,6 +1100,9 @@ class Parser:
         self.push_scope()
         block: Block | None = None
         if entry_args is not None:
+            for name, _, _, p in entry_args:
+                if any(name in s.values or f"{name}#0" in s.forward for s in self.scopes):
+                    raise self.error(f"region entry argument '%{name}' is already in use", p)
             block = region.add_block(Block())
             self._add_block_args(block, entry_args)
         while True:

@@ -12,7 +12,7 @@ import re
 from sharding import TensorSharding, TensorShardingPerValue
 
 from sdy_passes.attributes import ArrayAttr, DictionaryAttr, OpaqueAttr, StringAttr, SymbolRefAttr
-from sdy_passes.ir import Module, Operation, symbol_name
+from sdy_passes.ir import Module, Operation, replace_ops, symbol_name
 from sdy_passes.pass_manager import Pass
 
 _OPAQUE_REF = re.compile(r'@(?:"((?:[^"\\]|\\.)*)"|([A-Za-z_.$][\w.$-]*))')
@@ -34,6 +34,7 @@ class SymbolDCEPass(Pass):
                     live.add(id(target))
                     worklist.append(target)
         dead = [op for op in module.ops if _is_private(op) and id(op) not in live]
+        replace_ops({op: () for op in dead})  # the module's op list rebuilt once
         for op in dead:
             op.erase(drop_uses=True)
 

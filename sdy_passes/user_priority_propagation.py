@@ -5,11 +5,15 @@ First every sharding (except those of values owned by a data-flow edge) is rewri
 priority 0 (or none) lose the `p0`; dims with a higher priority become closed and empty and
 their axes move to `replicated` (sorted in mesh order). Op-priority propagation runs; then, for
 each higher priority in ascending order, the dims of that priority get their axes back (leaving
-`replicated`) and op-priority propagation runs again.
+`replicated`) and op-priority propagation runs again. With `module-dump-directory`, the module
+before each later round is written there as `00.propagation_after_user_priority_<N>.mlir`
+(Shardy's `saveModuleOp`, dump index 0 when the pass runs on its own).
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import replace
 
 from sharding import DimensionSharding, Mesh, TensorSharding
@@ -22,6 +26,7 @@ from sdy_passes._value_shardings import (
 )
 from sdy_passes.ir import Module, Operation, Value
 from sdy_passes.op_priority_propagation import OpPriorityPropagationPass
+from sdy_passes.printer import print_module
 from sharding import TensorShardingPerValue
 
 __all__ = ["UserPriorityPropagationPass"]
@@ -130,7 +135,10 @@ class UserPriorityPropagationPass(OpPriorityPropagationPass):
 
         _walk_shardings(module, initialize)
         super().propagate(module, groups, get_directions)
+        previous = 0
         for priority in sorted(references):
+            self._save(module, f"propagation_after_user_priority_{previous}")
+            previous = priority
             for ref, original in references[priority]:
                 current = ref.get()
                 if current is not None:
@@ -138,3 +146,15 @@ class UserPriorityPropagationPass(OpPriorityPropagationPass):
                     if new != current:
                         ref.set(new)
             super().propagate(module, groups, get_directions)
+
+    def _save(self, module: Module, name: str) -> None:
+        """Shardy's saveModuleOp: a failed write is reported on stderr and the pass goes on."""
+        directory = self.options["module-dump-directory"]
+        if not directory:
+            return
+        path = os.path.join(directory, f"00.{name}.mlir")
+        try:
+            with open(path, "w") as f:
+                f.write(print_module(module))
+        except OSError as e:
+            sys.stderr.write(f"error when writing file {path}: {e.strerror}\n")

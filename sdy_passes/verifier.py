@@ -28,7 +28,8 @@ __all__ = ["verify_module", "verify_op"]
 
 def verify_module(module: Module) -> None:
     """Raise `VerificationError` for the first invalid op (module order, parents first)."""
-    ctx = VerifyContext(module, _mesh_table(module))
+    symbols: dict[str, Operation] = {}
+    ctx = VerifyContext(module, _mesh_table(module, symbols), symbols)
     for op in module.walk():
         verify_op(op, ctx)
     for op in module.walk(post_order=True):  # region traits: after the ops inside
@@ -133,8 +134,8 @@ def _count_message(kind: str, expected: int, found: int) -> str:
     return f"expected {expected} {kind}s, but found {found}"
 
 
-def _mesh_table(module: Module) -> MeshTable:
-    seen: dict[str, Operation] = {}
+def _mesh_table(module: Module, seen: dict[str, Operation]) -> MeshTable:
+    """The meshes; fills `seen` with every top-level symbol (a name twice is an error)."""
     entries = []
     for op in module.ops:
         name = symbol_name(op)

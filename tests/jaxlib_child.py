@@ -9,9 +9,12 @@ Import it as `from tests.jaxlib_child import run_child` (tests/ is a package).
 
 import json
 import os
+import select
 import subprocess
 import sys
+import tempfile
 import textwrap
+import time
 
 _WRAPPER = """
 import json, sys
@@ -39,6 +42,33 @@ def run_child(code, payload, *, timeout=300, env=None):
     if proc.returncode != 0 or "@@RESULT@@" not in proc.stdout:
         raise ChildFailed(proc.returncode, proc.stderr)
     return json.loads(proc.stdout.rsplit("@@RESULT@@", 1)[1])
+
+
+def cached(key, compute, keep=lambda result: True):
+    """`compute()` (JSON-able jaxlib results) once per `key` (JSON-able: the child's code and
+    payload) for every test process: kept in the temp folder under a hash of `key`, the jax and
+    jaxlib versions and this interpreter, if `keep(result)` (not a crash that may not recur); a
+    lock makes other xdist workers wait for the first."""
+    import fcntl
+    import hashlib
+    import tempfile
+    from importlib.metadata import version
+    from pathlib import Path
+
+    digest = hashlib.sha256(json.dumps([version("jax"), version("jaxlib"), sys.executable, key])
+                            .encode()).hexdigest()[:20]
+    path = Path(tempfile.gettempdir()) / f"layout-toolkit-jaxlib-{digest}.json"
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if path.exists():
+            return json.loads(path.read_text())
+        result = compute()
+        if not keep(result):
+            return result
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(result))
+        os.replace(tmp, path)
+        return result
 
 
 _ITEMS_WRAPPER = """
@@ -73,3 +103,59 @@ def run_child_items(code, items, *, timeout=600, env=None):
                 raise ChildFailed(proc.returncode, proc.stderr)
             results.append(None)
     return results
+
+
+class JaxlibServer:
+    """One long-lived child that runs `run_item(item)` (defined by `code`) per request, so a
+    Hypothesis test (and its shrinking) pays jax's start-up once. `run(item)` returns the result,
+    or None when the child died on it or took longer than `timeout` seconds (jaxlib can hang);
+    the next request starts a new child. `close()` ends it.
+    """
+
+    def __init__(self, code, *, timeout=60, env=None):
+        self._script = _ITEMS_WRAPPER.format(code=textwrap.dedent(code)).replace(
+            "PAYLOAD = json.loads(sys.stdin.read())", "PAYLOAD = (json.loads(line) for line in sys.stdin)")
+        self._env = dict(os.environ, JAX_PLATFORMS="cpu", **(env or {}))
+        self._timeout = timeout
+        self._proc = None
+
+    def run(self, item):
+        if self._proc is None or self._proc.poll() is not None:
+            self._stderr = tempfile.TemporaryFile("w+")
+            self._proc = subprocess.Popen([sys.executable, "-c", self._script], stdin=subprocess.PIPE,
+                                          stdout=subprocess.PIPE, stderr=self._stderr, bufsize=0,
+                                          env=self._env)
+            self._out = b""
+        proc = self._proc
+        try:
+            proc.stdin.write(json.dumps(item).encode() + b"\n")
+            proc.stdin.flush()
+            deadline = time.monotonic() + self._timeout
+            while True:
+                for line in self._out.split(b"\n")[:-1]:
+                    if line.startswith(b"@@ITEM@@"):
+                        self._out = self._out[self._out.index(line) + len(line) + 1:]
+                        return json.loads(line[len(b"@@ITEM@@"):])
+                if not select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                    break  # timed out
+                chunk = os.read(proc.stdout.fileno(), 1 << 16)
+                if not chunk:
+                    break  # the child died
+                self._out += chunk
+        except BrokenPipeError:
+            pass
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:  # a hang
+            proc.kill()
+            proc.wait()
+            return None
+        if proc.returncode >= 0:  # a Python error, not a crash (a signal)
+            self._stderr.seek(0)
+            raise ChildFailed(proc.returncode, self._stderr.read())
+        return None
+
+    def close(self):
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.stdin.close()
+            self._proc.wait()

@@ -16,7 +16,7 @@ Hook signatures:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 from sdy_passes.attributes import (
@@ -91,10 +91,12 @@ ATTRIBUTE_KINDS: dict[str, tuple[type, Callable]] = {
 
 @dataclass(slots=True)
 class VerifyContext:
-    """What op verifiers need beyond the op: the module and its meshes."""
+    """What op verifiers need beyond the op: the module, its meshes and its symbols (name ->
+    top-level op, looked up once per verification rather than once per call op)."""
 
     module: Module
     meshes: MeshTable
+    symbols: dict = field(default_factory=dict)
 
 
 OPS: dict[str, OpDef] = {}

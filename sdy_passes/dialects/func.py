@@ -184,7 +184,7 @@ def _verify_call(op, ctx) -> None:
     callee = op.properties["callee"]
     if not isinstance(callee, SymbolRefAttr):
         fail(op, "attribute 'callee' failed to satisfy constraint: flat symbol reference attribute")
-    target = ctx.module.lookup_symbol(callee.root)
+    target = ctx.symbols.get(callee.root)
     if target is None or target.name != "func.func":
         fail(op, f"'{callee}' does not reference a valid function")
 

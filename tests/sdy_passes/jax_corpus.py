@@ -193,7 +193,7 @@ args = ({'w1': S((8, 16), jnp.float32), 'w2': S((16, 4), jnp.float32)}, S((2, 8)
     ("ensure_compile_time_eval", "f = lambda x: x + jnp.float32(3) * 2\nargs = (S((4,), jnp.float32),)"),
 ]
 
-_CHILD = """
+CHILD_PRELUDE = """
 import os, traceback
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
 import numpy as np
@@ -208,6 +208,10 @@ except ImportError:
     from jax.experimental.shard_map import shard_map
 S = jax.ShapeDtypeStruct
 mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+"""
+"""What a jax child of the corpus starts with: 8 CPU devices, the programs' names, the 2x4 mesh."""
+
+_CHILD = CHILD_PRELUDE + """
 RESULT = {}
 for name, code in PAYLOAD:
     env = dict(jax=jax, jnp=jnp, lax=lax, np=np, S=S, mesh=mesh, P=P, NS=NS, shard_map=shard_map)
@@ -241,6 +245,9 @@ for name, code in PAYLOAD:
 
 
 def lower_all(programs=PROGRAMS) -> dict:
-    """jaxlib's texts for each program (one child for all of them)."""
-    from tests.jaxlib_child import run_child
-    return run_child(_CHILD, list(programs), timeout=600)
+    """jaxlib's texts for each program (one child for all of them, once per key for all test
+    processes: several test modules and xdist workers need them)."""
+    from tests.jaxlib_child import cached, run_child
+
+    programs = [list(p) for p in programs]
+    return cached([_CHILD, programs], lambda: run_child(_CHILD, programs, timeout=600))

@@ -16,6 +16,8 @@ spec/propagation.md §4.6), all in one child (resumed past a crash).
 
 from __future__ import annotations
 
+from tests.sdy_passes.jax_corpus import CHILD_PRELUDE
+
 PIPELINE = ("builtin.module(sdy-import-pipeline, sdy-flatten-call-graph, symbol-dce, "
             "sdy-import-func-calls{add-data-flow-edges-on-named-computations=true}, symbol-dce, "
             "sdy-apply-sharding-constraints, sdy-sharding-group-import, sdy-pre-order-funcs, "
@@ -67,22 +69,10 @@ args = ({'w1': S((16, 32), jnp.float32), 'b1': S((32,), jnp.float32), 'w2': S((3
 ]
 """Larger programs beside the syntax corpus's (layers, loops, shard_map among auto ops)."""
 
-_CHILD = """
-import os, random, traceback
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
-import numpy as np
-import jax, jax.numpy as jnp
-from jax import lax
+_CHILD = CHILD_PRELUDE + """
+import random
 from jax._src import core
-from jax._src.interpreters import mlir
-from jax._src.lib.mlir import ir, passmanager
-from jax.sharding import NamedSharding as NS, PartitionSpec as P
-try:
-    from jax import shard_map
-except ImportError:
-    from jax.experimental.shard_map import shard_map
-S = jax.ShapeDtypeStruct
-mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+from jax._src.lib.mlir import passmanager
 AXES = {"x": 2, "y": 4}
 
 

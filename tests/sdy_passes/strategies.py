@@ -9,6 +9,7 @@ several blocks and successors.
 from __future__ import annotations
 
 import math
+import os
 
 from hypothesis import strategies as st
 from sharding import (
@@ -271,3 +272,9 @@ def sharding_rules():
             tuple(draw(st.lists(st.integers(1, 64), min_size=n, max_size=n))),
             draw(special), draw(special), draw(special), draw(special), draw(st.booleans()))
     return build()
+
+
+def ir_examples(default):
+    """Examples per pure-Python test on random `modules()`: drawing one costs up to a second, so
+    the default run is modest; SDY_IR_EXAMPLES=N runs N in each such test."""
+    return int(os.environ.get("SDY_IR_EXAMPLES", default))

@@ -11,7 +11,7 @@ from sdy_passes import (
     print_module,
 )
 from sdy_passes.attributes import F32, RankedTensorType
-from tests.sdy_passes.strategies import modules
+from tests.sdy_passes.strategies import ir_examples, modules
 
 T = RankedTensorType((8,), F32)
 
@@ -96,6 +96,26 @@ def test_insert_move_detach_and_erase():
         add1.erase()
     with pytest.raises(ValueError, match="already in a block"):
         block.append(add1)
+
+
+def test_replace_with_and_batched_edits():
+    from sdy_passes.ir import erase_ops, replace_ops
+    m = _func_module()
+    block = m.funcs()[0].regions[0].block
+    neg, add1, add2, ret = block.ops
+    abs_ = Operation.create("stablehlo.abs", [neg.operands[0]], [T])
+    neg.replace_with(abs_)
+    assert block.ops == [abs_, add1, add2, ret] and neg.parent is None and abs_.parent is block
+    with pytest.raises(ValueError, match="already in a block"):
+        add1.replace_with(abs_)
+    neg.result.replace_all_uses_with(abs_.result)
+    neg.erase()
+    edges = [Operation.create("sdy.data_flow_edge", [op.result], [T]) for op in (abs_, add1)]
+    replace_ops({abs_: [abs_, edges[0]], add1: [add1, edges[1]]})
+    assert block.ops == [abs_, edges[0], add1, edges[1], add2, ret]
+    assert [block.index_of(op) for op in block.ops] == list(range(6))
+    erase_ops(edges)
+    assert block.ops == [abs_, add1, add2, ret] and abs_.result.users == [add1, add2]
 
 
 def test_erase_drops_the_uses_of_nested_ops():
@@ -240,7 +260,7 @@ def _check_use_lists(module):
             assert use.operation.operands[use.index] is v
 
 
-@settings(max_examples=40)
+@settings(max_examples=ir_examples(15))
 @given(modules(), st.data())
 def test_use_lists_stay_consistent_under_random_mutations(module, data):
     _check_use_lists(module)

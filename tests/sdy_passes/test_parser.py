@@ -259,6 +259,15 @@ def _error(text):
      "custom assembly form of 'stablehlo.frobnicate' is not supported; write it in the generic form"),
     ('"t.a"(%x) : (i32) -> ()', 1, 7, "use of undeclared SSA value name '%x'"),
     ('%0 = "t.a"() : () -> i32\n%0 = "t.b"() : () -> i32', 2, 1, "redefinition of SSA value '%0'"),
+    # Nested regions see their parents' names and may not redefine them (as jaxlib, checked on
+    # stablehlo.while bodies: 'redefinition', and 'already in use' for a pretty op's entry args).
+    ('%0 = "t.a"() : () -> i32\n"t.b"() ({\n^bb0(%0: i32):\n  "t.r"() : () -> ()\n}) : () -> ()', 3, 6,
+     "redefinition of SSA value '%0'"),
+    ('%0 = "t.a"() : () -> i32\n"t.b"() ({\n  %0 = "t.c"() : () -> i32\n}) : () -> ()', 3, 3,
+     "redefinition of SSA value '%0'"),
+    ('%it = "t.a"() : () -> tensor<i32>\n%1 = stablehlo.while(%it = %it) : tensor<i32>\n cond {\n'
+     '  "stablehlo.return"(%it) : (tensor<i32>) -> ()\n } do {\n  "stablehlo.return"(%it) : (tensor<i32>) -> ()\n }',
+     2, 22, "region entry argument '%it' is already in use"),
     ('%0 = "t.a"() : () -> i32\n"t.b"(%0) : (f32) -> ()', 2, 7,
      "use of value '%0' expects different type than prior uses: 'f32' vs 'i32'"),
     ('%0:2 = "t.a"() : () -> i32', 1, 1, "operation defines 1 results but was provided 2 to bind"),

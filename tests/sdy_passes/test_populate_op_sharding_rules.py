@@ -103,10 +103,10 @@ def test_linear_in_the_number_of_ops():
     # A loaded machine can slow one measurement down; a quadratic pass fails every attempt.
     attempts = []
     for _ in range(3):
-        attempts.append((per_op(1_000), per_op(10_000)))
+        attempts.append((per_op(500), per_op(5_000)))
         if attempts[-1][1] < 3 * attempts[-1][0]:
             return
-    raise AssertionError(f"per-op seconds at 1k and 10k ops: {attempts}")
+    raise AssertionError(f"per-op seconds at 500 and 5k ops: {attempts}")
 
 
 @pytest.mark.parametrize("op", [

@@ -11,10 +11,9 @@ from tests.sdy_passes.propagation_pipeline_oracle import (
 
 
 def test_results_take_the_returned_shardings_and_lose_stale_ones():
+    y_sharded = 'stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"y"}]>]>}'
     text = (MESH + func("main", ["foo", "bar"], private=False)
-            + func("foo", res_sharding=S_X).replace("stablehlo.negate %arg0",
-                                                    f"stablehlo.negate %arg0 {{sdy.sharding = "
-                                                    f"#sdy.sharding_per_value<[<@mesh, [{{\"y\"}}]>]>}}")
+            + func("foo", res_sharding=S_X).replace("stablehlo.negate %arg0", y_sharded)
             + func("bar", res_sharding=S_X)
             + "func.func private @ext(tensor<8xf32>) -> tensor<8xf32>\n")
     m = sdy_passes.parse_module(text)

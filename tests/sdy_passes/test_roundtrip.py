@@ -7,7 +7,7 @@ from sdy_passes import parse_module, print_module
 from tests.conftest import SDY_CASES, needs_shared
 from tests.sdy_passes.pass_oracle import jaxlib_parse
 from tests.sdy_passes.ssa import assert_same_ir
-from tests.sdy_passes.strategies import modules
+from tests.sdy_passes.strategies import ir_examples, modules
 
 needs_cases = needs_shared(SDY_CASES)
 
@@ -46,7 +46,7 @@ def test_our_pretty_form_reads_back_to_the_same_module(path):
     assert_same_ir(print_module(again), pretty)
 
 
-@settings(max_examples=60)
+@settings(max_examples=ir_examples(20))
 @given(modules())
 def test_random_modules_print_reparse_and_print_identically(module):
     generic = print_module(module, generic=True)
@@ -68,7 +68,7 @@ def test_pretty_form_is_jaxlibs_byte_for_byte_and_reads_jaxlibs():
         assert_same_ir(print_module(parse_module(theirs), generic=True), text)
 
 
-@settings(max_examples=30)
+@settings(max_examples=ir_examples(12))
 @given(modules())
 def test_mlir_names_read_back(module):
     pretty = print_module(module, mlir_names=True)

@@ -17,7 +17,7 @@ PIPELINE = (f"builtin.module(sdy-add-data-flow-edges, sdy-apply-sharding-constra
 
 @pytest.mark.jaxlib
 @FUZZ
-@given(st.lists(modules(inline_meshes=False), min_size=BATCH, max_size=BATCH))
+@given(st.lists(modules(inline_meshes=False), min_size=BATCH, max_size=BATCH, unique=True))
 def test_debug_attributes_match_jaxlib_on_random_modules(texts):
     # jaxlib segfaults in debug mode on about one module in five: those with a sharding group
     # whose members' shardings differ (checked on a two-argument group; the constraints the

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from sdy_passes import FileLineColLoc, VerificationError, parse_module, verify_module
 from tests.conftest import SDY_CASES, needs_shared
 from tests.sdy_passes.pass_oracle import jaxlib_parse
-from tests.sdy_passes.strategies import modules
+from tests.sdy_passes.strategies import ir_examples, modules
 
 MESH = 'sdy.mesh @mesh = <["a"=2, "b"=2]>\n'
 
@@ -104,7 +104,7 @@ def test_messages_match_jaxlib():
         assert got == f'loc("-":{line}:{col}): {message}'
 
 
-@settings(max_examples=40)
+@settings(max_examples=ir_examples(15))
 @given(modules())
 def test_random_modules_verify_or_raise_verification_error(module):
     try:
@@ -121,6 +121,11 @@ def test_random_modules_verify_or_raise_verification_error(module):
     ('func.func @f(%arg0: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = stablehlo.add %1, %arg0 : tensor<2xf32>\n'
      '  %1 = stablehlo.add %0, %arg0 : tensor<2xf32>\n  return %1 : tensor<2xf32>\n}', (2, 8),
      "operand #0 does not dominate this use"),
+    ('func.func @f(%arg0: tensor<i32>) -> tensor<i32> {\n  %1 = stablehlo.while(%it = %arg0) : tensor<i32>\n'
+     '   cond {\n    %c = stablehlo.compare LT, %it, %it : (tensor<i32>, tensor<i32>) -> tensor<i1>\n'
+     '    stablehlo.return %c : tensor<i1>\n  } do {\n    stablehlo.return %5 : tensor<i32>\n  }\n'
+     '  %5 = stablehlo.constant dense<1> : tensor<i32>\n  return %1 : tensor<i32>\n}', (7, 5),
+     "operand #0 does not dominate this use"),  # a nested region's forward reference resolves outside
     ('sdy.mesh @mesh = <["a"=2]>\nfunc.func @f(%arg0: tensor<16x32xf32>) -> tensor<16x32xf32> {\n'
      '  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{}, {}]>] out_shardings=[<@mesh, [{}, {}]>] '
      'manual_axes={} (%arg1: tensor<16x32xf32>) {\n    %1 = stablehlo.add %arg0, %arg1 : tensor<16x32xf32>\n'

@@ -5,7 +5,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sharding import ManualAxes, Mesh, MeshAxis, MeshTable, ShardingError, TensorShardingPerValue
-from tests.sharding.oracle import jaxlib_print_attributes
+from tests.sharding.oracle import ORACLE_CASES, jaxlib_print_attributes
 from tests.sharding.strategies import NAMES, meshes, shardings
 
 
@@ -57,7 +57,7 @@ def printable_items(draw):
 def test_printing_matches_jaxlib():
     items = []
 
-    @settings(max_examples=200, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=ORACLE_CASES // 2, database=None, deadline=None, suppress_health_check=list(HealthCheck))
     @given(printable_items())
     def collect(item):
         items.append(item)
@@ -96,7 +96,7 @@ def test_edited_attributes_fail_like_jaxlib():
 
     items = []
 
-    @settings(max_examples=400, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=ORACLE_CASES, database=None, deadline=None, suppress_health_check=list(HealthCheck))
     @given(edited_attributes())
     def collect(item):
         items.append(item)

@@ -69,13 +69,18 @@ def test_plan_traffic_equals_per_message_and_record(seed):
         plan = sharding.reshard_plan(source, target, table, shape, dtype=rng.choice(["f32", "bf16", "s8"]))
         if plan.error:
             continue
-        xr.testing.assert_equal(plan.traffic, plan_traffic(plan, per_message=True))
+        try:
+            traffic = plan.traffic
+        except sharding.ShardingError as e:  # a plan with no grid of pieces (test below)
+            assert "do not nest" in str(e), e
+            continue
+        xr.testing.assert_equal(traffic, plan_traffic(plan, per_message=True))
         mesh = table["mesh"]
         if (plan.reaches_target and not source.unreduced_axes and target.mesh_or_ref == "mesh"
                 and mesh.total_size <= 32):
             dm = DeviceMesh(mesh, name="mesh")
             _, executed = dm.reshard(dm.shard(np.zeros(shape, plan.dtype), source), target)
-            xr.testing.assert_equal(plan.traffic, record_traffic(executed))
+            xr.testing.assert_equal(traffic, record_traffic(executed))
 
 
 def test_4096_devices_take_the_closed_form():

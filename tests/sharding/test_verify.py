@@ -8,7 +8,7 @@ from sharding import (
 )
 from sharding.mesh import mesh_verifier_error
 from sharding.verify import sharding_errors
-from tests.sharding.oracle import Case, jaxlib_results, mismatches
+from tests.sharding.oracle import ORACLE_CASES, Case, jaxlib_results, mismatches
 from tests.sharding.strategies import as_constraint, mutated_cases, noisy_cases, sub_axis_cases, valid_cases
 
 M_AB = '<["a"=2, "b"=4]>'
@@ -134,7 +134,7 @@ def test_seed_doc_replicated_order():
 
 # -- differential against jaxlib ---------------------------------------------------------------
 
-N_CASES = 400
+N_CASES = ORACLE_CASES
 
 
 def _collect(strategy, n=N_CASES):
