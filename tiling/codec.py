@@ -59,22 +59,23 @@ def _shape_for_array(x: np.ndarray, layout: Layout | Shape | str) -> Shape:
 # or `Shape` keeps its hash, text has its own), dtype, dims, strides (encode) and
 # `allow_nested_padding`, the validated `_Call`. A repeated call then costs a dict lookup, the
 # check of its `out` and one kernel call. Its entries hold plans: the engine drops them with its
-# own (`_engine._ON_FORGET`), so the plans' byte cap holds for both.
+# own (`_engine.ON_FORGET`), so the plans' byte cap holds for both.
 _CALLS: dict = {}
-_engine._ON_FORGET.append(_CALLS.clear)
+_engine.ON_FORGET.append(_CALLS.clear)
 _U8 = np.dtype(np.uint8)
 
 
 @dataclass(slots=True)
 class _Call:
     """What a call of one kind needs once validated: the `Shape`, the buffer's byte size, the
-    element type and its container dtype, and `work(x_or_buffer, out)` once the engine has a
-    plan for such calls (None while the numpy reference serves them)."""
+    element type, and `work(x_or_buffer, out)`, running the engine's plan for such calls
+    once it has one (None while the numpy reference serves them)."""
 
     shape: Shape
     nbytes: int
     element: ElementType
     work: object = None
+    plan: _engine.Plan | None = None  # what `work` runs (for tests and readers)
 
 
 def _remember(key, call: _Call) -> _Call:
@@ -84,38 +85,17 @@ def _remember(key, call: _Call) -> _Call:
     return call
 
 
-def _cached(key):
-    try:
-        return _CALLS.get(key)
-    except TypeError:  # an unhashable layout or shape: validation says what is wrong with it
-        return None
+def _encode_call(key, x: np.ndarray, layout, allow_nested_padding: bool) -> _Call:
+    shape = _shape_for_array(x, layout)  # (an unhashable layout is refused here)
+    nbytes = byte_size(shape, allow_nested_padding=allow_nested_padding)
+    return _remember(key, _Call(shape, nbytes, ELEMENT_TYPES[shape.element_type]))
 
 
-def _exports_buffer(dtype: np.dtype) -> bool:
-    try:
-        memoryview(np.empty(0, dtype))
-    except ValueError:
-        return False
-    return True
-
-
-# Layouts that are byte copies of the C-order array (`_engine.is_row_major`, e.g. one f32[8,128]
-# tile under T(8,128)) copy through memoryviews where the dtype allows (ml_dtypes' do not):
-# cheaper than numpy's view-and-assign for a few KiB, most of whose cost is making the views.
-def _copy_array(x, out):
-    out.data[:] = x.data.cast("B")
-
-
-def _assign_array(x, out):
-    out[...] = x.reshape(-1).view(_U8)  # (item assignment: cheaper than np.copyto)
-
-
-def _copy_buffer(buf, out):
-    out.data.cast("B")[:] = buf.data
-
-
-def _assign_buffer(buf, out):
-    out.reshape(-1).view(_U8)[...] = buf
+def _decode_call(key, shape, allow_nested_padding: bool) -> _Call:
+    parsed = as_shape(shape)
+    check_encodable(parsed, allow_nested_padding=allow_nested_padding)
+    nbytes = byte_size(parsed, allow_nested_padding=allow_nested_padding)
+    return _remember(key, _Call(parsed, nbytes, ELEMENT_TYPES[parsed.element_type]))
 
 
 def _encoder(x: np.ndarray, call: _Call):
@@ -123,25 +103,22 @@ def _encoder(x: np.ndarray, call: _Call):
     (the numpy reference serving the first calls, a non-native byte order)."""
     if not x.dtype.isnative:
         return None
-    et, layout = call.element, call.shape.layout
-    if x.flags.c_contiguous and _engine.is_row_major(x.shape, layout, et):
-        return _copy_array if _exports_buffer(x.dtype) else _assign_array
-    run = _engine.encoder(x.view(et.container), layout, et, call.nbytes)
-    if run is None or getattr(run, "takes_logical", False):
-        return run
-    container = et.container
+    et = call.element
+    plan = call.plan = _engine.encoder(x.view(et.container), call.shape.layout, et, call.nbytes)
+    if plan is None or plan.logical:
+        return plan and plan.run
+    run, container = plan.run, et.container
     return lambda x, out: run(x.view(container), out)
 
 
 def _decoder(out: np.ndarray, call: _Call):
     """`work(buffer, out)` for C-contiguous outputs like `out`, or None (see `_encoder`)."""
-    et, shape = call.element, call.shape
-    if _engine.is_row_major(shape.dimensions, shape.layout, et):
-        return _copy_buffer if _exports_buffer(et.dtype) else _assign_buffer
-    run = _engine.decoder(out.view(et.container), shape.layout, et, call.nbytes)
-    if run is None or getattr(run, "takes_logical", False):
-        return run
-    container = et.container
+    et = call.element
+    plan = call.plan = _engine.decoder(out.view(et.container), call.shape.layout, et,
+                                       call.nbytes)
+    if plan is None or plan.logical:
+        return plan and plan.run
+    run, container = plan.run, et.container
     return lambda buf, out: run(buf, out.view(container))
 
 
@@ -251,15 +228,21 @@ def encode(array, layout: Layout | Shape | str, *, out: np.ndarray | None = None
     if x.dtype.kind == "b":
         x = _pred_bytes(x)
     key = (layout, x.dtype, x.shape, x.strides, allow_nested_padding)
-    call = _cached(key)
-    if call is None:
-        shape = _shape_for_array(x, layout)
-        nbytes = byte_size(shape, allow_nested_padding=allow_nested_padding)
-        call = _remember(key, _Call(shape, nbytes, ELEMENT_TYPES[shape.element_type]))
+    try:
+        call = _CALLS[key]
+    except (KeyError, TypeError):
+        call = _encode_call(key, x, layout, allow_nested_padding)
     buf = out_buffer(out, call.nbytes, x, "the input array", call.shape)
-    if not _ran(call, _encoder, x, x, buf):
-        et = call.element
-        _engine.encode_into(_native(x).view(et.container), call.shape.layout, et, buf)
+    # (a repeated call: the key's lookup, the checks of `out`, and `work`)
+    work = call.work or _planned(call, _encoder, x)
+    if work is not None:
+        try:
+            work(x, buf)
+            return buf if out is None else out
+        except _engine.NotReady:
+            pass
+    et = call.element
+    _engine.encode_into(_native(x).view(et.container), call.shape.layout, et, buf)
     return buf if out is None else out
 
 
@@ -282,34 +265,30 @@ def decode(buffer, shape: Shape | str, *, out: np.ndarray | None = None,
         raise LayoutError(f"decode needs a Shape (element type and dimensions), found the "
                           f"layout {shape}; write e.g. 'f32[3,5]{shape}'")
     key = (shape, allow_nested_padding)
-    call = _cached(key)
-    if call is None:
-        parsed = as_shape(shape)
-        check_encodable(parsed, allow_nested_padding=allow_nested_padding)
-        nbytes = byte_size(parsed, allow_nested_padding=allow_nested_padding)
-        call = _remember(key, _Call(parsed, nbytes, ELEMENT_TYPES[parsed.element_type]))
+    try:
+        call = _CALLS[key]
+    except (KeyError, TypeError):
+        call = _decode_call(key, shape, allow_nested_padding)
     buf = in_buffer(buffer, call.nbytes)
     array = _out_array(out, call, buf)
-    if not _ran(call, _decoder, array, buf, array):
-        et = call.element
-        _engine.decode_into(buf, call.shape.layout, et, array.view(et.container))
+    work = call.work or _planned(call, _decoder, array)
+    if work is not None:
+        try:
+            work(buf, array)
+            return array if out is None else out
+        except _engine.NotReady:
+            pass
+    et = call.element
+    _engine.decode_into(buf, call.shape.layout, et, array.view(et.container))
     return array if out is None else out
 
 
-def _ran(call: _Call, plan_for, like: np.ndarray, src: np.ndarray, dst: np.ndarray) -> bool:
-    """Runs the plan for calls like this one on (src, dst), made by `plan_for(like, call)` on
-    first need; False while there is none or a kernel it needs is still compiling (the engine's
-    numpy reference then serves the call)."""
-    work = call.work
-    if work is None:
-        work = call.work = plan_for(like, call)
-    if work is None:
-        return False
-    try:
-        work(src, dst)
-    except _engine.NotReady:
-        return False
-    return True
+def _planned(call: _Call, plan_for, like: np.ndarray):
+    """`call.work`, made by `plan_for(like, call)` on first need; None while the engine has no
+    plan (a kernel still compiling raises `NotReady` from `work`: the engine's numpy reference
+    then serves the call)."""
+    call.work = plan_for(like, call)
+    return call.work
 
 
 # The checks every path shares (encode, decode, relayout; first call or repeated)

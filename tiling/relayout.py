@@ -15,11 +15,11 @@ import threading
 
 import numpy as np
 
-from tiling import _engine, _reference
-from tiling._engine import (
-    NotReady, _call, _fast_plan, _on_reference, _plan, _store, _stored, _timed, decode_into,
-    encode_into, load_kernels,
-)
+from tiling import _reference
+from tiling._engine import cached_plan, decode_into, encode_into
+from tiling._fast_plans import fast_plan
+from tiling._generic_plans import store, stored
+from tiling._runtime import NotReady, Plan, call, load_kernels, on_reference, timed
 from tiling._geometry import (
     _add_word_dim, _kernel_args, _loop, _num_final, _side_for_layout, _storage_bits,
 )
@@ -176,7 +176,7 @@ def _banded_relayout(dims, src: Layout, dst: Layout, element: ElementType):
                 decode_into(buf[s0:s0 + -(-k // s_rows) * s_row], s_plane, element, tmp)
                 encode_into(tmp, d_plane, element, out[d0:d0 + -(-k // d_rows) * d_row])
         out[planes * d_size:] = 0
-    return run
+    return Plan("bands", run, (band,))
 
 
 def _transposed_relayout(dims, src: Layout, dst: Layout, element: ElementType):
@@ -184,7 +184,7 @@ def _transposed_relayout(dims, src: Layout, dst: Layout, element: ElementType):
 
     A band of the source's tile rows is decoded into a temporary and encoded, transposed (a
     strided view), into the band of tile columns it fills in every destination tile row: the
-    fast kernels write tile rows `row_step` apart (`_fast_plan`); 3.7x faster than `move` for
+    fast kernels write tile rows `row_step` apart (`fast_plan`); 3.7x faster than `move` for
     4096x4096 bf16 (8,128)(2,1) to its transpose.
     """
     ps, pd = src.major_to_minor, dst.major_to_minor
@@ -208,11 +208,12 @@ def _transposed_relayout(dims, src: Layout, dst: Layout, element: ElementType):
     container = element.container
     plans = {}
     for k in {min(band, R), R % band or band}:  # a full band and the last one
-        plans[k] = _fast_plan(np.empty((k, C), container).T, d_plane, element, True,
-                              row_step=d_row)
+        plans[k] = fast_plan(np.empty((k, C), container).T, d_plane, element, True,
+                             row_step=d_row)
         if plans[k] is None:
             return None
     d_span = {k: (-(-C // d_rows) - 1) * d_row + -(-k // d_tc) * d_tile for k in plans}
+    runs = {k: plan.run for k, plan in plans.items()}
 
     def run(buf, out):
         for p in range(planes):
@@ -221,34 +222,39 @@ def _transposed_relayout(dims, src: Layout, dst: Layout, element: ElementType):
                 s0, d0 = p * s_size + r0 // s_rows * s_row, p * d_size + r0 // d_tc * d_tile
                 tmp = _band_temporary((k, C), container)
                 decode_into(buf[s0:s0 + -(-k // s_rows) * s_row], s_plane, element, tmp)
-                plans[k](tmp.T, out[d0:d0 + d_span[k]])
+                runs[k](tmp.T, out[d0:d0 + d_span[k]])
         out[planes * d_size:] = 0
-    return run
+    return Plan("transposed bands", run, (band,))
 
 
-def _plan_relayout(dims, src: Layout, dst: Layout, element: ElementType):
+def relayout_plan(dims, src: Layout, dst: Layout, element: ElementType) -> Plan:
+    """The plan, `run(buf, out)`, rewriting buffers of `dims` from `src` into `dst`, uncached:
+    "encode" or "decode" when one side is untiled at full width (its buffer is a strided view
+    of the array), "bands" or "transposed bands" through the fast kernels (above), else
+    "move"."""
     load_kernels()
     container = element.container
     n = math.prod(dims)
     if n == 0:
-        return lambda buf, out: out.fill(0)
+        return Plan("zeros", lambda buf, out: out.fill(0))
     src_used = -(-_num_final(tuple(dims[d] for d in src.major_to_minor), src)
                  * _storage_bits(src, element) // 8)
     if _is_plain(src, element):
         def run(buf, out):  # one pass: the source buffer is a strided view of the array
             encode_into(_logical_view(buf, dims, src, container), dst, element, out)
-        return run
+        return Plan("encode", run)
     if _is_plain(dst, element):
         used = n * container.itemsize
 
         def run(buf, out):  # one pass: decode straight into the destination buffer
             decode_into(buf[:src_used], src, element, _logical_view(out, dims, dst, container))
             out[used:] = 0
-        return run
+        return Plan("decode", run)
     banded = (_banded_relayout(dims, src, dst, element)
               or _transposed_relayout(dims, src, dst, element))
     if banded is not None:
         return banded
+    move = load_kernels().move
     words = 2 if container.itemsize == 16 else 1
     word = np.dtype(np.uint64) if words == 2 else container
     natural = container.itemsize * 8
@@ -265,27 +271,27 @@ def _plan_relayout(dims, src: Layout, dst: Layout, element: ElementType):
     has_padding = d_final > n
 
     def run(buf, out):
-        s = _stored(buf, element, s_bits, natural, s_final, src_used, word)
+        s = stored(buf, element, s_bits, natural, s_final, src_used, word)
         if d_bits == natural:
             d = out[:d_used].view(word)
             if has_padding:
                 d.fill(0)
         else:
             d = (np.zeros if has_padding else np.empty)(d_final, container)
-        _call(_engine._kernels.move, sizes, s, *sides[0], d, *sides[1])
-        _store(d, element, d_bits, natural, d_used, out)
-    return run
+        call(move, sizes, s, *sides[0], d, *sides[1])
+        store(d, element, d_bits, natural, d_used, out)
+    return Plan("move", run, (sizes, *sides))
 
 
 def relayout_into(buf: np.ndarray, dims: tuple[int, ...], src: Layout, dst: Layout,
                   element: ElementType, out: np.ndarray) -> None:
     """Rewrites `buf` (uint8, layout `src`) into `out` (uint8, layout `dst`); inputs checked."""
-    if not _on_reference(buf.size + out.size):
-        key = ("r", dims, dst, element.name)
+    if not on_reference(buf.size + out.size, False):
+        key = (src, "r", dims, dst, element.name)
         try:
-            return _plan(key, src, lambda: _plan_relayout(dims, src, dst, element))(buf, out)
+            return cached_plan(key, lambda: relayout_plan(dims, src, dst, element)).run(buf, out)
         except NotReady:
             pass
     logical = np.empty(dims, element.container)
-    _timed(_reference.decode_into, buf, src, element, logical)
-    _timed(_reference.encode_into, logical, dst, element, out)
+    timed(_reference.decode_into, buf, src, element, logical)
+    timed(_reference.encode_into, logical, dst, element, out)

@@ -21,6 +21,11 @@ _engine.load_kernels()  # small arrays would otherwise take the reference engine
 relayout_module = importlib.import_module("tiling.relayout")  # (`tiling.relayout` is the function)
 
 
+def _relayout_plan(shape, dst):
+    return relayout_module.relayout_plan(shape.dimensions, shape.layout, Layout.parse(dst),
+                                         ELEMENT_TYPES[shape.element_type])
+
+
 def _reference_bytes(x, shape):
     """Bytes of `x` in `shape`, from the plain-numpy reference engine."""
     et = ELEMENT_TYPES[shape.element_type]
@@ -87,6 +92,7 @@ def test_banded_relayouts(src, dst, monkeypatch):
     assert len(bands) >= 2, bands  # (_check relayouts twice; one row is a single band)
     fast = shape.element_type != "c128" and "E(32)" not in src
     assert not fast or (names and "move" not in names), names
+    assert _relayout_plan(shape, dst).kernel == "bands"
 
 
 @pytest.mark.parametrize("src, dst", [
@@ -107,6 +113,7 @@ def test_transposed_relayouts(src, dst, monkeypatch):
     shape = Shape.parse(src)
     _check(random_array(np.random.default_rng(7), shape), shape, Layout.parse(dst))
     assert names and "move" not in names, names
+    assert _relayout_plan(shape, dst).kernel == "transposed bands"
 
 
 # Long fuzz runs: TILING_FUZZ_EXAMPLES=5000 python -m pytest tests/tiling -k random

@@ -4,7 +4,7 @@ Kernels compile lazily on their first call (no signature lists, which would comp
 variant at import) and are cached on disk unless `TILING_NUMBA_CACHE=0`, in a per-user directory
 (`CACHE_DIR`), never inside the installed package, which may be read-only and whose leftover
 `__pycache__` would outlive an uninstall. Numba writes each cache file to a temporary name and
-renames it into place; `tiling._engine.runtime` serialises first calls across processes (numba
+renames it into place; `tiling._runtime` serialises first calls across processes (numba
 issues 4807, 10128) and recovers from a broken entry by compiling in memory.
 
 Numba keys a cache entry on its own source file only, but kernels here call functions of the

@@ -105,7 +105,7 @@ def _permute(builder, v, inside, across, piece, inverse=False):
 # stores reads each output line in before writing it and leaves the output where the next input
 # lines should be; non-temporal stores write whole lines straight to memory (below the cache
 # size they are slower: the arrays then stay in the cache between calls; see
-# `tiling._engine.STREAM_BYTES`). They need 64-byte aligned addresses, and numpy
+# `tiling._runtime.STREAM_BYTES`). They need 64-byte aligned addresses, and numpy
 # puts large arrays 16 bytes past a line: each block (a word group's 256 bytes, or one row of
 # it when decoding) is then written as the aligned lines it covers, the line it shares with the
 # previous block of its run completed from that block's last 64 bytes (`carry`). The partial

@@ -216,7 +216,7 @@ def _unpack_tiles(buf, o, ng, nt, tc, ts, p, dst, s, rs, tmp, stream):
     """Inverse of `_pack_tiles`; `stream` (tiles side by side only, ts == tc): each of the tile
     rows' rows goes out as one run of streaming stores (a loop of its own, as in `_pack_tiles`);
     `stream` 2: only the rows of each tile's first ng // 2 word groups, the others' plainly
-    (see `tiling._engine._stream_mode`)."""
+    (see `tiling._runtime.stream_mode`)."""
     if p == 32 and tc == 128:  # 1-bit
         for t in range(nt * ng):
             _unpack_pred_128(buf, o + t * tc, dst, _unit_start(t, ng, s, ts, p, rs), rs, tmp)
