@@ -62,7 +62,7 @@ def _shape_for_array(x: np.ndarray, layout: Layout | Shape | str) -> Shape:
 # own (`_engine.ON_FORGET`), so the plans' byte cap holds for both.
 _CALLS: dict = {}
 _engine.ON_FORGET.append(_CALLS.clear)
-_U8 = np.dtype(np.uint8)
+_U8, _BOOL = np.dtype(np.uint8), type(np.dtype(np.bool_))
 
 
 @dataclass(slots=True)
@@ -92,6 +92,9 @@ def _encode_call(key, x: np.ndarray, layout, allow_nested_padding: bool) -> _Cal
 
 
 def _decode_call(key, shape, allow_nested_padding: bool) -> _Call:
+    if isinstance(shape, Layout):
+        raise LayoutError(f"decode needs a Shape (element type and dimensions), found the "
+                          f"layout {shape}; write e.g. 'f32[3,5]{shape}'")
     parsed = as_shape(shape)
     check_encodable(parsed, allow_nested_padding=allow_nested_padding)
     nbytes = byte_size(parsed, allow_nested_padding=allow_nested_padding)
@@ -225,9 +228,10 @@ def encode(array, layout: Layout | Shape | str, *, out: np.ndarray | None = None
         Accept later tiles that pad again (see `tiling.check_encodable`).
     """
     x = array if type(array) is np.ndarray else _logical_input(array)
-    if x.dtype.kind == "b":
+    dtype = x.dtype
+    if type(dtype) is _BOOL:  # (numpy's bool dtypes, with metadata too, and no other)
         x = _pred_bytes(x)
-    key = (layout, x.dtype, x.shape, x.strides, allow_nested_padding)
+    key = (layout, dtype, x.shape, x.strides, allow_nested_padding)
     try:
         call = _CALLS[key]
     except (KeyError, TypeError):
@@ -261,9 +265,6 @@ def decode(buffer, shape: Shape | str, *, out: np.ndarray | None = None,
     allow_nested_padding : bool
         Accept later tiles that pad again (see `tiling.check_encodable`).
     """
-    if isinstance(shape, Layout):
-        raise LayoutError(f"decode needs a Shape (element type and dimensions), found the "
-                          f"layout {shape}; write e.g. 'f32[3,5]{shape}'")
     key = (shape, allow_nested_padding)
     try:
         call = _CALLS[key]
@@ -294,46 +295,11 @@ def _planned(call: _Call, plan_for, like: np.ndarray):
 # The checks every path shares (encode, decode, relayout; first call or repeated)
 
 
-def in_buffer(buffer, nbytes: int) -> np.ndarray:
-    """`buffer` as a flat uint8 ndarray of `nbytes`, C-contiguous, or LayoutError."""
-    buf = _buffer_input(buffer, "buffer")
-    _check_buffer(buf, nbytes, "buffer", writeable=False)
-    return buf if buf.ndim == 1 else buf.reshape(-1)
-
-
-def out_buffer(out, nbytes: int, source: np.ndarray, source_name: str,
-               shape: Shape) -> np.ndarray:
-    """`out` as a flat, writeable uint8 ndarray of `nbytes` not overlapping `source`, or a new
-    buffer for `shape` when `out` is None; else LayoutError."""
-    if out is None:
-        return allocate((nbytes,), np.uint8, f"the buffer of {shape}")
-    buf = _buffer_input(out, "out")
-    _check_buffer(buf, nbytes, "out", writeable=True)
-    if np.may_share_memory(buf, source):
-        raise LayoutError(f"out must not overlap {source_name}")
-    return buf if buf.ndim == 1 else buf.reshape(-1)
-
-
-def _out_array(out, call: _Call, buf: np.ndarray) -> np.ndarray:
-    """`out` as the C-contiguous, writeable logical array of `call`'s shape (a plain ndarray
-    over a subclass's memory) not overlapping `buf`, or a new array; else LayoutError."""
-    shape, et = call.shape, call.element
-    if out is None:
-        return allocate(shape.dimensions, et.dtype, f"the array of {shape}")
-    if isinstance(out, np.ndarray) and type(out) is not np.ndarray:
-        out = _base_view(out, "out")
-    if not isinstance(out, np.ndarray) or out.dtype != et.dtype or out.shape != shape.dimensions:
-        found = f"{out.dtype} {out.shape}" if isinstance(out, np.ndarray) else type(out).__name__
-        raise LayoutError(f"out must be an array of {et.dtype} with shape {shape.dimensions}, "
-                          f"found {found}")
-    if not (out.flags.c_contiguous and out.flags.writeable):
-        raise LayoutError("out must be C-contiguous and writeable")
-    if np.may_share_memory(out, buf):
-        raise LayoutError("out must not overlap the buffer")
-    return out
-
-
-def _check_buffer(buf, nbytes: int, name: str, *, writeable: bool) -> None:
+def in_buffer(buffer, nbytes: int, name: str = "buffer", *,
+              writeable: bool = False) -> np.ndarray:
+    """`buffer` as a flat uint8 ndarray of `nbytes`, C-contiguous (and writeable), or
+    LayoutError."""
+    buf = buffer if type(buffer) is np.ndarray else _buffer_input(buffer, name)
     # (on every call: `dtype is` and one `flags` first, the slower comparisons only if needed)
     if not isinstance(buf, np.ndarray) or (buf.dtype is not _U8 and buf.dtype != _U8):
         found = f"dtype {buf.dtype}" if isinstance(buf, np.ndarray) else type(buf).__name__
@@ -345,3 +311,38 @@ def _check_buffer(buf, nbytes: int, name: str, *, writeable: bool) -> None:
         raise LayoutError(f"{name} must be C-contiguous")
     if writeable and not flags.writeable:
         raise LayoutError(f"{name} must be writeable")
+    return buf if buf.ndim == 1 else buf.reshape(-1)
+
+
+def out_buffer(out, nbytes: int, source: np.ndarray, source_name: str,
+               shape: Shape) -> np.ndarray:
+    """`out` as a flat, writeable uint8 ndarray of `nbytes` not overlapping `source`, or a new
+    buffer for `shape` when `out` is None; else LayoutError."""
+    if out is None:
+        return allocate((nbytes,), np.uint8, f"the buffer of {shape}")
+    buf = in_buffer(out, nbytes, "out", writeable=True)
+    if np.may_share_memory(buf, source):
+        raise LayoutError(f"out must not overlap {source_name}")
+    return buf
+
+
+def _out_array(out, call: _Call, buf: np.ndarray) -> np.ndarray:
+    """`out` as the C-contiguous, writeable logical array of `call`'s shape (a plain ndarray
+    over a subclass's memory) not overlapping `buf`, or a new array; else LayoutError."""
+    shape, et = call.shape, call.element
+    if out is None:
+        return allocate(shape.dimensions, et.dtype, f"the array of {shape}")
+    if type(out) is not np.ndarray and isinstance(out, np.ndarray):
+        out = _base_view(out, "out")
+    # (on every call: `type`, `is` and one `flags` first, the slower tests only if needed)
+    if (type(out) is not np.ndarray or (out.dtype is not et.dtype and out.dtype != et.dtype)
+            or out.shape != shape.dimensions):
+        found = f"{out.dtype} {out.shape}" if isinstance(out, np.ndarray) else type(out).__name__
+        raise LayoutError(f"out must be an array of {et.dtype} with shape {shape.dimensions}, "
+                          f"found {found}")
+    flags = out.flags
+    if not (flags.c_contiguous and flags.writeable):
+        raise LayoutError("out must be C-contiguous and writeable")
+    if np.may_share_memory(out, buf):
+        raise LayoutError("out must not overlap the buffer")
+    return out
