@@ -17,7 +17,8 @@ import numpy as np
 
 from tiling._tuning import MOVE_FAR_READ_NS, MOVE_FAR_WRITE_NS, MOVE_LINE_NS, MOVE_RUN_NS
 from tiling.dtypes import ElementType
-from tiling.layout import COMBINE_DIMENSION, Layout, tile_steps, tiled_positions
+from tiling.indexing import tile_steps, tiled_positions
+from tiling.layout import COMBINE_DIMENSION, Layout
 
 
 # ---------------------------------------------------------------------------------------------

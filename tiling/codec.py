@@ -30,7 +30,8 @@ from tiling import _engine
 from tiling._tuning import MAX_CALLS
 from tiling.dtypes import ELEMENT_TYPES, ElementType, element_type_for_dtype
 from tiling.errors import LayoutError
-from tiling.layout import Layout, Shape, as_shape, byte_size, check_encodable
+from tiling.indexing import byte_size, check_encodable
+from tiling.layout import Layout, Shape, as_shape
 
 __all__ = ["encode", "decode"]
 

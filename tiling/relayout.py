@@ -27,7 +27,8 @@ from tiling._tuning import BAND_BYTES, BAND_MAX_BYTES
 from tiling.codec import in_buffer, out_buffer
 from tiling.dtypes import ELEMENT_TYPES, ElementType
 from tiling.errors import LayoutError
-from tiling.layout import COMBINE_DIMENSION, Layout, Shape, as_shape, byte_size, check_encodable
+from tiling.indexing import byte_size, check_encodable
+from tiling.layout import COMBINE_DIMENSION, Layout, Shape, as_shape
 
 __all__ = ["relayout"]
 
