@@ -134,7 +134,7 @@ def fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool,
     nbytes = a.nbytes
     # the packed and tiled kernels' last argument: streaming stores (`_kernels.llvm._store_block`);
     # the tiled ones then take a carry slot per tile row (and row of a tile, decoding) after it
-    stream = stream_mode(nbytes + used, encode, kind == "packed",
+    stream = stream_mode(nbytes + used, encode,
                          _runtime.STREAM_BYTES if cache_bytes is None else cache_bytes)
     tiled = kernel in (_kernels.encode_tiled, _kernels.decode_tiled)
     last = (stream,) if kind == "packed" else (stream, NO_CARRY) if tiled else ()

@@ -28,7 +28,7 @@ from typing import Callable
 import numpy as np
 
 from tiling._tuning import (
-    FAST_REFERENCE_BYTES, PARALLEL_BYTES, REFERENCE_BUDGET_SECONDS, SMALL_BYTES, STREAM_SHARE,
+    FAST_REFERENCE_BYTES, PARALLEL_BYTES, REFERENCE_BUDGET_SECONDS, SMALL_BYTES,
     WORKQUEUE_PARALLEL_BYTES,
 )
 
@@ -41,7 +41,7 @@ class Plan:
     the kernel it calls (as `tiling._kernels` names it; "copy" for a byte copy, or the
     relayout's strategy), that kernel's index arguments, whether the kernel's `_par` twin may
     run (numba's threads, decided again on each call: `call_fast`), and its stores (0 plain,
-    1 streaming, 2 streaming for half of each tile's word groups: `stream_mode`).
+    1 streaming: `stream_mode`).
     """
 
     kernel: str
@@ -326,25 +326,17 @@ def _last_level_cache_bytes() -> int:
 
 STREAM_BYTES = _last_level_cache_bytes()
 """Decodes whose array and buffer together take at least this many bytes, and encodes that take
-more, write their output with streaming stores where their kernel has them (see
-`_kernels.llvm._store_block`; the packed decoders up to STREAM_SHARE times this size only in part:
-`stream_mode`). At about this size plain stores encode faster and streaming ones decode faster;
-well above it, streaming encodes faster too."""
+more, write their output with streaming stores where their kernel has them (`stream_mode`, see
+`_kernels.llvm._store_block`). At about this size plain stores encode faster and streaming ones
+decode faster; well above it, streaming encodes faster too."""
 NO_CARRY = np.empty(0, np.uint8)  # the tiled kernels' carry slots when they do not stream
 
 
-def stream_mode(nbytes: int, encode: bool, packed: bool, cache_bytes: int) -> int:
-    """The packed and tiled kernels' `stream` for an array and buffer of `nbytes` together, on a
-    machine whose last-level cache holds `cache_bytes` (`STREAM_BYTES` here): 0
-    plain stores, 1 streaming stores, 2 (packed decoders) streaming stores for the rows of each
-    tile's first half of word groups and plain ones for the rest (the plain half can stay in
-    the cache beside the input, the streamed half reads no lines in): from the cache size to
-    STREAM_SHARE times it, that mix decoded faster than streaming every row."""
-    if encode:
-        return int(nbytes > cache_bytes)
-    if nbytes < cache_bytes:
-        return 0
-    return 2 if packed and nbytes <= STREAM_SHARE * cache_bytes else 1
+def stream_mode(nbytes: int, encode: bool, cache_bytes: int) -> int:
+    """The packed and tiled kernels' `stream` (0 plain stores, 1 streaming stores) for an array
+    and buffer of `nbytes` together, on a machine whose last-level cache holds `cache_bytes`
+    (`STREAM_BYTES` here)."""
+    return int(nbytes > cache_bytes if encode else nbytes >= cache_bytes)
 
 
 _parallel_bytes = PARALLEL_BYTES  # WORKQUEUE_PARALLEL_BYTES once numba's layer is known to be it

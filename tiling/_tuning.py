@@ -22,7 +22,6 @@ ROW_MAJOR_MAX = 1 << 16              # most elements `codec` copies as bytes (th
 # Threads and stores (`_engine`)
 PARALLEL_BYTES = 1 << 20             # arrays from this size take the `_par` kernels (OpenMP, TBB)
 WORKQUEUE_PARALLEL_BYTES = 8 << 20   # the same under numba's `workqueue` (60 us per launch)
-STREAM_SHARE = 1.25                  # packed decodes to this many cache sizes stream half
 
 # Relayout bands (`relayout`)
 BAND_BYTES = 2 << 20                 # temporary per band: larger leaves the cache

@@ -468,7 +468,7 @@ def test_parallel_square_decode_splits_columns(text, disk_cache):
     assert kernel_of(plan_of(x, shape, False)) == "decode_square_par"
 
 
-@pytest.mark.parametrize("mixed", [False, True])  # decoders' stream 2 (`_runtime.stream_mode`)
+@pytest.mark.parametrize("at_cache", [False, True])  # only the decoders stream at the cache size
 @pytest.mark.parametrize("text", [
     "s8[64,1024]{1,0:T(8,128)(4,1)}",              # whole tiles: one run per tile row
     "bf16[2,44,300]{2,1,0:T(8,128)(2,1)}",         # edge tiles and rows after each run
@@ -478,14 +478,14 @@ def test_parallel_square_decode_splits_columns(text, disk_cache):
     "u16[16,512]{1,0:T(8,128)}",                   # tiled: one 256-byte block per tile row
     "f32[28,128]{1,0:T(8,128)}",                   # tiled: tile rows of one tile, padded
 ])
-def test_streaming_stores_write_exactly_the_output(text, mixed):
+def test_streaming_stores_write_exactly_the_output(text, at_cache):
     # Streaming stores write whole 64-byte lines: at every distance of the output from a line,
     # it must equal the reference and the bytes around it must stay as they were.
     shape = Shape.parse(text)
     et = ELEMENT_TYPES[shape.element_type]
     x = random_array(np.random.default_rng(17), shape).view(et.container)
     expected = _reference_bytes(x, shape)
-    cache = x.nbytes + expected.size if mixed else 0  # (the machine's cache, as the plans see it)
+    cache = x.nbytes + expected.size if at_cache else 0  # (the cache size, as the plans see it)
     plans = {True: plan_of(x, shape, True, cache_bytes=cache),
              False: plan_of(x, shape, False, cache_bytes=cache)}
     for name, nbytes in (("encode", expected.size), ("decode", x.nbytes)):
@@ -501,24 +501,20 @@ def test_streaming_stores_write_exactly_the_output(text, mixed):
                 plans[False].run(expected, out.view(x.dtype).reshape(x.shape))
                 assert np.array_equal(out, x.reshape(-1).view(np.uint8)), offset
             assert not np.any(np.delete(raw, np.s_[start:start + nbytes]) != 0x5A), offset
-    encoded, decoded = (0, 2 if len(shape.layout.tiles) > 1 else 1) if mixed else (1, 1)
+    encoded, decoded = (0, 1) if at_cache else (1, 1)
     assert (plans[True].stream, plans[False].stream) == (encoded, decoded)
 
 
-@pytest.mark.parametrize("text, packed", [("s8[64,512]{1,0:T(8,128)(4,1)}", True),
-                                          ("f32[16,512]{1,0:T(8,128)}", False)])
-def test_stream_modes_by_size_against_the_cache(text, packed):
+@pytest.mark.parametrize("text", ["s8[64,512]{1,0:T(8,128)(4,1)}", "f32[16,512]{1,0:T(8,128)}"])
+def test_stream_modes_by_size_against_the_cache(text):
     # array + buffer against the cache size (see `_runtime.stream_mode`): encodes stream above
-    # it, decodes from it, the packed ones only in part up to 1.25x it
+    # it, decodes from it
     shape = Shape.parse(text)
     et = ELEMENT_TYPES[shape.element_type]
     x = random_array(np.random.default_rng(18), shape).view(et.container)
     expected = _reference_bytes(x, shape)
     total = x.nbytes + expected.size
-    part = 2 if packed else 1
-    low = -(-4 * total // 5)  # the least limit that total is at most 1.25x of
-    limits = ((low - 1, [1, 1]), (low, [1, part]), (total - 1, [1, part]), (total, [0, part]),
-              (total + 1, [0, 0]))
+    limits = ((total // 2, [1, 1]), (total - 1, [1, 1]), (total, [0, 1]), (total + 1, [0, 0]))
     for limit, streamed in limits:
         encoder = plan_of(x, shape, True, cache_bytes=limit)
         decoder = plan_of(x, shape, False, cache_bytes=limit)
@@ -878,8 +874,8 @@ def test_parallel_kernels_share_out_rows_over_more_threads_than_cores():
 
 
 @pytest.mark.parametrize("text", PARALLEL_TEXTS[2:4])  # bf16 and s8 word groups, edge tiles
-def test_parallel_decoders_stream_part_of_the_rows(text, disk_cache):
-    # array + buffer at the cache size: the rows of half of each tile's word groups stream
+def test_parallel_decoders_stream(text, disk_cache):
+    # array + buffer at the cache size: the parallel decoders stream every row
     shape = Shape.parse(text)
     et = ELEMENT_TYPES[shape.element_type]
     x = random_array(np.random.default_rng(19), shape)
@@ -888,7 +884,7 @@ def test_parallel_decoders_stream_part_of_the_rows(text, disk_cache):
     back = np.empty_like(x)
     plan.run(expected, back.view(et.container))
     assert np.array_equal(back.view(et.container), x.view(et.container))
-    assert (kernel_of(plan), plan.stream) == ("decode_packed_par", 2)
+    assert (kernel_of(plan), plan.stream) == ("decode_packed_par", 1)
 
 
 def test_concurrent_threads_share_the_parallel_kernels_safely(monkeypatch):

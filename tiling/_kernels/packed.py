@@ -214,20 +214,14 @@ def _unzip_group(buf, o, dst, s, rs, p, tc):
 @_helper
 def _unpack_tiles(buf, o, ng, nt, tc, ts, p, dst, s, rs, tmp, stream):
     """Inverse of `_pack_tiles`; `stream` (tiles side by side only, ts == tc): each of the tile
-    rows' rows goes out as one run of streaming stores (a loop of its own, as in `_pack_tiles`);
-    `stream` 2: only the rows of each tile's first ng // 2 word groups, the others' plainly
-    (see `tiling._runtime.stream_mode`)."""
+    rows' rows goes out as one run of streaming stores (a loop of its own, as in `_pack_tiles`)."""
     if p == 32 and tc == 128:  # 1-bit
         for t in range(nt * ng):
             _unpack_pred_128(buf, o + t * tc, dst, _unit_start(t, ng, s, ts, p, rs), rs, tmp)
         return None
     if tc % _STREAM_COLUMNS == 0 and p in (2, 4, 8) and stream and ts == tc:
-        streamed = ng if stream == 1 else max(ng // 2, 1)  # word groups per tile
         for t in range(nt * ng):
             sg, og = _unit_start(t, ng, s, ts, p, rs), o + t * tc
-            if t % ng >= streamed:
-                _unzip_group(buf, og, dst, sg, rs, p, tc)
-                continue
             slot = (t % ng) * p
             for c in range(0, tc, _STREAM_COLUMNS):
                 first = 1 if t < ng and c == 0 else 0
@@ -238,7 +232,7 @@ def _unpack_tiles(buf, o, ng, nt, tc, ts, p, dst, s, rs, tmp, stream):
                 else:
                     _unzip8_stream(buf, og + c, dst, sg + c, rs, tmp, slot, first)
         if nt > 0:
-            for r in range(streamed * p):
+            for r in range(ng * p):
                 _stream_end(dst, s + r * rs + nt * tc, tmp, r)
             _stream_fence()
         return None
