@@ -1,4 +1,4 @@
-"""Array geometry and layout tables: the pure functions `tiling._engine` plans with.
+"""Array geometry and layout tables: the pure functions the plans are made with.
 
 - arrays as (flat memory span, base offset, element strides): `_geometry`, `_span`;
 - the fast forms: `_fast_form` (`*` runs and 1-D tile chains as one 2-D tile), `_paired_rows`

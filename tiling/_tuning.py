@@ -5,21 +5,21 @@ to re-measure before changing one, and the commit that set each holds its measur
 kernels read theirs at compile time (an edit here recompiles them: `_kernels.jit`).
 """
 
-# When numba loads (`_engine`): importing it costs 0.5-1 s, the numpy reference serves until then
+# When numba loads (`_runtime`): importing it costs 0.5-1 s, the numpy reference serves until then
 SMALL_BYTES = 1 << 20                # arrays up to this go to the reference before numba loads
 FAST_REFERENCE_BYTES = 64 << 20      # the same for the fast-path formats (quick in numpy)
 REFERENCE_BUDGET_SECONDS = 0.05      # reference time per process before numba loads anyway
 
-# Which kernel (`_engine`)
+# Which kernel (`_fast_plans`, `_generic_plans`, `_engine`)
 PERM_MAX = 1 << 21                   # most elements for the permutation kernels (4 B each)
 PERM_RUN = 4                         # `move` runs this short take the permutation kernels
 MOVE_RUN_NS = 5.3                    # `move` cost model: ns per run (table lookups, loop set-up),
 MOVE_LINE_NS = 1.2                   # + per element whose stride passes a line (64 B to 2 KiB),
 MOVE_FAR_READ_NS = 2.5               # + per element read from past 2 KiB (a page soon),
 MOVE_FAR_WRITE_NS = 4.2              # + per element written past 2 KiB: picks `move`'s inner dim
-ROW_MAJOR_MAX = 1 << 16              # most elements `codec` copies as bytes (then: kernel)
+ROW_MAJOR_MAX = 1 << 16              # most elements a "copy" plan copies as bytes (then: kernel)
 
-# Threads and stores (`_engine`)
+# Threads and stores (`_runtime`)
 PARALLEL_BYTES = 1 << 20             # arrays from this size take the `_par` kernels (OpenMP, TBB)
 WORKQUEUE_PARALLEL_BYTES = 8 << 20   # the same under numba's `workqueue` (60 us per launch)
 

@@ -76,7 +76,6 @@ class _Call:
     nbytes: int
     element: ElementType
     work: object = None
-    plan: _engine.Plan | None = None  # what `work` runs (for tests and readers)
 
 
 def _remember(key, call: _Call) -> _Call:
@@ -102,28 +101,21 @@ def _decode_call(key, shape, allow_nested_padding: bool) -> _Call:
     return _remember(key, _Call(parsed, nbytes, ELEMENT_TYPES[parsed.element_type]))
 
 
-def _encoder(x: np.ndarray, call: _Call):
-    """`work(x, out)` for arrays with x's dtype, shape and strides, or None while there is none
-    (the numpy reference serving the first calls, a non-native byte order)."""
-    if not x.dtype.isnative:
-        return None
-    et = call.element
-    plan = call.plan = _engine.encoder(x.view(et.container), call.shape.layout, et, call.nbytes)
-    if plan is None or plan.logical:
-        return plan and plan.run
-    run, container = plan.run, et.container
-    return lambda x, out: run(x.view(container), out)
-
-
-def _decoder(out: np.ndarray, call: _Call):
-    """`work(buffer, out)` for C-contiguous outputs like `out`, or None (see `_encoder`)."""
-    et = call.element
-    plan = call.plan = _engine.decoder(out.view(et.container), call.shape.layout, et,
-                                       call.nbytes)
-    if plan is None or plan.logical:
-        return plan and plan.run
-    run, container = plan.run, et.container
-    return lambda buf, out: run(buf, out.view(container))
+def _work(call: _Call, like: np.ndarray, encode: bool):
+    """`call.work`, made on first need: `work(x, out)` (encode) or `work(buffer, out)` for
+    arrays like `like` (its dtype, shape and strides); None while the engine has no plan (the
+    numpy reference serving the first calls, a non-native byte order). A kernel still compiling
+    raises `NotReady` from `work`: the engine's numpy reference then serves the call."""
+    if like.dtype.isnative:
+        et = call.element
+        plan = (_engine.encoder if encode else _engine.decoder)(
+            like.view(et.container), call.shape.layout, et, call.nbytes)
+        if plan is not None:
+            run, container = plan.run, et.container
+            call.work = (run if plan.logical
+                         else (lambda x, out: run(x.view(container), out)) if encode
+                         else (lambda buf, out: run(buf, out.view(container))))
+    return call.work
 
 
 def _native(x: np.ndarray) -> np.ndarray:
@@ -239,7 +231,7 @@ def encode(array, layout: Layout | Shape | str, *, out: np.ndarray | None = None
         call = _encode_call(key, x, layout, allow_nested_padding)
     buf = out_buffer(out, call.nbytes, x, "the input array", call.shape)
     # (a repeated call: the key's lookup, the checks of `out`, and `work`)
-    work = call.work or _planned(call, _encoder, x)
+    work = call.work or _work(call, x, True)
     if work is not None:
         try:
             work(x, buf)
@@ -273,7 +265,7 @@ def decode(buffer, shape: Shape | str, *, out: np.ndarray | None = None,
         call = _decode_call(key, shape, allow_nested_padding)
     buf = in_buffer(buffer, call.nbytes)
     array = _out_array(out, call, buf)
-    work = call.work or _planned(call, _decoder, array)
+    work = call.work or _work(call, array, False)
     if work is not None:
         try:
             work(buf, array)
@@ -283,14 +275,6 @@ def decode(buffer, shape: Shape | str, *, out: np.ndarray | None = None,
     et = call.element
     _engine.decode_into(buf, call.shape.layout, et, array.view(et.container))
     return array if out is None else out
-
-
-def _planned(call: _Call, plan_for, like: np.ndarray):
-    """`call.work`, made by `plan_for(like, call)` on first need; None while the engine has no
-    plan (a kernel still compiling raises `NotReady` from `work`: the engine's numpy reference
-    then serves the call)."""
-    call.work = plan_for(like, call)
-    return call.work
 
 
 # The checks every path shares (encode, decode, relayout; first call or repeated)

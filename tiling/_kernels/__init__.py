@@ -3,8 +3,9 @@
 Every kernel takes C-contiguous 1-D arrays and plain ints, writes into a caller-allocated output
 and returns None: no Python objects, no exceptions, no float math (values are unsigned
 containers: bf16 as uint16, f32 as uint32, s8/s4/pred as uint8). The kernels validate nothing;
-`tiling.codec` has checked every size before a kernel runs, and `tiling._engine` derives every
-index argument from those checked sizes. Each equals `tiling._reference` (the plain-numpy
+`tiling.codec` has checked every size before a kernel runs, and the planners
+(`tiling._fast_plans`, `tiling._generic_plans`) derive every index argument from those checked
+sizes. Each equals `tiling._reference` (the plain-numpy
 engine) on the layouts its family serves, which the tests check bit for bit.
 
 A strided array reaches a kernel as a flat span of its memory plus element strides, so
@@ -17,7 +18,7 @@ One module per kernel family:
 - `tiled`: one 2-D tile T(a, tc) (`encode_tiled`, `decode_tiled`);
 - `packed`: T(a, tc)(p, 1), p rows to a 32-bit word (`encode_packed`, `decode_packed`);
 - `square`: T(a, tc) over transposed sources (`encode_square`, `decode_square`);
-- `tiny`: T(a, tc), tc <= 4, one kernel set per tile shape (`tiny_tiles`);
+- `tiny`: T(a, tc), tc <= 4, one kernel set per shape in `TINY_TILES` (`tiny_tiles`);
 - `generic`: any layout through tables (`move`, `pack_bits`, `unpack_bits`), and the
   permutation kernels (`scatter`, `gather`);
 - `parallel`: the `_par` twins of tiled, packed and square over numba's threads;
@@ -25,9 +26,9 @@ One module per kernel family:
 - `jit`: the decorators and the on-disk cache (`CACHE_ENABLED`, `CACHE_DIR`).
 
 Threads: every kernel is serial and `nogil` (callers may run several encodes in their own
-threads); the `_par` twins split the tile rows over numba's threads, which `tiling._engine`
-takes for large arrays only, with the disk cache on (they compile 2.5x slower) and from one
-Python thread at a time.
+threads); the `_par` twins split the tile rows over numba's threads: `tiling._fast_plans` takes
+them for large arrays only, with the disk cache on (they compile 2.5x slower), and
+`tiling._runtime` runs them from one Python thread at a time.
 """
 
 import numba

@@ -1,6 +1,6 @@
 """The generic kernels: any layout the reference accepts (any `minor_to_major`, repeated tiles,
 `*`, tiles longer than the rank, `L(n)`, any `E(n)`). Equal `tiling._reference.encode_into` /
-`decode_into` for every layout, with the tables `tiling._engine` builds.
+`decode_into` for every layout, with the tables `tiling._generic_plans` builds.
 
 `move`: the position of an element on either side is a sum over *groups* of logical dims of a
 table lookup (tiles only ever split a dim, so without `*` every physical dim is its own group and

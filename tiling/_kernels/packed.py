@@ -1,7 +1,7 @@
 """Packed word groups: T(a, tc)(p, 1) with p * bits == 32, where each little-endian uint32
 word holds p consecutive rows of one column, row r % p at bit (r % p) * bits (spec §5.2): bf16
 (8,128)(2,1), s8 (8,128)(4,1), s4 (8,128)(8,1)E(4), pred (32,128)(32,1)E(1); a % p == 0. Equals
-`tiling._reference.encode_into` / `decode_into` for those layouts; `tiling._engine` picks it.
+`tiling._reference.encode_into` / `decode_into` for those layouts; `tiling._fast_plans` picks it.
 
 `encode_packed(src, boffs, rs, cs, R, C, a, tc, p, bits, out, step, stream)` takes the arguments
 of `tiled.encode_tiled` (without `carry`) plus p and bits; `out` / `buf` are uint32 views.

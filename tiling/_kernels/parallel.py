@@ -1,6 +1,6 @@
 """Parallel drivers: the `_par` twins of the tiled, packed and square kernels, with their
 arguments, over numba's threads; the same row functions as their serial twins, so the same
-bytes. `tiling._engine` calls them only for arrays of at least PARALLEL_BYTES and only from the
+bytes. `tiling._runtime` calls them only for arrays of at least PARALLEL_BYTES and only from the
 thread holding its parallel lock: numba's `workqueue` threading layer, the default without TBB
 or OpenMP, aborts the process when two Python threads launch parallel kernels at once, and GNU
 OpenMP aborts in a fork()ed child of a process that used it. Thread count: numba's

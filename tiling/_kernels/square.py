@@ -2,7 +2,7 @@
 in memory, rs == 1, columns `cs` apart) of 32- or 64-bit elements, tc a multiple of
 n = 64 // itemsize. Equals `tiling._reference.encode_into` / `decode_into` for those layouts
 (a transposed f32 array in T(8,128), pairs of f32 as 64-bit words in T(4,8)(2,1), ...);
-`tiling._engine` picks it and checks all the above.
+`tiling._fast_plans` picks it and checks all the above.
 
 `encode_square(src, boffs, rs, cs, R, C, a, tc, k, out, step)` takes `tiled.encode_tiled`'s
 arguments plus k = n // a, the tile rows per square block. The array moves in square blocks of

@@ -1,7 +1,7 @@
 """Tiled rows: one 2-D tile T(a, tc) over physical dims (batch..., R, C), for a contiguous or
 strided (any element strides) logical array. Equals `tiling._reference.encode_into` /
 `decode_into` for the T(8,128), T(4,128), T(2,128), T(1,128) formats, any single tile of one or
-two entries, and untiled layouts (a=1, tc=C); `tiling._engine` picks it.
+two entries, and untiled layouts (a=1, tc=C); `tiling._fast_plans` picks it.
 
 `encode_tiled(src, boffs, rs, cs, R, C, a, tc, out, step, stream, carry)`: `src` the flat span of
 the array's memory, `boffs` each batch's first element, `rs`/`cs` the element strides of the two
@@ -154,7 +154,7 @@ def _run_rows(C, tc, cs, step, tile):
     return TILE_ROWS_PER_CALL if C == tc and cs == 1 and step == tile else 1
 
 
-# Streaming stores for the tiled kernels (`stream`, set by `tiling._engine` once the array and
+# Streaming stores for the tiled kernels (`stream`, set by `tiling._fast_plans` once the array and
 # its buffer outgrow the last-level cache): a tile row's whole tiles are copied in 256-byte
 # blocks through `_store_block`, encoding as one run into the buffer, decoding as one run per
 # row of the tiles; the edge tiles go through the plain row functions. Only for contiguous

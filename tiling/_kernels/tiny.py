@@ -1,6 +1,6 @@
 """Tiny tiles: T(a, tc) with tc <= 4 over contiguous columns (cs == 1) (the doc's `T(*,*,2,*,3)`
 is T(2,3) over merged dims). Equals `tiling._reference.encode_into` / `decode_into` for those
-layouts; `tiling._engine` picks it for the shapes in TINY_TILES.
+layouts; `tiling._fast_plans` picks it for the shapes in TINY_TILES.
 
 One kernel pair (and its `_par` twins) per tile shape, compiled with a and tc as constants and
 cached on disk under them: whole tiles move lcm(tc, 16) columns of a tile row at a time through
