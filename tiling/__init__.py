@@ -9,17 +9,14 @@
 from tiling.codec import decode, encode
 from tiling.dtypes import ELEMENT_TYPES, ElementType
 from tiling.errors import LayoutError, LayoutParseError, UnsupportedLayoutError
-from tiling.layout import (
-    COMBINE_DIMENSION,
-    Layout,
-    Shape,
-    Tile,
+from tiling.indexing import (
     byte_size,
     check_encodable,
     linear_index,
     logical_index,
     tiled_dimensions,
 )
+from tiling.layout import COMBINE_DIMENSION, Layout, Shape, Tile
 from tiling.relayout import relayout
 from tiling.tpu import tpu_layout
 

@@ -18,10 +18,10 @@ import numpy as np
 
 from tiling.codec import allocate
 from tiling.errors import LayoutError
-from tiling.layout import (
-    Shape, byte_size, check_encodable, linear_index, logical_index, num_elements,
-    tiled_dimensions,
+from tiling.indexing import (
+    byte_size, check_encodable, linear_index, logical_index, num_elements, tiled_dimensions,
 )
+from tiling.layout import Shape
 
 
 def _format_index(e) -> str:

@@ -17,7 +17,8 @@ import sys
 import numpy as np
 
 from tiling.dtypes import ElementType
-from tiling.layout import Layout, TileStep, tile_steps
+from tiling.indexing import TileStep, tile_steps
+from tiling.layout import Layout
 
 assert sys.byteorder == "little", "buffers are little-endian; big-endian hosts are unsupported"
 

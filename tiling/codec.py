@@ -1,8 +1,12 @@
-"""Public `encode`/`decode`: validate everything, then call one engine function per direction.
+"""Public `encode`/`decode`: validate everything, then call the engine.
 
-The engine (`_engine.encode_into`/`decode_into`, with the Numba kernels and the numpy reference
-behind it) receives only checked inputs: the logical array viewed as its unsigned container, a
-`Layout`, the `ElementType`, and a C-contiguous, writeable output of exactly the right size.
+A call's layout or shape, dtype and dims are validated once per kind of call (`_CALLS`, keyed by
+value); its buffers and `out` on every call, by the routines every path shares (`in_buffer`,
+`out_buffer`, `_out_array`; `tiling.relayout` uses them too). Then the call runs the plan the
+engine made for such calls (`_engine.encoder`/`decoder`), or, while there is none,
+`_engine.encode_into`/`decode_into`, which serve it from the numpy reference. The engine receives
+only checked inputs: the logical array viewed as its unsigned container, a `Layout`, the
+`ElementType`, and a C-contiguous, writeable output of exactly the right size.
 
 >>> import numpy as np
 >>> x = np.arange(15, dtype=np.float32).reshape(3, 5)
@@ -15,15 +19,19 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
 import os
+from dataclasses import dataclass
 
 import numpy as np
 
 from tiling import _engine
-from tiling.dtypes import ELEMENT_TYPES, element_type_for_dtype
+from tiling._tuning import MAX_CALLS
+from tiling.dtypes import ELEMENT_TYPES, ElementType, element_type_for_dtype
 from tiling.errors import LayoutError
-from tiling.layout import Layout, Shape, as_shape, byte_size, check_encodable
+from tiling.indexing import byte_size, check_encodable
+from tiling.layout import Layout, Shape, as_shape
 
 __all__ = ["encode", "decode"]
 
@@ -48,128 +56,66 @@ def _shape_for_array(x: np.ndarray, layout: Layout | Shape | str) -> Shape:
     raise LayoutError(f"expected a Layout, a Shape or their text, found {layout!r}")
 
 
-_CHECKED: dict = {}
-_MAX_CHECKED = 1024
+# One cache, keyed by value: per direction, `layout`/`shape` as the caller gave it (a `Layout`
+# or `Shape` keeps its hash, text has its own), dtype, dims, strides (encode) and
+# `allow_nested_padding`, the validated `_Call`. A repeated call then costs a dict lookup, the
+# check of its `out` and one kernel call. Its entries hold plans: the engine drops them with its
+# own (`_engine.ON_FORGET`), so the plans' byte cap holds for both.
+_CALLS: dict = {}
+_engine.ON_FORGET.append(_CALLS.clear)
+_U8, _BOOL = np.dtype(np.uint8), type(np.dtype(np.bool_))
 
 
-def _checked(x: np.ndarray, layout, allow_nested_padding: bool):
-    """(shape, byte size, element type, container dtype) for `x` in `layout`, validated once per
-    (layout, dtype, dims): a repeated small call then costs a dict lookup, not a re-derivation.
+@dataclass(slots=True)
+class _Call:
+    """What a call of one kind needs once validated: the `Shape`, the buffer's byte size, the
+    element type, and `work(x_or_buffer, out)`, running the engine's plan for such calls
+    once it has one (None while the numpy reference serves them)."""
 
-    Keyed by the layout object's id (hashing a Layout costs more than a small encode); the entry
-    holds the layout, so the id cannot be reused while it is cached.
-    """
-    key = (id(layout), x.dtype, x.shape, allow_nested_padding)
-    hit = _CHECKED.get(key)
-    if hit is None or hit[0] is not layout:
-        shape = _shape_for_array(x, layout)
-        et = ELEMENT_TYPES[shape.element_type]
-        hit = (layout, shape, byte_size(shape, allow_nested_padding=allow_nested_padding), et,
-               et.container)
-        if len(_CHECKED) >= _MAX_CHECKED:
-            _CHECKED.clear()
-        _CHECKED[key] = hit
-    return hit[1:]
+    shape: Shape
+    nbytes: int
+    element: ElementType
+    work: object = None
 
 
-def _checked_shape(shape, allow_nested_padding: bool):
-    """(shape, byte size, element type, container) for decode, validated once per shape object
-    (or text), like `_checked`."""
-    key = (id(shape), allow_nested_padding)
-    hit = _CHECKED.get(key)
-    if hit is None or hit[0] is not shape:
-        parsed = as_shape(shape)
-        check_encodable(parsed, allow_nested_padding=allow_nested_padding)
-        et = ELEMENT_TYPES[parsed.element_type]
-        hit = (shape, parsed, byte_size(parsed, allow_nested_padding=allow_nested_padding), et,
-               et.container)
-        if len(_CHECKED) >= _MAX_CHECKED:
-            _CHECKED.clear()
-        _CHECKED[key] = hit
-    return hit[1:]
+def _remember(key, call: _Call) -> _Call:
+    if len(_CALLS) >= MAX_CALLS:
+        _CALLS.clear()
+    _CALLS[key] = call
+    return call
 
 
-# Per-call shortcut: keyed like `_checked` plus the strides, filled after a full validation with
-# the function that does the work for arrays like that one; a hit skips validation and planning
-# and re-checks only what can change between calls (the `out` buffer, the input buffer). Layouts
-# that are byte copies of the C-order array (`_engine.is_row_major`, e.g. one f32[8,128] tile
-# under T(8,128)) copy through memoryviews where the dtype allows (ml_dtypes' do not): 0.4 µs
-# for 4 KiB against 0.9 µs for numpy's view-and-assign, most of it making the views (measured).
-# The others call the engine's plan directly: for f32[64,64,64]{0,2,1:T(4,8)(2,1)} that leaves
-# 2.7 µs of Python around the kernel instead of 4.8 (measured with the kernel stubbed out).
-_DIRECT: dict = {}
-_engine._ON_FORGET.append(_DIRECT.clear)  # its entries hold plans: dropped with them
-_U8 = np.dtype(np.uint8)
+def _encode_call(key, x: np.ndarray, layout, allow_nested_padding: bool) -> _Call:
+    shape = _shape_for_array(x, layout)  # (an unhashable layout is refused here)
+    nbytes = byte_size(shape, allow_nested_padding=allow_nested_padding)
+    return _remember(key, _Call(shape, nbytes, ELEMENT_TYPES[shape.element_type]))
 
 
-def _exports_buffer(dtype: np.dtype) -> bool:
-    try:
-        memoryview(np.empty(0, dtype))
-    except ValueError:
-        return False
-    return True
+def _decode_call(key, shape, allow_nested_padding: bool) -> _Call:
+    if isinstance(shape, Layout):
+        raise LayoutError(f"decode needs a Shape (element type and dimensions), found the "
+                          f"layout {shape}; write e.g. 'f32[3,5]{shape}'")
+    parsed = as_shape(shape)
+    check_encodable(parsed, allow_nested_padding=allow_nested_padding)
+    nbytes = byte_size(parsed, allow_nested_padding=allow_nested_padding)
+    return _remember(key, _Call(parsed, nbytes, ELEMENT_TYPES[parsed.element_type]))
 
 
-def _copy_array(x, out):
-    out.data[:] = x.data.cast("B")
-
-
-def _assign_array(x, out):
-    out[...] = x.reshape(-1).view(_U8)  # (item assignment: cheaper than np.copyto)
-
-
-def _copy_buffer(buf, out):
-    out.data.cast("B")[:] = buf.data
-
-
-def _assign_buffer(buf, out):
-    out.reshape(-1).view(_U8)[...] = buf
-
-
-def _remember(key, owner, work) -> None:
-    if len(_DIRECT) >= _MAX_CHECKED:
-        _DIRECT.clear()
-    _DIRECT[key] = (owner, work)
-
-
-def _encoder(x: np.ndarray, shape: Shape, nbytes: int, et, container):
-    """`work(x, out)` for later arrays with x's dtype, shape and strides, or None while there
-    is none to keep (the numpy reference serving the first calls, a non-native byte order)."""
-    if not x.dtype.isnative:
-        return None
-    if x.flags.c_contiguous and _engine.is_row_major(x.shape, shape.layout, et):
-        return _copy_array if _exports_buffer(x.dtype) else _assign_array
-    run = _engine.encoder(x.view(container), shape.layout, et, nbytes)
-    if run is None or getattr(run, "takes_logical", False):
-        return run
-    return lambda x, out: run(x.view(container), out)
-
-
-def _decoder(out: np.ndarray, shape: Shape, nbytes: int, et, container):
-    """`work(buffer, out)` for later C-contiguous outputs like `out`, or None (see `_encoder`)."""
-    if _engine.is_row_major(shape.dimensions, shape.layout, et):
-        return _copy_buffer if _exports_buffer(et.dtype) else _assign_buffer
-    run = _engine.decoder(out.view(container), shape.layout, et, nbytes)
-    if run is None or getattr(run, "takes_logical", False):
-        return run
-    return lambda buf, out: run(buf, out.view(container))
-
-
-def _fresh_out(out, nbytes: int, other) -> bool:
-    """`out` is a 1-D C-contiguous writeable uint8 array of `nbytes`, not overlapping `other`."""
-    if type(out) is not np.ndarray or out.dtype is not _U8 and out.dtype != _U8:
-        return False
-    flags = out.flags
-    return (out.ndim == 1 and out.size == nbytes and flags.c_contiguous and flags.writeable
-            and not np.may_share_memory(out, other))
-
-
-def _fresh_array(out, dtype: np.dtype, dims, other) -> bool:
-    """`out` is a C-contiguous writeable array of `dtype` and `dims`, not overlapping `other`."""
-    if type(out) is not np.ndarray or out.dtype != dtype or out.shape != dims:
-        return False
-    flags = out.flags
-    return flags.c_contiguous and flags.writeable and not np.may_share_memory(out, other)
+def _work(call: _Call, like: np.ndarray, encode: bool):
+    """`call.work`, made on first need: `work(x, out)` (encode) or `work(buffer, out)` for
+    arrays like `like` (its dtype, shape and strides); None while the engine has no plan (the
+    numpy reference serving the first calls, a non-native byte order). A kernel still compiling
+    raises `NotReady` from `work`: the engine's numpy reference then serves the call."""
+    if like.dtype.isnative:
+        et = call.element
+        plan = (_engine.encoder if encode else _engine.decoder)(
+            like.view(et.container), call.shape.layout, et, call.nbytes)
+        if plan is not None:
+            run, container = plan.run, et.container
+            call.work = (run if plan.logical
+                         else (lambda x, out: run(x.view(container), out)) if encode
+                         else (lambda buf, out: run(buf, out.view(container))))
+    return call.work
 
 
 def _native(x: np.ndarray) -> np.ndarray:
@@ -221,6 +167,7 @@ def _pred_bytes(x: np.ndarray) -> np.ndarray:
     return x
 
 
+@functools.cache
 def _memory_bytes() -> int:
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -274,34 +221,26 @@ def encode(array, layout: Layout | Shape | str, *, out: np.ndarray | None = None
         Accept later tiles that pad again (see `tiling.check_encodable`).
     """
     x = array if type(array) is np.ndarray else _logical_input(array)
-    if x.dtype.kind == "b":
+    dtype = x.dtype
+    if type(dtype) is _BOOL:  # (numpy's bool dtypes, with metadata too, and no other)
         x = _pred_bytes(x)
-    key = (id(layout), x.dtype, x.shape, x.strides, allow_nested_padding)
-    hit = _DIRECT.get(key)
-    if hit is not None and hit[0] is layout:
-        nbytes, work = hit[1]
-        if out is None or _fresh_out(out, nbytes, x):
-            out = np.empty(nbytes, np.uint8) if out is None else out
-            try:
-                work(x, out)
-                return out
-            except _engine.NotReady:  # a kernel still compiling: the engine's reference serves
-                pass
-    shape, nbytes, et, container = _checked(x, layout, allow_nested_padding)
-    given = out
-    if out is None:
-        out = allocate((nbytes,), np.uint8, f"the buffer of {shape}")
-    else:
-        out = _buffer_input(out, "out")
-        _check_buffer(out, nbytes, "out", writeable=True)
-        if np.may_share_memory(out, x):
-            raise LayoutError("out must not overlap the input array")
-    if hit is None or hit[0] is not layout:
-        work = _encoder(x, shape, nbytes, et, container)
-        if work is not None:
-            _remember(key, layout, (nbytes, work))
-    _engine.encode_into(_native(x).view(container), shape.layout, et, out.reshape(-1))
-    return out if given is None else given
+    key = (layout, dtype, x.shape, x.strides, allow_nested_padding)
+    try:
+        call = _CALLS[key]
+    except (KeyError, TypeError):
+        call = _encode_call(key, x, layout, allow_nested_padding)
+    buf = out_buffer(out, call.nbytes, x, "the input array", call.shape)
+    # (a repeated call: the key's lookup, the checks of `out`, and `work`)
+    work = call.work or _work(call, x, True)
+    if work is not None:
+        try:
+            work(x, buf)
+            return buf if out is None else out
+        except _engine.NotReady:
+            pass
+    et = call.element
+    _engine.encode_into(_native(x).view(et.container), call.shape.layout, et, buf)
+    return buf if out is None else out
 
 
 def decode(buffer, shape: Shape | str, *, out: np.ndarray | None = None,
@@ -319,57 +258,76 @@ def decode(buffer, shape: Shape | str, *, out: np.ndarray | None = None,
     allow_nested_padding : bool
         Accept later tiles that pad again (see `tiling.check_encodable`).
     """
-    if isinstance(shape, Layout):
-        raise LayoutError(f"decode needs a Shape (element type and dimensions), found the "
-                          f"layout {shape}; write e.g. 'f32[3,5]{shape}'")
-    key = (id(shape), allow_nested_padding)
-    hit = _DIRECT.get(key)
-    if hit is not None and hit[0] is shape and type(buffer) is np.ndarray:
-        nbytes, dtype, dims, work = hit[1]
-        if (buffer.dtype == _U8 and buffer.ndim == 1 and buffer.size == nbytes
-                and buffer.flags.c_contiguous and (out is None or _fresh_array(out, dtype, dims,
-                                                                               buffer))):
-            out = np.empty(dims, dtype) if out is None else out
-            try:
-                work(buffer, out)
-                return out
-            except _engine.NotReady:
-                pass
-    owner = shape
-    shape, nbytes, et, container = _checked_shape(shape, allow_nested_padding)
-    buffer = _buffer_input(buffer, "buffer")
-    _check_buffer(buffer, nbytes, "buffer", writeable=False)
-    given = out
-    if out is None:
-        out = allocate(shape.dimensions, et.dtype, f"the array of {shape}")
-    else:
-        if isinstance(out, np.ndarray) and type(out) is not np.ndarray:
-            out = _base_view(out, "out")
-        if not isinstance(out, np.ndarray) or out.dtype != et.dtype \
-                or out.shape != shape.dimensions:
-            found = (f"{out.dtype} {out.shape}" if isinstance(out, np.ndarray)
-                     else type(out).__name__)
-            raise LayoutError(f"out must be an array of {et.dtype} with shape "
-                              f"{shape.dimensions}, found {found}")
-        if not (out.flags.c_contiguous and out.flags.writeable):
-            raise LayoutError("out must be C-contiguous and writeable")
-        if np.may_share_memory(out, buffer):
-            raise LayoutError("out must not overlap the buffer")
-    if hit is None or hit[0] is not owner:
-        work = _decoder(out, shape, nbytes, et, container)
-        if work is not None:
-            _remember(key, owner, (nbytes, et.dtype, shape.dimensions, work))
-    _engine.decode_into(buffer.reshape(-1), shape.layout, et, out.view(container))
-    return out if given is None else given
+    key = (shape, allow_nested_padding)
+    try:
+        call = _CALLS[key]
+    except (KeyError, TypeError):
+        call = _decode_call(key, shape, allow_nested_padding)
+    buf = in_buffer(buffer, call.nbytes)
+    array = _out_array(out, call, buf)
+    work = call.work or _work(call, array, False)
+    if work is not None:
+        try:
+            work(buf, array)
+            return array if out is None else out
+        except _engine.NotReady:
+            pass
+    et = call.element
+    _engine.decode_into(buf, call.shape.layout, et, array.view(et.container))
+    return array if out is None else out
 
 
-def _check_buffer(buf, nbytes: int, name: str, *, writeable: bool) -> None:
-    if not isinstance(buf, np.ndarray) or buf.dtype != np.uint8:
+# The checks every path shares (encode, decode, relayout; first call or repeated)
+
+
+def in_buffer(buffer, nbytes: int, name: str = "buffer", *,
+              writeable: bool = False) -> np.ndarray:
+    """`buffer` as a flat uint8 ndarray of `nbytes`, C-contiguous (and writeable), or
+    LayoutError."""
+    buf = buffer if type(buffer) is np.ndarray else _buffer_input(buffer, name)
+    # (on every call: `dtype is` and one `flags` first, the slower comparisons only if needed)
+    if not isinstance(buf, np.ndarray) or (buf.dtype is not _U8 and buf.dtype != _U8):
         found = f"dtype {buf.dtype}" if isinstance(buf, np.ndarray) else type(buf).__name__
         raise LayoutError(f"{name} must be a uint8 array, found {found}")
     if buf.size != nbytes:
         raise LayoutError(f"{name} must hold exactly {nbytes} bytes, found {buf.size}")
-    if not buf.flags.c_contiguous:
+    flags = buf.flags
+    if not flags.c_contiguous:
         raise LayoutError(f"{name} must be C-contiguous")
-    if writeable and not buf.flags.writeable:
+    if writeable and not flags.writeable:
         raise LayoutError(f"{name} must be writeable")
+    return buf if buf.ndim == 1 else buf.reshape(-1)
+
+
+def out_buffer(out, nbytes: int, source: np.ndarray, source_name: str,
+               shape: Shape) -> np.ndarray:
+    """`out` as a flat, writeable uint8 ndarray of `nbytes` not overlapping `source`, or a new
+    buffer for `shape` when `out` is None; else LayoutError."""
+    if out is None:
+        return allocate((nbytes,), np.uint8, f"the buffer of {shape}")
+    buf = in_buffer(out, nbytes, "out", writeable=True)
+    if np.may_share_memory(buf, source):
+        raise LayoutError(f"out must not overlap {source_name}")
+    return buf
+
+
+def _out_array(out, call: _Call, buf: np.ndarray) -> np.ndarray:
+    """`out` as the C-contiguous, writeable logical array of `call`'s shape (a plain ndarray
+    over a subclass's memory) not overlapping `buf`, or a new array; else LayoutError."""
+    shape, et = call.shape, call.element
+    if out is None:
+        return allocate(shape.dimensions, et.dtype, f"the array of {shape}")
+    if type(out) is not np.ndarray and isinstance(out, np.ndarray):
+        out = _base_view(out, "out")
+    # (on every call: `type`, `is` and one `flags` first, the slower tests only if needed)
+    if (type(out) is not np.ndarray or (out.dtype is not et.dtype and out.dtype != et.dtype)
+            or out.shape != shape.dimensions):
+        found = f"{out.dtype} {out.shape}" if isinstance(out, np.ndarray) else type(out).__name__
+        raise LayoutError(f"out must be an array of {et.dtype} with shape {shape.dimensions}, "
+                          f"found {found}")
+    flags = out.flags
+    if not (flags.c_contiguous and flags.writeable):
+        raise LayoutError("out must be C-contiguous and writeable")
+    if np.may_share_memory(out, buf):
+        raise LayoutError("out must not overlap the buffer")
+    return out

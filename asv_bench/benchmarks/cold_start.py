@@ -47,7 +47,7 @@ def timeraw_first_encode_warm_cache():
 
 def timeraw_first_large_encode_warm_cache():
     """import + first encode of a 2048x2048 f32 array (16 MiB; a fast-path format, so the first
-    call runs on the numpy reference: `_engine.FAST_REFERENCE_BYTES`)."""
+    call runs on the numpy reference: `_tuning.FAST_REFERENCE_BYTES`)."""
     code = _PATH + _ENCODE_LARGE
     return code, _WARM.format(hex=code.encode().hex())
 
@@ -76,7 +76,7 @@ def timeraw_first_large_encode_cold_compile():
 def timeraw_compile_one_kernel():
     """The cold compile alone (target <= 2 s): numba and tiling imported untimed, then the
     first 2048x2048 f32 T(8,128) encode with the numba cache turned off, which compiles the
-    serial kernel (without the cache there is no `_par` twin: `_engine._parallel_allowed`)."""
+    serial kernel (without the cache there is no `_par` twin: `_runtime.parallel_allowed`)."""
     setup = ("import os; os.environ['TILING_NUMBA_CACHE'] = '0'\n" + _PATH
              + "import numpy as np\nimport tiling\nfrom tiling import _engine\n"
              + "_engine.load_kernels()\nx = np.ones((2048, 2048), np.float32)\n")

@@ -20,7 +20,7 @@ try:
 except ImportError:  # `asv run --python=same` from a checkout that is not installed
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
     import tiling
-from tiling import _engine, _reference
+from tiling import _engine, _reference, _runtime
 
 FORMATS = {  # name -> (element type, layout)
     "f32 T(8,128)": ("f32", "{1,0:T(8,128)}"),
@@ -362,7 +362,7 @@ def _small_tile(op, impl):
     if impl == "kernel":
         _engine.load_kernels()
     else:
-        _engine.REFERENCE_BUDGET_SECONDS = float("inf")
+        _runtime.REFERENCE_BUDGET_SECONDS = float("inf")
     layout = tiling.Layout.parse("{1,0:T(8,128)}")
     x = np.arange(1024, dtype=np.float32).reshape(8, 128)
     state = (layout, tiling.Shape.parse("f32[8,128]{1,0:T(8,128)}"), x,
@@ -375,7 +375,7 @@ class SmallTile:
     """One f32[8,128] tile through the public API with out=: per-call overhead (target <= 2 us).
 
     impl "kernel" loads numba first; "reference" is what a fresh process uses for small arrays
-    until numba loads (see `tiling._engine.SMALL_BYTES`). No `setup` method: asv_runner re-runs
+    until numba loads (see `tiling._tuning.SMALL_BYTES`). No `setup` method: asv_runner re-runs
     a class's setup before every timed call, which would time one cold call at a time; the
     arrays are made on the first call instead (the dict lookup is timed with the call), which
     asv's warm-up absorbs given a fixed `number` (left to itself, asv would size `number` on

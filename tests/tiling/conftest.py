@@ -4,7 +4,7 @@ kernel it checks; child processes inherit that unless a test passes TILING_BACKG
 
 import os
 
-from tiling import _engine
+from tiling import _runtime
 
 os.environ["TILING_BACKGROUND_COMPILE"] = "0"
-_engine.BACKGROUND_COMPILE = False
+_runtime.BACKGROUND_COMPILE = False

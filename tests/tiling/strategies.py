@@ -1,10 +1,10 @@
 """Hypothesis strategies for tiling tests: tiles, layouts, shapes and arrays that fit them; and
-the engine spy `kernels_called`."""
+the engine's plans (`plan_of`) and the runtime spy `kernels_called`."""
 
 import numpy as np
 from hypothesis import strategies as st
 
-from tiling import COMBINE_DIMENSION, ELEMENT_TYPES, Layout, Shape, Tile, _engine
+from tiling import COMBINE_DIMENSION, ELEMENT_TYPES, Layout, Shape, Tile, _engine, _runtime
 
 STAR = COMBINE_DIMENSION
 INT64_MAX = 2**63 - 1
@@ -102,25 +102,38 @@ def bits_of(x):
     return x.view(np.dtype(f"u{x.dtype.itemsize}"))
 
 
+def plan_of(x, shape, encode=True, *, cache_bytes=None):
+    """The engine's `Plan`, made afresh, encoding arrays like `x` (shape, strides, dtype) into
+    `shape`'s layout, or (`encode=False`) decoding into C-order arrays of x's shape and dtype;
+    `cache_bytes` stands for the machine's last-level cache size (streaming stores)."""
+    et = ELEMENT_TYPES[shape.element_type]
+    like = x if encode else np.empty(x.shape, x.dtype)
+    return _engine.make_plan(like.view(et.container), shape.layout, et, encode,
+                             cache_bytes=cache_bytes)
+
+
+def kernel_of(plan):
+    """The kernel a plan runs, with `_par` when it may take numba's threads."""
+    return plan.kernel + "_par" * plan.threads
+
+
 class _NeverWarm(set):
     def add(self, kernel):
         pass
 
 
-def kernels_called(monkeypatch, cache=True):
-    """Records the kernels `_engine` calls, with fresh plan caches; `cache` stands for
-    TILING_NUMBA_CACHE (the `_par` kernels run only with the disk cache on, whatever the
-    environment of the test run)."""
-    monkeypatch.setattr(_engine.load_kernels(), "CACHE_ENABLED", cache)
+def kernels_called(monkeypatch):
+    """Records the kernels the runtime runs, with fresh plan caches: for the tests of the
+    runtime itself (which thread runs a `_par` kernel); dispatch tests inspect `plan_of`."""
     names = []
-    real = _engine._first_call
+    real = _runtime._first_call
     # with no kernel ever warm, every kernel call goes through `_first_call`
-    monkeypatch.setattr(_engine, "_WARM", _NeverWarm())
-    monkeypatch.setattr(_engine, "_first_call", lambda k, a: names.append(k.__name__) or real(k, a))
-    monkeypatch.setattr(_engine, "_PLANS", {})
-    monkeypatch.setattr(_engine, "_BY_ID", {})
+    monkeypatch.setattr(_runtime, "_WARM", _NeverWarm())
+    monkeypatch.setattr(_runtime, "_first_call",
+                        lambda k, a: names.append(k.__name__) or real(k, a))
+    _engine.forget_plans()
     return names
 
 
 __all__ = ["STAR", "TILE_SHAPES", "tiles", "layouts", "printable_layouts", "shapes", "random_array", "bits_of",
-           "element_size_choices", "kernels_called"]
+           "element_size_choices", "kernel_of", "kernels_called", "plan_of"]

@@ -184,12 +184,13 @@ def test_a_matrix_out_is_filled_and_returned():
                                     "{1,0:T(2,4)(2,1)E(1)}", "{1,0:E(32)}", "{1,0:T(2,4)E(16)}"])
 @pytest.mark.parametrize("engine", ["reference", "kernels"])
 def test_nonzero_pred_bytes_encode_as_true(layout, engine, monkeypatch):
-    from tiling import _engine
+    from tiling import _engine, _runtime
     if engine == "kernels":
         _engine.load_kernels()
-    else:
-        monkeypatch.setattr(_engine, "_kernels", None)
-        monkeypatch.setattr(_engine, "_reference_seconds", 0.0)
+    else:  # as before numba loads
+        monkeypatch.setattr(_runtime, "_kernels", None)
+        monkeypatch.setattr(_runtime, "_reference_seconds", 0.0)
+        _engine.forget_plans()
     raw = np.array([[2, 0, 255, 1], [128, 3, 0, 1]], np.uint8)
     p = raw.view(bool)
     clean = raw != 0
@@ -365,8 +366,8 @@ _CACHE_CHILD = r"""
 import os, sys
 import numpy as np
 import tiling
-from tiling import _engine
-_engine.BACKGROUND_COMPILE = False  # (the compile below must finish before the checks)
+from tiling import _engine, _runtime
+_runtime.BACKGROUND_COMPILE = False  # (the compile below must finish before the checks)
 kernels = _engine.load_kernels()
 package = os.path.dirname(tiling.__file__)
 print("@@" + kernels.CACHE_DIR + "@@" + str(getattr(kernels.encode_tiled._cache, "cache_path", None)))
@@ -443,8 +444,7 @@ def test_the_plan_cache_is_capped_by_bytes(monkeypatch):
     from tiling import _engine
     _engine.load_kernels()
     monkeypatch.setattr(_engine, "PLAN_CACHE_BYTES", 8 << 20, raising=False)
-    monkeypatch.setattr(_engine, "_PLANS", {})
-    monkeypatch.setattr(_engine, "_BY_ID", {})
+    _engine.forget_plans()
     tiling.encode(np.ones((10, 10), np.float32), "{0,1:T(2,2)}")  # (compiles outside the count)
     tracemalloc.start()
     try:
@@ -467,7 +467,7 @@ _COLD_LOOP = r"""
 import json, sys, time
 import ml_dtypes, numpy as np
 import tiling
-from tiling import _engine, _reference
+from tiling import _reference, _runtime
 
 rows = int(sys.argv[1])
 shape = tiling.Shape.parse(f"bf16[{rows},4096]{{1,0:T(8,128)(2,1)}}")
@@ -483,18 +483,18 @@ for _ in range(3):  # the numpy engine's time in this process (numba not loaded 
 assert "numba" not in sys.modules
 worst, calls, start = [0.0, 0.0], 0, time.monotonic()
 while time.monotonic() - start < 150:
-    before = _engine._reference_seconds
+    before = _runtime._reference_seconds
     t = time.perf_counter(); buf = tiling.encode(x, shape); te = time.perf_counter() - t
     t = time.perf_counter(); back = tiling.decode(buf, shape); td = time.perf_counter() - t
     assert np.array_equal(buf, want) and np.array_equal(back.view(np.uint16), x.view(np.uint16))
     worst = [max(worst[0], te), max(worst[1], td)]
     calls += 1
-    if _engine._reference_seconds == before and _engine._worker is None:
+    if _runtime._reference_seconds == before and _runtime._worker is None:
         break
     time.sleep(0.3)  # (the compiles share 2 cores with the loop)
 print("@@" + json.dumps(dict(enc_ref=max(enc_ref), dec_ref=max(dec_ref), worst=worst,
-                             calls=calls, warm=len(_engine._WARM),
-                             kernel=_engine._reference_seconds == before)))
+                             calls=calls, warm=len(_runtime._WARM),
+                             kernel=_runtime._reference_seconds == before)))
 """
 
 

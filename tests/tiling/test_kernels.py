@@ -15,9 +15,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.tiling.strategies import bits_of, kernels_called, random_array, shapes
+from tests.tiling.strategies import (
+    bits_of, kernel_of, kernels_called, plan_of, random_array, shapes,
+)
 from tiling import ELEMENT_TYPES, Layout, Shape, byte_size
 from tiling import _engine, _reference
+from tiling._tuning import PARALLEL_BYTES
 
 _engine.load_kernels()  # small arrays would otherwise take the reference engine
 
@@ -83,15 +86,21 @@ def _check(x, shape):
         assert np.array_equal(bits_of(back), bits_of(x)), f"{shape} decode into {order} order"
 
 
-def _round_trip_kernels(monkeypatch, shape, seed):
-    """Encodes and decodes a random C-order array of `shape`, each equal to the reference, with
-    fresh plan caches; returns the kernels that ran, in order."""
+def _round_trip_kernels(shape, seed):
+    """Encodes and decodes a random C-order array of `shape`, each equal to the reference;
+    returns the kernels of the two plans (`kernel_of`)."""
     x = random_array(np.random.default_rng(seed), shape)
-    names = kernels_called(monkeypatch)
     expected = _reference_bytes(x, shape)
     assert np.array_equal(_engine_bytes(x, shape), expected)
     assert np.array_equal(bits_of(_engine_decode(expected, shape)), bits_of(x))
-    return names
+    return [kernel_of(plan_of(x, shape)), kernel_of(plan_of(x, shape, False))]
+
+
+@pytest.fixture
+def disk_cache(monkeypatch):
+    """The `_par` kernels run only with the disk cache on (`_runtime.parallel_allowed`),
+    whatever TILING_NUMBA_CACHE says for this test run."""
+    monkeypatch.setattr(_engine.load_kernels(), "CACHE_ENABLED", True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -201,14 +210,13 @@ def test_generic_layouts_match_reference(text):
     ("bf16[3072]{0:T(1024)(128)(2,1,1)}", "move"),                # a later tile reaches further
     ("f32[6,40,300]{1,2,0:T(2,*,128)}", "move"),                  # merged dims not adjacent
 ])
-def test_equivalent_fast_forms(text, kernel, monkeypatch):
+def test_equivalent_fast_forms(text, kernel):
     """`*` runs and 1-D tile chains take the fast kernels when the merged or split dims are a
     plain reshape of the array (C order here); any other memory order falls back, same bytes."""
     shape = Shape.parse(text)
-    names = kernels_called(monkeypatch)
     x = random_array(np.random.default_rng(4), shape)
     assert np.array_equal(_engine_bytes(x, shape), _reference_bytes(x, shape))
-    assert names == [kernel]
+    assert plan_of(x, shape).kernel == kernel
     _check(x, shape)
 
 
@@ -220,10 +228,9 @@ def test_equivalent_fast_forms(text, kernel, monkeypatch):
     "f64[4,9]{1,0:T(8,2)}",                         # tiles taller than the array
     "u16[40,70]{1,0:T(32,2)}",                      # too many rows for one shuffle
 ])
-def test_tiny_tiles_move_with_constant_tile_kernels(text, monkeypatch):
+def test_tiny_tiles_move_with_constant_tile_kernels(text):
     shape = Shape.parse(text)
-    assert _round_trip_kernels(monkeypatch, shape, 9) == ["encode_tiny_tiles",
-                                                          "decode_tiny_tiles"]
+    assert _round_trip_kernels(shape, 9) == ["encode_tiny_tiles", "decode_tiny_tiles"]
     _check(random_array(np.random.default_rng(9), shape), shape)
 
 
@@ -236,14 +243,13 @@ def test_tiny_tiles_move_with_constant_tile_kernels(text, monkeypatch):
     ("bf16[40,300]{0,1:T(8,128)(2,1)L(5000)}", "encode_square"),  # tail padding after pairs
     ("f32[7,2]{0,1:T(4,2)(2,1)}", "encode_tiny_tiles"),       # pairs into tiles of 2 columns
 ])
-def test_row_pairs_side_by_side_move_as_words(text, kernel, monkeypatch):
+def test_row_pairs_side_by_side_move_as_words(text, kernel):
     """`(p,1)` over rows adjacent in memory (a transposed array) moves each group of p as one
     word through the tiled kernel."""
     shape = Shape.parse(text)
     x = random_array(np.random.default_rng(10), shape)
-    names = kernels_called(monkeypatch)
     assert np.array_equal(_engine_bytes(x, shape), _reference_bytes(x, shape))
-    assert names == [kernel]
+    assert plan_of(x, shape).kernel == kernel
     _check(x, shape)
 
 
@@ -320,9 +326,11 @@ def test_plans_are_reused_across_calls():
     shape = Shape.parse("f32[8,128]{1,0:T(8,128)}")
     x = np.arange(1024, dtype=np.float32).reshape(8, 128)
     first = _engine_bytes(x, shape)
-    n = len(_engine._PLANS)
+    et = ELEMENT_TYPES[shape.element_type]
+    plan = _engine.encoder(x.view(et.container), shape.layout, et, first.size)
     assert np.array_equal(_engine_bytes(x + 1, shape).view(np.float32), (x + 1).reshape(-1))
-    assert len(_engine._PLANS) == n and np.array_equal(first.view(np.float32), x.reshape(-1))
+    assert _engine.encoder(x.view(et.container), shape.layout, et, first.size) is plan
+    assert np.array_equal(first.view(np.float32), x.reshape(-1))
 
 
 def test_readonly_and_unaligned_inputs():
@@ -383,8 +391,8 @@ def test_kernels_stay_in_bounds():
     "u64[200,30]{0,1:T(4,128)}",               # 64-bit elements: k = 2
     "f32[136,6,44]{0,2,1:T(4,8)(2,1)}",        # pairs of f32 as 64-bit words: k = 4
 ])
-def test_square_kernels_move_transposed_tiles(text, monkeypatch):
-    names = _round_trip_kernels(monkeypatch, Shape.parse(text), 14)
+def test_square_kernels_move_transposed_tiles(text):
+    names = _round_trip_kernels(Shape.parse(text), 14)
     assert names == ["encode_square", "decode_square"]
 
 
@@ -398,9 +406,9 @@ def test_square_kernels_move_transposed_tiles(text, monkeypatch):
     ("f32[2050,128]{1,0:T(8,128)}", "tiled_par"),
     ("bf16[4100,128]{1,0:T(8,128)(2,1)}", "packed_par"),
 ])
-def test_tile_rows_of_one_tile_move_in_runs(text, kind, monkeypatch):
-    # (each kernel call moves up to _RUN such tile rows as one run of tiles)
-    names = _round_trip_kernels(monkeypatch, Shape.parse(text), 16)
+def test_tile_rows_of_one_tile_move_in_runs(text, kind, disk_cache):
+    # (each kernel call moves up to TILE_ROWS_PER_CALL such tile rows as one run of tiles)
+    names = _round_trip_kernels(Shape.parse(text), 16)
     assert names == [f"encode_{kind}", f"decode_{kind}"]
 
 
@@ -423,7 +431,7 @@ _SERIAL_SQUARE = {"encode_square", "decode_square"}
     ("f32[50,64,64]{0,2,1:T(4,8)(2,1)}", _SERIAL_SQUARE),  # 4 sweeps, the last one short
     ("f32[64,64,64]{0,2,1:T(4,8)(2,1)}", {"encode_square_par", "decode_square_par"}),
 ])
-def test_square_kernels_align_blocks_to_cache_lines(text, kernels, monkeypatch):
+def test_square_kernels_align_blocks_to_cache_lines(text, kernels, disk_cache):
     # The square kernels start their blocks where the transposed side's lines start on a 64-byte
     # boundary, so every distance from one gives other first tile rows (itemsize 4: elements
     # that straddle a boundary too).
@@ -431,7 +439,6 @@ def test_square_kernels_align_blocks_to_cache_lines(text, kernels, monkeypatch):
     et = ELEMENT_TYPES[shape.element_type]
     x = random_array(np.random.default_rng(15), shape)
     expected = _reference_bytes(x, shape)
-    names = kernels_called(monkeypatch)
     for offset in range(0, 64, 4):
         placed = _placed(x, offset)
         placed[...] = x
@@ -439,7 +446,7 @@ def test_square_kernels_align_blocks_to_cache_lines(text, kernels, monkeypatch):
         out = _placed(x, offset)
         _engine.decode_into(expected, shape.layout, et, out.view(et.container))
         assert np.array_equal(bits_of(out), bits_of(x)), offset
-    assert set(names) == kernels
+    assert {kernel_of(plan_of(x, shape)), kernel_of(plan_of(x, shape, False))} == kernels
 
 
 @pytest.mark.parametrize("text", [
@@ -447,35 +454,22 @@ def test_square_kernels_align_blocks_to_cache_lines(text, kernels, monkeypatch):
     "f32[64,64,64]{0,2,1:T(4,8)(2,1)}",        # u64 pairs, one long sweep: 8 parts of one tile
     "f32[2,3300,40]{1,2,0:T(2,128)}",          # 2 batches of one sweep + head: 8 parts
 ])
-def test_parallel_square_decode_splits_columns(text, monkeypatch):
+def test_parallel_square_decode_splits_columns(text, disk_cache):
     # With fewer sweeps than threads could share, decode_square_par cuts each sweep's whole
     # tiles into parts (the last part also takes the edge tiles); at every distance of the
     # output from a line, so that the head sweep's rows differ.
     shape = Shape.parse(text)
     et = ELEMENT_TYPES[shape.element_type]
     x = random_array(np.random.default_rng(18), shape)
-    assert x.nbytes >= _engine.PARALLEL_BYTES
     expected = _reference_bytes(x, shape)
-    names = kernels_called(monkeypatch)
     for offset in range(0, 64, 4):
         out = _placed(x, offset)
         _engine.decode_into(expected, shape.layout, et, out.view(et.container))
         assert np.array_equal(bits_of(out), bits_of(x)), offset
-    assert set(names) == {"decode_square_par"}
+    assert kernel_of(plan_of(x, shape, False)) == "decode_square_par"
 
 
-def _streaming_flags(monkeypatch):
-    """The streaming flag each kernel call gets (its last int argument: the tiled kernels' carry
-    slots follow it), with `kernels_called`'s fresh plan caches."""
-    kernels_called(monkeypatch)
-    flags = []
-    real = _engine._first_call  # (where `kernels_called` makes every kernel call go)
-    monkeypatch.setattr(_engine, "_first_call", lambda k, a: flags.append(
-        [v for v in a if isinstance(v, int)][-1]) or real(k, a))
-    return flags
-
-
-@pytest.mark.parametrize("mixed", [False, True])  # decoders' stream 2 (`_engine._stream_mode`)
+@pytest.mark.parametrize("at_cache", [False, True])  # only the decoders stream at the cache size
 @pytest.mark.parametrize("text", [
     "s8[64,1024]{1,0:T(8,128)(4,1)}",              # whole tiles: one run per tile row
     "bf16[2,44,300]{2,1,0:T(8,128)(2,1)}",         # edge tiles and rows after each run
@@ -483,17 +477,18 @@ def _streaming_flags(monkeypatch):
     "s8[16,192]{1,0:T(8,64)(4,1)}",                # tiles narrower than a streaming unzip
     "f32[2,20,300]{2,1,0:T(8,128)}",               # tiled: edge tiles, a last partial tile row
     "u16[16,512]{1,0:T(8,128)}",                   # tiled: one 256-byte block per tile row
-    "f32[24,128]{1,0:T(8,128)}",                   # tiled: tile rows of one tile
+    "f32[28,128]{1,0:T(8,128)}",                   # tiled: tile rows of one tile, padded
 ])
-def test_streaming_stores_write_exactly_the_output(text, mixed, monkeypatch):
+def test_streaming_stores_write_exactly_the_output(text, at_cache):
     # Streaming stores write whole 64-byte lines: at every distance of the output from a line,
     # it must equal the reference and the bytes around it must stay as they were.
     shape = Shape.parse(text)
     et = ELEMENT_TYPES[shape.element_type]
     x = random_array(np.random.default_rng(17), shape).view(et.container)
     expected = _reference_bytes(x, shape)
-    monkeypatch.setattr(_engine, "STREAM_BYTES", x.nbytes + expected.size if mixed else 0)
-    streamed = _streaming_flags(monkeypatch)
+    cache = x.nbytes + expected.size if at_cache else 0  # (the cache size, as the plans see it)
+    plans = {True: plan_of(x, shape, True, cache_bytes=cache),
+             False: plan_of(x, shape, False, cache_bytes=cache)}
     for name, nbytes in (("encode", expected.size), ("decode", x.nbytes)):
         raw = np.empty(nbytes + 192, np.uint8)
         for offset in range(0, 64, et.container.itemsize):
@@ -501,42 +496,33 @@ def test_streaming_stores_write_exactly_the_output(text, mixed, monkeypatch):
             raw[...] = 0x5A
             out = raw[start:start + nbytes]
             if name == "encode":
-                _engine.encode_into(x, shape.layout, et, out)
+                plans[True].run(x, out)
                 assert np.array_equal(out, expected), offset
             else:
-                _engine.decode_into(expected, shape.layout, et,
-                                    out.view(x.dtype).reshape(x.shape))
+                plans[False].run(expected, out.view(x.dtype).reshape(x.shape))
                 assert np.array_equal(out, x.reshape(-1).view(np.uint8)), offset
             assert not np.any(np.delete(raw, np.s_[start:start + nbytes]) != 0x5A), offset
-    encoded, decoded = (0, 2 if len(shape.layout.tiles) > 1 else 1) if mixed else (1, 1)
-    half = len(streamed) // 2  # (the encodes' calls, then the decodes')
-    assert streamed == [encoded] * half + [decoded] * half and half > 8
+    encoded, decoded = (0, 1) if at_cache else (1, 1)
+    assert (plans[True].stream, plans[False].stream) == (encoded, decoded)
 
 
-@pytest.mark.parametrize("text, packed", [("s8[64,512]{1,0:T(8,128)(4,1)}", True),
-                                          ("f32[16,512]{1,0:T(8,128)}", False)])
-def test_stream_modes_by_size_against_the_cache(text, packed, monkeypatch):
-    # array + buffer against STREAM_BYTES (see `_engine._stream_mode`): encodes stream above
-    # it, decodes from it, the packed ones only in part up to 1.25x it
+@pytest.mark.parametrize("text", ["s8[64,512]{1,0:T(8,128)(4,1)}", "f32[16,512]{1,0:T(8,128)}"])
+def test_stream_modes_by_size_against_the_cache(text):
+    # array + buffer against the cache size (see `_runtime.stream_mode`): encodes stream above
+    # it, decodes from it
     shape = Shape.parse(text)
     et = ELEMENT_TYPES[shape.element_type]
     x = random_array(np.random.default_rng(18), shape).view(et.container)
     expected = _reference_bytes(x, shape)
     total = x.nbytes + expected.size
-    flags = _streaming_flags(monkeypatch)
-    part = 2 if packed else 1
-    low = -(-4 * total // 5)  # the least limit that total is at most 1.25x of
-    limits = ((low - 1, [1, 1]), (low, [1, part]), (total - 1, [1, part]), (total, [0, part]),
-              (total + 1, [0, 0]))
+    limits = ((total // 2, [1, 1]), (total - 1, [1, 1]), (total, [0, 1]), (total + 1, [0, 0]))
     for limit, streamed in limits:
-        monkeypatch.setattr(_engine, "STREAM_BYTES", limit)
-        monkeypatch.setattr(_engine, "_PLANS", {})
-        monkeypatch.setattr(_engine, "_BY_ID", {})
-        flags.clear()
+        encoder = plan_of(x, shape, True, cache_bytes=limit)
+        decoder = plan_of(x, shape, False, cache_bytes=limit)
         out, back = np.empty_like(expected), np.empty_like(x)
-        _engine.encode_into(x, shape.layout, et, out)
-        _engine.decode_into(expected, shape.layout, et, back)
-        assert flags == streamed, limit
+        encoder.run(x, out)
+        decoder.run(expected, back)
+        assert [encoder.stream, decoder.stream] == streamed, limit
         assert np.array_equal(out, expected) and np.array_equal(back, x)
 
 
@@ -546,7 +532,7 @@ def test_stream_modes_by_size_against_the_cache(text, packed, monkeypatch):
 _FENCED_CHILD = """
 import ctypes, mmap
 import numpy as np
-from tests.tiling.strategies import random_array
+from tests.tiling.strategies import plan_of, random_array
 from tests.tiling.test_kernels import _reference_bytes
 from tiling import ELEMENT_TYPES, Shape, _engine
 _engine.load_kernels()
@@ -563,10 +549,7 @@ def fenced(nbytes, after):
 
 texts = {texts!r}
 for i, text in enumerate(texts * 2):
-    if i == len(texts):  # again with streaming stores (`_kernels._store_block`)
-        _engine.STREAM_BYTES = 0
-        _engine._PLANS.clear()
-        _engine._BY_ID.clear()
+    cache = None if i < len(texts) else 0  # then again with streaming stores (`_store_block`)
     shape = Shape.parse(text)
     et = ELEMENT_TYPES[shape.element_type]
     x = random_array(np.random.default_rng(i), shape)
@@ -575,10 +558,10 @@ for i, text in enumerate(texts * 2):
         src = fenced(x.nbytes, after).view(x.dtype).reshape(x.shape)
         src[...] = x
         buf = fenced(expected.size, after)
-        _engine.encode_into(src.view(et.container), shape.layout, et, buf)
+        plan_of(src, shape, cache_bytes=cache).run(src.view(et.container), buf)
         assert np.array_equal(buf, expected), text
         back = fenced(x.nbytes, after).view(x.dtype).reshape(x.shape)
-        _engine.decode_into(buf, shape.layout, et, back.view(et.container))
+        plan_of(x, shape, False, cache_bytes=cache).run(buf, back.view(et.container))
         assert np.array_equal(back.view(et.container), x.view(et.container)), text
 print("checked", i + 1)
 """
@@ -659,11 +642,11 @@ _BUDGET_CHILD = """
 import sys
 import numpy as np
 import tiling
-from tiling import _engine
+from tiling import _runtime
 big = np.arange(1024 * 1024, dtype=np.float32).reshape(1024, 1024)
 first = tiling.encode(big, "{1,0:T(8,128)}")
 assert "numba" not in sys.modules
-_engine.REFERENCE_BUDGET_SECONDS = 0.0  # as if the reference had spent its budget
+_runtime.REFERENCE_BUDGET_SECONDS = 0.0  # as if the reference had spent its budget
 assert np.array_equal(tiling.encode(big, "{1,0:T(8,128)}"), first)
 assert "numba" in sys.modules, "once the budget is spent, the kernels load"
 print("budget ok")
@@ -696,7 +679,7 @@ def test_a_broken_cache_entry_costs_a_compile_not_the_call():
 
 
 # ---------------------------------------------------------------------------------------------
-# Copy-equivalent layouts: `codec` answers repeated calls with a byte copy
+# Copy-equivalent layouts: the engine's "copy" plan
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -708,11 +691,14 @@ def test_a_broken_cache_entry_costs_a_compile_not_the_call():
     ("f32[16,256]{1,0:T(8,128)}", False),     # two tiles across
     ("bf16[8,128]{1,0:T(8,128)(2,1)}", False),
     ("pred[8,128]{1,0:T(8,128)}", False),     # 1-bit values in bytes are not copied verbatim
+    ("s8[5]{0:L(3)}", False),                 # tail padding
 ])
 def test_is_row_major(text, expected):
     shape = Shape.parse(text)
     assert _engine.is_row_major(shape.dimensions, shape.layout,
                                 ELEMENT_TYPES[shape.element_type]) is expected
+    x = np.zeros(shape.dimensions, shape.dtype)
+    assert (plan_of(x, shape).kernel == "copy") is expected
 
 
 def _public_round_trip(x, shape, out, back):
@@ -758,10 +744,8 @@ def test_repeated_small_calls_match_reference(text):
                                   "f32[16,256]{1,0:T(8,128)}", "f32[16,16,16]{0,2,1:T(4,8)(2,1)}"])
 @pytest.mark.parametrize("strided", [False, True])
 def test_repeated_fast_path_calls_take_the_logical_array(text, strided):
-    # `codec` hands the fast plans the user's array itself (`takes_logical`): each plan must
+    # `codec` hands the fast plans the user's array itself (`Plan.logical`): each plan must
     # view it as its own word type, for every element type and for strided arrays too
-    import tiling
-    from tiling import codec
     _engine.load_kernels()
     shape = Shape.parse(text)
     et = ELEMENT_TYPES[shape.element_type]
@@ -774,8 +758,7 @@ def test_repeated_fast_path_calls_take_the_logical_array(text, strided):
             wide[::2] = x
             x = wide[::2]
         _public_round_trip(x, shape, out, back)
-    work = codec._DIRECT[(id(shape), x.dtype, x.shape, x.strides, False)][1][1]
-    assert getattr(work, "takes_logical", False)
+    assert plan_of(x, shape).logical
 
 
 @pytest.mark.parametrize("text", [
@@ -784,15 +767,10 @@ def test_repeated_fast_path_calls_take_the_logical_array(text, strided):
     "s8[9,13]{0,1:T(2,2)(1,1)}",
     "u16[6,7]{1,0:T(2,3)(1,1)}",
 ])
-def test_permutation_path_matches_reference(text, monkeypatch):
+def test_permutation_path_matches_reference(text):
     import tiling
     shape = Shape.parse(text)
     et = ELEMENT_TYPES[shape.element_type]
-    used = []
-    real = _engine._perm_plan
-    monkeypatch.setattr(_engine, "_perm_plan", lambda *a: used.append(1) or real(*a))
-    monkeypatch.setattr(_engine, "_PLANS", {})
-    monkeypatch.setattr(_engine, "_BY_ID", {})
     x = random_array(np.random.default_rng(7), shape)
     expected = np.empty(byte_size(shape), np.uint8)
     _reference.encode_into(x.view(et.container), shape.layout, et, expected)
@@ -801,11 +779,11 @@ def test_permutation_path_matches_reference(text, monkeypatch):
     assert np.array_equal(bits_of(tiling.decode(expected, shape)), bits_of(x))
     for _, view in _views(x):  # strided sources take `move`, same bytes
         assert np.array_equal(tiling.encode(view, shape), expected)
-    assert used
+    assert (plan_of(x, shape).kernel, plan_of(x, shape, False).kernel) == ("scatter", "gather")
 
 
 # ---------------------------------------------------------------------------------------------
-# Parallel drivers: arrays of at least `_engine.PARALLEL_BYTES` run the `_par` kernels
+# Parallel drivers: arrays of at least `PARALLEL_BYTES` run the `_par` kernels
 
 
 # Just above the threshold, uneven in every tiled dim; one with a batch dim in the middle.
@@ -820,8 +798,8 @@ def test_parallel_path_matches_reference(text, monkeypatch):
     shape = Shape.parse(text)
     et = ELEMENT_TYPES[shape.element_type]
     x = random_array(np.random.default_rng(11), shape)
-    assert x.nbytes >= _engine.PARALLEL_BYTES
     names = kernels_called(monkeypatch)
+    monkeypatch.setattr(_engine.load_kernels(), "CACHE_ENABLED", True)
     expected = _reference_bytes(x, shape)
     assert np.array_equal(_engine_bytes(x, shape), expected)
     assert np.array_equal(_engine_bytes(np.asfortranarray(x), shape), expected)
@@ -836,20 +814,20 @@ def test_parallel_path_matches_reference(text, monkeypatch):
     ("f32[700,410]{0,1:T(8,128)}", ["encode_square_par", "decode_square_par"]),
     ("bf16[500,1000]{1,0:T(8,128)(2,1)}", ["encode_packed", "decode_packed"]),  # below: serial
 ])
-def test_parallel_threshold_for_each_kernel_family(text, kernels, monkeypatch):
+def test_parallel_threshold_for_each_kernel_family(text, kernels, disk_cache):
     shape = Shape.parse(text)
-    big = math.prod(shape.dimensions) * shape.dtype.itemsize >= _engine.PARALLEL_BYTES
+    big = math.prod(shape.dimensions) * shape.dtype.itemsize >= PARALLEL_BYTES
     assert big == kernels[0].endswith("_par")
-    assert _round_trip_kernels(monkeypatch, shape, 13) == kernels
+    assert _round_trip_kernels(shape, 13) == kernels
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.integers(0, 40), st.integers(1, 5), st.lists(st.integers(0, 4), max_size=120))
 def test_work_stealing_hands_out_every_unit_once(units, threads, order):
-    """The `_par` drivers' claims (`_kernels._claimed`), under any interleaving of the threads'
+    """The `_par` drivers' claims (`_kernels.parallel._claimed`), under any interleaving of the threads'
     atomic claims: each unit goes to exactly one thread, a thread first takes its own range in
     order, and a thread stops only once no unit is left."""
-    from tiling import _kernels
+    from tiling._kernels import parallel as _kernels
 
     T = min(threads, units)
     claims = np.zeros(T * _kernels._LINE_WORDS, np.int64)
@@ -875,7 +853,7 @@ import numpy as np
 from tests.tiling.strategies import random_array
 from tests.tiling.test_kernels import (PARALLEL_TEXTS, _engine_bytes, _engine_decode,
                                        _reference_bytes)
-from tiling import ELEMENT_TYPES, Shape, _engine
+from tiling import ELEMENT_TYPES, Shape, _runtime
 for text in PARALLEL_TEXTS:
     shape = Shape.parse(text)
     x = random_array(np.random.default_rng(15), shape)
@@ -885,32 +863,29 @@ for text in PARALLEL_TEXTS:
         assert np.array_equal(_engine_bytes(x, shape), expected), text
         back = _engine_decode(expected, shape).view(container)
         assert np.array_equal(back, x.view(container)), text
-assert _engine._PARALLEL_PID is not None
+assert _runtime._PARALLEL_PID is not None
 print("ok")
 """
 
 
 def test_parallel_kernels_share_out_rows_over_more_threads_than_cores():
     # five threads on this machine's few cores: they finish their own rows at different
-    # times and take the rest from each other (`_kernels._claimed`)
+    # times and take the rest from each other (`_kernels.parallel._claimed`)
     assert _python(_MANY_THREADS_SCRIPT, NUMBA_NUM_THREADS="5").strip() == "ok"
 
 
 @pytest.mark.parametrize("text", PARALLEL_TEXTS[2:4])  # bf16 and s8 word groups, edge tiles
-def test_parallel_decoders_stream_part_of_the_rows(text, monkeypatch):
-    # array + buffer at the cache size: the rows of half of each tile's word groups stream
+def test_parallel_decoders_stream(text, disk_cache):
+    # array + buffer at the cache size: the parallel decoders stream every row
     shape = Shape.parse(text)
     et = ELEMENT_TYPES[shape.element_type]
     x = random_array(np.random.default_rng(19), shape)
     expected = _reference_bytes(x, shape)
-    monkeypatch.setattr(_engine, "STREAM_BYTES", x.nbytes + expected.size)
-    kernels_called(monkeypatch)
-    calls, real = [], _engine._first_call
-    monkeypatch.setattr(_engine, "_first_call",
-                        lambda k, a: calls.append((k.__name__, a[-1])) or real(k, a))
-    back = _engine_decode(expected, shape)
+    plan = plan_of(x, shape, False, cache_bytes=x.nbytes + expected.size)
+    back = np.empty_like(x)
+    plan.run(expected, back.view(et.container))
     assert np.array_equal(back.view(et.container), x.view(et.container))
-    assert calls == [("decode_packed_par", 2)]
+    assert (kernel_of(plan), plan.stream) == ("decode_packed_par", 1)
 
 
 def test_concurrent_threads_share_the_parallel_kernels_safely(monkeypatch):
@@ -922,6 +897,7 @@ def test_concurrent_threads_share_the_parallel_kernels_safely(monkeypatch):
     x = random_array(np.random.default_rng(13), shape)
     expected = _reference_bytes(x, shape)
     names = kernels_called(monkeypatch)
+    monkeypatch.setattr(_engine.load_kernels(), "CACHE_ENABLED", True)
     with ThreadPoolExecutor(4) as pool:
         results = list(pool.map(lambda _: _engine_bytes(x, shape), range(16)))
     assert all(np.array_equal(r, expected) for r in results)
@@ -931,26 +907,25 @@ def test_concurrent_threads_share_the_parallel_kernels_safely(monkeypatch):
 def test_without_the_disk_cache_large_arrays_stay_serial(monkeypatch):
     shape = Shape.parse(PARALLEL_TEXTS[2])
     x = random_array(np.random.default_rng(14), shape)
-    names = kernels_called(monkeypatch, cache=False)
-    assert np.array_equal(_engine_bytes(x, shape), _reference_bytes(x, shape))
-    assert names == ["encode_packed"]
+    monkeypatch.setattr(_engine.load_kernels(), "CACHE_ENABLED", False)
+    assert kernel_of(plan_of(x, shape)) == "encode_packed"
 
 
 _FORK_SCRIPT = """
 import os, sys
 import numpy as np
 import tiling
-from tiling import _engine
+from tiling import _engine, _runtime
 shape = tiling.Shape.parse("f32[1030,2100]{1,0:T(8,128)}")
 x = np.arange(1030 * 2100, dtype=np.float32).reshape(1030, 2100)
 _engine.load_kernels()
 if sys.argv[1] == "parent-first":
     expected = tiling.encode(x, shape)
-    assert _engine._PARALLEL_PID == os.getpid()
+    assert _runtime._PARALLEL_PID == os.getpid()
 pid = os.fork()
 if pid == 0:
     ok = np.array_equal(tiling.decode(tiling.encode(x, shape), shape), x)
-    parallel = _engine._PARALLEL_PID == os.getpid()
+    parallel = _runtime._PARALLEL_PID == os.getpid()
     os._exit(0 if ok and parallel == (sys.argv[1] == "child-first") else 3)
 _, status = os.waitpid(pid, 0)
 sys.exit(os.waitstatus_to_exitcode(status))

@@ -181,7 +181,7 @@ def test_dynamic_shapes_have_no_index():
 @given(shapes(max_rank=4, max_dim=6))
 def test_logical_index_inverts_linear_index(shape):
     """Every slot holds at most one element, each element exactly one slot; the rest is padding."""
-    from tiling.layout import num_elements
+    from tiling.indexing import num_elements
     slots = np.arange(num_elements(shape) + 3)  # a few past the end, too
     held, is_element = logical_index(slots, shape)
     count = int(np.prod(shape.dimensions))

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from tiling import ELEMENT_TYPES, byte_size, decode, encode, linear_index
 from tiling._reference import tile_backward, tile_forward
-from tiling.layout import tile_steps
+from tiling.indexing import tile_steps
 
 from .strategies import bits_of, random_array, shapes
 

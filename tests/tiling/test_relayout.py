@@ -1,5 +1,6 @@
 """`tiling.relayout`: bit-identical to encoding the logical array in the destination layout."""
 
+import importlib
 import os
 
 import ml_dtypes
@@ -17,6 +18,12 @@ from .strategies import element_size_choices, kernels_called, layouts, random_ar
 
 
 _engine.load_kernels()  # small arrays would otherwise take the reference engine
+relayout_module = importlib.import_module("tiling.relayout")  # (`tiling.relayout` is the function)
+
+
+def _relayout_plan(shape, dst):
+    return relayout_module.relayout_plan(shape.dimensions, shape.layout, Layout.parse(dst),
+                                         ELEMENT_TYPES[shape.element_type])
 
 
 def _reference_bytes(x, shape):
@@ -75,15 +82,17 @@ def test_relayout_matches_encoding_in_the_destination(src, dst):
 def test_banded_relayouts(src, dst, monkeypatch):
     """Same physical order, tiles on the two minor dims only: band by band (bands shrunk here
     so that every case takes several); the fast formats never reach `move`."""
-    monkeypatch.setattr(_engine, "_BAND_BYTES", 1024)
+    monkeypatch.setattr(relayout_module, "BAND_BYTES", 1024)
     names, bands = kernels_called(monkeypatch), []
-    real_band = _engine._band_temporary
-    monkeypatch.setattr(_engine, "_band_temporary", lambda *a: bands.append(a) or real_band(*a))
+    real_band = relayout_module._band_temporary
+    monkeypatch.setattr(relayout_module, "_band_temporary",
+                        lambda *a: bands.append(a) or real_band(*a))
     shape = Shape.parse(src)
     _check(random_array(np.random.default_rng(6), shape), shape, Layout.parse(dst))
     assert len(bands) >= 2, bands  # (_check relayouts twice; one row is a single band)
     fast = shape.element_type != "c128" and "E(32)" not in src
     assert not fast or (names and "move" not in names), names
+    assert _relayout_plan(shape, dst).kernel == "bands"
 
 
 @pytest.mark.parametrize("src, dst", [
@@ -99,11 +108,12 @@ def test_banded_relayouts(src, dst, monkeypatch):
 def test_transposed_relayouts(src, dst, monkeypatch):
     """Swapping the two minor physical dims: source bands go, transposed, into bands of tile
     columns of the destination (bands shrunk to 128 rows here); never `move`."""
-    monkeypatch.setattr(_engine, "_BAND_BYTES", 1024)
+    monkeypatch.setattr(relayout_module, "BAND_BYTES", 1024)
     names = kernels_called(monkeypatch)
     shape = Shape.parse(src)
     _check(random_array(np.random.default_rng(7), shape), shape, Layout.parse(dst))
     assert names and "move" not in names, names
+    assert _relayout_plan(shape, dst).kernel == "transposed bands"
 
 
 # Long fuzz runs: TILING_FUZZ_EXAMPLES=5000 python -m pytest tests/tiling -k random

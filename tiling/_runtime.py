@@ -1,0 +1,400 @@
+"""The runtime under the tiling engine: loading numba, calling kernels safely, the machine.
+
+- Loading: numba is imported on first need (`load_kernels`); until then, and while a kernel
+  compiles on the background thread (`NotReady`), the numpy reference serves calls
+  (`on_reference`, `timed`).
+- Calling: `call` runs a serial kernel, `call_fast` a fast-path kernel or its `_par` twin; a
+  kernel's first call in a process runs under a cross-process file lock (`_first_call`).
+- Safety: fork handlers (a fork never inherits a held lock), one Python thread at a time in a
+  parallel kernel, forked children of a parallel process stay serial.
+- The machine: the last-level cache size (`STREAM_BYTES`, `stream_mode`) and whether parallel
+  kernels may run (`parallel_allowed`).
+- `Plan`: what the planners (`tiling._fast_plans`, `tiling._generic_plans`, `tiling.relayout`)
+  hand the engine for one kind of call.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import glob
+import math
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from tiling._tuning import (
+    FAST_REFERENCE_BYTES, PARALLEL_BYTES, REFERENCE_BUDGET_SECONDS, SMALL_BYTES,
+    WORKQUEUE_PARALLEL_BYTES,
+)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Plan:
+    """What every call of one kind (direction, layout, array geometry) runs, decided once.
+
+    `run(src, dst)` does the work; the other fields say what it does, for tests and readers:
+    the kernel it calls (as `tiling._kernels` names it; "copy" for a byte copy, or the
+    relayout's strategy), that kernel's index arguments, whether the kernel's `_par` twin may
+    run (numba's threads, decided again on each call: `call_fast`), and its stores (0 plain,
+    1 streaming: `stream_mode`).
+    """
+
+    kernel: str
+    run: Callable = field(repr=False)
+    geometry: tuple = field(default=(), repr=False)
+    threads: bool = False
+    stream: int = 0
+    logical: bool = False  # `run` takes the logical array, not only its container view
+
+
+# ---------------------------------------------------------------------------------------------
+# Numba is imported on first need. Importing numba and initialising its compiler takes 0.5-1 s,
+# far more than the numpy reference needs for a small array, so until the kernels are loaded,
+# arrays of at most SMALL_BYTES (FAST_REFERENCE_BYTES for the fast-path formats, below) go to
+# `_reference` (bit-identical, and held so by the tests); the kernels load on the first larger
+# array, or once the reference has spent REFERENCE_BUDGET_SECONDS in this process.
+
+_kernels = None
+_reference_seconds = 0.0
+
+
+def load_kernels():
+    """Imports `tiling._kernels` (and numba); later calls always take the Numba engine."""
+    global _kernels
+    if _kernels is None:
+        from tiling import _kernels as kernels
+        _kernels = kernels
+    return _kernels
+
+
+def on_reference(nbytes: int, fast_format: bool) -> bool:
+    """Whether the numpy reference serves a call of `nbytes` (array and buffer) because numba is
+    not loaded yet. The fast-path formats (`fast_format`) run in the reference in a tenth of
+    numba's load time, so a process's first calls take it up to FAST_REFERENCE_BYTES for them;
+    the budget then ends it. Past the limits numba loads, on the background thread when there
+    is one (the reference serving meanwhile)."""
+    if _kernels is not None:
+        return False
+    if _reference_seconds < REFERENCE_BUDGET_SECONDS and nbytes <= (
+            FAST_REFERENCE_BYTES if fast_format else SMALL_BYTES):
+        return True
+    if not BACKGROUND_COMPILE or _LOAD in _FOREGROUND:
+        return False
+    _queue(_LOAD, ())
+    return True
+
+
+def timed(fn, *args) -> None:
+    global _reference_seconds
+    start = time.perf_counter()
+    fn(*args)
+    _reference_seconds += time.perf_counter() - start
+
+
+# ---------------------------------------------------------------------------------------------
+# Calling kernels: the first call of each kernel in a process runs under a file lock
+
+
+_WARM: set = set()  # the kernels past their first call in this process
+_FIRST_CALL_LOCK = threading.Lock()  # held by a thread through a kernel's first call
+_flock_handle = None  # the lock file while a first call holds its flock
+
+
+def call(kernel, *args) -> None:
+    if kernel in _WARM:
+        kernel(*args)
+    elif not BACKGROUND_COMPILE or kernel in _FOREGROUND:
+        _first_call(kernel, args)
+    else:
+        _queue(kernel, args)
+        raise NotReady
+
+
+# ---------------------------------------------------------------------------------------------
+# Background compiles. No public call waits for numba: a call that needs a kernel that has not
+# had its first call in this process (a compile, or a load from the on-disk cache) queues that
+# first call on one daemon thread and raises NotReady, which `encode_into`, `decode_into`,
+# `relayout_into` and `tiling.codec` answer with the numpy reference (bit-identical); once the
+# thread has compiled the kernel, calls take it. Loading numba itself goes the same way (`_LOAD`).
+# The thread runs one job at a time under _FIRST_CALL_LOCK, so a fork waits for at most the
+# compile in progress (see "Fork safety"); a forked child starts its own thread when it needs
+# one. A job that fails leaves its kernel to the caller's own first call (`_FOREGROUND`), where
+# the error surfaces as it would have without the thread.
+# BACKGROUND_COMPILE False (TILING_BACKGROUND_COMPILE=0): first calls compile in the calling
+# thread, as a script that runs a few calls and exits needs to fill the on-disk cache (the
+# thread is a daemon: an exit drops its compile), and the tests' kernel checks need.
+
+BACKGROUND_COMPILE = os.environ.get("TILING_BACKGROUND_COMPILE", "1") != "0"
+
+
+class NotReady(Exception):
+    """A kernel the call needs is still compiling on the background thread."""
+
+
+_LOAD = "load numba"  # the job that imports `tiling._kernels`
+_QUEUE: list = []  # [(kernel or _LOAD, numba signature)], oldest first
+_QUEUED: set = set()  # every kernel queued or compiling (never twice)
+_FOREGROUND: set = set()  # jobs that failed on the thread: the caller does them itself
+_QUEUE_LOCK = threading.Lock()
+_worker: threading.Thread | None = None
+
+
+def _queue(kernel, args) -> None:
+    """Queues `kernel`'s first call for the types of `args`, starting the thread if none runs."""
+    global _worker
+    with _QUEUE_LOCK:
+        if kernel in _QUEUED:
+            return
+        _QUEUED.add(kernel)
+        _QUEUE.append((kernel, tuple(kernel.typeof_pyval(a) for a in args)
+                       if kernel is not _LOAD else ()))
+        if _worker is None:
+            _worker = threading.Thread(target=_work, name="tiling-compile", daemon=True)
+            _worker.start()
+
+
+def _work() -> None:
+    global _worker
+    import logging  # noqa: F401 (its at-fork handlers first: ours must run before them)
+    _register_fork_handlers()
+    while True:
+        with _QUEUE_LOCK:
+            if not _QUEUE:
+                _worker = None
+                return
+            kernel, signature = _QUEUE.pop(0)
+        try:
+            if kernel is _LOAD:
+                with _FIRST_CALL_LOCK:
+                    load_kernels()
+            else:
+                _first_call(kernel, signature=signature)
+        except Exception:
+            _FOREGROUND.add(kernel)
+
+
+def _after_fork_in_queue_child() -> None:
+    """The thread does not survive a fork: the child queues afresh what it needs."""
+    global _QUEUE_LOCK, _worker
+    _QUEUE_LOCK = threading.Lock()
+    _QUEUE.clear()
+    _QUEUED.clear()
+    _worker = None
+
+
+os.register_at_fork(after_in_child=_after_fork_in_queue_child)
+
+
+def _first_call(kernel, args=(), signature=None) -> None:
+    """Runs a kernel's first call in this process (or with `signature`, compiles it for those
+    types without running it) under a cross-process file lock.
+
+    Two processes filling one cold numba cache can pair an index entry with the other's data file
+    (numba issues 4807, 10128); the lock serialises compile-and-save between processes using this
+    package. Should loading a cache entry fail anyway, the kernel drops its cache and compiles in
+    memory, so a damaged cache costs time, never the user's call. First calls also hold
+    _FIRST_CALL_LOCK, which a fork waits for (see "Fork safety" below).
+    """
+    global _flock_handle
+    _register_fork_handlers()
+    with _FIRST_CALL_LOCK:
+        if _kernels.CACHE_ENABLED:
+            try:
+                os.makedirs(_kernels.CACHE_DIR, exist_ok=True)
+                _flock_handle = open(os.path.join(_kernels.CACHE_DIR, "first-call.lock"), "a")
+                fcntl.flock(_flock_handle, fcntl.LOCK_EX)
+            except OSError:  # no lock to be had: numba's atomic renames still apply
+                _close_flock()
+        run = kernel.compile if signature is not None else kernel
+        args = (signature,) if signature is not None else args
+        try:
+            try:
+                run(*args)
+            except Exception:
+                if not _kernels.CACHE_ENABLED:
+                    raise
+                from numba.core.caching import NullCache
+                kernel._cache = NullCache()
+                run(*args)
+        finally:
+            _close_flock()
+        _WARM.add(kernel)
+
+
+def _close_flock() -> None:
+    global _flock_handle
+    if _flock_handle is not None:
+        _flock_handle.close()
+        _flock_handle = None
+
+
+# Fork safety. A fork while another thread is in a first call would leave the child with locks
+# whose owner does not exist there: the flock, held on an open file description the child
+# inherits (so the parent's lock would also last until the child exits), numba's compiler lock
+# (held while compiling and while loading from the cache) and LLVM's own. So a fork first waits
+# for the first call and any compile in progress to end, holding both locks across the fork.
+# The handlers are registered at the first first call, after numba and `logging` have registered
+# theirs: `before` handlers run in reverse order, so ours waits while no other handler holds a
+# lock that the compile may need (logging's, in a compile that imports scipy, did deadlock).
+# Should the wait exceed FORK_WAIT_SECONDS, the fork goes ahead and the child drops the
+# parent's holds: the flock's descriptor is pointed at /dev/null and the locks are replaced.
+FORK_WAIT_SECONDS = 120.0
+_HELD_AT_FORK: list = []
+_locks_at_fork: tuple = ()
+_fork_handlers_registered = False
+
+
+def _register_fork_handlers() -> None:
+    global _fork_handlers_registered
+    if not _fork_handlers_registered:
+        _fork_handlers_registered = True
+        os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                            after_in_child=_after_fork_in_first_call_child)
+
+
+def _numba_locks() -> tuple:
+    """numba's compiler lock, once numba is loaded (it may be loading on the compile thread)."""
+    module = sys.modules.get("numba.core.compiler_lock")
+    return () if module is None else (module.global_compiler_lock._lock,)
+
+
+def _before_fork() -> None:
+    global _locks_at_fork
+    _locks_at_fork = (_FIRST_CALL_LOCK,) + _numba_locks()
+    for lock in _locks_at_fork:
+        if lock.acquire(timeout=FORK_WAIT_SECONDS):
+            _HELD_AT_FORK.append(lock)
+
+
+def _after_fork_in_parent() -> None:
+    while _HELD_AT_FORK:
+        _HELD_AT_FORK.pop().release()
+
+
+def _after_fork_in_first_call_child() -> None:
+    global _FIRST_CALL_LOCK, _flock_handle
+    if len(_HELD_AT_FORK) == len(_locks_at_fork):
+        _after_fork_in_parent()
+        return
+    _HELD_AT_FORK.clear()  # a wait that timed out: drop what another thread holds
+    if _flock_handle is not None:
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, _flock_handle.fileno())
+        os.close(null)
+        _flock_handle = None
+    _FIRST_CALL_LOCK = threading.Lock()
+    if _numba_locks():
+        sys.modules["numba.core.compiler_lock"].global_compiler_lock._lock = threading.RLock()
+
+
+# ---------------------------------------------------------------------------------------------
+# Parallel fast paths: arrays of at least PARALLEL_BYTES run the kernels' `_par` twins (numba
+# threads over tile rows) when the numba cache is on (`parallel_allowed`). OpenMP and TBB launch
+# in about 2 µs, so 1 MiB already gains; numba's own `workqueue`
+# layer takes about 60 µs, so once the first launch shows that layer, the threshold rises to
+# WORKQUEUE_PARALLEL_BYTES.
+# The threading layer numba picks (TBB, else OpenMP, else its own `workqueue`) has two ways to
+# abort the process, which the guard below keeps a user's call from reaching:
+#   - `workqueue` is not reentrant: two Python threads launching parallel kernels at once
+#     terminate the process. Only the thread holding _PARALLEL_LOCK runs a `_par` kernel; a
+#     thread that finds it taken runs the serial kernel instead (same bits, no waiting). Parallel
+#     numba code of the user's own, run concurrently from another thread, is outside this guard.
+#   - GNU OpenMP terminates a fork()ed child that runs a parallel region after its parent did,
+#     so once one process has launched a `_par` kernel, its forked children stay serial (set by an
+#     at-fork hook; a child of a process that never launched one may go parallel: asv's forkserver
+#     and multiprocessing workers).
+# The thread count is numba's (`NUMBA_NUM_THREADS`, `numba.set_num_threads`); with
+# NUMBA_NUM_THREADS=1 every call stays serial.
+
+def _last_level_cache_bytes() -> int:
+    """The largest CPU cache (Linux sysfs), else 32 MiB."""
+    sizes = []
+    for path in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*/size"):
+        try:
+            with open(path) as f:
+                text = f.read().strip().upper()
+            sizes.append(int(text.rstrip("KMG")) << {"K": 10, "M": 20, "G": 30}.get(text[-1], 0))
+        except (OSError, ValueError, IndexError):
+            pass
+    return max(sizes, default=32 << 20)
+
+
+STREAM_BYTES = _last_level_cache_bytes()
+"""Decodes whose array and buffer together take at least this many bytes, and encodes that take
+more, write their output with streaming stores where their kernel has them (`stream_mode`, see
+`_kernels.llvm._store_block`). At about this size plain stores encode faster and streaming ones
+decode faster; well above it, streaming encodes faster too."""
+NO_CARRY = np.empty(0, np.uint8)  # the tiled kernels' carry slots when they do not stream
+
+
+def stream_mode(nbytes: int, encode: bool, cache_bytes: int) -> int:
+    """The packed and tiled kernels' `stream` (0 plain stores, 1 streaming stores) for an array
+    and buffer of `nbytes` together, on a machine whose last-level cache holds `cache_bytes`
+    (`STREAM_BYTES` here)."""
+    return int(nbytes > cache_bytes if encode else nbytes >= cache_bytes)
+
+
+_parallel_bytes = PARALLEL_BYTES  # WORKQUEUE_PARALLEL_BYTES once numba's layer is known to be it
+_PARALLEL_LOCK = threading.Lock()
+_PARALLEL_PID: int | None = None  # the process that launched a `_par` kernel, once one has
+
+
+def _after_fork_in_child() -> None:
+    global _parallel_bytes, _PARALLEL_LOCK
+    if _PARALLEL_PID is not None:  # the parent launched a `_par` kernel: stay serial
+        _parallel_bytes = math.inf
+    _PARALLEL_LOCK = threading.Lock()  # a parent thread's hold on it ends with the fork
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def parallel_allowed(nbytes: int) -> bool:
+    """Whether a plan for an array of `nbytes` may take the `_par` kernels.
+
+    Not without the on-disk cache: a `_par` kernel compiles in about 2.5 s against 1.0 s for the
+    serial one (f32 T(8,128), measured), which an uncached process would pay every run to save
+    about 1 ms per 64 MiB call. With the cache the extra compile happens once per machine.
+    """
+    return (nbytes >= PARALLEL_BYTES and _kernels.CACHE_ENABLED
+            and _kernels.numba.config.NUMBA_NUM_THREADS > 1)
+
+
+def call_fast(kernel, par, nbytes, *args) -> None:
+    """`par(*args)` when allowed (see above), else `kernel(*args)`; `par` None means serial.
+    (`call` written out: this runs on every call of the fast paths.)"""
+    if (par is not None and nbytes >= _parallel_bytes
+            and (par in _WARM or not BACKGROUND_COMPILE or par in _FOREGROUND)
+            and _PARALLEL_LOCK.acquire(False)):
+        try:
+            if _PARALLEL_PID is None:
+                _first_parallel_call(par, args)
+            elif par in _WARM:
+                par(*args)
+            else:
+                _first_call(par, args)
+        finally:
+            _PARALLEL_LOCK.release()
+    elif kernel in _WARM:
+        kernel(*args)
+        if (par is not None and nbytes >= _parallel_bytes and par not in _WARM
+                and BACKGROUND_COMPILE and par not in _FOREGROUND):
+            _queue(par, args)
+    else:
+        call(kernel, *args)
+
+
+def _first_parallel_call(par, args) -> None:
+    """The process's first `_par` launch: remembers the process (see above), and raises the
+    threshold once it knows numba's layer is `workqueue`."""
+    global _PARALLEL_PID, _parallel_bytes
+    _PARALLEL_PID = os.getpid()
+    call(par, *args)
+    if _kernels.numba.threading_layer() == "workqueue":
+        _parallel_bytes = WORKQUEUE_PARALLEL_BYTES
+
