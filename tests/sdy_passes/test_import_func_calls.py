@@ -32,6 +32,7 @@ def test_bodies_move_and_funcs_go(monkeypatch):
     assert caught == []
 
 
+@pytest.mark.filterwarnings("ignore:.*multiple call ops:sdy_passes.errors.SdyWarning")  # (as jaxlib)
 def test_edges_on_named_computations_by_default():
     m = sdy_passes.parse_module(DIAMOND)
     sdy_passes.run_passes(m, ["sdy-import-func-calls"])
