@@ -64,7 +64,6 @@ def _minor_to_major_problem(m2m: tuple[int, ...]) -> tuple[int, str] | None:
     return None
 
 
-
 def _as_tuple(value, what: str) -> tuple:
     if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
         raise LayoutError(f"{what} must be a sequence, found {value!r}")

@@ -100,8 +100,6 @@ def relayout(buffer, src_shape: Shape | str, dst_layout: Layout | Shape | str, *
 # Planning: buffer in one layout -> buffer in another, without the logical array
 
 
-
-
 def _logical_view(buf: np.ndarray, dims: tuple[int, ...], layout: Layout, container: np.dtype):
     """The logical array an untiled, natural-width buffer holds, as a strided view of it."""
     physical = tuple(dims[d] for d in layout.major_to_minor)

@@ -446,7 +446,6 @@ def _tile_shuffle(a, tc, n):
     return zip_, unzip
 
 
-
 @intrinsic
 def _fetch_add(typingctx, counters, i, amount):
     """counters[i] += amount, atomically; returns the value before."""

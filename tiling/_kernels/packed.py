@@ -20,9 +20,9 @@ from tiling._kernels.llvm import (
     _zip8_stream,
 )
 from tiling._kernels.tiled import _rows_block, _run_rows, _unit_start
+from tiling._tuning import PRED_COLUMNS
 
 _S8, _S16, _S24 = np.uint32(8), np.uint32(16), np.uint32(24)  # uint32 shifts stay uint32
-from tiling._tuning import PRED_COLUMNS
 
 
 @_inline
@@ -32,8 +32,6 @@ def _rows8(src, s, rs, bits, mask, c):
     for k in range(1, 8):
         w |= (np.uint32(src[_u(s + k * rs + c)]) & np.uint32(mask)) << np.uint32(k * bits)
     return w
-
-
 
 
 @_inline

@@ -29,10 +29,9 @@ from tiling._kernels.tiled import (
     _decode_tiled_row, _decode_tiles_stream, _encode_tiled_row, _encode_tiles_stream, _rows_block,
     _run_rows, _streams,
 )
-
-_LINE_WORDS = 8  # int64 counters a cache line apart: the threads claim without sharing a line
 from tiling._tuning import SQUARE_PARTS, STRIDED_DECODE_ROWS
 
+_LINE_WORDS = 8  # int64 counters a cache line apart: the threads claim without sharing a line
 
 
 @_inline
@@ -142,8 +141,6 @@ def decode_packed_par(buf, boffs, rs, cs, R, C, a, tc, p, bits, dst, step, strea
                                stream)
             t, v = _next_unit(claims, th, v, units)
     return None
-
-
 
 
 @_inline

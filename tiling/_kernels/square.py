@@ -25,7 +25,6 @@ from tiling._kernels.tiled import _decode_tiled_row, _encode_tiled_row
 from tiling._tuning import ENCODE_SWEEP_BYTES, SQUARES, SWEEP_BYTES
 
 
-
 @_helper
 def _encode_square(src, s, cs, C, a, tc, out, o, step, m):
     """The whole tiles of m square blocks stacked from tile row 0 of src[s] (see

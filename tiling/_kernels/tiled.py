@@ -93,8 +93,6 @@ def _encode_tiled_row(src, sb, i, n, rs, cs, R, C, a, tc, out, o, step):
     return None
 
 
-
-
 @_helper
 def _decode_tiled_row(buf, sb, i, nb, rs, cs, R, C, a, tc, dst, o, step):
     """Tile rows i..i+nb (`step` apart in buf) of one batch. Strided columns go column by
@@ -141,8 +139,6 @@ def _rows_block(boffs, t, nb, nr, step):
     b = t // blocks
     i = (t - b * blocks) * nb
     return boffs[_u(b)], i, min(nb, nr - i), (b * nr + i) * step
-
-
 
 
 @_inline

@@ -20,11 +20,11 @@ import numpy as np
 from tiling._kernels.jit import _ONE, _ZERO, _helper, _kernel, _parallel_kernel, _u
 from tiling._kernels.llvm import _tile_shuffle
 from tiling._kernels.tiled import _decode_tiled_row, _encode_tiled_row
+from tiling._tuning import TINY_ELEMENTS
 
 TINY_TILES = frozenset((a, tc) for a in (2, 3, 4, 8, 16, 32) for tc in (1, 2, 3, 4))
 """The tile shapes with kernels of their own: each compiles four kernels, so the set is fixed
 (other short tiles take the permutation or generic kernels)."""
-from tiling._tuning import TINY_ELEMENTS
 
 
 @functools.cache
