@@ -68,19 +68,36 @@ def timeraw_first_kernel_encode_warm_cache():
     return code, _WARM.format(hex=code.encode().hex())
 
 
+# The cold compiles below run in the calling thread (TILING_BACKGROUND_COMPILE=0): with the
+# background compile the call would return at once, served by the numpy reference.
+_COLD = ("import os; os.environ['TILING_NUMBA_CACHE'] = '0'; "
+         "os.environ['TILING_BACKGROUND_COMPILE'] = '0'\n")
+
+
 def timeraw_first_large_encode_cold_compile():
     """import + compiling the T(8,128) kernel from scratch (numba cache turned off)."""
-    return "import os; os.environ['TILING_NUMBA_CACHE'] = '0'\n" + _PATH + _LOAD_KERNELS
+    return _COLD + _PATH + _LOAD_KERNELS
+
+
+def _compile_one(dtype: str, layout: str):
+    setup = (_COLD + _PATH + "import ml_dtypes, numpy as np\nimport tiling\n"
+             + "from tiling import _engine\n_engine.load_kernels()\n"
+             + f"x = np.ones((2048, 2048), {dtype})\n")
+    return f'tiling.encode(x, "{layout}")', setup
 
 
 def timeraw_compile_one_kernel():
     """The cold compile alone (target <= 2 s): numba and tiling imported untimed, then the
     first 2048x2048 f32 T(8,128) encode with the numba cache turned off, which compiles the
     serial kernel (without the cache there is no `_par` twin: `_runtime.parallel_allowed`)."""
-    setup = ("import os; os.environ['TILING_NUMBA_CACHE'] = '0'\n" + _PATH
-             + "import numpy as np\nimport tiling\nfrom tiling import _engine\n"
-             + "_engine.load_kernels()\nx = np.ones((2048, 2048), np.float32)\n")
-    return 'tiling.encode(x, "{1,0:T(8,128)}")', setup
+    return _compile_one("np.float32", "{1,0:T(8,128)}")
+
+
+def timeraw_compile_one_packed_kernel():
+    """The same for the packed family (bf16 (8,128)(2,1)): one kernel for every p, with three
+    sets of word-group shuffles and five helper functions, each compiled on its own and again
+    within its caller (4-5 s on the 2-core VM)."""
+    return _compile_one("ml_dtypes.bfloat16", "{1,0:T(8,128)(2,1)}")
 
 
 _COLD_LOOP = """
