@@ -28,6 +28,7 @@ bit-exactness against `_reference`, including the bounds and guard-page children
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -45,8 +46,9 @@ __all__ = ["FAST_PATHS", "Plan", "choose_kernel", "decode_into", "decoder", "enc
            "encoder", "load_kernels", "make_plan"]
 
 
-def on_reference(nbytes: int, layout: Layout, element: ElementType) -> bool:
-    """Whether the numpy reference serves a call of `nbytes` because numba is not loaded."""
+def _on_reference(nbytes: int, layout: Layout, element: ElementType) -> bool:
+    """Whether the numpy reference serves a call of `nbytes` because numba is not loaded (the
+    fast-path formats up to a larger size: `_runtime.on_reference`)."""
     if _runtime._kernels is not None:
         return False
     tiles = tuple(t.dimensions for t in layout.tiles)
@@ -172,9 +174,12 @@ def _copy_plan(element: ElementType, encode: bool) -> Plan:
     return Plan("copy", run, logical=True)
 
 
+@functools.lru_cache(maxsize=MAX_PLANS)
 def is_row_major(dims: tuple[int, ...], layout: Layout, element: ElementType) -> bool:
     """Whether `layout` puts element i of the C-order array at buffer element i, with no
-    padding and whole containers (so encode and decode are byte copies)."""
+    padding and whole containers (so encode and decode are byte copies). Remembered: calls the
+    reference serves until numba loads ask again each time, and the answer costs index arrays
+    of up to ROW_MAJOR_MAX elements."""
     natural = element.container.itemsize * 8
     n = math.prod(dims)
     if (not dims or n == 0 or n > ROW_MAJOR_MAX or element.bit_width != natural
@@ -194,7 +199,7 @@ def _planned(a: np.ndarray, layout: Layout, element: ElementType, nbytes: int, e
     plan = _PLANS.get(key)
     if plan is None:
         if (not (a.flags.c_contiguous and is_row_major(a.shape, layout, element))
-                and on_reference(nbytes, layout, element)):
+                and _on_reference(nbytes, layout, element)):
             return None
         plan = cached_plan(key, lambda: make_plan(a, layout, element, encode))
     return plan
@@ -214,21 +219,22 @@ def decoder(out: np.ndarray, layout: Layout, element: ElementType, nbytes: int) 
 
 def encode_into(bits: np.ndarray, layout: Layout, element: ElementType, out: np.ndarray) -> None:
     """Writes the logical array `bits` (container view, any strides) into `out` (uint8)."""
-    plan = encoder(bits, layout, element, out.size)
-    if plan is not None:
-        try:
-            return plan.run(bits, out)
-        except NotReady:
-            pass
-    timed(_reference.encode_into, bits, layout, element, out)
+    _run(encoder(bits, layout, element, out.size), _reference.encode_into, bits, layout, element,
+         out)
 
 
 def decode_into(buf: np.ndarray, layout: Layout, element: ElementType, out: np.ndarray) -> None:
     """Reads `buf` (uint8) into `out`, the container view of the logical result array."""
-    plan = decoder(out, layout, element, buf.size)
+    _run(decoder(out, layout, element, buf.size), _reference.decode_into, buf, layout, element,
+         out)
+
+
+def _run(plan: Plan | None, reference, src, layout: Layout, element: ElementType, dst) -> None:
+    """`plan.run(src, dst)`, or the numpy reference while there is no plan or a kernel it needs
+    is still compiling."""
     if plan is not None:
         try:
-            return plan.run(buf, out)
+            return plan.run(src, dst)
         except NotReady:
             pass
-    timed(_reference.decode_into, buf, layout, element, out)
+    timed(reference, src, layout, element, dst)
