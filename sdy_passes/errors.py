@@ -1,4 +1,6 @@
-"""Exceptions of the `sdy_passes` package: one root, `SdyError`, a `ValueError`."""
+"""Exceptions of the `sdy_passes` package: one root, `SdyError`, a `ValueError`; and warnings."""
+
+import warnings
 
 
 class SdyError(ValueError):
@@ -59,3 +61,13 @@ class SdyWarning(UserWarning):
         self.message = message
         self.location = location
         super().__init__(f"{location}: {message}" if location is not None else message)
+
+
+_WARNED: set[str] = set()
+
+
+def emit_warning_once(key: str, message: str, location) -> None:
+    """Shardy's `emitOpWarningOnce`: a warning the first time `key` is seen in this process."""
+    if key not in _WARNED:
+        _WARNED.add(key)
+        warnings.warn(SdyWarning(message, location), stacklevel=2)

@@ -5,7 +5,7 @@ For each axis of the value's propagated sharding: the user sharding it started a
 computation's in/out sharding, or the value's own `sdy.sharding`) and the chain of
 propagation steps that carried it there, each an op, the factor of the op's sharding rule the
 axis moved along and the operand/result it came from. Built from the records
-`sdy_passes.source_sharding` keeps while the propagate pass runs (`trace=True`).
+`sdy_passes.propagation.source_sharding` keeps while the propagate pass runs (`trace=True`).
 """
 
 from __future__ import annotations
@@ -16,16 +16,16 @@ from typing import Sequence
 from sharding import AxisRef
 from sharding.axes import contains
 
-from sdy_passes._value_shardings import (
+from sdy_passes.common._value_shardings import (
     DATA_FLOW_EDGE, func_result_sharding, get_sharding, shardable_value,
 )
 from sdy_passes.attributes import StringAttr, factor_name
-from sdy_passes.basic_propagation import BasicPropagationPass
+from sdy_passes.propagation.basic_propagation import BasicPropagationPass
 from sdy_passes.errors import SdyError
 from sdy_passes.ir import BlockArgument, Module, Operation, OpResult, Value
 from sdy_passes.pass_manager import _run_steps, build_pipeline
 from sdy_passes.printer import Printer
-from sdy_passes.source_sharding import (
+from sdy_passes.propagation.source_sharding import (
     CONSTRAINT, CONSTRAINT_ORIGIN, INPUT, MC_INPUT, MC_OUTPUT, OUTPUT, SHARDING_ORIGIN_NAME,
     UNKNOWN, OriginSharding, SourceShardingHandler, Step,
 )

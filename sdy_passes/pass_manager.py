@@ -25,14 +25,13 @@ module before the first pass and after each one.
 from __future__ import annotations
 
 import importlib
-import warnings
 from typing import ClassVar, Sequence, Union
 
-from sdy_passes.errors import SdyError, SdyWarning
+from sdy_passes.errors import SdyError
 from sdy_passes.ir import Module
 
 __all__ = ["Pass", "PassPipeline", "PASSES", "PIPELINES", "run_passes", "build_pipeline",
-           "parse_pipeline", "pipeline_text", "get_pass", "UnknownPassError", "emit_warning_once"]
+           "parse_pipeline", "pipeline_text", "get_pass", "UnknownPassError"]
 
 MODULE = "builtin.module"
 FUNC = "func.func"
@@ -95,51 +94,51 @@ class PassPipeline(Pass):
 
 PASSES: dict[str, str | type[Pass]] = {
     # "flag": "sdy_passes.<module>:<Class>",  (one line per pass; the class may be given directly)
-    "sdy-lift-inlined-meshes": "sdy_passes.lift_inlined_meshes:LiftInlinedMeshesPass",
+    "sdy-lift-inlined-meshes": "sdy_passes.imports.lift_inlined_meshes:LiftInlinedMeshesPass",
     "sdy-constant-or-scalar-splitter":
-        "sdy_passes.constant_or_scalar_splitter:ConstantOrScalarSplitterPass",
-    "sdy-constant-splitter": "sdy_passes.constant_splitter:ConstantSplitterPass",
-    "sdy-add-data-flow-edges": "sdy_passes.add_data_flow_edges:AddDataFlowEdgesPass",
-    "sdy-manual-axes-cleanup": "sdy_passes.manual_axes_cleanup:ManualAxesCleanupPass",
+        "sdy_passes.imports.constant_or_scalar_splitter:ConstantOrScalarSplitterPass",
+    "sdy-constant-splitter": "sdy_passes.imports.constant_splitter:ConstantSplitterPass",
+    "sdy-add-data-flow-edges": "sdy_passes.imports.add_data_flow_edges:AddDataFlowEdgesPass",
+    "sdy-manual-axes-cleanup": "sdy_passes.imports.manual_axes_cleanup:ManualAxesCleanupPass",
     "sdy-apply-sharding-constraints":
-        "sdy_passes.apply_sharding_constraints:ApplyShardingConstraintsPass",
-    "sdy-sharding-group-import": "sdy_passes.sharding_group_import:ShardingGroupImportPass",
-    "symbol-dce": "sdy_passes.symbol_dce:SymbolDCEPass",
-    "sdy-remove-size-one-axes": "sdy_passes.remove_size_one_axes:RemoveSizeOneAxesPass",
+        "sdy_passes.imports.apply_sharding_constraints:ApplyShardingConstraintsPass",
+    "sdy-sharding-group-import": "sdy_passes.imports.sharding_group_import:ShardingGroupImportPass",
+    "symbol-dce": "sdy_passes.common.symbol_dce:SymbolDCEPass",
+    "sdy-remove-size-one-axes": "sdy_passes.imports.remove_size_one_axes:RemoveSizeOneAxesPass",
     "sdy-propagate-sharding-from-func-to-call":
-        "sdy_passes.propagate_sharding_from_func_to_call:PropagateShardingFromFuncToCallPass",
-    "sdy-flatten-call-graph": "sdy_passes.flatten_call_graph:FlattenCallGraphPass",
-    "sdy-import-func-calls": "sdy_passes.import_func_calls:ImportFuncCallsPass",
-    "sdy-pre-order-funcs": "sdy_passes.pre_order_funcs:PreOrderFuncsPass",
-    "sdy-add-func-data-flow-edges": "sdy_passes.add_func_data_flow_edges:AddFuncDataFlowEdgesPass",
-    "sdy-reshard-to-collectives": "sdy_passes.reshard_to_collectives:ReshardToCollectivesPass",
+        "sdy_passes.imports.propagate_sharding_from_func_to_call:PropagateShardingFromFuncToCallPass",
+    "sdy-flatten-call-graph": "sdy_passes.imports.flatten_call_graph:FlattenCallGraphPass",
+    "sdy-import-func-calls": "sdy_passes.imports.import_func_calls:ImportFuncCallsPass",
+    "sdy-pre-order-funcs": "sdy_passes.imports.pre_order_funcs:PreOrderFuncsPass",
+    "sdy-add-func-data-flow-edges": "sdy_passes.imports.add_func_data_flow_edges:AddFuncDataFlowEdgesPass",
+    "sdy-reshard-to-collectives": "sdy_passes.export.reshard_to_collectives:ReshardToCollectivesPass",
     "sdy-populate-op-sharding-rules":
-        "sdy_passes.populate_op_sharding_rules:PopulateOpShardingRulesPass",
-    "sdy-basic-propagate": "sdy_passes.basic_propagation:BasicPropagationPass",
-    "sdy-aggressive-propagate": "sdy_passes.aggressive_propagation:AggressivePropagationPass",
-    "sdy-op-priority-propagate": "sdy_passes.op_priority_propagation:OpPriorityPropagationPass",
-    "sdy-user-priority-propagate": "sdy_passes.user_priority_propagation:UserPriorityPropagationPass",
-    "sdy-sink-data-flow-edges": "sdy_passes.sink_data_flow_edges:SinkDataFlowEdgesPass",
+        "sdy_passes.propagation.populate_op_sharding_rules:PopulateOpShardingRulesPass",
+    "sdy-basic-propagate": "sdy_passes.propagation.basic_propagation:BasicPropagationPass",
+    "sdy-aggressive-propagate": "sdy_passes.propagation.aggressive_propagation:AggressivePropagationPass",
+    "sdy-op-priority-propagate": "sdy_passes.propagation.op_priority_propagation:OpPriorityPropagationPass",
+    "sdy-user-priority-propagate": "sdy_passes.propagation.user_priority_propagation:UserPriorityPropagationPass",
+    "sdy-sink-data-flow-edges": "sdy_passes.export.sink_data_flow_edges:SinkDataFlowEdgesPass",
     # after propagation (jaxlib's sdy-propagation-pipeline)
     "sdy-export-named-computations":
-        "sdy_passes.export_named_computations:ExportNamedComputationsPass",
-    "sdy-propagate-to-func-results": "sdy_passes.propagate_to_func_results:PropagateToFuncResultsPass",
-    "sdy-unflatten-call-graph": "sdy_passes.unflatten_call_graph:UnflattenCallGraphPass",
-    "sdy-insert-func-call-reshards": "sdy_passes.insert_func_call_reshards:InsertFuncCallReshardsPass",
+        "sdy_passes.export.export_named_computations:ExportNamedComputationsPass",
+    "sdy-propagate-to-func-results": "sdy_passes.export.propagate_to_func_results:PropagateToFuncResultsPass",
+    "sdy-unflatten-call-graph": "sdy_passes.export.unflatten_call_graph:UnflattenCallGraphPass",
+    "sdy-insert-func-call-reshards": "sdy_passes.export.insert_func_call_reshards:InsertFuncCallReshardsPass",
     "sdy-sink-func-data-flow-edges":
-        "sdy_passes.sink_func_data_flow_edges:SinkFuncDataFlowEdgesPass",
+        "sdy_passes.export.sink_func_data_flow_edges:SinkFuncDataFlowEdgesPass",
 }
 """Registry keyed by Shardy flag name."""
 
 PIPELINES: dict[str, str | type[PassPipeline]] = {
-    "sdy-import-pipeline": "sdy_passes.import_pipeline:ImportPipeline",
-    "sdy-propagation-pipeline": "sdy_passes.propagation_pipeline:PropagationPipeline",
+    "sdy-import-pipeline": "sdy_passes.imports.import_pipeline:ImportPipeline",
+    "sdy-propagation-pipeline": "sdy_passes.propagation.propagation_pipeline:PropagationPipeline",
 }
 """Named pipelines (registered like passes)."""
 
 _UNNAMED: dict[str, str | type[Pass]] = {
     # In jaxlib's pipelines but not registered under a name: usable only inside `PIPELINES`.
-    "sdy-save-module": "sdy_passes.import_pipeline:SaveModulePass",
+    "sdy-save-module": "sdy_passes.imports.import_pipeline:SaveModulePass",
 }
 
 
@@ -322,16 +321,6 @@ def pipeline_text(steps: Sequence[Step]) -> str:
 
 
 # -- running --------------------------------------------------------------------------------------
-
-_WARNED: set[str] = set()
-
-
-def emit_warning_once(key: str, message: str, location) -> None:
-    """Shardy's `emitOpWarningOnce`: a warning the first time `key` is seen in this process."""
-    if key not in _WARNED:
-        _WARNED.add(key)
-        warnings.warn(SdyWarning(message, location), stacklevel=2)
-
 
 def _run_steps(module: Module, steps: Sequence[Step], verify: bool) -> None:
     from sdy_passes.verifier import verify_module

@@ -73,7 +73,7 @@ def layer_module(n_ops, distinct=False):
 def _run(text):
     module = sdy_passes.parse_module(text)
     func = module.funcs()[0]
-    from sdy_passes.populate_op_sharding_rules import PopulateOpShardingRulesPass
+    from sdy_passes.propagation.populate_op_sharding_rules import PopulateOpShardingRulesPass
     start = time.perf_counter()
     PopulateOpShardingRulesPass().run(func)
     return time.perf_counter() - start, sum(1 for _ in func.walk()) - 1

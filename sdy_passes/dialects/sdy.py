@@ -10,7 +10,7 @@ from sharding import TensorShardingPerValue
 from sharding.verify import NO_TYPE, sharding_errors
 
 from sdy_passes import _sdy_syntax as sdy_syntax
-from sdy_passes._value_shardings import get_sharding
+from sdy_passes.common._value_shardings import get_sharding
 from sdy_passes.attributes import (
     ArrayAttr, I32, I64, IntegerAttr, OpShardingRule, RankedTensorType, StringAttr, TupleType, factor_name,
     print_function_type, print_symbol_name,

@@ -15,7 +15,7 @@ from sharding.reshard import gather_along_dim, slice_along_dim
 from sharding.syntax import AllToAllParamList, AxisRefList, ListOfAxisRefLists, parse_collective_params_body
 
 from sdy_passes import _sdy_syntax as sdy_syntax
-from sdy_passes._value_shardings import get_sharding
+from sdy_passes.common._value_shardings import get_sharding
 from sdy_passes.dialects._base import OpDef, VerifyContext, add_operands, attr_dict_for, fail, opt_dict, set_results
 from sdy_passes.ir import Operation
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from sdy_passes.attributes import OpShardingRule
 from sdy_passes.errors import PassFailedError, SdyError
 from sdy_passes.dialects._base import has_trait, lookup
-from sdy_passes.pass_manager import emit_warning_once
+from sdy_passes.errors import emit_warning_once
 
 __all__ = ["SHARDING_RULE", "create_op_sharding_rule", "get_or_create_sharding_rule"]
 

@@ -11,7 +11,7 @@ from sdy_passes.op_sharding_rules._attrs import string_attr
 from sdy_passes.op_sharding_rules._builder import (
     NEED_REPLICATION, NULL, Builder, pointwise_rule, shape_of,
 )
-from sdy_passes.pass_manager import emit_warning_once
+from sdy_passes.errors import emit_warning_once
 
 NO_RULE = frozenset({"sdy_testonly", "tpu_custom_call", "xla_python_cpu_callback",
                      "xla_python_gpu_callback", "xla_ffi_python_cpu_callback",

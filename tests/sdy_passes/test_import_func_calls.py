@@ -5,7 +5,7 @@ import warnings
 import pytest
 
 import sdy_passes
-from sdy_passes import pass_manager
+from sdy_passes import errors
 from tests.sdy_passes.call_graph_texts import DIAMOND, TEXTS
 from tests.sdy_passes.pass_oracle import assert_match_jaxlib
 
@@ -13,7 +13,7 @@ NO_EDGES = "sdy-import-func-calls{add-data-flow-edges-on-named-computations=fals
 
 
 def test_bodies_move_and_funcs_go(monkeypatch):
-    monkeypatch.setattr(pass_manager, "_WARNED", set())
+    monkeypatch.setattr(errors, "_WARNED", set())
     m = sdy_passes.parse_module(DIAMOND)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -1,4 +1,4 @@
-"""`sdy_passes.op_properties` reads the ODS traits in the op table: propagation erases unused
+"""`sdy_passes.common.op_properties` reads the ODS traits in the op table: propagation erases unused
 ops without memory effects (chlo ops, `arith.constant`, `dynamic_broadcast_in_dim` included) and
 schedules element-wise ops (chlo's too) as jaxlib 0.10.2 does."""
 

@@ -12,7 +12,7 @@ import warnings
 import pytest
 
 import sdy_passes
-from sdy_passes import OpShardingRule, pass_manager
+from sdy_passes import OpShardingRule, errors
 from sdy_passes.dialects import lookup
 from sdy_passes.dialects._base import no_sharding_rule
 from sdy_passes.op_sharding_rules import create_op_sharding_rule
@@ -28,7 +28,7 @@ PASS_LISTS = [["func.func(sdy-populate-op-sharding-rules)"],
 
 @pytest.mark.jaxlib
 def test_random_ops_of_every_family_match_jaxlib(monkeypatch):
-    monkeypatch.setattr(pass_manager, "_WARNED", set())
+    monkeypatch.setattr(errors, "_WARNED", set())
     rng = random.Random(SEED)
     texts = [op_gen.case(family, rng) for family in op_gen.FAMILIES for _ in range(PER_FAMILY)]
     failures, verdicts = [], 0
@@ -61,7 +61,7 @@ def test_every_family_has_a_rule_and_one_table_finds_it():
 
 
 def test_existing_rules_are_kept_and_unknown_ops_warn_once(monkeypatch):
-    monkeypatch.setattr(pass_manager, "_WARNED", set())
+    monkeypatch.setattr(errors, "_WARNED", set())
     text = """func.func @main(%arg0: tensor<8xf32>, %arg1: tensor<4xf32>) -> tensor<8xf32> {
   %0 = stablehlo.negate %arg0 {sdy.sharding_rule = #sdy.op_sharding_rule<([i])->([i]) {i=8}, custom>} : tensor<8xf32>
   %1 = "stablehlo.custom_call"(%0) <{call_target_name = "mine"}> : (tensor<8xf32>) -> tensor<8xf32>
@@ -128,7 +128,7 @@ def test_jax_corpus_rules_and_import_pipeline_match_jaxlib(monkeypatch):
     # through jaxlib's import pipeline unchanged-but-for-what-jaxlib-changes.
     from tests.sdy_passes.jax_corpus import lower_all
 
-    monkeypatch.setattr(pass_manager, "_WARNED", set())
+    monkeypatch.setattr(errors, "_WARNED", set())
     lowered = lower_all()
     names = [n for n, r in lowered.items() if "error" not in r]
     texts = [lowered[n]["pretty"] for n in names]

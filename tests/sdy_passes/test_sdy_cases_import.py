@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from sdy_passes import pass_manager
+from sdy_passes import errors
 from sdy_passes.__main__ import main
 from tests.conftest import SHARED, needs_shared
 from tests.sdy_passes.ssa import assert_same_up_to_ssa
@@ -32,7 +32,7 @@ pytestmark = needs_shared(CASES_DIR)
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c['pass']}/{c['id']}")
 def test_cli_output_matches_jaxlib(case, capsys, monkeypatch):
-    monkeypatch.setattr(pass_manager, "_WARNED", set())  # a fresh process for once-only warnings
+    monkeypatch.setattr(errors, "_WARNED", set())  # a fresh process for once-only warnings
     path = CASES_DIR / case["pass"] / f"{case['id']}.in.generic.mlir"
     code = main([*case["flags"], "--mlir-print-op-generic", str(path)])
     out, err = capsys.readouterr()

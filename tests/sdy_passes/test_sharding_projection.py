@@ -12,7 +12,7 @@ from hypothesis import given
 
 from sharding import AxisRef, DimensionSharding, Mesh, TensorSharding
 from sdy_passes.attributes import OpShardingRule
-from sdy_passes.sharding_projection import (
+from sdy_passes.propagation.sharding_projection import (
     FactorSharding, PrefixStatus, ShardingProjection, TensorFactorShardings,
     is_axis_list_prefix_of, prefix_of,
 )

@@ -1,4 +1,4 @@
-"""The propagation debug options (`sdy_passes.source_sharding`) against jaxlib on random modules
+"""The propagation debug options (`sdy_passes.propagation.source_sharding`) against jaxlib on random modules
 with data-flow ops, manual computations and constraints (the golden cases run in
 `test_aggressive_propagation`)."""
 

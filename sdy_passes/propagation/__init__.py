@@ -1,0 +1,1 @@
+"""Shardy's `transforms/propagation` passes."""
