@@ -127,6 +127,8 @@ PASSES: dict[str, str | type[Pass]] = {
     "sdy-insert-func-call-reshards": "sdy_passes.export.insert_func_call_reshards:InsertFuncCallReshardsPass",
     "sdy-sink-func-data-flow-edges":
         "sdy_passes.export.sink_func_data_flow_edges:SinkFuncDataFlowEdgesPass",
+    "sdy-insert-explicit-reshards":
+        "sdy_passes.export.insert_explicit_reshards:InsertExplicitReshardsPass",
 }
 """Registry keyed by Shardy flag name."""
 
