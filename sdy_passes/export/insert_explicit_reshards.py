@@ -869,6 +869,8 @@ def _redistribute_axes(tensor: TensorFactorShardings, mapping, factor_sizes, mes
     """`redistributeAxes`: the tensor's factors (dims in order) take `all_axes` again, axis
     first (`distributeAxesAcrossFactors`)."""
     factors = [f for dim in mapping for f in dim if f in tensor.factors]
+    if not factors:  # a scalar: jaxlib 0.10.2 reads past the end here (a segfault, Shardy 7994ecea)
+        return
     for f in factors:
         tensor.factors[f].axes, tensor.factors[f].overflow_axes = [], []
     remaining = [factor_sizes[f] for f in factors]
