@@ -43,8 +43,9 @@ from sdy_passes.common._value_shardings import (
 from sdy_passes.dialects._base import has_trait
 from sdy_passes.errors import PassFailedError
 from sdy_passes.ir import BlockArgument, Operation, OpResult, Value
-from sdy_passes.op_sharding_rules import get_or_create_sharding_rule
+from sdy_passes.op_sharding_rules import SHARDING_RULE, get_or_create_sharding_rule
 from sdy_passes.pass_manager import FUNC, Pass
+from sdy_passes.propagation.populate_op_sharding_rules import CONTEXT_DEPENDENT
 from sdy_passes.propagation.sharding_projection import (
     PrefixStatus, ShardingProjection, TensorFactorShardings, add_axis_or_merge,
     is_axis_list_prefix_of, is_strict_prefix, prefix_of, prefix_without_overlap_in,
@@ -66,44 +67,76 @@ class InsertExplicitReshardsPass(Pass):
         _Run(func, self.options["enable-full-version"]).run()
 
 
-# -- insertion points (MLIR's rewriter: new ops go before an anchor op, or at a block's end) ----
+# -- insertion points --------------------------------------------------------------------------
 
-class _Point:
-    __slots__ = ("block", "anchor")
+class _Inserter:
+    """MLIR's rewriter insertion points, with each block's op list rebuilt once at the end
+    (inserting into a long block one op at a time would be quadratic).
 
-    def __init__(self, block, anchor: Operation | None):
-        self.block, self.anchor = block, anchor
+    New ops wait in groups, one per real op (or block end) they go before, in final order; a
+    point is (group, the pending op to insert before, or None for the group's end). `remove`d
+    real ops leave at the rebuild.
+    """
 
-    @classmethod
-    def before(cls, op: Operation) -> _Point:
-        return cls(op.parent, op)
+    def __init__(self):
+        self.groups: dict = {}  # (block, anchor op or None) -> pending ops before it
+        self.pending: dict[Operation, list[Operation]] = {}  # pending op -> its group
+        self.removed: set[Operation] = set()
 
-    @classmethod
-    def after(cls, op: Operation) -> _Point:
-        return cls(op.parent, op.next_op)
+    def group(self, block, anchor: Operation | None) -> list[Operation]:
+        key = (block, anchor)
+        found = self.groups.get(key)
+        if found is None:
+            found = self.groups[key] = []
+        return found
 
-    @classmethod
-    def after_value(cls, value: Value) -> _Point:
+    def before(self, op: Operation):
+        """Right before `op` (a real op): after what was already inserted before it."""
+        return (self.group(op.parent, op), None)
+
+    def after(self, op: Operation):
+        """Right after `op`, real or pending."""
+        group = self.pending.get(op)
+        if group is not None:
+            i = next(k for k, o in enumerate(group) if o is op)
+            return (group, group[i + 1] if i + 1 < len(group) else None)
+        group = self.group(op.parent, op.next_op)
+        return (group, group[0] if group else None)
+
+    def after_value(self, value: Value):
         if isinstance(value, BlockArgument):
-            return cls(value.owner, value.owner.first_op)
-        return cls.after(value.owner)
+            block = value.owner
+            group = self.group(block, block.first_op)
+            return (group, group[0] if group else None)
+        return self.after(value.owner)
 
-    def insert(self, op: Operation) -> Operation:
-        if self.anchor is None:
-            self.block.append(op)
+    def insert(self, point, op: Operation) -> Operation:
+        group, before = point
+        if before is None:
+            group.append(op)
         else:
-            op.insert_before(self.anchor)
+            group.insert(next(k for k, o in enumerate(group) if o is before), op)
+        self.pending[op] = group
         return op
+
+    def apply(self) -> None:
+        blocks = {}
+        for block, _ in self.groups:
+            blocks.setdefault(id(block), block)
+        for block in blocks.values():
+            ops = []
+            for op in block.ops:
+                ops.extend(self.groups.get((block, op), ()))
+                if op not in self.removed:
+                    ops.append(op)
+            ops.extend(self.groups.get((block, None), ()))
+            block.set_ops(ops)
 
 
 def _location(value: Value):
     return value.owner.location if isinstance(value, OpResult) else value.location
 
 
-def _create(point: _Point, name: str, value: Value, properties: dict) -> Value:
-    op = Operation.create(name, [value], [value.type], properties=dict(sorted(properties.items())),
-                          location=_location(value))
-    return point.insert(op).result
 
 
 # -- sharding helpers --------------------------------------------------------------------------
@@ -166,6 +199,8 @@ class _Run:
     def __init__(self, func: Operation, full: bool):
         self.func = func
         self.full = full
+        self.inserter = _Inserter()
+        self.rules: dict = {}
         module_ops = func.parent.ops if func.parent is not None else []
         self.meshes: dict[str, Mesh] = {}
         self.funcs: dict[str, Operation] = {}
@@ -177,6 +212,11 @@ class _Run:
                 self.meshes[name.value] = op.properties["mesh"]
             elif op.name == "func.func":
                 self.funcs[name.value] = op
+
+    def create(self, point, name: str, value: Value, properties: dict) -> Value:
+        op = Operation.create(name, [value], [value.type],
+                              properties=dict(sorted(properties.items())), location=_location(value))
+        return self.inserter.insert(point, op).result
 
     def mesh(self, sharding: TensorSharding) -> Mesh:
         ref = sharding.mesh_or_ref
@@ -196,9 +236,23 @@ class _Run:
             self.visit(op)
         body = self.func.regions[0].block
         ret = body.terminator
-        point = _Point.before(ret)
+        point = self.inserter.before(ret)
         for index in range(ret.num_operands):
             self.to_target(ret, index, func_result_sharding(self.func, index), point, self.full)
+        self.inserter.apply()
+
+    def rule(self, op: Operation) -> OpShardingRule | None:
+        """The op's rule or the registry's (`getOrCreateShardingRule`, not attached), built once
+        per distinct op where it depends only on the op itself."""
+        own = op.attributes.get(SHARDING_RULE)
+        if isinstance(own, OpShardingRule) or op.name in CONTEXT_DEPENDENT:
+            return get_or_create_sharding_rule(op)
+        key = (op.name, tuple(v.type for v in op.operands), tuple(r.type for r in op.results),
+               tuple(op.properties.items()))
+        rule = self.rules.get(key, self.rules)
+        if rule is self.rules:
+            rule = self.rules[key] = get_or_create_sharding_rule(op)
+        return rule
 
     def on_full_version(self, op: Operation) -> bool:
         if self.full or op.name in ("mhlo.ragged_dot", "func.call"):
@@ -219,9 +273,11 @@ class _Run:
         if op.name == RESHARD and self.reshard_to_unreduced_collectives(op):
             return
         self.all_reduce_unreduced_operands(op)
-        rule = get_or_create_sharding_rule(op)
+        rule = self.rule(op)
         if not isinstance(rule, OpShardingRule) or rule.is_custom_rule:
             return
+        if not full and op.name not in DOTS and not (op.results and _unreduced(op.results[0])):
+            return  # (the default version changes only dots and ops with unreduced results)
         in_shardings = [_sharding_past_barriers(v) for v in op.operands]
         out_shardings = [_sharding_past_barriers(v) for v in op.results]
         mesh_name = self.common_mesh(in_shardings, out_shardings)
@@ -239,7 +295,7 @@ class _Run:
     def data_flow_op(self, op: Operation, full: bool) -> None:
         for owner, target in _edge_owner_targets(op):
             for user, index in _edge_sources(op, owner):
-                point = _Point.after_value(user.operands[index])
+                point = self.inserter.after_value(user.operands[index])
                 self.to_target(user, index, target, point, full)
 
     def call_op(self, call: Operation, full: bool) -> None:
@@ -254,7 +310,7 @@ class _Run:
                 return
             targets = [_closed_replicated(mesh_or_ref, rank_of(v.type)) for v in call.operands]
         for index, target in enumerate(targets):
-            self.to_target(call, index, target, _Point.after_value(call.operands[index]), full)
+            self.to_target(call, index, target, self.inserter.after_value(call.operands[index]), full)
 
     def first_non_maximal(self, shardings):
         for s in shardings:
@@ -277,7 +333,7 @@ class _Run:
     # -- to target ------------------------------------------------------------------------------
 
     def to_target(self, user: Operation, index: int, target: TensorSharding | None,
-                  point: _Point, full: bool) -> None:
+                  point, full: bool) -> None:
         """`insertExplicitReshardsToTargetSharding` for operand `index` of `user`."""
         current = get_sharding(user.operands[index])
         if current is not None:
@@ -289,10 +345,10 @@ class _Run:
             value = user.operands[index]
             sharding = target if target is not None else _closed_replicated(
                 current.mesh_or_ref, current.rank)
-            user.set_operand(index, _create(point, RESHARD, value, {"sharding": sharding}))
+            user.set_operand(index, self.create(point, RESHARD, value, {"sharding": sharding}))
 
     def all_reduce_to_replicated(self, user: Operation, index: int, source: TensorSharding | None,
-                                 target: TensorSharding | None, point: _Point):
+                                 target: TensorSharding | None, point):
         """`insertAllReduceIfUnreducedToReplicated`: the source's unreduced axes the user does
         not keep unreduced are all-reduced; returns the sharding after it."""
         if source is None or not source.unreduced_axes:
@@ -308,13 +364,13 @@ class _Run:
         if not axes:
             return source
         sharding = replace(source, unreduced_axes=_set_diff(source.unreduced_axes, axes, mesh))
-        value = _create(point, "sdy.all_reduce", user.operands[index],
+        value = self.create(point, "sdy.all_reduce", user.operands[index],
                         {"reduction_axes": AxisRefList(tuple(axes)), "out_sharding": sharding})
         user.set_operand(index, value)
         return sharding
 
     def unreduced_collectives(self, user: Operation, index: int, out: TensorSharding | None,
-                              point: _Point) -> TensorSharding | None:
+                              point) -> TensorSharding | None:
         """`insertUnreducedCollectives`: axes `out` has unreduced and the operand has not become
         unreduced (sharded dims it cuts to a prefix by `sharded_to_unreduced`, others by
         `replicated_to_unreduced`, after a reshard of the other mismatching dims). Returns the
@@ -355,17 +411,17 @@ class _Run:
                 need_reshard = True
         result = value
         if need_reshard:
-            result = _create(point, RESHARD, result,
+            result = self.create(point, RESHARD, result,
                              {"sharding": replace(source, dim_shardings=tuple(tmp_dims))})
         last = get_sharding(result)
         r2u = _set_diff(new_unreduced, s2u, mesh)
         if r2u:
             last = TensorSharding(source.mesh_or_ref, tuple(tmp_dims), out.replicated_axes,
                                   sort_and_merge([*source.unreduced_axes, *r2u], mesh))
-            result = _create(point, "sdy.replicated_to_unreduced", result,
+            result = self.create(point, "sdy.replicated_to_unreduced", result,
                              {"axes": AxisRefList(tuple(r2u)), "out_sharding": last})
         if s2u:
-            result = _create(point, "sdy.sharded_to_unreduced", result,
+            result = self.create(point, "sdy.sharded_to_unreduced", result,
                              {"axes": ListOfAxisRefLists(tuple(axes_per_dim)), "out_sharding": out})
             last = out
         if result is value:
@@ -374,10 +430,11 @@ class _Run:
         return last
 
     def reshard_to_unreduced_collectives(self, op: Operation) -> bool:
-        if self.unreduced_collectives(op, 0, op.properties["sharding"], _Point.before(op)) is None:
+        if self.unreduced_collectives(op, 0, op.properties["sharding"], self.inserter.before(op)) is None:
             return False
         op.result.replace_all_uses_with(op.operands[0])
-        op.erase()
+        op.drop_operand_uses()
+        self.inserter.removed.add(op)
         return True
 
     # -- unreduced operands and reduction factors ------------------------------------------------
@@ -396,7 +453,7 @@ class _Run:
             if (s.unreduced_axes if s is not None else ()) != first_unreduced:
                 raise PassFailedError("Unreduced axes mismatch between results for multi-result "
                                       "op.", op.location)
-        point = _Point.before(op)
+        point = self.inserter.before(op)
         for index, value in enumerate(op.operands):
             s = get_sharding(value)
             if s is not None:
@@ -427,12 +484,12 @@ class _Run:
         if not axes:
             return
         axes = sort_and_merge(axes, mesh)
-        point = _Point.after(op)
+        point = self.inserter.after(op)
         for result in op.results:
             sharding = get_sharding(result)
             if sharding is None:
                 sharding = _closed_replicated(mesh_name, rank_of(result.type))
-            reduced = _create(point, "sdy.all_reduce", result,
+            reduced = self.create(point, "sdy.all_reduce", result,
                               {"reduction_axes": AxisRefList(tuple(axes)), "out_sharding": sharding})
             result.replace_all_uses_except(reduced, [reduced.owner])
 
@@ -493,13 +550,13 @@ class _Run:
                         update_results, rule, mesh_name, mesh) -> None:
         """`insertExplicitReshards`: operands and results the projection changed (or on a mesh
         with another device order) are resharded to / from the projection's shardings."""
-        point = _Point.before(op)
+        point = self.inserter.before(op)
         for index, sharding in enumerate(in_shardings):
             if update_operands[index] or self.other_device_order(sharding, mesh):
                 new = projection.operands[index].to_tensor_sharding(
                     rule.operand_mappings[index], rule.factor_sizes, mesh_name, mesh)
-                op.set_operand(index, _create(point, RESHARD, op.operands[index], {"sharding": new}))
-        point = _Point.after(op)
+                op.set_operand(index, self.create(point, RESHARD, op.operands[index], {"sharding": new}))
+        point = self.inserter.after(op)
         for index, sharding in enumerate(out_shardings):
             if update_results[index] or self.other_device_order(sharding, mesh):
                 result = op.results[index]
@@ -508,7 +565,7 @@ class _Run:
                 old = get_sharding(result)
                 if old is None:
                     old = _closed_replicated(mesh_name, rank_of(result.type))
-                reshard = _create(point, RESHARD, result, {"sharding": old})
+                reshard = self.create(point, RESHARD, result, {"sharding": old})
                 result.replace_all_uses_except(reshard, [reshard.owner])
                 set_sharding(result, new)
 
@@ -555,7 +612,7 @@ class _Run:
         value = op.results[0]
         set_sharding(value, result.to_tensor_sharding(rule.result_mappings[0], rule.factor_sizes,
                                                       mesh_name, mesh))
-        reshard = _create(_Point.after(op), RESHARD, value, {"sharding": out_shardings[0]})
+        reshard = self.create(self.inserter.after(op), RESHARD, value, {"sharding": out_shardings[0]})
         value.replace_all_uses_except(reshard, [reshard.owner])
 
     def reshape_with_overflow_axes(self, op, projection, out_shardings, rule, mesh_name, mesh):
@@ -645,6 +702,11 @@ def _sharding_past_barriers(value: Value) -> TensorSharding | None:
     while isinstance(value, OpResult) and value.owner.name == BARRIER:
         value = value.owner.operands[0]
     return get_sharding(value)
+
+
+def _unreduced(value: Value) -> tuple[AxisRef, ...]:
+    sharding = get_sharding(value)
+    return sharding.unreduced_axes if sharding is not None else ()
 
 
 def _num_elements(type_) -> int:
