@@ -276,13 +276,13 @@ class _Run:
         rule = self.rule(op)
         if not isinstance(rule, OpShardingRule) or rule.is_custom_rule:
             return
-        if not full and op.name not in DOTS and not (op.results and _unreduced(op.results[0])):
-            return  # (the default version changes only dots and ops with unreduced results)
         in_shardings = [_sharding_past_barriers(v) for v in op.operands]
         out_shardings = [_sharding_past_barriers(v) for v in op.results]
-        mesh_name = self.common_mesh(in_shardings, out_shardings)
+        mesh_name = self.common_mesh(op, in_shardings, out_shardings)
         if mesh_name is None:
             return
+        if not full and op.name not in DOTS and not (op.results and _unreduced(op.results[0])):
+            return  # (the default version changes only dots and ops with unreduced results)
         mesh = self.meshes[mesh_name]
         projection = ShardingProjection.build(in_shardings, out_shardings, rule, mesh,
                                               closed_if_missing=True)
@@ -495,7 +495,7 @@ class _Run:
 
     # -- the op's mesh -----------------------------------------------------------------------------
 
-    def common_mesh(self, in_shardings, out_shardings) -> str | None:
+    def common_mesh(self, op, in_shardings, out_shardings) -> str | None:
         """`getMesh`: the name of the most common mesh when all shardings' meshes agree up to
         device order and are not maximal, else None."""
         shardings = [*in_shardings, *out_shardings]
@@ -513,12 +513,18 @@ class _Run:
                 return None
             if not other.device_ids:  # prefer iota device ids
                 ref, mesh = s.mesh_or_ref, other
-        if ref is None or not isinstance(ref, str) or mesh.is_maximal:
+        if ref is None or mesh.is_maximal:
             return None
         counts: dict[str, int] = {}
         best, best_count = ref, 0
+        if isinstance(ref, Mesh) or any(isinstance(s.mesh_or_ref, Mesh) for s in shardings
+                                        if not _fully_replicated(s)):
+            # jaxlib takes the mesh for a symbol reference here (and segfaults).
+            raise PassFailedError(f"'{op.name}' op: explicit reshards need meshes referenced by "
+                                  "name, found an inlined mesh (run sdy-lift-inlined-meshes first)",
+                                  op.location)
         for s in shardings:
-            if not _fully_replicated(s) and isinstance(s.mesh_or_ref, str):
+            if not _fully_replicated(s):
                 counts[s.mesh_or_ref] = counts.get(s.mesh_or_ref, 0) + 1
                 if counts[s.mesh_or_ref] > best_count:
                     best, best_count = s.mesh_or_ref, counts[s.mesh_or_ref]

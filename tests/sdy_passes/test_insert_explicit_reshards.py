@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 import sdy_passes
 from sdy_passes import errors
 from sdy_passes.__main__ import main
-from sdy_passes.errors import PassFailedError, SdyError
+from sdy_passes.verifier import verify_module
+from sdy_passes.errors import PassFailedError, SdyError, VerificationError
 from tests.conftest import SHARED, needs_shared
 from tests.jaxlib_child import run_child_items
 from tests.sdy_passes.module_gen import modules
@@ -175,51 +176,72 @@ BEFORE = ("builtin.module(symbol-dce,sdy-lift-inlined-meshes,sdy-remove-size-one
 FLAGS = {False: "sdy-insert-explicit-reshards",
          True: "sdy-insert-explicit-reshards{enable-full-version=true}"}
 
-_CHILD = r'''
+_CHILD = r"""
 from jax._src.interpreters import mlir as jax_mlir
 from jax._src.lib.mlir import ir, passmanager
 
+def errors(e):
+    return ["%s: %s" % (d.location, d.message) for d in e.error_diagnostics] or [str(e)]
+
 def run_item(item):
-    text, pipeline = item
+    # The pass runs without the verifier; the module is printed as it is and verified after
+    # (`verify`: the verifier's first error, or None).
+    text, pipeline, alone = item
     ctx = jax_mlir.make_ir_context()
     ctx.enable_multithreading(False)
     with ctx, ir.Location.unknown():
         try:
             module = ir.Module.parse(text)
             if pipeline:
-                passmanager.PassManager.parse(pipeline).run(module.operation)
+                pm = passmanager.PassManager.parse(pipeline)
+                pm.enable_verifier(not alone)
+                pm.run(module.operation)
         except ir.MLIRError as e:
-            return {"ok": False, "errors": ["%s: %s" % (d.location, d.message)
-                                            for d in e.error_diagnostics] or [str(e)]}
-        return {"ok": True, "text": module.operation.get_asm(print_generic_op_form=True)}
-'''
+            return {"ok": False, "errors": errors(e)}
+        out = {"ok": True, "text": module.operation.get_asm(print_generic_op_form=True,
+                                                             assume_verified=True)}
+        try:
+            module.operation.verify()
+            out["verify"] = None
+        except ir.MLIRError as e:
+            out["verify"] = errors(e)[0]
+        return out
+"""
 
 EXAMPLES = int(os.environ.get("INSERT_EXPLICIT_RESHARDS_FUZZ", "1"))
 
 
-def _jaxlib(items):
-    """`(text, pipeline)` → jaxlib's result dict, or None where it died (a child that crashes is
-    replaced and goes on with the next item)."""
-    return run_child_items(_CHILD, items)
-
-
 def _check(text, full, verdict):
-    """None when this library agrees with jaxlib's verdict, else a report."""
+    """None when this library agrees with jaxlib's verdict, else a report.
+
+    The outputs are compared as the pass leaves them (verifier off on both sides); then the
+    module must verify here iff it does in jaxlib. (When it does not, the first error may
+    differ: MLIR verifies `verifySymbolUses` — most sdy checks — in its own walk order after
+    all other checks, which this library's verifier does not reproduce.)
+    """
     module = sdy_passes.parse_module(text)
     try:
-        sdy_passes.run_passes(module, [FLAGS[full]])
-        ours = sdy_passes.print_module(module, generic=True)
+        sdy_passes.run_passes(module, [FLAGS[full]], verify=False)
     except SdyError as e:
-        ours = e
-    if verdict is None:  # jaxlib aborted: we must fail with our own error
-        return None if isinstance(ours, PassFailedError) else f"jaxlib aborted, we gave {ours!r:.300}"
-    if not verdict["ok"]:
-        message = verdict["errors"][0].partition(": ")[2]
-        return None if isinstance(ours, SdyError) and ours.message == message else \
-            f"jaxlib failed with {message!r}, we gave {ours!r:.300}"
-    if isinstance(ours, SdyError):
-        return f"jaxlib succeeded, we failed: {ours}"
-    return None if normalize_ssa(ours) == normalize_ssa(verdict["text"]) else "outputs differ"
+        if verdict is None:  # jaxlib aborted: we fail with our own, located error
+            return None if isinstance(e, PassFailedError) and e.location else f"we gave {e!r:.300}"
+        if not verdict["ok"]:
+            message = verdict["errors"][0].partition(": ")[2]
+            return None if e.message == message else f"jaxlib failed with {message!r}, we {e}"
+        return f"jaxlib succeeded, we failed: {e}"
+    if verdict is None or not verdict["ok"]:
+        return f"jaxlib aborted or failed ({verdict}), we succeeded"
+    ours = sdy_passes.print_module(module, generic=True)
+    if normalize_ssa(ours) != normalize_ssa(verdict["text"]):
+        return "outputs differ"
+    try:
+        verify_module(module)
+        verified = None
+    except VerificationError as e:
+        verified = e
+    if (verified is None) != (verdict["verify"] is None):
+        return f"verifier: jaxlib {verdict['verify']!r}, we {verified!r}"
+    return None
 
 
 @pytest.mark.jaxlib
@@ -229,10 +251,14 @@ def _check(text, full, verdict):
           phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
 @given(st.lists(modules(inline_meshes=False, max_ops=14), min_size=12, max_size=12, unique=True))
 def test_random_modules_match_jaxlib(texts):
-    canonical = [r["text"] for r in _jaxlib([(t, "") for t in texts]) if r and r["ok"]]
-    before = [r["text"] for r in _jaxlib([(t, BEFORE) for t in canonical]) if r and r["ok"]]
+    # A child that dies (jaxlib aborts) is replaced and goes on with the next item.
+    canonical = [r["text"] for r in run_child_items(_CHILD, [(t, "", False) for t in texts])
+                 if r and r["ok"]]
+    before = [r["text"] for r in run_child_items(_CHILD, [(t, BEFORE, False) for t in canonical])
+              if r and r["ok"] and r["verify"] is None]
     items = [(t, full) for t in canonical + before for full in (False, True)]
-    verdicts = _jaxlib([(t, f"builtin.module(func.func({FLAGS[full]}))") for t, full in items])
+    verdicts = run_child_items(_CHILD, [(t, f"builtin.module(func.func({FLAGS[full]}))", True)
+                                        for t, full in items])
     failures = []
     for (text, full), verdict in zip(items, verdicts):
         report = _check(text, full, verdict)
