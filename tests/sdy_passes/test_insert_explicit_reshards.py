@@ -112,7 +112,14 @@ func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}], 
 def test_where_jaxlib_aborts_the_pass_fails_located(name, full, tmp_path, capsys):
     text, (line, col), message = ABORTS[name]
     if name == "reduction factors" and full:
-        return  # the full version all-reduces the common axes instead: no abort (nor here)
+        # the full version reshards rhs to the common axes and all-reduces: jaxlib's output
+        module = sdy_passes.parse_module(text)
+        sdy_passes.run_passes(module, ["sdy-insert-explicit-reshards{enable-full-version=true}"])
+        lines = [line.strip() for line in sdy_passes.print_module(module).splitlines()]
+        assert lines[3] == '%0 = sdy.reshard %arg1 <@mesh, [{"x"}, {}]> : tensor<8x8xf32>'
+        assert lines[5] == ('%2 = sdy.all_reduce {"x"} %1 out_sharding=<@mesh, [{}, {}]> : '
+                            'tensor<8x8xf32>')
+        return
     path = tmp_path / "in.mlir"
     path.write_text(text)
     code = main([f"--sdy-insert-explicit-reshards=enable-full-version={str(full).lower()}", str(path)])
