@@ -31,11 +31,11 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from sharding import AxisRef, DimensionSharding, Mesh, TensorSharding
+from sharding import AxisRef, Mesh, TensorSharding, TensorShardingPerValue
 from sharding.axes import difference, overlaps, sort_and_merge, suffix_without_overlap
 from sharding.syntax import AxisRefList, ListOfAxisRefLists
 
-from sdy_passes.attributes import OpShardingRule
+from sdy_passes.attributes import ArrayAttr, DictionaryAttr, OpShardingRule
 from sdy_passes.common._value_shardings import (
     MANUAL_COMPUTATION, NAMED_COMPUTATION, erase_manual_axes, first_free_axis, func_arg_sharding,
     func_result_sharding, get_sharding, is_static_shaped, rank_of, set_sharding,
@@ -133,6 +133,23 @@ class _Inserter:
             block.set_ops(ops)
 
 
+def _has_inlined_mesh(func: Operation) -> bool:
+    """Whether any sharding in the func (its argument and result attributes included) has an
+    inlined mesh."""
+    def found(attr) -> bool:
+        if isinstance(attr, TensorSharding):
+            return isinstance(attr.mesh_or_ref, Mesh)
+        if isinstance(attr, TensorShardingPerValue):
+            return any(found(s) for s in attr.shardings)
+        if isinstance(attr, ArrayAttr):
+            return any(found(a) for a in attr.elements)
+        if isinstance(attr, DictionaryAttr):
+            return any(found(a) for a in attr.as_dict().values())
+        return False
+    return any(found(a) for op in func.walk()
+               for a in (*op.properties.values(), *op.attributes.values()))
+
+
 def _location(value: Value):
     return value.owner.location if isinstance(value, OpResult) else value.location
 
@@ -201,6 +218,9 @@ class _Run:
         self.full = full
         self.inserter = _Inserter()
         self.rules: dict = {}
+        self.asked: set = set()
+        self.plans: dict = {}
+        self.inlined_meshes = _has_inlined_mesh(func)
         module_ops = func.parent.ops if func.parent is not None else []
         self.meshes: dict[str, Mesh] = {}
         self.funcs: dict[str, Operation] = {}
@@ -219,7 +239,9 @@ class _Run:
         return self.inserter.insert(point, op).result
 
     def mesh(self, sharding: TensorSharding) -> Mesh:
-        ref = sharding.mesh_or_ref
+        return self.mesh_named(sharding.mesh_or_ref)
+
+    def mesh_named(self, ref) -> Mesh:
         if isinstance(ref, Mesh):
             return ref
         found = self.meshes.get(ref)
@@ -272,7 +294,17 @@ class _Run:
             return
         if op.name == RESHARD and self.reshard_to_unreduced_collectives(op):
             return
-        self.all_reduce_unreduced_operands(op)
+        first = self.all_reduce_unreduced_operands(op)
+        changes = full or op.name in DOTS or (first is not None and first.unreduced_axes)
+        if not changes and not self.inlined_meshes:
+            # The default version changes only dots and ops with unreduced results: all that
+            # is left is the rule registry's once-per-process warning for unknown ops.
+            if not isinstance(op.attributes.get(SHARDING_RULE), OpShardingRule):
+                key = (op.name, op.properties.get("call_target_name"))
+                if key not in self.asked:
+                    self.asked.add(key)
+                    get_or_create_sharding_rule(op)
+            return
         rule = self.rule(op)
         if not isinstance(rule, OpShardingRule) or rule.is_custom_rule:
             return
@@ -281,13 +313,17 @@ class _Run:
         mesh_name = self.common_mesh(op, in_shardings, out_shardings)
         if mesh_name is None:
             return
-        if not full and op.name not in DOTS and not (op.results and _unreduced(op.results[0])):
-            return  # (the default version changes only dots and ops with unreduced results)
+        if not changes:
+            return
         mesh = self.meshes[mesh_name]
-        projection = ShardingProjection.build(in_shardings, out_shardings, rule, mesh,
-                                              closed_if_missing=True)
-        common = self.process_op(op, projection, in_shardings, out_shardings, rule, mesh_name,
-                                 mesh, full)
+        projection, common = None, []
+        if full:
+            common = self.process_op_full(op, in_shardings, out_shardings, rule, mesh_name, mesh)
+        else:
+            projection = ShardingProjection.build(in_shardings, out_shardings, rule, mesh,
+                                                  closed_if_missing=True)
+            if op.name in DOTS:
+                self.process_dot(op, projection, out_shardings, rule, mesh_name, mesh)
         self.all_reduce_reduction_factors(op, projection, common, rule, mesh_name, mesh, full)
 
     # -- data-flow ops and calls ---------------------------------------------------------------
@@ -439,13 +475,13 @@ class _Run:
 
     # -- unreduced operands and reduction factors ------------------------------------------------
 
-    def all_reduce_unreduced_operands(self, op: Operation) -> None:
-        """`insertAllReduceOnOpIfUnreducedToReplicated`."""
+    def all_reduce_unreduced_operands(self, op: Operation) -> TensorSharding | None:
+        """`insertAllReduceOnOpIfUnreducedToReplicated`; returns the first result's sharding."""
         if not op.results:
             if any(s is not None and s.unreduced_axes for s in map(get_sharding, op.operands)):
                 raise PassFailedError("Some operands have unreduced axes but the operation has "
                                       "no results.", op.location)
-            return
+            return None
         first = get_sharding(op.results[0])
         first_unreduced = first.unreduced_axes if first is not None else ()
         for result in op.results[1:]:
@@ -458,6 +494,7 @@ class _Run:
             s = get_sharding(value)
             if s is not None:
                 self.all_reduce_to_replicated(op, index, s, first, point)
+        return first
 
     def all_reduce_reduction_factors(self, op, projection, common, rule, mesh_name, mesh,
                                      full) -> None:
@@ -499,6 +536,10 @@ class _Run:
         """`getMesh`: the name of the most common mesh when all shardings' meshes agree up to
         device order and are not maximal, else None."""
         shardings = [*in_shardings, *out_shardings]
+        refs = {s.mesh_or_ref for s in shardings if s is not None}
+        if len(refs) == 1 and not self.inlined_meshes:  # (the usual case: one mesh by name)
+            ref = refs.pop()
+            return None if self.mesh_named(ref).is_maximal else ref
         ref, mesh = None, None
         for s in shardings:
             if s is None:
@@ -532,48 +573,64 @@ class _Run:
 
     # -- processOp ----------------------------------------------------------------------------------
 
-    def process_op(self, op, projection, in_shardings, out_shardings, rule, mesh_name, mesh,
-                   full):
-        if not full:
-            if op.name in DOTS:
-                self.process_dot(op, projection, out_shardings, rule, mesh_name, mesh)
-            return []
-        update_operands = [_has_overflow(t) for t in projection.operands]
-        update_results = [_has_overflow(t) for t in projection.results]
-        if (any(update_operands) or any(update_results)) and op.name == "stablehlo.reshape":
-            return self.reshape_with_overflow_axes(op, projection, out_shardings, rule,
-                                                   mesh_name, mesh)
-        common = find_common_axes(projection, rule, _tensor_sizes(op), mesh)
-        for factor, axes in enumerate(common):
-            ops_changed, results_changed = projection.update(factor, axes, [])
-            update_operands = [a or b for a, b in zip(update_operands, ops_changed)]
-            update_results = [a or b for a, b in zip(update_results, results_changed)]
-        self.insert_reshards(op, in_shardings, out_shardings, projection, update_operands,
-                             update_results, rule, mesh_name, mesh)
-        return common
-
-    def insert_reshards(self, op, in_shardings, out_shardings, projection, update_operands,
-                        update_results, rule, mesh_name, mesh) -> None:
-        """`insertExplicitReshards`: operands and results the projection changed (or on a mesh
-        with another device order) are resharded to / from the projection's shardings."""
+    def process_op_full(self, op, in_shardings, out_shardings, rule, mesh_name, mesh):
+        """`processOp` on the full version: reshards every operand and result that does not
+        match the common sharding per factor; returns the common axes per factor. The plan is
+        a function of the op's rule and shardings, so equal ops share it."""
+        direct = get_sharding(op.operands[0]) if op.name == "stablehlo.reshape" else None
+        key = (op.name, rule, tuple(in_shardings), tuple(out_shardings), direct,
+               tuple(_tensor_sizes(op)))
+        plan = self.plans.get(key)
+        if plan is None:
+            plan = self.plans[key] = self.plan_full(op, in_shardings, out_shardings, rule,
+                                                    mesh_name, mesh, direct)
+        common, operand_targets, result_targets = plan
         point = self.inserter.before(op)
-        for index, sharding in enumerate(in_shardings):
-            if update_operands[index] or self.other_device_order(sharding, mesh):
-                new = projection.operands[index].to_tensor_sharding(
-                    rule.operand_mappings[index], rule.factor_sizes, mesh_name, mesh)
-                op.set_operand(index, self.create(point, RESHARD, op.operands[index], {"sharding": new}))
+        for index, new in enumerate(operand_targets):
+            if new is not None:
+                op.set_operand(index, self.create(point, RESHARD, op.operands[index],
+                                                  {"sharding": new}))
         point = self.inserter.after(op)
-        for index, sharding in enumerate(out_shardings):
-            if update_results[index] or self.other_device_order(sharding, mesh):
+        for index, new in enumerate(result_targets):
+            if new is not None:
                 result = op.results[index]
-                new = projection.results[index].to_tensor_sharding(
-                    rule.result_mappings[index], rule.factor_sizes, mesh_name, mesh)
                 old = get_sharding(result)
                 if old is None:
                     old = _closed_replicated(mesh_name, rank_of(result.type))
                 reshard = self.create(point, RESHARD, result, {"sharding": old})
                 result.replace_all_uses_except(reshard, [reshard.owner])
                 set_sharding(result, new)
+        return common
+
+    def plan_full(self, op, in_shardings, out_shardings, rule, mesh_name, mesh, direct):
+        """(common axes per factor, new sharding per operand and per result or None)."""
+        projection = ShardingProjection.build(in_shardings, out_shardings, rule, mesh,
+                                              closed_if_missing=True)
+        update_operands = [_has_overflow(t) for t in projection.operands]
+        update_results = [_has_overflow(t) for t in projection.results]
+        if (any(update_operands) or any(update_results)) and op.name == "stablehlo.reshape":
+            return self.reshape_with_overflow_axes(projection, direct, out_shardings, rule,
+                                                   mesh_name, mesh)
+        common = find_common_axes(projection, rule, _tensor_sizes(op), mesh)
+        for factor, axes in enumerate(common):
+            ops_changed, results_changed = projection.update(factor, axes, [])
+            update_operands = [a or b for a, b in zip(update_operands, ops_changed)]
+            update_results = [a or b for a, b in zip(update_results, results_changed)]
+        return (common, *self.reshard_targets(in_shardings, out_shardings, projection,
+                                              update_operands, update_results, rule,
+                                              mesh_name, mesh))
+
+    def reshard_targets(self, in_shardings, out_shardings, projection, update_operands,
+                        update_results, rule, mesh_name, mesh):
+        """`insertExplicitReshards`: operands and results the projection changed (or on a mesh
+        with another device order) are resharded to / from the projection's shardings."""
+        def side(shardings, tensors, mappings, update):
+            return [tensor.to_tensor_sharding(mapping, rule.factor_sizes, mesh_name, mesh)
+                    if changed or self.other_device_order(sharding, mesh) else None
+                    for sharding, tensor, mapping, changed in zip(shardings, tensors, mappings,
+                                                                  update)]
+        return (side(in_shardings, projection.operands, rule.operand_mappings, update_operands),
+                side(out_shardings, projection.results, rule.result_mappings, update_results))
 
     def other_device_order(self, sharding, mesh: Mesh) -> bool:
         return not _fully_replicated(sharding) and self.mesh(sharding).device_ids != mesh.device_ids
@@ -621,7 +678,8 @@ class _Run:
         reshard = self.create(self.inserter.after(op), RESHARD, value, {"sharding": out_shardings[0]})
         value.replace_all_uses_except(reshard, [reshard.owner])
 
-    def reshape_with_overflow_axes(self, op, projection, out_shardings, rule, mesh_name, mesh):
+    def reshape_with_overflow_axes(self, projection, direct, out_shardings, rule, mesh_name,
+                                   mesh):
         """`processReshapeWithOverflowAxes`: the axes of the larger-sharded side are spread over
         both sides' factors again, and each side is resharded to their common prefix."""
         operand, result = projection.operands[0], projection.results[0]
@@ -647,11 +705,11 @@ class _Run:
                                             mesh_name, mesh)
         new_out = result.to_tensor_sharding(rule.result_mappings[0], rule.factor_sizes,
                                             mesh_name, mesh)
-        update_operands = [not _equivalent(get_sharding(op.operands[0]), new_in)]
+        update_operands = [not _equivalent(direct, new_in)]
         update_results = [not _equivalent(new_out, out_shardings[0])]
-        self.insert_reshards(op, [get_sharding(op.operands[0])], out_shardings, projection,
-                             update_operands, update_results, rule, mesh_name, mesh)
-        return common
+        return (common, *self.reshard_targets([direct], out_shardings, projection,
+                                              update_operands, update_results, rule,
+                                              mesh_name, mesh))
 
 
 # -- data-flow edges ---------------------------------------------------------------------------
@@ -708,11 +766,6 @@ def _sharding_past_barriers(value: Value) -> TensorSharding | None:
     while isinstance(value, OpResult) and value.owner.name == BARRIER:
         value = value.owner.operands[0]
     return get_sharding(value)
-
-
-def _unreduced(value: Value) -> tuple[AxisRef, ...]:
-    sharding = get_sharding(value)
-    return sharding.unreduced_axes if sharding is not None else ()
 
 
 def _num_elements(type_) -> int:

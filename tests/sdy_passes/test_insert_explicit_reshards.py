@@ -40,7 +40,9 @@ needs_cases = needs_shared(CASES_DIR)
 
 
 def _case_id(case):
-    return f"{case['folder'].split('.', 1)[1]}/{case['id']}-{case.get('func', '')}"
+    """`enable-full-version=true/reshape/012-func`: `-k reshape` picks a family."""
+    family = case["file"].rsplit("/", 1)[1].removesuffix(".mlir")
+    return f"{case['folder'].split('.', 1)[1]}/{family}/{case['id']}-{case.get('func', '')}"
 
 
 def run_case(case, capsys):
