@@ -252,6 +252,10 @@ class _Run:
     # -- the walk ---------------------------------------------------------------------------
 
     def run(self) -> None:
+        if not self.func.regions or not self.func.regions[0].blocks:
+            # jaxlib looks for the body's terminator regardless (and segfaults)
+            raise PassFailedError("'func.func' op: explicit reshards need a func body, found a "
+                                  "declaration", self.func.location)
         for op in list(self.func.walk(post_order=True)):
             if op is self.func or has_trait(op, "Terminator"):
                 continue
@@ -355,15 +359,15 @@ class _Run:
         return None
 
     def func_arg_shardings(self, func: Operation):
-        args = func.regions[0].block.arguments
-        mesh_or_ref = self.first_non_maximal(func_arg_sharding(func, i) for i in range(len(args)))
+        inputs = func.properties["function_type"].type.inputs
+        mesh_or_ref = self.first_non_maximal(func_arg_sharding(func, i) for i in range(len(inputs)))
         if mesh_or_ref is None:
             return None
         out = []
-        for i, arg in enumerate(args):
+        for i, type_ in enumerate(inputs):
             s = func_arg_sharding(func, i)
             out.append(s if s is not None else TensorSharding.replicated(
-                mesh_or_ref, rank_of(arg.type), is_closed=False))
+                mesh_or_ref, rank_of(type_), is_closed=False))
         return out
 
     # -- to target ------------------------------------------------------------------------------

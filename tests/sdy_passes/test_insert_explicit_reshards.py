@@ -133,6 +133,22 @@ def test_where_jaxlib_aborts_the_pass_fails_located(name, full, tmp_path, capsys
     assert "Traceback" not in err
 
 
+DECLARATION = """sdy.mesh @mesh = <["x"=2]>
+func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = call @ext(%arg0) : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+func.func private @ext(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> tensor<8xf32>
+"""
+
+
+def test_func_declaration_fails_located():
+    # jaxlib looks for a declaration's terminator (and segfaults)
+    with pytest.raises(PassFailedError, match="need a func body, found a declaration") as info:
+        sdy_passes.run_passes(sdy_passes.parse_module(DECLARATION), ["sdy-insert-explicit-reshards"])
+    assert (info.value.location.line, info.value.location.col) == (6, 1)
+
+
 SCALAR = """sdy.mesh @mesh = <["x"=4, "y"=2]>
 func.func @main(%arg0: tensor<1x1x1xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}, {}]>}) -> (tensor<f32> {sdy.sharding = #sdy.sharding<@mesh, []>}) {
   %0 = stablehlo.reshape %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, []>]>, sdy.sharding_rule = #sdy.op_sharding_rule<([ij, k, l])->([]) {i=3, j=2, k=1, l=1}>} : (tensor<1x1x1xf32>) -> tensor<f32>
