@@ -37,7 +37,8 @@ from sharding.syntax import AxisRefList, ListOfAxisRefLists
 
 from sdy_passes.attributes import ArrayAttr, DictionaryAttr, OpShardingRule
 from sdy_passes.common._value_shardings import (
-    MANUAL_COMPUTATION, NAMED_COMPUTATION, erase_manual_axes, first_free_axis, func_arg_sharding,
+    COLLECTIVE_OPS, DATA_FLOW_OPS, MANUAL_COMPUTATION, NAMED_COMPUTATION, SHARDING,
+    SINGLE_SHARDING_OPS, edge_owner_sharding, erase_manual_axes, first_free_axis, func_arg_sharding,
     func_result_sharding, get_sharding, is_static_shaped, rank_of, set_sharding,
 )
 from sdy_passes.dialects._base import has_trait
@@ -133,6 +134,20 @@ class _Inserter:
             block.set_ops(ops)
 
 
+def _sharding(value: Value) -> TensorSharding | None:
+    """`get_sharding`, with a shortcut for the result of an op that keeps its shardings in
+    `sdy.sharding` (most of them)."""
+    if isinstance(value, OpResult):
+        op = value.owner
+        name = op.name
+        if name not in DATA_FLOW_OPS and name not in SINGLE_SHARDING_OPS and name not in COLLECTIVE_OPS:
+            attr = op.attributes.get(SHARDING)
+            if isinstance(attr, TensorShardingPerValue) and attr.shardings:
+                return attr.shardings[value.index]
+            return None
+    return get_sharding(value)
+
+
 def _has_inlined_mesh(func: Operation) -> bool:
     """Whether any sharding in the func (its argument and result attributes included) has an
     inlined mesh."""
@@ -146,8 +161,9 @@ def _has_inlined_mesh(func: Operation) -> bool:
         if isinstance(attr, DictionaryAttr):
             return any(found(a) for a in attr.as_dict().values())
         return False
-    return any(found(a) for op in func.walk()
-               for a in (*op.properties.values(), *op.attributes.values()))
+    keys = ("sharding", "out_sharding", "in_shardings", "out_shardings", "arg_attrs", "res_attrs")
+    return any(found(op.attributes.get(SHARDING)) or any(found(op.properties.get(k)) for k in keys)
+               for op in func.walk())
 
 
 def _location(value: Value):
@@ -220,6 +236,7 @@ class _Run:
         self.rules: dict = {}
         self.asked: set = set()
         self.plans: dict = {}
+        self.dot_plans: dict = {}
         self.inlined_meshes = _has_inlined_mesh(func)
         module_ops = func.parent.ops if func.parent is not None else []
         self.meshes: dict[str, Mesh] = {}
@@ -284,8 +301,8 @@ class _Run:
         if self.full or op.name in ("mhlo.ragged_dot", "func.call"):
             return True
         if op.name == "stablehlo.concatenate" and op.results:
-            result = get_sharding(op.results[0])
-            return any(get_sharding(v) != result for v in op.operands)
+            result = _sharding(op.results[0])
+            return any(_sharding(v) != result for v in op.operands)
         return False
 
     def visit(self, op: Operation) -> None:
@@ -324,10 +341,11 @@ class _Run:
         if full:
             common = self.process_op_full(op, in_shardings, out_shardings, rule, mesh_name, mesh)
         else:
-            projection = ShardingProjection.build(in_shardings, out_shardings, rule, mesh,
-                                                  closed_if_missing=True)
             if op.name in DOTS:
-                self.process_dot(op, projection, out_shardings, rule, mesh_name, mesh)
+                self.process_dot(op, in_shardings, out_shardings, rule, mesh_name, mesh)
+            if first is not None and first.unreduced_axes:
+                projection = ShardingProjection.build(in_shardings, out_shardings, rule, mesh,
+                                                      closed_if_missing=True)
         self.all_reduce_reduction_factors(op, projection, common, rule, mesh_name, mesh, full)
 
     # -- data-flow ops and calls ---------------------------------------------------------------
@@ -345,7 +363,7 @@ class _Run:
             raise PassFailedError(f"Failed to lookup function: {name}", call.location)
         targets = self.func_arg_shardings(callee)
         if targets is None:
-            mesh_or_ref = self.first_non_maximal(get_sharding(v) for v in call.operands)
+            mesh_or_ref = self.first_non_maximal(_sharding(v) for v in call.operands)
             if mesh_or_ref is None:
                 return
             targets = [_closed_replicated(mesh_or_ref, rank_of(v.type)) for v in call.operands]
@@ -375,7 +393,7 @@ class _Run:
     def to_target(self, user: Operation, index: int, target: TensorSharding | None,
                   point, full: bool) -> None:
         """`insertExplicitReshardsToTargetSharding` for operand `index` of `user`."""
-        current = get_sharding(user.operands[index])
+        current = _sharding(user.operands[index])
         if current is not None:
             current = self.all_reduce_to_replicated(user, index, current, target, point)
         new = self.unreduced_collectives(user, index, target, point)
@@ -416,7 +434,7 @@ class _Run:
         `replicated_to_unreduced`, after a reshard of the other mismatching dims). Returns the
         sharding reached, or None when nothing was inserted."""
         value = user.operands[index]
-        source = get_sharding(value)
+        source = _sharding(value)
         if source is None or out is None or not out.unreduced_axes:
             return None
         mesh = self.mesh(source)
@@ -453,7 +471,7 @@ class _Run:
         if need_reshard:
             result = self.create(point, RESHARD, result,
                              {"sharding": replace(source, dim_shardings=tuple(tmp_dims))})
-        last = get_sharding(result)
+        last = _sharding(result)
         r2u = _set_diff(new_unreduced, s2u, mesh)
         if r2u:
             last = TensorSharding(source.mesh_or_ref, tuple(tmp_dims), out.replicated_axes,
@@ -486,16 +504,16 @@ class _Run:
                 raise PassFailedError("Some operands have unreduced axes but the operation has "
                                       "no results.", op.location)
             return None
-        first = get_sharding(op.results[0])
+        first = _sharding(op.results[0])
         first_unreduced = first.unreduced_axes if first is not None else ()
         for result in op.results[1:]:
-            s = get_sharding(result)
+            s = _sharding(result)
             if (s.unreduced_axes if s is not None else ()) != first_unreduced:
                 raise PassFailedError("Unreduced axes mismatch between results for multi-result "
                                       "op.", op.location)
         point = self.inserter.before(op)
         for index, value in enumerate(op.operands):
-            s = get_sharding(value)
+            s = _sharding(value)
             if s is not None:
                 self.all_reduce_to_replicated(op, index, s, first, point)
         return first
@@ -505,7 +523,7 @@ class _Run:
         """`insertAllReducesForReductionFactors`."""
         if not op.results:
             return
-        first = get_sharding(op.results[0])
+        first = _sharding(op.results[0])
         first_unreduced = first.unreduced_axes if first is not None else ()
         axes: list[AxisRef] = []
         if full:
@@ -527,7 +545,7 @@ class _Run:
         axes = sort_and_merge(axes, mesh)
         point = self.inserter.after(op)
         for result in op.results:
-            sharding = get_sharding(result)
+            sharding = _sharding(result)
             if sharding is None:
                 sharding = _closed_replicated(mesh_name, rank_of(result.type))
             reduced = self.create(point, "sdy.all_reduce", result,
@@ -558,16 +576,19 @@ class _Run:
                 return None
             if not other.device_ids:  # prefer iota device ids
                 ref, mesh = s.mesh_or_ref, other
-        if ref is None or mesh.is_maximal:
+        if ref is None:
             return None
-        counts: dict[str, int] = {}
-        best, best_count = ref, 0
-        if isinstance(ref, Mesh) or any(isinstance(s.mesh_or_ref, Mesh) for s in shardings
-                                        if not _fully_replicated(s)):
+        inlined = [s for s in shardings if s is not None and isinstance(s.mesh_or_ref, Mesh)]
+        if isinstance(ref, Mesh) or not mesh.is_maximal and any(
+                not _fully_replicated(s) for s in inlined):
             # jaxlib takes the mesh for a symbol reference here (and segfaults).
             raise PassFailedError(f"'{op.name}' op: explicit reshards need meshes referenced by "
                                   "name, found an inlined mesh (run sdy-lift-inlined-meshes first)",
                                   op.location)
+        if mesh.is_maximal:
+            return None
+        counts: dict[str, int] = {}
+        best, best_count = ref, 0
         for s in shardings:
             if not _fully_replicated(s):
                 counts[s.mesh_or_ref] = counts.get(s.mesh_or_ref, 0) + 1
@@ -581,7 +602,7 @@ class _Run:
         """`processOp` on the full version: reshards every operand and result that does not
         match the common sharding per factor; returns the common axes per factor. The plan is
         a function of the op's rule and shardings, so equal ops share it."""
-        direct = get_sharding(op.operands[0]) if op.name == "stablehlo.reshape" else None
+        direct = _sharding(op.operands[0]) if op.name == "stablehlo.reshape" else None
         key = (op.name, rule, tuple(in_shardings), tuple(out_shardings), direct,
                tuple(_tensor_sizes(op)))
         plan = self.plans.get(key)
@@ -598,7 +619,7 @@ class _Run:
         for index, new in enumerate(result_targets):
             if new is not None:
                 result = op.results[index]
-                old = get_sharding(result)
+                old = _sharding(result)
                 if old is None:
                     old = _closed_replicated(mesh_name, rank_of(result.type))
                 reshard = self.create(point, RESHARD, result, {"sharding": old})
@@ -639,46 +660,21 @@ class _Run:
     def other_device_order(self, sharding, mesh: Mesh) -> bool:
         return not _fully_replicated(sharding) and self.mesh(sharding).device_ids != mesh.device_ids
 
-    def process_dot(self, op, projection, out_shardings, rule, mesh_name, mesh) -> None:
-        """`processDot` (default version): see spec export.md §2.8 step 7."""
-        lhs, rhs = projection.operands[0], projection.operands[1]
-        result = projection.results[0]
-        lhs_size, rhs_size = _num_elements(op.operands[0].type), _num_elements(op.operands[1].type)
-        result_size = _num_elements(op.results[0].type)
-        conflicting = None
-        conflicting_axes: list[AxisRef] = []
-        reduction_axes: list[AxisRef] = []
-        seen: list[AxisRef] = []
-        for factor in range(len(rule.factor_sizes)):
-            lhs_fs, rhs_fs = lhs.factors.get(factor), rhs.factors.get(factor)
-            if lhs_fs is not None and rhs_fs is not None:
-                axes = lhs_fs.axes
-                max_size = max(lhs_size, rhs_size)
-                if lhs_fs.axes != rhs_fs.axes:
-                    return
-                if factor in rule.reduction_factors:
-                    reduction_axes.extend(axes)
-                    continue
-            else:
-                axes = (lhs_fs or rhs_fs).axes
-                max_size = lhs_size if lhs_fs is not None else rhs_size
-                for axis in axes:
-                    if any(overlaps(a, axis) for a in seen):
-                        return
-                    seen.append(axis)
-            if result.factors[factor].axes != axes:
-                if not axes or conflicting is not None or result_size > max_size:
-                    return
-                conflicting, conflicting_axes = factor, list(axes)
-        if conflicting is None:
+    def process_dot(self, op, in_shardings, out_shardings, rule, mesh_name, mesh) -> None:
+        """`processDot` (default version): the result takes the operand's axes along the one
+        factor it disagrees on, and a reshard after the dot restores its sharding (spec
+        export.md §2.8 step 7). Equal dots share the decision."""
+        sizes = tuple(_tensor_sizes(op))
+        key = (rule, tuple(in_shardings), tuple(out_shardings), sizes)
+        new = self.dot_plans.get(key, self.dot_plans)
+        if new is self.dot_plans:
+            projection = ShardingProjection.build(in_shardings, out_shardings, rule, mesh,
+                                                  closed_if_missing=True)
+            new = self.dot_plans[key] = _dot_result_sharding(projection, rule, sizes, mesh_name, mesh)
+        if new is None:
             return
-        result_axes = result.factors[conflicting].axes
-        if not result_axes or result_axes != reduction_axes:
-            return
-        result.factors[conflicting].axes = conflicting_axes
         value = op.results[0]
-        set_sharding(value, result.to_tensor_sharding(rule.result_mappings[0], rule.factor_sizes,
-                                                      mesh_name, mesh))
+        set_sharding(value, new)
         reshard = self.create(self.inserter.after(op), RESHARD, value, {"sharding": out_shardings[0]})
         value.replace_all_uses_except(reshard, [reshard.owner])
 
@@ -716,6 +712,45 @@ class _Run:
                                               mesh_name, mesh))
 
 
+def _dot_result_sharding(projection, rule, sizes, mesh_name, mesh):
+    """`processDot`'s decision: the dot's new result sharding, or None."""
+    lhs, rhs = projection.operands[0], projection.operands[1]
+    result = projection.results[0]
+    lhs_size, rhs_size, result_size = sizes
+    conflicting = None
+    conflicting_axes: list[AxisRef] = []
+    reduction_axes: list[AxisRef] = []
+    seen: list[AxisRef] = []
+    for factor in range(len(rule.factor_sizes)):
+        lhs_fs, rhs_fs = lhs.factors.get(factor), rhs.factors.get(factor)
+        if lhs_fs is not None and rhs_fs is not None:
+            axes = lhs_fs.axes
+            max_size = max(lhs_size, rhs_size)
+            if lhs_fs.axes != rhs_fs.axes:
+                return None
+            if factor in rule.reduction_factors:
+                reduction_axes.extend(axes)
+                continue
+        else:
+            axes = (lhs_fs or rhs_fs).axes
+            max_size = lhs_size if lhs_fs is not None else rhs_size
+            for axis in axes:
+                if any(overlaps(a, axis) for a in seen):
+                    return None
+                seen.append(axis)
+        if result.factors[factor].axes != axes:
+            if not axes or conflicting is not None or result_size > max_size:
+                return None
+            conflicting, conflicting_axes = factor, list(axes)
+    if conflicting is None:
+        return None
+    result_axes = result.factors[conflicting].axes
+    if not result_axes or result_axes != reduction_axes:
+        return None
+    result.factors[conflicting].axes = conflicting_axes
+    return result.to_tensor_sharding(rule.result_mappings[0], rule.factor_sizes, mesh_name, mesh)
+
+
 # -- data-flow edges ---------------------------------------------------------------------------
 
 def _edge_owner_targets(op: Operation):
@@ -735,7 +770,8 @@ def _edge_owner_targets(op: Operation):
                 s = _add_free_axes(s, erase_manual_axes(s, manual), manual)
             out.append((arg, s))
         return out
-    return [(r, get_sharding(r)) for r in op.results]
+    # (the op's own `sdy.sharding`, not a data-flow edge's that may still follow the result)
+    return [(r, edge_owner_sharding(op, r)) for r in op.results]
 
 
 def _add_free_axes(outer: TensorSharding, new: TensorSharding, manual) -> TensorSharding:
@@ -769,7 +805,7 @@ def _edge_sources(op: Operation, owner: Value) -> list[tuple[Operation, int]]:
 def _sharding_past_barriers(value: Value) -> TensorSharding | None:
     while isinstance(value, OpResult) and value.owner.name == BARRIER:
         value = value.owner.operands[0]
-    return get_sharding(value)
+    return _sharding(value)
 
 
 def _num_elements(type_) -> int:

@@ -108,6 +108,19 @@ func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}], 
   return %1#0, %1#1 : tensor<8xf32>, tensor<8xf32>
 }
 """, (4, 10), "Unreduced axes mismatch between results for multi-result op."),
+    # jaxlib segfaults here: it takes an inlined mesh for a symbol reference
+    "inlined mesh": ("""func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<mesh<["x"=2, "y"=2]>, [{"x"}, {}]>}) -> tensor<8x8xf32> {
+  %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<mesh<["x"=2, "y"=2]>, [{}, {"x"}]>]>} : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+""", (2, 8), "'stablehlo.negate' op: explicit reshards need meshes referenced by name, found an "
+             "inlined mesh (run sdy-lift-inlined-meshes first)"),
+    "inlined maximal mesh": ("""func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<mesh<[], device_ids=[3]>, []>}) -> tensor<8x8xf32> {
+  %0 = stablehlo.add %arg0, %arg0 {sdy.sharding = #sdy.sharding_per_value<[<mesh<[], device_ids=[7]>, []>]>} : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+""", (2, 8), "'stablehlo.add' op: explicit reshards need meshes referenced by name, found an "
+             "inlined mesh (run sdy-lift-inlined-meshes first)"),
 }
 
 
