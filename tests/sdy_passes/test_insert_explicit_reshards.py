@@ -369,3 +369,35 @@ def test_linear_in_the_number_of_ops(full):
     sdy_passes.run_passes(small, [flag])
     assert sdy_passes.print_module(small).count("\n") > lines + 40  # it did insert ops
     assert times[1] < 30 * times[0] + 0.05, times  # 3x slack over linear
+
+
+# -- the other corpora's inputs against jaxlib -----------------------------------------------------
+
+def _corpus_inputs():
+    """Every input of the shared corpora with INSERT_EXPLICIT_RESHARDS_CORPUS set (about 2,400
+    modules, half an hour with jaxlib's aborts), else every 20th of the export pipeline's e2e
+    inputs (the pipeline's state just before its export part: data-flow edges, rules kept)."""
+    if os.environ.get("INSERT_EXPLICIT_RESHARDS_CORPUS"):
+        return sorted(SHARED.glob("sdy_cases*/*/*.in.generic.mlir"))
+    return sorted((CASES_DIR / "e2e.sdy-export-pipeline").glob("*.in.generic.mlir"))[::20]
+
+
+@needs_cases
+@pytest.mark.jaxlib
+@pytest.mark.filterwarnings("ignore::sdy_passes.SdyWarning")
+def test_corpus_inputs_match_jaxlib():
+    items = []
+    for path in _corpus_inputs():
+        text = path.read_text()
+        try:
+            sdy_passes.parse_module(text)
+        except SdyError:
+            continue  # (the corpora's cases of bad input)
+        items += [(path, text, full) for full in (False, True)]
+    assert len(items) >= 40
+    verdicts = run_child_items(_CHILD, [(t, f"builtin.module(func.func({FLAGS[full]}))", True)
+                                        for _, t, full in items], timeout=3600)
+    failures = [f"{path} enable-full-version={full}: {report}"
+                for (path, text, full), verdict in zip(items, verdicts)
+                if (report := _check(text, full, verdict))]
+    assert not failures, f"{len(failures)} disagreement(s):\n" + "\n".join(failures[:20])
