@@ -12,7 +12,7 @@ func is walked in post-order, terminators skipped:
 * any other op: operands unreduced along axes the first result is not get an `sdy.all_reduce`;
   then, for an op with a (non-custom) rule whose shardings share one non-maximal mesh, the
   full version picks a common sharding per factor (`find_common_axes`) and reshards operands
-  and results to it, the default version only reshards a dot's result (`_process_dot`);
+  and results to it, the default version only reshards a dot's result (`process_dot`);
   reduction factors sharded along axes the result is not unreduced along get an all-reduce
   after the op.
 
@@ -23,7 +23,9 @@ ones it adds and, on the full version, an `sdy.reshard` when still not equivalen
 `mhlo.ragged_dot` and concatenates whose operand shardings differ from the result's get it.
 
 Where jaxlib aborts (an `SDY_CHECK`: unreduced operands of an op without results, unreduced
-axes across different meshes, ...) the pass fails with the check's message instead.
+axes across different meshes, ...) the pass fails with the check's message instead; where it
+segfaults (an op on an inlined mesh, a func declaration) with a message of its own. On a
+reshape with overflow axes to a scalar (a segfault too) it does what Shardy `7994ecea` does.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ from sdy_passes.pass_manager import FUNC, Pass
 from sdy_passes.propagation.populate_op_sharding_rules import CONTEXT_DEPENDENT
 from sdy_passes.propagation.sharding_projection import (
     PrefixStatus, ShardingProjection, TensorFactorShardings, add_axis_or_merge,
-    is_axis_list_prefix_of, is_strict_prefix, prefix_of, prefix_without_overlap_in,
+    is_axis_list_prefix_of, is_strict_prefix, prefix_without_overlap_in,
     total_axes_size,
 )
 
