@@ -229,6 +229,7 @@ def run_item(item):
     text, pipeline, alone = item
     ctx = jax_mlir.make_ir_context()
     ctx.enable_multithreading(False)
+    ctx.allow_unregistered_dialects = True  # (as the RUN lines that need it say)
     with ctx, ir.Location.unknown():
         try:
             module = ir.Module.parse(text)
