@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .axes import AxisRef
-from .errors import ShardingError
+from .errors import ShardingError, as_shape
 from .mesh import Mesh, MeshTable, check_devices
 from .tensor_sharding import TensorSharding, as_sharding
 
@@ -47,14 +47,7 @@ class Piece:
 
 def check_shape(shape) -> tuple[int, ...]:
     """A global shape as a tuple of non-negative ints, or a clear error."""
-    try:
-        dims = tuple(shape)
-    except TypeError:
-        raise ShardingError(f"expected a shape (a sequence of ints), got: {shape!r}") from None
-    for d in dims:
-        if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 0:
-            raise ShardingError(f"expected non-negative int dims in the shape, got: {shape!r}")
-    return tuple(int(d) for d in dims)
+    return as_shape(shape)
 
 
 def _ref_bounds(ref: AxisRef, mesh: Mesh) -> tuple[int, int]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from .errors import ShardingError
+from .errors import INT64_MAX, INT64_MIN, ShardingError, as_int
 
 if TYPE_CHECKING:
     from .mesh import Mesh
@@ -47,9 +47,10 @@ class SubAxisInfo:
     """Size of this sub-axis."""
 
     def __post_init__(self) -> None:
-        for value in (self.pre_size, self.size):
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ShardingError(f"expected int pre-size and size of a sub-axis, got: {value!r}")
+        pre, size = self.pre_size, self.size
+        if not (type(pre) is int and type(size) is int and INT64_MIN <= pre <= INT64_MAX and INT64_MIN <= size <= INT64_MAX):
+            object.__setattr__(self, "pre_size", as_int(pre, "sub-axis pre-size"))
+            object.__setattr__(self, "size", as_int(size, "sub-axis size"))
 
     @property
     def next_pre_size(self) -> int:

@@ -22,11 +22,13 @@ from typing import Iterable
 
 import numpy as np
 
+from ._mlir_lexer import to_int
 from ._placement import _ref_bounds, place, resolve
-from .axes import AxisRef
-from .errors import ShardingError, ShardingParseError
-from .mesh import Mesh, MeshAxis, as_int, check_devices, mesh_verifier_error
+from .axes import AxisRef, overlaps, sort_axis_refs
+from .errors import ShardingError, ShardingParseError, as_int, int_text
+from .mesh import Mesh, MeshAxis, check_devices, mesh_verifier_error
 from .tensor_sharding import DimensionSharding, ManualAxes, TensorSharding, as_sharding
+from .verify import sharding_errors
 
 __all__ = ["HloSharding", "to_hlo_sharding", "from_hlo_sharding", "to_named_sharding"]
 
@@ -88,6 +90,11 @@ class HloSharding:
     metadata: tuple[tuple[tuple[str, object], ...], ...] = dataclasses.field(default=(), compare=False)
     """XLA's `OpMetadata` entries (`metadata={op_name="a"}`), each as `(attribute, value)` pairs;
     like XLA's `ToString()` and `==`, printing and comparing leave them out."""
+    uncollapsed: HloSharding | None = dataclasses.field(default=None, compare=False)
+    """The tiled sharding a text gave before XLA collapsed it to `{replicated}`, `{unreduced}` or
+    `{manual}` (`{devices=[1,4]<=[4] last_tile_dim_replicate}`, any device list): XLA prints and
+    compares without it, and so does this class; `from_hlo_sharding` takes the tensor's rank and
+    its devices from it (XLA replicates over all of them)."""
 
     @classmethod
     def parse(cls, text: str) -> HloSharding:
@@ -110,9 +117,10 @@ class HloSharding:
         """
         dims, groups = list(tile_dims), list(subgroups)
         devices = _Devices(tuple(dims), tuple(device_list), *_canonical_iota(iota_reshape, iota_perm))
+        given = cls("tiled", tuple(dims), devices.explicit, devices.reshape, devices.perm, tuple(groups))
         rank = len(dims) - len(groups)
         if groups and len(set(groups)) == 1 and math.prod(dims[:rank]) == 1:
-            return cls(groups[0])
+            return cls(groups[0], uncollapsed=given)
         removed = [rank + k for k in range(len(groups)) if dims[rank + k] == 1]
         kinds = [g for k, g in enumerate(groups) if rank + k not in removed]
         if removed or len(kinds) > len(set(kinds)) or len(set(kinds)) > 1:
@@ -126,10 +134,10 @@ class HloSharding:
             devices = devices.transpose(order + removed).with_dims(tuple(merged_dims))
             dims = merged_dims
         if groups == ["manual"] and math.prod(dims) == dims[-1]:
-            return cls("manual")
+            return cls("manual", uncollapsed=given)
         if groups and groups[-1] == "replicated":  # (no subgroup dim is 1 any more)
             if len(dims) == 1 or dims[-1] == math.prod(dims):
-                return cls("replicated")
+                return cls("replicated", uncollapsed=given)
             devices = devices.sort_groups()
         if devices.explicit:
             return cls("tiled", tuple(dims), devices.explicit, subgroups=tuple(groups))
@@ -313,6 +321,7 @@ _SPACE = " \t\n\r"  # XLA's lexer skips only these
 _SPACES = re.compile("[ \t\n\r]*")
 _WORD = re.compile("[A-Za-z0-9_.]*")
 _INT = re.compile("-?[0-9]+")
+_DIGITS = re.compile("[0-9]+")
 _INTS = re.compile("-?[0-9]+(?:[ \t\n\r]*,[ \t\n\r]*-?[0-9]+)*")
 
 
@@ -330,18 +339,18 @@ def _fast_tiled(text: str) -> HloSharding | None:
     if m is None:
         return None
     dims, reshape, perm, flat, listed, replicate, kinds = m.groups()
-    dims = [int(d) for d in dims.split(",")]
+    dims = [to_int(d) for d in dims.split(",")]
     n = math.prod(dims)
     subgroups = ["replicated"] if replicate else kinds.split(", ") if kinds else []
     if n > _INT64_MAX or len(subgroups) > len(dims):
         return None
     if listed:
-        devices = [int(d) for d in listed.split(",")]
+        devices = [to_int(d) for d in listed.split(",")]
         if len(devices) != n:
             return None
         return HloSharding.tiled(dims, devices, subgroups=subgroups)
-    reshape = [int(flat)] if flat else [int(d) for d in reshape.split(",")]
-    perm = [0] if flat else [int(p) for p in perm.split(",")]
+    reshape = [to_int(flat)] if flat else [to_int(d) for d in reshape.split(",")]
+    perm = [0] if flat else [to_int(p) for p in perm.split(",")]
     if math.prod(reshape) != n or sorted(perm) != list(range(len(reshape))):
         return None
     return HloSharding.tiled(dims, (), reshape, perm, subgroups)
@@ -396,8 +405,7 @@ class _HloParser:
         return self._int64(m.group(), m.start(), what)
 
     def _int64(self, digits: str, start: int, what: str) -> int:
-        # More than 19 digits cannot be an int64 (and keeps clear of Python's int-size limit).
-        value = int(digits) if len(digits.lstrip("-")) <= 19 else 2**64
+        value = -to_int(digits[1:]) if digits.startswith("-") else to_int(digits)
         if not -_INT64_MAX - 1 <= value <= _INT64_MAX:
             raise self.error(f"{what} does not fit in int64", start)
         return value
@@ -561,21 +569,6 @@ class _HloParser:
         self.expect("}", "'}' to end metadata")
         return tuple(fields.items())
 
-    def string(self) -> str:
-        self.skip()
-        if not self.text.startswith('"', self.pos):
-            raise self.error("expected a string")
-        out, i = [], self.pos + 1
-        while i < len(self.text) and self.text[i] != '"':
-            if self.text[i] == "\\" and i + 1 < len(self.text):
-                i += 1
-            out.append(self.text[i])
-            i += 1
-        if i >= len(self.text):
-            raise self.error("expected '\"' to end the string")
-        self.pos = i + 1
-        return "".join(out)
-
     def quoted(self) -> str:
         """A string of XLA's lexer: in double or single quotes, with C escapes."""
         self.skip()
@@ -602,7 +595,7 @@ class _HloParser:
         if not self.peek("]"):
             while True:
                 at = self.pos
-                name = self.string()
+                name = self.quoted()
                 self.expect("=", "'=' after axis name")
                 size = self.integer("axis size")
                 if size < 1:
@@ -702,9 +695,6 @@ class _HloParser:
     def _verify_named(self, named: TensorSharding, mesh: Mesh, manual: tuple[AxisRef, ...], at: int) -> None:
         # XLA checks what Shardy's verifier does (and aborts jaxlib 0.10.2 on a violation); the
         # manual axes are one more list of the same kind, sharing no devices with the others.
-        from .axes import overlaps
-        from .verify import sharding_errors
-
         errors = sharding_errors(named, mesh=mesh)
         if not errors and manual:
             errors = tuple(e.replace("replicated axes", "manual axes")
@@ -733,11 +723,11 @@ class _HloParser:
 
     def axis_ref(self, mesh: Mesh) -> AxisRef:
         at = self.pos
-        name = self.string()
+        name = self.quoted()
         if not mesh.has_axis(name):  # XLA also takes an axis by its index
-            if not (name.isascii() and name.isdigit() and int(name) < len(mesh.axes)):
+            if not (_DIGITS.fullmatch(name) and to_int(name) < len(mesh.axes)):
                 raise self.error(f"axis {name!r} is not a valid axis name or index in mesh {mesh.body()}", at)
-            name = mesh.axes[int(name)].name
+            name = mesh.axes[to_int(name)].name
         if not self.optional(":"):
             return AxisRef(name)
         self.expect("(", "'(' before pre_size in sub axis")
@@ -917,6 +907,12 @@ def _refine(outer: list[int], inner: list[int]) -> list[tuple[int, int, int]] | 
     return pieces
 
 
+_MAX_RANK = 64
+"""The most dims of an array (numpy's and so JAX's limit)."""
+_MAX_MESH_DEVICES = 2**31
+"""The most devices of a mesh a tensor can be placed on: PjRt's global device ids are int32."""
+
+
 def from_hlo_sharding(text: str | HloSharding, *, rank: int | None = None, num_devices: int | None = None,
                       mesh_name: str = "mesh") -> tuple[Mesh, TensorSharding]:
     """A Shardy mesh and sharding with the same placement as a GSPMD HloSharding.
@@ -926,19 +922,20 @@ def from_hlo_sharding(text: str | HloSharding, *, rank: int | None = None, num_d
     `device_ids` are needed; an explicit device list (or an iota that is no simple transpose)
     gives one axis per tile dim with `device_ids`. Replicated subgroups stay implicit;
     unreduced ones become `unreduced`. `{maximal device=N}` gives the maximal mesh
-    `<[], device_ids=[N]>`. `rank` is required for `{replicated}` (the text does not carry it)
-    and checked otherwise; `num_devices` sizes the mesh of `{replicated}` (else the empty mesh
-    `<[]>`) and is checked otherwise. The sharding names `@mesh_name`.
+    `<[], device_ids=[N]>`. A tiled text that XLA collapses to `{replicated}` or `{unreduced}`
+    (`{devices=[1,4]<=[4] last_tile_dim_replicate}`) keeps its rank and its devices, as XLA
+    replicates over all of them. `rank` is required for a bare `{replicated}` (the text does
+    not carry it) and checked otherwise; `num_devices` sizes the mesh of a bare `{replicated}`
+    (else the empty mesh `<[]>`) and is checked otherwise. The sharding names `@mesh_name`.
+    Arrays have at most 64 dims and meshes at most 2**31 devices (PjRt's device ids are int32).
     """
     hlo = text if isinstance(text, HloSharding) else HloSharding.parse(text)
+    if not isinstance(mesh_name, str):
+        raise ShardingError(f"expected a str mesh_name, got: {mesh_name!r}")
     if rank is not None:
-        rank = as_int(rank, "rank")
-        if rank < 0:
-            raise ShardingError(f"expected a non-negative rank, got: {rank}")
+        rank = as_int(rank, "rank", 0, _MAX_RANK)
     if num_devices is not None:
-        num_devices = as_int(num_devices, "num_devices")
-        if num_devices < 1:
-            raise ShardingError(f"expected num_devices of at least 1, got: {num_devices}")
+        num_devices = as_int(num_devices, "num_devices", 1, _MAX_MESH_DEVICES)
     if hlo.kind in ("tuple", "unknown"):
         raise ShardingError(f"expected a single known HloSharding (convert the elements of a tuple one by one), "
                             f"got: {hlo}")
@@ -952,6 +949,7 @@ def from_hlo_sharding(text: str | HloSharding, *, rank: int | None = None, num_d
         if hlo.manual_axes:
             raise ShardingError(f"manual axes are the inside of an sdy.manual_computation, not a tensor sharding: {hlo}")
         named = hlo.named
+        _check_size(hlo, named.rank, hlo.mesh.total_size)
         if rank is not None and named.rank and rank != named.rank:
             raise ShardingError(f"expected {named.rank} tensor dims in {hlo}, got rank={rank}")
         if num_devices is not None and num_devices != hlo.mesh.total_size:
@@ -961,6 +959,16 @@ def from_hlo_sharding(text: str | HloSharding, *, rank: int | None = None, num_d
             dims = TensorSharding.replicated(mesh_name, rank).dim_shardings
         return hlo.mesh, TensorSharding(mesh_name, dims, named.replicated_axes, named.unreduced_axes)
     if hlo.kind in ("replicated", "unreduced"):
+        given = hlo.uncollapsed
+        if given is not None:  # the text's tile dims and devices, which XLA's value forgets
+            _check_size(given, given.rank, given.num_devices)
+            _check_devices(given)
+            if rank is not None and rank != given.rank:
+                raise ShardingError(f"expected {given.rank} tensor dims in {given} (tile dims minus subgroups), "
+                                    f"got rank={rank}")
+            if num_devices is not None and num_devices != given.num_devices:
+                raise ShardingError(f"expected num_devices={given.num_devices} for {given}, got {num_devices}")
+            rank, num_devices = given.rank, given.num_devices
         if rank is None:
             raise ShardingError(f"expected rank= for {hlo}: the text does not say the tensor's rank")
         if hlo.kind == "unreduced" and (num_devices or 1) < 2:
@@ -969,14 +977,14 @@ def from_hlo_sharding(text: str | HloSharding, *, rank: int | None = None, num_d
         mesh = Mesh((MeshAxis("axis_0", num_devices),)) if num_devices and num_devices > 1 else Mesh()
         unreduced = (AxisRef("axis_0"),) if hlo.kind == "unreduced" else ()
         return mesh, TensorSharding(mesh_name, TensorSharding.replicated(mesh_name, rank).dim_shardings, (), unreduced)
+    _check_size(hlo, hlo.rank, hlo.num_devices)
     if rank is not None and rank != hlo.rank:
         raise ShardingError(f"expected {hlo.rank} tensor dims in {hlo} (tile dims minus subgroups), got rank={rank}")
     if num_devices is not None and num_devices != hlo.num_devices:
         raise ShardingError(f"expected num_devices={hlo.num_devices} for {hlo}, got {num_devices}")
     if hlo.num_devices == 0:
         raise ShardingError(f"{hlo} has no devices; a Shardy mesh has at least one")
-    if hlo.device_list and sorted(hlo.device_list) != list(range(hlo.num_devices)):
-        raise ShardingError(f"expected the devices of {hlo} to be 0..{hlo.num_devices - 1} once each")
+    _check_devices(hlo)
     pieces = None
     if not hlo.device_list:
         reshape, perm = _canonical_iota(hlo.iota_reshape, hlo.iota_perm)
@@ -996,6 +1004,24 @@ def from_hlo_sharding(text: str | HloSharding, *, rank: int | None = None, num_d
     return mesh, _sharding(hlo, per_tile, mesh, mesh_name)
 
 
+def _check_size(hlo: HloSharding, rank: int, devices: int) -> None:
+    if rank > _MAX_RANK:
+        raise ShardingError(f"{_short(hlo)} shards {rank} tensor dims; arrays have at most {_MAX_RANK}")
+    if devices > _MAX_MESH_DEVICES:
+        raise ShardingError(f"{_short(hlo)} holds {int_text(devices)} devices; a mesh has at most 2**31 "
+                            "(PjRt's device ids are int32)")
+
+
+def _check_devices(hlo: HloSharding) -> None:
+    if hlo.device_list and sorted(hlo.device_list) != list(range(hlo.num_devices)):
+        raise ShardingError(f"expected the devices of {_short(hlo)} to be 0..{hlo.num_devices - 1} once each")
+
+
+def _short(hlo: HloSharding) -> str:
+    text = str(hlo)
+    return text if len(text) <= 200 else text[:160] + " ... " + text[-30:]
+
+
 def _explicit(hlo: HloSharding, devices: tuple[int, ...], mesh_name: str) -> tuple[Mesh, TensorSharding]:
     axes, per_tile = [], []
     for size in hlo.tile_dims:
@@ -1009,8 +1035,6 @@ def _explicit(hlo: HloSharding, devices: tuple[int, ...], mesh_name: str) -> tup
 
 
 def _sharding(hlo: HloSharding, per_tile: list[list[AxisRef]], mesh: Mesh, mesh_name: str) -> TensorSharding:
-    from .axes import sort_axis_refs
-
     rank = hlo.rank
     dims = tuple(DimensionSharding(tuple(refs)) for refs in per_tile[:rank])
     unreduced: list[AxisRef] = []

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import math
-import operator
 from dataclasses import dataclass
 from typing import Iterator
 
 from .axes import quote
-from .errors import ShardingError
+from .errors import INT64_MAX, INT64_MIN, ShardingError, as_int
 
 __all__ = ["MeshAxis", "Mesh", "MeshTable", "symbol_name", "mesh_verifier_error", "MAX_DEVICES", "check_devices"]
 
@@ -16,16 +15,6 @@ MAX_DEVICES = 2**20
 """The most devices whose per-device data (device lists, simulated shards, pictures) is built.
 Symbolic functions (`verify`, `local_shape`, `to_hlo_sharding`) take meshes of any size."""
 _MAX_NDIM = 64  # numpy's limit on array dims
-
-
-def as_int(value, what: str) -> int:
-    """`value` as a Python int (numpy integers too), or `ShardingError` naming `what`."""
-    if isinstance(value, bool):
-        raise ShardingError(f"expected an int {what}, got: {value!r}")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise ShardingError(f"expected an int {what}, got: {value!r}") from None
 
 
 def check_devices(count: int, ndim: int = 0) -> None:
@@ -87,8 +76,9 @@ class Mesh:
         for axis in self.axes:
             if not isinstance(axis, MeshAxis):
                 raise ShardingError(f"expected MeshAxis values in a Mesh's axes, got: {axis!r}")
-        if not all(type(i) is int for i in self.device_ids):
-            object.__setattr__(self, "device_ids", tuple(as_int(i, "device id") for i in self.device_ids))
+        ids = self.device_ids
+        if not all(type(i) is int for i in ids) or (ids and not INT64_MIN <= min(ids) <= max(ids) <= INT64_MAX):
+            object.__setattr__(self, "device_ids", tuple(as_int(i, "device id") for i in ids))
         ids = self.device_ids
         if self.axes and ids and ids[0] == 0 and ids == tuple(range(len(ids))) and len(ids) == self.total_size:
             object.__setattr__(self, "device_ids", ())

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from .axes import AxisRef, quote
-from .errors import InvalidShardingError, ShardingError
+from .errors import InvalidShardingError, ShardingError, as_int, as_shape
 from .mesh import Mesh, MeshTable, symbol_name
 
 __all__ = [
@@ -51,8 +51,8 @@ class DimensionSharding:
         if not isinstance(self.axes, tuple):
             object.__setattr__(self, "axes", _as_tuple(self.axes, "axes"))
         _check_items(self.axes, AxisRef, "axes")
-        if self.priority is not None and (isinstance(self.priority, bool) or not isinstance(self.priority, int)):
-            raise ShardingError(f"expected an int priority or None, got: {self.priority!r}")
+        if self.priority is not None:
+            object.__setattr__(self, "priority", as_int(self.priority, "priority (or None)"))
 
     @property
     def is_empty(self) -> bool:
@@ -156,6 +156,8 @@ class TensorSharding:
             if found is None:
                 raise InvalidShardingError(f"unknown mesh: {symbol_name(self.mesh_or_ref)}")
             return found
+        if not isinstance(mesh, Mesh):
+            raise ShardingError(f"expected a Mesh or a MeshTable for @{self.mesh_or_ref}, got: {type(mesh).__name__}")
         return mesh
 
     # -- shapes ----------------------------------------------------------------------------
@@ -166,26 +168,16 @@ class TensorSharding:
         sizes = {a.name: a.size for a in m.axes}
         return tuple(d.sharded_size(m, sizes) for d in self.dim_shardings)
 
-    def local_shape(self, shape: tuple[int | None, ...], mesh: Mesh | MeshTable) -> tuple[int | None, ...]:
-        """Per-device buffer shape: `ceil(dim / shards)` (uneven dims are padded at the end).
-
-        Dynamic dims (`None`) stay dynamic.
-        """
-        try:
-            shape = tuple(shape)
-        except TypeError:
-            raise ShardingError(f"expected a shape (a sequence of ints or None), got: {shape!r}") from None
-        for d in shape:
-            if d is not None and (isinstance(d, bool) or not hasattr(d, "__index__") or d < 0):
-                raise ShardingError(f"expected non-negative int (or None) dims in the shape, got: {shape!r}")
-        shape = tuple(None if d is None else int(d) for d in shape)
+    def local_shape(self, shape: tuple[int, ...], mesh: Mesh | MeshTable) -> tuple[int, ...]:
+        """Per-device buffer shape: `ceil(dim / shards)` (uneven dims are padded at the end)."""
+        shape = as_shape(shape)
         shards = self.num_shards_per_dim(mesh)
         if len(shape) != len(shards):
             raise InvalidShardingError(f"sharding doesn't match tensor rank: {len(shards)} != {len(shape)}")
         for d, n in enumerate(shards):
             if n < 1:
                 raise InvalidShardingError(f"dim {d} is split into {n} shards; verify the sharding first")
-        return tuple(None if d is None else -(-d // n) for d, n in zip(shape, shards))
+        return tuple(-(-d // n) for d, n in zip(shape, shards))
 
     def replicated_mesh_axes(self, mesh: Mesh | MeshTable, *, explicit: bool | None = None) -> tuple[AxisRef, ...]:
         """Parts of the mesh that shard no dim (and are not unreduced), in mesh order.
