@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import sys
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -30,7 +31,8 @@ from .mesh import Mesh, MeshAxis, check_devices, mesh_verifier_error
 from .tensor_sharding import DimensionSharding, ManualAxes, TensorSharding, as_sharding
 from .verify import sharding_errors
 
-__all__ = ["HloSharding", "to_hlo_sharding", "from_hlo_sharding", "to_named_sharding"]
+__all__ = ["HloSharding", "to_hlo_sharding", "from_hlo_sharding", "to_named_sharding", "from_named_sharding",
+           "mesh_from_jax", "is_named_sharding", "to_sdy"]
 
 _SUBGROUPS = ("manual", "unreduced", "replicated")
 
@@ -1065,11 +1067,10 @@ def to_named_sharding(sharding: TensorSharding, mesh=None, *, devices=None):
         raise ShardingError("unreduced axes have no NamedSharding form here: JAX allows them only on "
                             f"Explicit mesh axes, found unreduced={{{', '.join(map(str, sharding.unreduced_axes))}}}")
     p = place(sharding, m, None)
-    try:
-        import jax
-        from jax.sharding import Mesh as JaxMesh, NamedSharding, PartitionSpec
-    except ImportError:
-        raise ShardingError("to_named_sharding needs jax (pip install jax)") from None
+    jax = sys.modules.get("jax")  # never imported here: jax stays optional, imports stay at import time
+    if jax is None:
+        raise ShardingError("to_named_sharding builds JAX objects: import jax first (pip install jax)")
+    JaxMesh, NamedSharding, PartitionSpec = jax.sharding.Mesh, jax.sharding.NamedSharding, jax.sharding.PartitionSpec
     pool = list(jax.devices() if devices is None else devices)
     if max(m.devices) >= len(pool):
         raise ShardingError(f"mesh {m.body()} needs {max(m.devices) + 1} devices, found {len(pool)}")
@@ -1082,3 +1083,112 @@ def to_named_sharding(sharding: TensorSharding, mesh=None, *, devices=None):
         refs = [names[i] for i in dims]
         spec.append(None if not refs else refs[0] if len(refs) == 1 else tuple(refs))
     return NamedSharding(jmesh, PartitionSpec(*spec))
+
+
+# -- JAX -> sdy --------------------------------------------------------------------------------
+# Duck-typed on JAX's public attributes: this module never imports jax.
+
+
+def is_named_sharding(value) -> bool:
+    """Whether `value` is a `jax.sharding.NamedSharding` (without importing jax)."""
+    return type(value).__name__ == "NamedSharding" and hasattr(value, "spec") and hasattr(value, "mesh")
+
+
+def mesh_from_jax(jax_mesh, logical_device_ids=None) -> Mesh:
+    """The Shardy mesh of a `jax.sharding.Mesh` (or `AbstractMesh`): the same axis names and
+    sizes, and the devices in the mesh's order as `device_ids`.
+
+    JAX's device ids are kept when they are 0..N-1 (CPU devices, one host); otherwise (a mesh on
+    part of the devices) each device gets its rank among the mesh's ids, in the same order. An
+    `AbstractMesh` has no devices: iota. `logical_device_ids` (NamedSharding's private
+    `_logical_device_ids`) reorder the positions as JAX's lowering does.
+    """
+    try:
+        shape = tuple(jax_mesh.shape_tuple)
+    except AttributeError:
+        raise ShardingError(f"expected a jax.sharding.Mesh, got: {type(jax_mesh).__name__}") from None
+    for name, _ in shape:
+        if not isinstance(name, str):
+            raise ShardingError(f"expected str mesh axis names (Shardy's axes are named by strings), got: {name!r}")
+    axes = tuple(MeshAxis(name, size) for name, size in shape)
+    count = math.prod(a.size for a in axes)
+    check_devices(count)
+    if type(jax_mesh).__name__ == "AbstractMesh":
+        ids = list(range(count))
+    else:
+        ids = [device.id for device in jax_mesh.devices.flat]
+        if sorted(ids) != list(range(len(ids))):
+            rank = {i: r for r, i in enumerate(sorted(ids))}
+            ids = [rank[i] for i in ids]
+    if logical_device_ids is not None:
+        logical = [as_int(i, "logical device id", 0, count - 1) for i in logical_device_ids]
+        if sorted(logical) != list(range(count)):
+            raise ShardingError(f"expected the logical device ids to be 0..{count - 1} once each, got: {logical}")
+        ids = [ids[i] for i in logical]
+    return Mesh(axes, tuple(ids))
+
+
+def from_named_sharding(named_sharding, ndim: int, *, mesh_name: str = "mesh",
+                        modify_wrt_axis_types: bool = False) -> tuple[Mesh, TensorSharding]:
+    """The Shardy mesh and sharding of a `jax.sharding.NamedSharding` for an array of `ndim` dims,
+    as JAX's `NamedSharding._to_sdy_sharding(ndim)` lowers it, with the mesh's device order (see
+    `mesh_from_jax`) kept in `device_ids`.
+
+    A `PartitionSpec` entry gives a dim's axes (`None`: none, `P.UNCONSTRAINED`: an open dim),
+    missing entries are replicated dims, `unreduced` axes stay unreduced (JAX allows them on
+    `Explicit` axes only) and `reduced` ones are replicated data. `modify_wrt_axis_types=True`
+    is JAX's lowering inside `jit` on a mesh with an `Auto` axis: every dim open, and the
+    `Explicit` axes the spec leaves unused explicitly `replicated`. The sharding names
+    `@mesh_name`. Needs no jax import (it reads the objects' attributes).
+    """
+    if not is_named_sharding(named_sharding):
+        raise ShardingError(f"expected a jax.sharding.NamedSharding, got: {type(named_sharding).__name__}")
+    ndim = as_int(ndim, "ndim", 0, _MAX_RANK)
+    if not isinstance(mesh_name, str):
+        raise ShardingError(f"expected a str mesh_name, got: {mesh_name!r}")
+    if not isinstance(modify_wrt_axis_types, bool):
+        raise ShardingError(f"expected a bool modify_wrt_axis_types, got: {modify_wrt_axis_types!r}")
+    jax_mesh, spec = named_sharding.mesh, named_sharding.spec
+    mesh = mesh_from_jax(jax_mesh, getattr(named_sharding, "_logical_device_ids", None))
+    entries = tuple(getattr(spec, "partitions", spec))
+    if len(entries) > ndim:
+        raise ShardingError(f"the PartitionSpec {spec} has {len(entries)} entries, more than the array's {ndim} dims")
+    unconstrained = getattr(type(spec), "UNCONSTRAINED", None)
+    dims = []
+    for entry in entries + (None,) * (ndim - len(entries)):
+        if entry is not None and entry is unconstrained:
+            dims.append(DimensionSharding((), False))
+            continue
+        names = () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
+        dims.append(DimensionSharding(tuple(AxisRef(_axis_name(n)) for n in names)))
+    unreduced = frozenset(getattr(spec, "unreduced", ()))
+    replicated: frozenset = frozenset()
+    types = tuple(getattr(t, "name", str(t)) for t in getattr(jax_mesh, "axis_types", ()))
+    if modify_wrt_axis_types and "Auto" in types:
+        dims = [DimensionSharding(d.axes, False) for d in dims]
+        used = {r.name for d in dims for r in d.axes} | unreduced | frozenset(getattr(spec, "reduced", ()))
+        replicated = frozenset(n for n, t in zip(mesh.axis_names, types) if t == "Explicit" and n not in used)
+    in_mesh_order = [AxisRef(n) for n in mesh.axis_names]
+    sharding = TensorSharding(mesh_name, tuple(dims), tuple(r for r in in_mesh_order if r.name in replicated),
+                              tuple(r for r in in_mesh_order if r.name in unreduced))
+    for name in unreduced - set(mesh.axis_names):
+        raise ShardingError(f"unreduced axis {name!r} is not an axis of the mesh {mesh.body()}")
+    errors = sharding_errors(sharding, mesh=mesh)
+    if errors:
+        raise ShardingError(f"{spec} on mesh {mesh.body()}: {errors[0]}")
+    return mesh, sharding
+
+
+def _axis_name(name) -> str:
+    if not isinstance(name, str):
+        raise ShardingError(f"expected str axis names in the PartitionSpec, got: {name!r}")
+    return name
+
+
+def to_sdy(value, ndim: int) -> TensorSharding:
+    """A `TensorSharding` from one, from its text, or from a JAX `NamedSharding` for an array of
+    `ndim` dims (its mesh inlined, so it carries its devices)."""
+    if is_named_sharding(value):
+        mesh, sharding = from_named_sharding(value, ndim)
+        return dataclasses.replace(sharding, mesh_or_ref=mesh)
+    return as_sharding(value)

@@ -23,6 +23,7 @@ import xarray as xr
 
 from ._placement import Placement, check_shape, place
 from .errors import ShardingError
+from .hlo import is_named_sharding, mesh_from_jax, to_sdy
 from .mesh import Mesh, MeshTable, check_devices
 from .tensor_sharding import TensorSharding, as_sharding
 
@@ -79,6 +80,12 @@ class DeviceMesh:
         ids = np.asarray(mesh.devices, dtype=np.int64).reshape(mesh.shape)
         self.devices = xr.DataArray(ids, dims=mesh.axis_names, name="device_id")
 
+    @classmethod
+    def from_jax(cls, mesh, *, name: str | None = None, uneven: str = "padded") -> DeviceMesh:
+        """The devices of a `jax.sharding.Mesh`: its axes, and its device order as `device_ids`
+        (see `sharding.hlo.mesh_from_jax`). Shardings then also come as JAX `NamedSharding`s."""
+        return cls(mesh_from_jax(mesh), name=name, uneven=uneven)
+
     def __repr__(self) -> str:
         label = "" if self.name is None else f"@{self.name} = "
         extra = "" if self.uneven == "padded" else f", uneven={self.uneven!r}"
@@ -89,7 +96,8 @@ class DeviceMesh:
 
     def placement(self, sharding: TensorSharding, global_shape, *, cut_by_replicated: bool = False) -> Placement:
         """The verified sharding resolved on this mesh (pieces, tiles, slices)."""
-        sharding = as_sharding(sharding)
+        sharding = to_sdy(sharding, len(check_shape(global_shape))) if is_named_sharding(sharding) else \
+            as_sharding(sharding)
         if isinstance(sharding.mesh_or_ref, Mesh) and sharding.mesh_or_ref != self.mesh:
             raise ShardingError(f"the sharding's inlined mesh {sharding.mesh_or_ref.body()} is not this "
                                 f"device mesh {self.mesh.body()}")
@@ -111,7 +119,8 @@ class DeviceMesh:
 
     def shard(self, array, sharding: TensorSharding, *, fill=0, copy: bool = False,
               backend: str | None = None) -> ShardedArray:
-        """The per-device shards of `array` under `sharding`.
+        """The per-device shards of `array` under `sharding` (a `TensorSharding`, its text, or a
+        JAX `NamedSharding` on this mesh's devices, as `DeviceMesh.from_jax` makes it).
 
         `array` is a numpy array (any dtype, also ml_dtypes bf16/int4, bool) or an
         `xarray.DataArray` (its dim names are kept). Shards are read-only views, so replicas
@@ -132,7 +141,7 @@ class DeviceMesh:
         """
         from ._dask import check_backend, is_dask
 
-        sharding = as_sharding(sharding)
+        sharding = to_sdy(sharding, np.ndim(array)) if is_named_sharding(sharding) else as_sharding(sharding)
         source = array
         lazy = check_backend(backend, array)
         if lazy:

@@ -27,7 +27,11 @@ from dataclasses import dataclass
 from html import escape
 
 from ._placement import Placement, place
+from ._ragged import check_full_axes, check_uneven
 from .errors import ShardingError
+from .hlo import from_named_sharding, is_named_sharding, to_hlo_sharding
+from .mesh import Mesh
+from .tensor_sharding import TensorSharding
 
 __all__ = ["Block", "ShardingPicture", "visualize"]
 
@@ -133,8 +137,6 @@ class ShardingPicture:
         return lines
 
     def header(self) -> list[str]:
-        from .hlo import to_hlo_sharding
-
         p = self.placement
         def dims(shape):
             return "x".join(map(str, shape)) or "()"
@@ -262,8 +264,6 @@ class ShardingPicture:
                 f.write(self.svg())
             return
         if not name.lower().endswith(".png"):
-            from .errors import ShardingError
-
             raise ShardingError(f"expected a .svg or .png file name, got: {name}")
         self._save_png(name)
 
@@ -322,8 +322,6 @@ def visualize(sharding, mesh=None, global_shape=None, *, uneven: str | None = No
         if uneven is not None and uneven != mesh.uneven:
             raise ShardingError(f"uneven={uneven!r} differs from the device mesh's {mesh.uneven!r}")
         return ShardingPicture(mesh.placement(sharding, global_shape))
-    from ._ragged import check_full_axes, check_uneven
-
     if check_uneven(uneven or "padded") == "ragged":
         check_full_axes(sharding)
     return ShardingPicture(place(sharding, mesh, global_shape, uneven=uneven or "padded"))
@@ -331,26 +329,12 @@ def visualize(sharding, mesh=None, global_shape=None, *, uneven: str | None = No
 
 def _from_jax(jax_sharding, rank: int):
     """`(TensorSharding, Mesh)` of a JAX `NamedSharding` or `SingleDeviceSharding`, through their
-    public attributes. Device ids stay JAX's when they are 0..N-1, else become their ranks."""
-    from .mesh import Mesh, MeshAxis
-    from .tensor_sharding import DimensionSharding, TensorSharding
-    from .axes import AxisRef
-
+    public attributes (`from_named_sharding`)."""
     kind = type(jax_sharding).__name__
     if kind == "SingleDeviceSharding":
         (device,) = jax_sharding.device_set
         return TensorSharding("mesh", ()), Mesh((), (device.id,))
-    if kind != "NamedSharding":
+    if not is_named_sharding(jax_sharding):
         raise ShardingError(f"expected a jax.Array with a NamedSharding or SingleDeviceSharding, got: {kind}")
-    jmesh, spec = jax_sharding.mesh, jax_sharding.spec
-    ids = [d.id for d in jmesh.devices.flat]
-    if sorted(ids) != list(range(len(ids))):
-        ranks = {i: r for r, i in enumerate(sorted(ids))}
-        ids = [ranks[i] for i in ids]
-    mesh = Mesh(tuple(MeshAxis(str(n), int(s)) for n, s in zip(jmesh.axis_names, jmesh.devices.shape)), tuple(ids))
-    dims = []
-    for entry in tuple(spec) + (None,) * (rank - len(spec)):
-        names = () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
-        closed = all(isinstance(n, str) for n in names)  # P.UNCONSTRAINED is an open dim
-        dims.append(DimensionSharding(tuple(AxisRef(n) for n in names if isinstance(n, str)), closed))
-    return TensorSharding("mesh", tuple(dims)), mesh
+    mesh, sharding = from_named_sharding(jax_sharding, rank)
+    return sharding, mesh
