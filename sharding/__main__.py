@@ -21,7 +21,7 @@ import re
 import shutil
 import sys
 
-from .errors import ShardingError
+from .errors import ShardingError, shown
 from .mesh import Mesh, MeshTable
 from .tensor_sharding import TensorSharding
 
@@ -37,7 +37,7 @@ def parse_shape(text: str) -> tuple[int, ...]:
         return ()
     parts = re.split(r"\s*[x,]\s*", body)
     if not all(re.fullmatch(r"[0-9]{1,19}", p) for p in parts):  # ASCII, and within int64
-        raise ShardingError(f"expected a shape such as 6x8, 6,8 or tensor<6x8xf32>, got: {text!r}")
+        raise ShardingError(f"expected a shape such as 6x8, 6,8 or tensor<6x8xf32>, got: {shown(text)}")
     return tuple(int(p) for p in parts)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from .errors import INT64_MAX, INT64_MIN, ShardingError, as_int
+from .errors import INT64_MAX, INT64_MIN, ShardingError, as_int, shown
 
 if TYPE_CHECKING:
     from .mesh import Mesh
@@ -71,9 +71,9 @@ class AxisRef:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str):
-            raise ShardingError(f"expected a str axis name, got: {self.name!r}")
+            raise ShardingError(f"expected a str axis name, got: {shown(self.name)}")
         if self.sub_axis_info is not None and not isinstance(self.sub_axis_info, SubAxisInfo):
-            raise ShardingError(f"expected a SubAxisInfo or None, got: {self.sub_axis_info!r}")
+            raise ShardingError(f"expected a SubAxisInfo or None, got: {shown(self.sub_axis_info)}")
 
     @classmethod
     def sub(cls, name: str, pre_size: int, size: int) -> AxisRef:
@@ -99,6 +99,8 @@ class AxisRef:
         """Number of devices along this axis ref."""
         if self.sub_axis_info is not None:
             return self.sub_axis_info.size
+        if not hasattr(mesh, "axis_size"):
+            raise ShardingError(f"expected a Mesh, got: {type(mesh).__name__}")
         return mesh.axis_size(self.name)
 
     def next_pre_size(self, mesh: Mesh) -> int:

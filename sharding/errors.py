@@ -49,17 +49,37 @@ def as_int(value, what: str, lo: int = INT64_MIN, hi: int = INT64_MAX) -> int:
         raise ShardingError(f"expected an int {what}, got: {value!r}") from None
     if not lo <= n <= hi:
         if (lo, hi) == (INT64_MIN, INT64_MAX):
-            bounds = "that fits in int64"
+            expected = f"{what} that fits in int64"
+        elif (lo, hi) == (0, INT64_MAX):
+            expected = f"a non-negative int {what} (int64)"
         elif hi == INT64_MAX:
-            bounds = f"of at least {lo} (int64)"
+            expected = f"{what} of at least {lo} (int64)"
         else:
-            bounds = f"from {lo} to {hi}"
-        raise ShardingError(f"expected {what} {bounds}, got: {int_text(n)}")
+            expected = f"{what} from {lo} to {hi}"
+        raise ShardingError(f"expected {expected}, got: {int_text(n)}")
     return n
 
 
 def as_shape(shape, what: str = "shape") -> tuple[int, ...]:
     """A tensor shape: a sequence of non-negative int64 dims (numpy integers too)."""
     if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
-        raise ShardingError(f"expected a {what} (a sequence of ints), got: {shape!r}")
+        raise ShardingError(f"expected a {what} (a sequence of ints), got: {shown(shape)}")
     return tuple(as_int(d, f"{what} dim {i}", 0) for i, d in enumerate(shape))
+
+
+def shown(value) -> str:
+    """`repr(value)` for a message: ints through `int_text`, anything long cut to 80 characters."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int_text(value)
+    try:
+        text = repr(value)
+    except ValueError:  # (a container of huge ints)
+        return f"a {type(value).__name__}"
+    return text if len(text) <= 80 else text[:60] + "..." + text[-17:]
+
+
+def as_tuple(value, what: str) -> tuple:
+    """A sequence argument as a tuple (a str, bytes or non-iterable is refused, naming `what`)."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise ShardingError(f"expected a sequence of {what}, got: {shown(value)}")
+    return tuple(value)

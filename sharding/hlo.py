@@ -26,7 +26,7 @@ import numpy as np
 from ._mlir_lexer import to_int
 from ._placement import _ref_bounds, place, resolve
 from .axes import AxisRef, overlaps, sort_axis_refs
-from .errors import ShardingError, ShardingParseError, as_int, int_text
+from .errors import ShardingError, ShardingParseError, as_int, as_tuple, int_text, shown
 from .mesh import Mesh, MeshAxis, check_devices, mesh_verifier_error
 from .tensor_sharding import DimensionSharding, ManualAxes, TensorSharding, as_sharding
 from .verify import sharding_errors
@@ -111,12 +111,41 @@ class HloSharding:
     def tiled(cls, tile_dims, device_list=(), iota_reshape=(), iota_perm=(), subgroups=()) -> HloSharding:
         """A tiled sharding in XLA's canonical form (`HloSharding::Subgroup` / `PartialTile`).
 
+        Devices are `device_list` (row-major over `tile_dims`) or the iota
+        `arange(N).reshape(iota_reshape).transpose(iota_perm)` (default `<=[N]`); `subgroups`
+        name the trailing tile dims (`manual`, `unreduced`, `replicated`).
         Subgroup dims of size 1 are dropped, the others ordered manual, unreduced, replicated
         (the devices transposed with them) and merged per kind; a sharding whose tensor dims
         are all 1 and whose subgroups are of one kind becomes `{manual}`, `{unreduced}` or
         `{replicated}`; devices are sorted within each replication group (an iota stays an
         iota where XLA keeps one).
         """
+        dims = tuple(as_int(d, "tile dim", 0) for d in as_tuple(tile_dims, "tile dims"))
+        devices = tuple(as_int(d, "device id", 0) for d in as_tuple(device_list, "device ids"))
+        reshape = tuple(as_int(d, "iota dim", 0) for d in as_tuple(iota_reshape, "iota dims"))
+        perm = tuple(as_int(d, "iota transpose dim", 0) for d in as_tuple(iota_perm, "iota transpose dims"))
+        groups = as_tuple(subgroups, "subgroup types")
+        n = math.prod(dims)
+        if n > _INT64_MAX:
+            raise ShardingError(f"the tile dims {list(dims)} hold more than 2**63-1 devices")
+        for kind in groups:
+            if kind not in _SUBGROUPS:
+                raise ShardingError(f"expected subgroup types {', '.join(_SUBGROUPS)}, got: {shown(kind)}")
+        if len(groups) > len(dims):
+            raise ShardingError(f"expected at least {len(groups)} tile dims for {len(groups)} subgroups, got {len(dims)}")
+        if devices and (reshape or perm):
+            raise ShardingError("expected a device list or an iota, not both")
+        if devices and len(devices) != n:
+            raise ShardingError(f"expected {n} devices for tile dims {list(dims)}, got {len(devices)}")
+        if not devices:
+            reshape, perm = reshape or (n,), perm or tuple(range(len(reshape or (n,))))
+            if math.prod(reshape) != n or sorted(perm) != list(range(len(reshape))):
+                raise ShardingError(f"expected an iota of the {n} devices, got <=[{list(reshape)}]T({list(perm)})")
+        return cls._tiled(dims, devices, reshape, perm, groups)
+
+    @classmethod
+    def _tiled(cls, tile_dims, device_list=(), iota_reshape=(), iota_perm=(), subgroups=()) -> HloSharding:
+        """`tiled` on arguments the parser or the conversions already checked."""
         dims, groups = list(tile_dims), list(subgroups)
         devices = _Devices(tuple(dims), tuple(device_list), *_canonical_iota(iota_reshape, iota_perm))
         given = cls("tiled", tuple(dims), devices.explicit, devices.reshape, devices.perm, tuple(groups))
@@ -350,12 +379,12 @@ def _fast_tiled(text: str) -> HloSharding | None:
         devices = [to_int(d) for d in listed.split(",")]
         if len(devices) != n:
             return None
-        return HloSharding.tiled(dims, devices, subgroups=subgroups)
+        return HloSharding._tiled(dims, devices, subgroups=subgroups)
     reshape = [to_int(flat)] if flat else [to_int(d) for d in reshape.split(",")]
     perm = [0] if flat else [to_int(p) for p in perm.split(",")]
     if math.prod(reshape) != n or sorted(perm) != list(range(len(reshape))):
         return None
-    return HloSharding.tiled(dims, (), reshape, perm, subgroups)
+    return HloSharding._tiled(dims, (), reshape, perm, subgroups)
 
 
 class _HloParser:
@@ -728,7 +757,7 @@ class _HloParser:
         name = self.quoted()
         if not mesh.has_axis(name):  # XLA also takes an axis by its index
             if not (_DIGITS.fullmatch(name) and to_int(name) < len(mesh.axes)):
-                raise self.error(f"axis {name!r} is not a valid axis name or index in mesh {mesh.body()}", at)
+                raise self.error(f"axis {shown(name)} is not a valid axis name or index in mesh {mesh.body()}", at)
             name = mesh.axes[to_int(name)].name
         if not self.optional(":"):
             return AxisRef(name)
@@ -786,7 +815,7 @@ class _HloParser:
                 at = self.pos
                 kind = self.word()
                 if kind not in _SUBGROUPS:
-                    raise self.error(f"expected a subgroup type ({', '.join(_SUBGROUPS)}), got: {kind!r}", at)
+                    raise self.error(f"expected a subgroup type ({', '.join(_SUBGROUPS)}), got: {shown(kind)}", at)
                 self.pos += len(kind)
                 subgroups.append(kind)
                 if not self.optional(","):
@@ -800,7 +829,7 @@ class _HloParser:
         if len(subgroups) > len(dims):
             raise self.error(f"expected at least {len(subgroups)} tile dims for {len(subgroups)} subgroups, "
                              f"got {len(dims)}", start)
-        return HloSharding.tiled(dims, devices, reshape, perm, subgroups)
+        return HloSharding._tiled(dims, devices, reshape, perm, subgroups)
 
 
 # -- sdy -> HloSharding ------------------------------------------------------------------------
@@ -809,7 +838,7 @@ class _HloParser:
 def _manual_refs(manual_axes) -> tuple[AxisRef, ...]:
     if isinstance(manual_axes, ManualAxes):
         manual_axes = manual_axes.names
-    return tuple(r if isinstance(r, AxisRef) else AxisRef(r) for r in manual_axes)
+    return tuple(r if isinstance(r, AxisRef) else AxisRef(r) for r in as_tuple(manual_axes, "manual axes"))
 
 
 def to_hlo_sharding(sharding: TensorSharding, mesh=None, *,
@@ -865,10 +894,10 @@ def _to_hlo_text(sharding: TensorSharding, mesh, manual: tuple[AxisRef, ...],
     if subgroups in ([], ["replicated"]) and all(t == 1 for t in p.num_tiles):
         return "{replicated}"  # also a one-device mesh (checked with jaxlib)
     if not m.device_ids:
-        return str(HloSharding.tiled(tile_dims, (), p.piece_sizes, order, subgroups))
+        return str(HloSharding._tiled(tile_dims, (), p.piece_sizes, order, subgroups))
     if device_iota is not None:
         d = _Devices(p.piece_sizes, (), *device_iota).transpose(order)
-        return str(HloSharding.tiled(tile_dims, d.explicit, d.reshape, d.perm, subgroups))
+        return str(HloSharding._tiled(tile_dims, d.explicit, d.reshape, d.perm, subgroups))
     # Size-1 pieces do not move devices; leaving them out keeps numpy under its 64 dims.
     big = [i for i in order if p.pieces[i].size > 1]
     sizes = [pc.size for pc in p.pieces if pc.size > 1]
@@ -876,7 +905,7 @@ def _to_hlo_text(sharding: TensorSharding, mesh, manual: tuple[AxisRef, ...],
     check_devices(0, len(sizes))
     grid = np.asarray(m.device_ids, dtype=np.int64).reshape(sizes)
     devices = grid.transpose([rank.index(i) for i in big]).reshape(-1)
-    return str(HloSharding.tiled(tile_dims, tuple(devices.tolist()), subgroups=subgroups))
+    return str(HloSharding._tiled(tile_dims, tuple(devices.tolist()), subgroups=subgroups))
 
 
 # -- HloSharding -> sdy ------------------------------------------------------------------------
@@ -933,7 +962,7 @@ def from_hlo_sharding(text: str | HloSharding, *, rank: int | None = None, num_d
     """
     hlo = text if isinstance(text, HloSharding) else HloSharding.parse(text)
     if not isinstance(mesh_name, str):
-        raise ShardingError(f"expected a str mesh_name, got: {mesh_name!r}")
+        raise ShardingError(f"expected a str mesh_name, got: {shown(mesh_name)}")
     if rank is not None:
         rank = as_int(rank, "rank", 0, _MAX_RANK)
     if num_devices is not None:
@@ -1109,7 +1138,7 @@ def mesh_from_jax(jax_mesh, logical_device_ids=None) -> Mesh:
         raise ShardingError(f"expected a jax.sharding.Mesh, got: {type(jax_mesh).__name__}") from None
     for name, _ in shape:
         if not isinstance(name, str):
-            raise ShardingError(f"expected str mesh axis names (Shardy's axes are named by strings), got: {name!r}")
+            raise ShardingError(f"expected str mesh axis names (Shardy's axes are named by strings), got: {shown(name)}")
     axes = tuple(MeshAxis(name, size) for name, size in shape)
     count = math.prod(a.size for a in axes)
     check_devices(count)
@@ -1145,9 +1174,9 @@ def from_named_sharding(named_sharding, ndim: int, *, mesh_name: str = "mesh",
         raise ShardingError(f"expected a jax.sharding.NamedSharding, got: {type(named_sharding).__name__}")
     ndim = as_int(ndim, "ndim", 0, _MAX_RANK)
     if not isinstance(mesh_name, str):
-        raise ShardingError(f"expected a str mesh_name, got: {mesh_name!r}")
+        raise ShardingError(f"expected a str mesh_name, got: {shown(mesh_name)}")
     if not isinstance(modify_wrt_axis_types, bool):
-        raise ShardingError(f"expected a bool modify_wrt_axis_types, got: {modify_wrt_axis_types!r}")
+        raise ShardingError(f"expected a bool modify_wrt_axis_types, got: {shown(modify_wrt_axis_types)}")
     jax_mesh, spec = named_sharding.mesh, named_sharding.spec
     mesh = mesh_from_jax(jax_mesh, getattr(named_sharding, "_logical_device_ids", None))
     entries = tuple(getattr(spec, "partitions", spec))
@@ -1172,7 +1201,7 @@ def from_named_sharding(named_sharding, ndim: int, *, mesh_name: str = "mesh",
     sharding = TensorSharding(mesh_name, tuple(dims), tuple(r for r in in_mesh_order if r.name in replicated),
                               tuple(r for r in in_mesh_order if r.name in unreduced))
     for name in unreduced - set(mesh.axis_names):
-        raise ShardingError(f"unreduced axis {name!r} is not an axis of the mesh {mesh.body()}")
+        raise ShardingError(f"unreduced axis {shown(name)} is not an axis of the mesh {mesh.body()}")
     errors = sharding_errors(sharding, mesh=mesh)
     if errors:
         raise ShardingError(f"{spec} on mesh {mesh.body()}: {errors[0]}")
@@ -1181,7 +1210,7 @@ def from_named_sharding(named_sharding, ndim: int, *, mesh_name: str = "mesh",
 
 def _axis_name(name) -> str:
     if not isinstance(name, str):
-        raise ShardingError(f"expected str axis names in the PartitionSpec, got: {name!r}")
+        raise ShardingError(f"expected str axis names in the PartitionSpec, got: {shown(name)}")
     return name
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from .axes import quote
-from .errors import INT64_MAX, INT64_MIN, ShardingError, as_int
+from .errors import INT64_MAX, INT64_MIN, ShardingError, as_int, as_tuple, shown
 
 __all__ = ["MeshAxis", "Mesh", "MeshTable", "symbol_name", "mesh_verifier_error", "MAX_DEVICES", "check_devices"]
 
@@ -47,7 +47,7 @@ class MeshAxis:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str):
-            raise ShardingError(f"expected a str mesh axis name, got: {self.name!r}")
+            raise ShardingError(f"expected a str mesh axis name, got: {shown(self.name)}")
         object.__setattr__(self, "size", as_int(self.size, f"size of mesh axis {quote(self.name)}"))
 
     def __str__(self) -> str:
@@ -71,11 +71,11 @@ class Mesh:
             value = getattr(self, field)
             if not isinstance(value, tuple):
                 if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
-                    raise ShardingError(f"expected a sequence of {field}, got: {value!r}")
+                    raise ShardingError(f"expected a sequence of {field}, got: {shown(value)}")
                 object.__setattr__(self, field, tuple(value))
         for axis in self.axes:
             if not isinstance(axis, MeshAxis):
-                raise ShardingError(f"expected MeshAxis values in a Mesh's axes, got: {axis!r}")
+                raise ShardingError(f"expected MeshAxis values in a Mesh's axes, got: {shown(axis)}")
         ids = self.device_ids
         if not all(type(i) is int for i in ids) or (ids and not INT64_MIN <= min(ids) <= max(ids) <= INT64_MAX):
             object.__setattr__(self, "device_ids", tuple(as_int(i, "device id") for i in ids))
@@ -86,7 +86,7 @@ class Mesh:
     @classmethod
     def of(cls, device_ids: tuple[int, ...] = (), **sizes: int) -> Mesh:
         """`Mesh.of(x=2, y=4)`: a mesh from keyword sizes (major to minor)."""
-        return cls(tuple(MeshAxis(n, s) for n, s in sizes.items()), tuple(device_ids))
+        return cls(tuple(MeshAxis(n, s) for n, s in sizes.items()), device_ids)
 
     @classmethod
     def parse(cls, text: str) -> Mesh:
@@ -142,6 +142,8 @@ class Mesh:
         return None
 
     def axis_size(self, name: str) -> int:
+        if not isinstance(name, str):
+            raise ShardingError(f"expected an axis name (str), got: {shown(name)}")
         for a in self.axes:
             if a.name == name:
                 return a.size
@@ -172,7 +174,11 @@ class MeshTable:
     meshes: tuple[tuple[str, Mesh], ...] = ()
 
     def __post_init__(self) -> None:
-        meshes = tuple((n, m) for n, m in self.meshes)
+        meshes = as_tuple(self.meshes, "(name, Mesh) pairs")
+        for entry in meshes:
+            if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], str)
+                    and isinstance(entry[1], Mesh)):
+                raise ShardingError(f"expected (name, Mesh) pairs in a MeshTable, got: {shown(entry)}")
         object.__setattr__(self, "meshes", meshes)
         seen: set[str] = set()
         for name, _ in meshes:
@@ -202,6 +208,8 @@ class MeshTable:
         return None
 
     def __getitem__(self, name: str) -> Mesh:
+        if not isinstance(name, str):
+            raise ShardingError(f"expected a mesh name (str), got: {shown(name)}")
         mesh = self.get(name)
         if mesh is None:
             raise ShardingError(f"unknown mesh: {symbol_name(name)}")

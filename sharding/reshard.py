@@ -26,7 +26,7 @@ from typing import Callable
 
 from .axes import AxisRef, can_coexist, can_merge, contains, merge, overlap, overlaps
 from .axes import prefix_without_overlap, suffix_without_overlap
-from .errors import ShardingError
+from .errors import ShardingError, shown
 from .hlo import to_sdy
 from .mesh import Mesh, MeshTable, device_order, same_device_set
 from .syntax import AllToAllParam, AllToAllParamList, ListOfAxisRefLists
@@ -569,8 +569,8 @@ def _dtype(dtype) -> "object":
         dtype = name
     try:
         return np.dtype(dtype)
-    except TypeError:
-        raise ShardingError(f"unknown dtype: {dtype!r} (use a numpy dtype or bf16, f32, s8, ...)") from None
+    except (TypeError, ValueError):  # (ValueError: numpy printing a huge int)
+        raise ShardingError(f"unknown dtype: {shown(dtype)} (use a numpy dtype or bf16, f32, s8, ...)") from None
 
 
 @dataclass(frozen=True)

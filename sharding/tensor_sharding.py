@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from .axes import AxisRef, quote
-from .errors import InvalidShardingError, ShardingError, as_int, as_shape
+from .errors import InvalidShardingError, ShardingError, as_int, as_shape, shown
 from .mesh import Mesh, MeshTable, symbol_name
 
 __all__ = [
@@ -15,13 +15,14 @@ __all__ = [
     "REDUCTION_OPS", "as_sharding",
 ]
 
+_MAX_LISTED_RANK = 2**16  # dims built one by one; refused above this before building them
 REDUCTION_OPS = ("sum", "max", "min")
 """Reductions of unreduced axes (Shardy `main`; jaxlib 0.10.2 only knows the implicit sum)."""
 
 
 def _as_tuple(value, field: str) -> tuple:
     if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
-        raise ShardingError(f"expected a sequence of {field}, got: {value!r}")
+        raise ShardingError(f"expected a sequence of {field}, got: {shown(value)}")
     return tuple(value)
 
 
@@ -29,7 +30,7 @@ def _check_items(values: tuple, kind: type, field: str) -> None:
     if not all(type(v) is kind for v in values):
         for v in values:
             if not isinstance(v, kind):
-                raise ShardingError(f"expected {kind.__name__} values in {field}, got: {v!r}")
+                raise ShardingError(f"expected {kind.__name__} values in {field}, got: {shown(v)}")
 
 
 def _axes_text(axes: tuple[AxisRef, ...]) -> str:
@@ -96,7 +97,7 @@ class TensorSharding:
 
     def __post_init__(self) -> None:
         if not isinstance(self.mesh_or_ref, (str, Mesh)):
-            raise ShardingError(f"expected a mesh name (str) or a Mesh, got: {self.mesh_or_ref!r}")
+            raise ShardingError(f"expected a mesh name (str) or a Mesh, got: {shown(self.mesh_or_ref)}")
         for field, kind in (("dim_shardings", DimensionSharding), ("replicated_axes", AxisRef),
                             ("unreduced_axes", AxisRef)):
             value = getattr(self, field)
@@ -104,7 +105,7 @@ class TensorSharding:
                 object.__setattr__(self, field, value := _as_tuple(value, field))
             _check_items(value, kind, field)
         if self.reduction_op not in REDUCTION_OPS:
-            raise ShardingError(f"reduction_op must be one of {REDUCTION_OPS}, got: {self.reduction_op!r}")
+            raise ShardingError(f"reduction_op must be one of {REDUCTION_OPS}, got: {shown(self.reduction_op)}")
 
     @classmethod
     def parse(cls, text: str) -> TensorSharding:
@@ -116,7 +117,10 @@ class TensorSharding:
     @classmethod
     def replicated(cls, mesh_or_ref: str | Mesh, rank: int, *, is_closed: bool = True) -> TensorSharding:
         """A fully replicated sharding (`{}` or, open, `{?}` for every dim)."""
-        return cls(mesh_or_ref, tuple(DimensionSharding((), is_closed) for _ in range(rank)))
+        if not isinstance(is_closed, bool):
+            raise ShardingError(f"expected a bool is_closed, got: {shown(is_closed)}")
+        rank = as_int(rank, "rank", 0, _MAX_LISTED_RANK)
+        return cls(mesh_or_ref, (DimensionSharding((), is_closed),) * rank)
 
     @property
     def rank(self) -> int:
@@ -236,7 +240,8 @@ class TensorShardingPerValue:
 
     def __post_init__(self) -> None:
         if not isinstance(self.shardings, tuple):
-            object.__setattr__(self, "shardings", tuple(self.shardings))
+            object.__setattr__(self, "shardings", _as_tuple(self.shardings, "shardings"))
+        _check_items(self.shardings, TensorSharding, "shardings")
 
     @classmethod
     def parse(cls, text: str) -> TensorShardingPerValue:
@@ -260,7 +265,8 @@ class ManualAxes:
 
     def __post_init__(self) -> None:
         if not isinstance(self.names, tuple):
-            object.__setattr__(self, "names", tuple(self.names))
+            object.__setattr__(self, "names", _as_tuple(self.names, "manual axis names"))
+        _check_items(self.names, str, "manual axis names")
 
     @classmethod
     def parse(cls, text: str) -> ManualAxes:

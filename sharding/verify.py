@@ -12,7 +12,7 @@ from typing import Sequence, Union
 
 from .axes import AxisRef, is_sorted, mesh_sort_key
 from ._mlir_lexer import to_int
-from .errors import INT64_MAX, InvalidMeshError, InvalidShardingError, ShardingError, as_shape
+from .errors import INT64_MAX, InvalidMeshError, InvalidShardingError, ShardingError, as_shape, as_tuple, shown
 from .mesh import Mesh, MeshTable, symbol_name
 from .mesh import mesh_verifier_error
 from .tensor_sharding import TensorSharding, as_sharding
@@ -38,6 +38,8 @@ def _i64(x: int) -> int:
 
 def verify_mesh(mesh: Mesh) -> None:
     """Raises `InvalidMeshError` for a mesh Shardy rejects (rules M1-M7)."""
+    if not isinstance(mesh, Mesh):
+        raise ShardingError(f"expected a Mesh, got: {type(mesh).__name__}")
     message = mesh_verifier_error(mesh.axes, mesh.device_ids)
     if message:
         raise InvalidMeshError(message)
@@ -63,9 +65,10 @@ def verify(
     if not isinstance(sharding.mesh_or_ref, Mesh) and not isinstance(mesh, (Mesh, MeshTable)):
         raise ShardingError(f"expected a Mesh or a MeshTable for @{sharding.mesh_or_ref}, got: {type(mesh).__name__}")
     if not isinstance(check_divisibility, bool):
-        raise ShardingError(f"expected a bool check_divisibility, got: {check_divisibility!r}")
-    if isinstance(manual_axes, str) or not all(isinstance(a, str) for a in manual_axes):
-        raise ShardingError(f"expected manual axis names (a sequence of str), got: {manual_axes!r}")
+        raise ShardingError(f"expected a bool check_divisibility, got: {shown(check_divisibility)}")
+    manual_axes = as_tuple(manual_axes, "manual axis names")
+    if not all(isinstance(a, str) for a in manual_axes):
+        raise ShardingError(f"expected manual axis names (a sequence of str), got: {shown(manual_axes)}")
     errors = sharding_errors(
         sharding, mesh=mesh, shape=_checked_shape(shape), check_divisibility=check_divisibility,
         manual_axes=manual_axes,
@@ -88,7 +91,7 @@ def _checked_shape(shape: Shape) -> Shape:
             return shape
         dims = [None if d == "?" else to_int(d) for d in m.group(1).split("x")[:-1]]
         if any(d is not None and d > INT64_MAX for d in dims):
-            raise ShardingError(f"expected dims that fit in int64 in {shape!r}")
+            raise ShardingError(f"expected dims that fit in int64 in {shown(shape)}")
         return tuple(dims)
     return as_shape(shape)
 

@@ -28,7 +28,7 @@ from html import escape
 
 from ._placement import Placement, place
 from ._ragged import check_full_axes, check_uneven
-from .errors import ShardingError
+from .errors import ShardingError, as_int, shown
 from .hlo import from_named_sharding, is_named_sharding, to_hlo_sharding
 from .mesh import Mesh
 from .tensor_sharding import TensorSharding
@@ -155,7 +155,7 @@ class ShardingPicture:
         wraps, the grid is cut into bands of columns, and a cell wider than the line is elided."""
         lines = self.header()
         if width is not None:
-            width = max(width, 12)
+            width = max(as_int(width, "width", 1, 10**6), 12)
             lines = [part for line in lines for part in textwrap.wrap(line, width, break_on_hyphens=False)]
         cell = 2 + max(len(line) for b in self.blocks for line in self._cell_lines(b))
         if width is not None:
@@ -320,7 +320,7 @@ def visualize(sharding, mesh=None, global_shape=None, *, uneven: str | None = No
         raise ShardingError("expected the global shape: visualize(sharding, mesh, global_shape)")
     if hasattr(mesh, "placement"):  # a DeviceMesh (not imported here: it needs xarray)
         if uneven is not None and uneven != mesh.uneven:
-            raise ShardingError(f"uneven={uneven!r} differs from the device mesh's {mesh.uneven!r}")
+            raise ShardingError(f"uneven={shown(uneven)} differs from the device mesh's {shown(mesh.uneven)}")
         return ShardingPicture(mesh.placement(sharding, global_shape))
     if check_uneven(uneven or "padded") == "ragged":
         check_full_axes(sharding)
