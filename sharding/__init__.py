@@ -15,6 +15,7 @@ from .errors import InvalidMeshError, InvalidShardingError, ShardingError, Shard
 from .mesh import Mesh, MeshAxis, MeshTable
 from .tensor_sharding import DimensionSharding, ManualAxes, TensorSharding, TensorShardingPerValue
 from .verify import verify, verify_mesh  # after the submodule import, so `sharding.verify` is the function
+from . import syntax  # noqa: F401 - the text parsers behind the values' `parse` methods (axes.PARSERS)
 
 __all__ = [
     "AxisRef", "SubAxisInfo", "Mesh", "MeshAxis", "MeshTable", "DimensionSharding",

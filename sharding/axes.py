@@ -15,6 +15,12 @@ from .errors import INT64_MAX, INT64_MIN, ShardingError, as_int, shown
 if TYPE_CHECKING:
     from .mesh import Mesh
 
+PARSERS: dict = {}
+"""The text parsers behind the values' `parse` methods (`axis_ref`, `mesh`, `mesh_table`,
+`tensor_sharding`, `tensor_sharding_per_value`, `manual_axes`), filled by `sharding.syntax` when
+it loads: the parser sits above the values it builds, so no import circle and no import inside
+a function (a child forked during an import would wait on the import lock forever)."""
+
 __all__ = [
     "SubAxisInfo", "AxisRef", "quote", "mesh_sort_key", "sort_axis_refs", "overlaps", "contains",
     "can_coexist", "can_merge", "merge", "overlap", "prefix_without_overlap",
@@ -82,9 +88,8 @@ class AxisRef:
 
     @classmethod
     def parse(cls, text: str) -> AxisRef:
-        from .syntax import parse_axis_ref
-
-        return parse_axis_ref(text)
+        """Parses `"x"` or `"x":(2)4`."""
+        return PARSERS["axis_ref"](text)
 
     @property
     def is_sub_axis(self) -> bool:

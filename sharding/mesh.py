@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Iterator
 
-from .axes import quote
+from .axes import PARSERS, quote
 from .errors import INT64_MAX, INT64_MIN, ShardingError, as_int, as_tuple, shown
 
 __all__ = ["MeshAxis", "Mesh", "MeshTable", "symbol_name", "mesh_verifier_error", "MAX_DEVICES", "check_devices"]
@@ -91,9 +91,7 @@ class Mesh:
     @classmethod
     def parse(cls, text: str) -> Mesh:
         """Parses `#sdy.mesh<...>`, `mesh<...>` or a bare `<...>` body; verifies it like Shardy."""
-        from .syntax import parse_mesh
-
-        return parse_mesh(text)
+        return PARSERS["mesh"](text)
 
     @property
     def axis_names(self) -> tuple[str, ...]:
@@ -193,9 +191,7 @@ class MeshTable:
     @classmethod
     def parse(cls, text: str) -> MeshTable:
         """Parses `sdy.mesh @name = <...>` ops (one after another, any whitespace)."""
-        from .syntax import parse_mesh_table
-
-        return parse_mesh_table(text)
+        return PARSERS["mesh_table"](text)
 
     @property
     def names(self) -> tuple[str, ...]:

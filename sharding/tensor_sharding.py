@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Iterator
 
-from .axes import AxisRef, quote
+from .axes import PARSERS, AxisRef, difference, quote, sort_and_merge
 from .errors import InvalidShardingError, ShardingError, as_int, as_shape, shown
 from .mesh import Mesh, MeshTable, symbol_name
 
@@ -110,9 +110,7 @@ class TensorSharding:
     @classmethod
     def parse(cls, text: str) -> TensorSharding:
         """Parses `#sdy.sharding<...>`, `sharding<...>` or a bare `<@m, [...]>` body."""
-        from .syntax import parse_tensor_sharding
-
-        return parse_tensor_sharding(text)
+        return PARSERS["tensor_sharding"](text)
 
     @classmethod
     def replicated(cls, mesh_or_ref: str | Mesh, rank: int, *, is_closed: bool = True) -> TensorSharding:
@@ -189,8 +187,6 @@ class TensorSharding:
         `explicit=True` gives only the `replicated` list, `False` only the implicit rest,
         `None` both. Axes partly used by sub-axes contribute their unused sub-axes.
         """
-        from .axes import difference, sort_and_merge
-
         m = self.resolve_mesh(mesh)
         if explicit:
             return self.replicated_axes
@@ -245,9 +241,7 @@ class TensorShardingPerValue:
 
     @classmethod
     def parse(cls, text: str) -> TensorShardingPerValue:
-        from .syntax import parse_tensor_sharding_per_value
-
-        return parse_tensor_sharding_per_value(text)
+        return PARSERS["tensor_sharding_per_value"](text)
 
     def body(self) -> str:
         """`[<@m, [...]>, ...]`, the form pretty ops print."""
@@ -270,9 +264,7 @@ class ManualAxes:
 
     @classmethod
     def parse(cls, text: str) -> ManualAxes:
-        from .syntax import parse_manual_axes
-
-        return parse_manual_axes(text)
+        return PARSERS["manual_axes"](text)
 
     def body(self) -> str:
         return "{" + ", ".join(quote(n) for n in self.names) + "}"
