@@ -355,10 +355,14 @@ def test_mesh_forms_match_xla():
     ('{mesh["a"=2,"b"=2], device_ids=(0,1,2,3), [{"a"}]}', "iota device id list"),
     ('{mesh["a"=2], device_ids=(), [{"a"}]}', "expected device id"),
     ('{mesh["a"=2], [{"a"}], manual={"a"}}', 'duplicate axis ref: "a"'),
+    ("{mesh['a'=4], [{'a':(1)2, 'a':(2)2}]}", "two consecutive sub-axes can be merged"),  # as jaxlib prints
+    ("{mesh['a'=2,'b'=2], device_ids=(0,1,2,3), [{'a'}]}", "iota device id list"),
+    ("{{replicated}, {mesh['a'=8], [{}, {'a':(1)2, 'a':(2)2}]}}", "two consecutive sub-axes can be merged"),
 ])
 def test_mesh_forms_xla_aborts_on_are_parse_errors(text, message):
-    with pytest.raises(ShardingParseError, match=message):
+    with pytest.raises(ShardingParseError, match=message) as e:
         HloSharding.parse(text)
+    assert 0 < e.value.pos < len(text) and str(e.value).endswith("\n  " + " " * e.value.pos + "^")
 
 
 @st.composite
