@@ -1084,17 +1084,15 @@ def to_named_sharding(sharding: TensorSharding, mesh=None, *, devices=None):
     JAX meshes have no sub-axes: every mesh axis is cut at the sub-axes the dims use, and each
     cut becomes an axis named `x_<pre>_<size>` (full axes keep their names). Logical device `i`
     is `devices[i]` (default `jax.devices()`), so `device_ids` permute the mesh. Open dims and
-    explicit `replicated` axes need nothing in JAX; unreduced axes are not supported (JAX allows
-    them only on `Explicit` mesh axes).
+    explicit `replicated` axes need nothing in JAX (open dims stay closed: `device_put` refuses
+    `P.UNCONSTRAINED`); unreduced axes become `P(..., unreduced=...)` on mesh axes of type
+    `Explicit` (JAX allows them nowhere else), the other axes stay `Auto`. Needs jax imported.
     """
     sharding = as_sharding(sharding)
     m = resolve(sharding, mesh)
     if m.is_empty or m.is_maximal:
         raise ShardingError(f"mesh {m.body()} has no axes; a NamedSharding needs a mesh with axes "
                             "(use jax.sharding.SingleDeviceSharding for one device)")
-    if sharding.unreduced_axes:
-        raise ShardingError("unreduced axes have no NamedSharding form here: JAX allows them only on "
-                            f"Explicit mesh axes, found unreduced={{{', '.join(map(str, sharding.unreduced_axes))}}}")
     p = place(sharding, m, None)
     jax = sys.modules.get("jax")  # never imported here: jax stays optional, imports stay at import time
     if jax is None:
@@ -1106,12 +1104,18 @@ def to_named_sharding(sharding: TensorSharding, mesh=None, *, devices=None):
     names = tuple(pc.name if pc.is_full else f"{pc.name}_{pc.pre_size}_{pc.size}" for pc in p.pieces)
     grid = np.empty(len(m.devices), dtype=object)
     grid[:] = [pool[i] for i in m.devices]
-    jmesh = JaxMesh(grid.reshape(p.piece_sizes), names)
+    unreduced = frozenset(names[i] for i in p.unreduced_pieces)
+    if unreduced:
+        kind = jax.sharding.AxisType
+        types = tuple(kind.Explicit if n in unreduced else kind.Auto for n in names)
+        jmesh = JaxMesh(grid.reshape(p.piece_sizes), names, axis_types=types)
+    else:
+        jmesh = JaxMesh(grid.reshape(p.piece_sizes), names)
     spec = []
     for dims in p.dim_pieces:
         refs = [names[i] for i in dims]
         spec.append(None if not refs else refs[0] if len(refs) == 1 else tuple(refs))
-    return NamedSharding(jmesh, PartitionSpec(*spec))
+    return NamedSharding(jmesh, PartitionSpec(*spec, unreduced=unreduced))
 
 
 # -- JAX -> sdy --------------------------------------------------------------------------------

@@ -71,6 +71,9 @@ def run(case):
             out["shards"] = {str(d): b.tolist() for d, b in dm.shard(x, ns).per_device()}
         back = to_named_sharding(s, m, devices=DEVS)
         out["round_trip_map"] = ranges(back.devices_indices_map(shape), shape)
+    back = to_named_sharding(s, m, devices=DEVS)
+    m2, s2 = from_named_sharding(back, ndim)
+    out["round_trip"] = [m2.body(), str(s2)]
     if other is not None:
         ns2 = NamedSharding(mesh, spec_of(other, unreduced))
         plan = lib.reshard_plan(ns, ns2, shape=shape, dtype="bf16")
@@ -161,6 +164,8 @@ def test_named_shardings_convert_and_place_as_jax():
         for key, jax_key in (("map", "jax_map"), ("shards", "jax_shards"), ("round_trip_map", "jax_map")):
             if key in result and result[key] != result[jax_key]:
                 bad.append(where + f"{key} differs from JAX's {jax_key}")
+        if "U" not in case["entries"] and result["round_trip"] != [result["mesh"], result["sdy"]]:
+            bad.append(where + f"to_named_sharding and back: {result['round_trip']}")  # (open dims close)
         if "plan" in result:
             # NamedShardings carry their meshes: the plan's shardings inline it
             target = dataclasses.replace(TensorSharding.parse(_plan_target(case)), mesh_or_ref=mesh)
