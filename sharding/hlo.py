@@ -1204,8 +1204,9 @@ def from_named_sharding(named_sharding, ndim: int, *, mesh_name: str = "mesh",
     in_mesh_order = [AxisRef(n) for n in mesh.axis_names]
     sharding = TensorSharding(mesh_name, tuple(dims), tuple(r for r in in_mesh_order if r.name in replicated),
                               tuple(r for r in in_mesh_order if r.name in unreduced))
-    for name in unreduced - set(mesh.axis_names):
-        raise ShardingError(f"unreduced axis {shown(name)} is not an axis of the mesh {mesh.body()}")
+    unknown = sorted(map(str, unreduced - set(mesh.axis_names)))
+    if unknown:
+        raise ShardingError(f"unreduced axes {unknown} are not axes of the mesh {mesh.body()}")
     errors = sharding_errors(sharding, mesh=mesh)
     if errors:
         raise ShardingError(f"{spec} on mesh {mesh.body()}: {errors[0]}")
