@@ -26,10 +26,10 @@ import textwrap
 from dataclasses import dataclass
 from html import escape
 
-from ._placement import Placement, place
+from ._placement import Placement, check_shape, place
 from ._ragged import check_full_axes, check_uneven
 from .errors import ShardingError, as_int, shown
-from .hlo import from_named_sharding, is_named_sharding, to_hlo_sharding
+from .hlo import from_named_sharding, is_named_sharding, to_hlo_sharding, to_sdy
 from .mesh import Mesh
 from .tensor_sharding import TensorSharding
 
@@ -301,7 +301,7 @@ class ShardingPicture:
 def visualize(sharding, mesh=None, global_shape=None, *, uneven: str | None = None) -> ShardingPicture:
     """Which devices hold which block of a `global_shape` array under `sharding` on `mesh`.
 
-    `sharding` is a `TensorSharding` or its text; `mesh` a `Mesh`, a `MeshTable`, a `DeviceMesh`,
+    `sharding` is a `TensorSharding`, its text or a JAX `NamedSharding`; `mesh` a `Mesh`, a `MeshTable`, a `DeviceMesh`,
     mesh text, or `None` for an inlined mesh. Like `jax.debug.visualize_array_sharding`, an array
     alone is enough: a `ShardedArray` (`visualize(dm.shard(x, s))`) or a `jax.Array` with a
     `NamedSharding` or `SingleDeviceSharding`. Works for any rank; `print()` it for the text
@@ -318,6 +318,8 @@ def visualize(sharding, mesh=None, global_shape=None, *, uneven: str | None = No
         return ShardingPicture(place(*_from_jax(sharding.sharding, len(sharding.shape)), tuple(sharding.shape)))
     if global_shape is None:
         raise ShardingError("expected the global shape: visualize(sharding, mesh, global_shape)")
+    if is_named_sharding(sharding):  # its mesh comes with it (inlined)
+        sharding = to_sdy(sharding, len(check_shape(global_shape)))
     if hasattr(mesh, "placement"):  # a DeviceMesh (not imported here: it needs xarray)
         if uneven is not None and uneven != mesh.uneven:
             raise ShardingError(f"uneven={shown(uneven)} differs from the device mesh's {shown(mesh.uneven)}")

@@ -72,6 +72,9 @@ def run(case):
         back = to_named_sharding(s, m, devices=DEVS)
         out["round_trip_map"] = ranges(back.devices_indices_map(shape), shape)
     back = to_named_sharding(s, m, devices=DEVS)
+    blocks = [[(b.devices, b.slices) for b in lib.visualize(*a, **k).blocks] for a, k in
+              (((ns,), {"global_shape": shape}), ((s, m, shape), {}))]
+    out["picture"] = blocks[0] == blocks[1]
     m2, s2 = from_named_sharding(back, ndim)
     out["round_trip"] = [m2.body(), str(s2)]
     if other is not None:
@@ -164,6 +167,8 @@ def test_named_shardings_convert_and_place_as_jax():
         for key, jax_key in (("map", "jax_map"), ("shards", "jax_shards"), ("round_trip_map", "jax_map")):
             if key in result and result[key] != result[jax_key]:
                 bad.append(where + f"{key} differs from JAX's {jax_key}")
+        if not result["picture"]:
+            bad.append(where + "visualize(named_sharding, global_shape=...) differs")
         if "U" not in case["entries"] and result["round_trip"] != [result["mesh"], result["sdy"]]:
             bad.append(where + f"to_named_sharding and back: {result['round_trip']}")  # (open dims close)
         if "plan" in result:
