@@ -15,19 +15,20 @@ from .errors import InvalidMeshError, InvalidShardingError, ShardingError, Shard
 from .mesh import Mesh, MeshAxis, MeshTable
 from .tensor_sharding import DimensionSharding, ManualAxes, TensorSharding, TensorShardingPerValue
 from .verify import verify, verify_mesh  # after the submodule import, so `sharding.verify` is the function
+from . import syntax  # noqa: F401 - the text parsers behind the values' `parse` methods (axes.PARSERS)
 
 __all__ = [
     "AxisRef", "SubAxisInfo", "Mesh", "MeshAxis", "MeshTable", "DimensionSharding",
     "TensorSharding", "TensorShardingPerValue", "ManualAxes", "ShardingError",
     "ShardingParseError", "InvalidMeshError", "InvalidShardingError", "verify", "verify_mesh",
     "DeviceMesh", "ShardedArray", "equivalent", "HloSharding", "to_hlo_sharding", "from_hlo_sharding",
-    "to_named_sharding", "visualize", "ShardingPicture", "reshard_plan", "ReshardPlan", "ReshardStep",
+    "to_named_sharding", "from_named_sharding", "visualize", "ShardingPicture", "reshard_plan", "ReshardPlan", "ReshardStep",
 ]
 
 # Simulation (xarray), conversions and pictures load on first use.
 _LAZY = {"DeviceMesh": "simulate", "ShardedArray": "simulate", "equivalent": "simulate",
          "HloSharding": "hlo", "to_hlo_sharding": "hlo", "from_hlo_sharding": "hlo",
-         "to_named_sharding": "hlo", "visualize": "visualization", "ShardingPicture": "visualization",
+         "to_named_sharding": "hlo", "from_named_sharding": "hlo", "visualize": "visualization", "ShardingPicture": "visualization",
          "reshard_plan": "reshard", "ReshardPlan": "reshard", "ReshardStep": "reshard"}
 
 

@@ -21,7 +21,8 @@ import re
 import shutil
 import sys
 
-from .errors import ShardingError
+from ._mlir_lexer import to_int
+from .errors import INT64_MAX, ShardingError, shown
 from .mesh import Mesh, MeshTable
 from .tensor_sharding import TensorSharding
 
@@ -36,9 +37,10 @@ def parse_shape(text: str) -> tuple[int, ...]:
     if not body:
         return ()
     parts = re.split(r"\s*[x,]\s*", body)
-    if not all(re.fullmatch(r"[0-9]{1,19}", p) for p in parts):  # ASCII, and within int64
-        raise ShardingError(f"expected a shape such as 6x8, 6,8 or tensor<6x8xf32>, got: {text!r}")
-    return tuple(int(p) for p in parts)
+    dims = tuple(to_int(p) if re.fullmatch(r"[0-9]+", p) else -1 for p in parts)  # ASCII digits only
+    if not all(0 <= d <= INT64_MAX for d in dims):
+        raise ShardingError(f"expected a shape such as 6x8, 6,8 or tensor<6x8xf32> (int64 dims), got: {shown(text)}")
+    return dims
 
 
 def parse_mesh_arg(text: str) -> Mesh | MeshTable:

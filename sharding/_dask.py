@@ -16,7 +16,7 @@ from functools import partial
 
 import numpy as np
 
-from .errors import ShardingError
+from .errors import ShardingError, shown
 
 BACKENDS = ("numpy", "dask")
 
@@ -37,7 +37,7 @@ def _da():
 def check_backend(backend, array) -> bool:
     """Whether `shard` goes lazy: `backend="dask"`, or a dask input with no backend given."""
     if backend is not None and backend not in BACKENDS:
-        raise ShardingError(f"unknown backend={backend!r}: expected one of {', '.join(map(repr, BACKENDS))}")
+        raise ShardingError(f"unknown backend={shown(backend)}: expected one of {', '.join(map(repr, BACKENDS))}")
     if backend is None:
         data = getattr(array, "data", None) if type(array).__name__ == "DataArray" else array
         return is_dask(data)

@@ -16,9 +16,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .axes import AxisRef
-from .errors import ShardingError
+from ._ragged import bounds, largest
+from .errors import ShardingError, as_shape
 from .mesh import Mesh, MeshTable, check_devices
 from .tensor_sharding import TensorSharding, as_sharding
+from .verify import verify
 
 __all__ = ["Piece", "Placement", "place", "check_shape"]
 
@@ -47,14 +49,7 @@ class Piece:
 
 def check_shape(shape) -> tuple[int, ...]:
     """A global shape as a tuple of non-negative ints, or a clear error."""
-    try:
-        dims = tuple(shape)
-    except TypeError:
-        raise ShardingError(f"expected a shape (a sequence of ints), got: {shape!r}") from None
-    for d in dims:
-        if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 0:
-            raise ShardingError(f"expected non-negative int dims in the shape, got: {shape!r}")
-    return tuple(int(d) for d in dims)
+    return as_shape(shape)
 
 
 def _ref_bounds(ref: AxisRef, mesh: Mesh) -> tuple[int, int]:
@@ -98,7 +93,6 @@ class Placement:
     def local_shape(self) -> tuple[int, ...]:
         """Every device's buffer shape: `ceil(D / tiles)` per dim (`ragged`: the largest shard's)."""
         if self.uneven == "ragged":
-            from ._ragged import largest
 
             return tuple(largest(d, sizes) for d, sizes in zip(self.shape, self.ref_sizes))
         return tuple(-(-d // n) for d, n in zip(self.shape, self.num_tiles))
@@ -128,7 +122,6 @@ class Placement:
     def dim_bounds(self, d: int) -> tuple[np.ndarray, np.ndarray]:
         """`(starts, stops)`: the data part of every tile along dim `d` (global indices)."""
         if self.uneven == "ragged":
-            from ._ragged import bounds
 
             return bounds(self.shape[d], self.ref_sizes[d])
         t, c = np.arange(self.num_tiles[d], dtype=np.int64), self.local_shape[d]
@@ -196,8 +189,6 @@ def place(sharding: TensorSharding, mesh, shape, *, cut_by_replicated: bool = Fa
     and of the axis refs `cuts` (so that two shardings a collective connects are cut alike).
     `uneven="ragged"` gives DTensor's ragged tiles (`_ragged`) instead of XLA's padded ones.
     """
-    from .verify import verify
-
     sharding = as_sharding(sharding)
     m = resolve(sharding, mesh)
     dims = None if shape is None else check_shape(shape)

@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import ShardingError
+from .errors import ShardingError, shown
 
 UNEVEN = ("padded", "ragged")
 
 
 def check_uneven(value) -> str:
     if value not in UNEVEN:
-        raise ShardingError(f"unknown uneven={value!r}: expected one of {', '.join(map(repr, UNEVEN))}")
+        raise ShardingError(f"unknown uneven={shown(value)}: expected one of {', '.join(map(repr, UNEVEN))}")
     return value
 
 

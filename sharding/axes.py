@@ -10,10 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from .errors import ShardingError
+from .errors import INT64_MAX, INT64_MIN, ShardingError, as_int, shown
 
 if TYPE_CHECKING:
     from .mesh import Mesh
+
+PARSERS: dict = {}
+"""The text parsers behind the values' `parse` methods (`axis_ref`, `mesh`, `mesh_table`,
+`tensor_sharding`, `tensor_sharding_per_value`, `manual_axes`), filled by `sharding.syntax` when
+it loads: the parser sits above the values it builds, so no import circle and no import inside
+a function (a child forked during an import would wait on the import lock forever)."""
 
 __all__ = [
     "SubAxisInfo", "AxisRef", "quote", "mesh_sort_key", "sort_axis_refs", "overlaps", "contains",
@@ -47,9 +53,10 @@ class SubAxisInfo:
     """Size of this sub-axis."""
 
     def __post_init__(self) -> None:
-        for value in (self.pre_size, self.size):
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ShardingError(f"expected int pre-size and size of a sub-axis, got: {value!r}")
+        pre, size = self.pre_size, self.size
+        if not (type(pre) is int and type(size) is int and INT64_MIN <= pre <= INT64_MAX and INT64_MIN <= size <= INT64_MAX):
+            object.__setattr__(self, "pre_size", as_int(pre, "sub-axis pre-size"))
+            object.__setattr__(self, "size", as_int(size, "sub-axis size"))
 
     @property
     def next_pre_size(self) -> int:
@@ -70,9 +77,9 @@ class AxisRef:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str):
-            raise ShardingError(f"expected a str axis name, got: {self.name!r}")
+            raise ShardingError(f"expected a str axis name, got: {shown(self.name)}")
         if self.sub_axis_info is not None and not isinstance(self.sub_axis_info, SubAxisInfo):
-            raise ShardingError(f"expected a SubAxisInfo or None, got: {self.sub_axis_info!r}")
+            raise ShardingError(f"expected a SubAxisInfo or None, got: {shown(self.sub_axis_info)}")
 
     @classmethod
     def sub(cls, name: str, pre_size: int, size: int) -> AxisRef:
@@ -81,9 +88,8 @@ class AxisRef:
 
     @classmethod
     def parse(cls, text: str) -> AxisRef:
-        from .syntax import parse_axis_ref
-
-        return parse_axis_ref(text)
+        """Parses `"x"` or `"x":(2)4`."""
+        return PARSERS["axis_ref"](text)
 
     @property
     def is_sub_axis(self) -> bool:
@@ -98,6 +104,8 @@ class AxisRef:
         """Number of devices along this axis ref."""
         if self.sub_axis_info is not None:
             return self.sub_axis_info.size
+        if not hasattr(mesh, "axis_size"):
+            raise ShardingError(f"expected a Mesh, got: {type(mesh).__name__}")
         return mesh.axis_size(self.name)
 
     def next_pre_size(self, mesh: Mesh) -> int:

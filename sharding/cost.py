@@ -19,13 +19,14 @@ Cost models (spec §4):
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from ._traffic import move_figures
 from .collectives import messages, moves
-from .errors import ShardingError
+from .errors import ShardingError, shown
 
 __all__ = ["plan_traffic", "record_traffic", "default_links", "alpha_beta", "StepCosts",
            "dtensor_redistribute_cost", "report", "plot"]
@@ -142,14 +143,23 @@ def alpha_beta(plan, links=None, *, algorithm: str = "ring") -> StepCosts:
     """Alpha-beta seconds per step (spec §4.1). `links` overrides `default_links` per axis:
     `{"x": (alpha, beta)}`. `algorithm` is `ring` or `bidirectional_ring`."""
     if algorithm not in ("ring", "bidirectional_ring"):
-        raise ShardingError(f"algorithm must be 'ring' or 'bidirectional_ring', got: {algorithm!r}")
+        raise ShardingError(f"algorithm must be 'ring' or 'bidirectional_ring', got: {shown(algorithm)}")
     bidi = algorithm == "bidirectional_ring"
     mesh = plan.mesh_of(plan.source)
     table = default_links(mesh)
+    if links is not None and not isinstance(links, Mapping):
+        raise ShardingError(f"expected links as {{axis: (alpha seconds, beta bytes/s)}}, got: {shown(links)}")
     for name, link in (links or {}).items():
         if name not in table:
-            raise ShardingError(f"unknown mesh axis in links: {name!r} (axes: {list(table)})")
-        table[name] = tuple(link)
+            raise ShardingError(f"unknown mesh axis in links: {shown(name)} (axes: {list(table)})")
+        try:
+            alpha, beta = (float(v) for v in link)
+        except (TypeError, ValueError, OverflowError):
+            raise ShardingError(f"expected (alpha seconds, beta bytes/s) for axis {shown(name)} in links, "
+                                f"got: {shown(link)}") from None
+        if not (0 <= alpha < math.inf and 0 < beta < math.inf):
+            raise ShardingError(f"expected a finite alpha >= 0 and beta > 0 for axis {shown(name)}, got: {shown(link)}")
+        table[name] = (alpha, beta)
     out = []
     prev = plan.source
     for step in plan.steps:

@@ -17,18 +17,22 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import sys
 from dataclasses import dataclass
 from typing import Iterable
 
 import numpy as np
 
+from ._mlir_lexer import to_int
 from ._placement import _ref_bounds, place, resolve
-from .axes import AxisRef
-from .errors import ShardingError, ShardingParseError
-from .mesh import Mesh, MeshAxis, as_int, check_devices, mesh_verifier_error
+from .axes import AxisRef, overlaps, sort_axis_refs
+from .errors import ShardingError, ShardingParseError, as_int, as_tuple, int_text, shown
+from .mesh import Mesh, MeshAxis, check_devices, mesh_verifier_error
 from .tensor_sharding import DimensionSharding, ManualAxes, TensorSharding, as_sharding
+from .verify import sharding_errors
 
-__all__ = ["HloSharding", "to_hlo_sharding", "from_hlo_sharding", "to_named_sharding"]
+__all__ = ["HloSharding", "to_hlo_sharding", "from_hlo_sharding", "to_named_sharding", "from_named_sharding",
+           "mesh_from_jax", "is_named_sharding", "to_sdy"]
 
 _SUBGROUPS = ("manual", "unreduced", "replicated")
 
@@ -88,6 +92,11 @@ class HloSharding:
     metadata: tuple[tuple[tuple[str, object], ...], ...] = dataclasses.field(default=(), compare=False)
     """XLA's `OpMetadata` entries (`metadata={op_name="a"}`), each as `(attribute, value)` pairs;
     like XLA's `ToString()` and `==`, printing and comparing leave them out."""
+    uncollapsed: HloSharding | None = dataclasses.field(default=None, compare=False)
+    """The tiled sharding a text gave before XLA collapsed it to `{replicated}`, `{unreduced}` or
+    `{manual}` (`{devices=[1,4]<=[4] last_tile_dim_replicate}`, any device list): XLA prints and
+    compares without it, and so does this class; `from_hlo_sharding` takes the tensor's rank and
+    its devices from it (XLA replicates over all of them)."""
 
     @classmethod
     def parse(cls, text: str) -> HloSharding:
@@ -102,17 +111,47 @@ class HloSharding:
     def tiled(cls, tile_dims, device_list=(), iota_reshape=(), iota_perm=(), subgroups=()) -> HloSharding:
         """A tiled sharding in XLA's canonical form (`HloSharding::Subgroup` / `PartialTile`).
 
+        Devices are `device_list` (row-major over `tile_dims`) or the iota
+        `arange(N).reshape(iota_reshape).transpose(iota_perm)` (default `<=[N]`); `subgroups`
+        name the trailing tile dims (`manual`, `unreduced`, `replicated`).
         Subgroup dims of size 1 are dropped, the others ordered manual, unreduced, replicated
         (the devices transposed with them) and merged per kind; a sharding whose tensor dims
         are all 1 and whose subgroups are of one kind becomes `{manual}`, `{unreduced}` or
         `{replicated}`; devices are sorted within each replication group (an iota stays an
         iota where XLA keeps one).
         """
+        dims = tuple(as_int(d, "tile dim", 0) for d in as_tuple(tile_dims, "tile dims"))
+        devices = tuple(as_int(d, "device id", 0) for d in as_tuple(device_list, "device ids"))
+        reshape = tuple(as_int(d, "iota dim", 0) for d in as_tuple(iota_reshape, "iota dims"))
+        perm = tuple(as_int(d, "iota transpose dim", 0) for d in as_tuple(iota_perm, "iota transpose dims"))
+        groups = as_tuple(subgroups, "subgroup types")
+        n = math.prod(dims)
+        if n > _INT64_MAX:
+            raise ShardingError(f"the tile dims {list(dims)} hold more than 2**63-1 devices")
+        for kind in groups:
+            if kind not in _SUBGROUPS:
+                raise ShardingError(f"expected subgroup types {', '.join(_SUBGROUPS)}, got: {shown(kind)}")
+        if len(groups) > len(dims):
+            raise ShardingError(f"expected at least {len(groups)} tile dims for {len(groups)} subgroups, got {len(dims)}")
+        if devices and (reshape or perm):
+            raise ShardingError("expected a device list or an iota, not both")
+        if devices and len(devices) != n:
+            raise ShardingError(f"expected {n} devices for tile dims {list(dims)}, got {len(devices)}")
+        if not devices:
+            reshape, perm = reshape or (n,), perm or tuple(range(len(reshape or (n,))))
+            if math.prod(reshape) != n or sorted(perm) != list(range(len(reshape))):
+                raise ShardingError(f"expected an iota of the {n} devices, got <=[{list(reshape)}]T({list(perm)})")
+        return cls._tiled(dims, devices, reshape, perm, groups)
+
+    @classmethod
+    def _tiled(cls, tile_dims, device_list=(), iota_reshape=(), iota_perm=(), subgroups=()) -> HloSharding:
+        """`tiled` on arguments the parser or the conversions already checked."""
         dims, groups = list(tile_dims), list(subgroups)
         devices = _Devices(tuple(dims), tuple(device_list), *_canonical_iota(iota_reshape, iota_perm))
+        given = cls("tiled", tuple(dims), devices.explicit, devices.reshape, devices.perm, tuple(groups))
         rank = len(dims) - len(groups)
         if groups and len(set(groups)) == 1 and math.prod(dims[:rank]) == 1:
-            return cls(groups[0])
+            return cls(groups[0], uncollapsed=given)
         removed = [rank + k for k in range(len(groups)) if dims[rank + k] == 1]
         kinds = [g for k, g in enumerate(groups) if rank + k not in removed]
         if removed or len(kinds) > len(set(kinds)) or len(set(kinds)) > 1:
@@ -126,10 +165,10 @@ class HloSharding:
             devices = devices.transpose(order + removed).with_dims(tuple(merged_dims))
             dims = merged_dims
         if groups == ["manual"] and math.prod(dims) == dims[-1]:
-            return cls("manual")
+            return cls("manual", uncollapsed=given)
         if groups and groups[-1] == "replicated":  # (no subgroup dim is 1 any more)
             if len(dims) == 1 or dims[-1] == math.prod(dims):
-                return cls("replicated")
+                return cls("replicated", uncollapsed=given)
             devices = devices.sort_groups()
         if devices.explicit:
             return cls("tiled", tuple(dims), devices.explicit, subgroups=tuple(groups))
@@ -313,6 +352,7 @@ _SPACE = " \t\n\r"  # XLA's lexer skips only these
 _SPACES = re.compile("[ \t\n\r]*")
 _WORD = re.compile("[A-Za-z0-9_.]*")
 _INT = re.compile("-?[0-9]+")
+_DIGITS = re.compile("[0-9]+")
 _INTS = re.compile("-?[0-9]+(?:[ \t\n\r]*,[ \t\n\r]*-?[0-9]+)*")
 
 
@@ -330,21 +370,21 @@ def _fast_tiled(text: str) -> HloSharding | None:
     if m is None:
         return None
     dims, reshape, perm, flat, listed, replicate, kinds = m.groups()
-    dims = [int(d) for d in dims.split(",")]
+    dims = [to_int(d) for d in dims.split(",")]
     n = math.prod(dims)
     subgroups = ["replicated"] if replicate else kinds.split(", ") if kinds else []
     if n > _INT64_MAX or len(subgroups) > len(dims):
         return None
     if listed:
-        devices = [int(d) for d in listed.split(",")]
+        devices = [to_int(d) for d in listed.split(",")]
         if len(devices) != n:
             return None
-        return HloSharding.tiled(dims, devices, subgroups=subgroups)
-    reshape = [int(flat)] if flat else [int(d) for d in reshape.split(",")]
-    perm = [0] if flat else [int(p) for p in perm.split(",")]
+        return HloSharding._tiled(dims, devices, subgroups=subgroups)
+    reshape = [to_int(flat)] if flat else [to_int(d) for d in reshape.split(",")]
+    perm = [0] if flat else [to_int(p) for p in perm.split(",")]
     if math.prod(reshape) != n or sorted(perm) != list(range(len(reshape))):
         return None
-    return HloSharding.tiled(dims, (), reshape, perm, subgroups)
+    return HloSharding._tiled(dims, (), reshape, perm, subgroups)
 
 
 class _HloParser:
@@ -396,8 +436,7 @@ class _HloParser:
         return self._int64(m.group(), m.start(), what)
 
     def _int64(self, digits: str, start: int, what: str) -> int:
-        # More than 19 digits cannot be an int64 (and keeps clear of Python's int-size limit).
-        value = int(digits) if len(digits.lstrip("-")) <= 19 else 2**64
+        value = -to_int(digits[1:]) if digits.startswith("-") else to_int(digits)
         if not -_INT64_MAX - 1 <= value <= _INT64_MAX:
             raise self.error(f"{what} does not fit in int64", start)
         return value
@@ -561,21 +600,6 @@ class _HloParser:
         self.expect("}", "'}' to end metadata")
         return tuple(fields.items())
 
-    def string(self) -> str:
-        self.skip()
-        if not self.text.startswith('"', self.pos):
-            raise self.error("expected a string")
-        out, i = [], self.pos + 1
-        while i < len(self.text) and self.text[i] != '"':
-            if self.text[i] == "\\" and i + 1 < len(self.text):
-                i += 1
-            out.append(self.text[i])
-            i += 1
-        if i >= len(self.text):
-            raise self.error("expected '\"' to end the string")
-        self.pos = i + 1
-        return "".join(out)
-
     def quoted(self) -> str:
         """A string of XLA's lexer: in double or single quotes, with C escapes."""
         self.skip()
@@ -602,7 +626,7 @@ class _HloParser:
         if not self.peek("]"):
             while True:
                 at = self.pos
-                name = self.string()
+                name = self.quoted()
                 self.expect("=", "'=' after axis name")
                 size = self.integer("axis size")
                 if size < 1:
@@ -702,9 +726,6 @@ class _HloParser:
     def _verify_named(self, named: TensorSharding, mesh: Mesh, manual: tuple[AxisRef, ...], at: int) -> None:
         # XLA checks what Shardy's verifier does (and aborts jaxlib 0.10.2 on a violation); the
         # manual axes are one more list of the same kind, sharing no devices with the others.
-        from .axes import overlaps
-        from .verify import sharding_errors
-
         errors = sharding_errors(named, mesh=mesh)
         if not errors and manual:
             errors = tuple(e.replace("replicated axes", "manual axes")
@@ -733,11 +754,11 @@ class _HloParser:
 
     def axis_ref(self, mesh: Mesh) -> AxisRef:
         at = self.pos
-        name = self.string()
+        name = self.quoted()
         if not mesh.has_axis(name):  # XLA also takes an axis by its index
-            if not (name.isascii() and name.isdigit() and int(name) < len(mesh.axes)):
-                raise self.error(f"axis {name!r} is not a valid axis name or index in mesh {mesh.body()}", at)
-            name = mesh.axes[int(name)].name
+            if not (_DIGITS.fullmatch(name) and to_int(name) < len(mesh.axes)):
+                raise self.error(f"axis {shown(name)} is not a valid axis name or index in mesh {mesh.body()}", at)
+            name = mesh.axes[to_int(name)].name
         if not self.optional(":"):
             return AxisRef(name)
         self.expect("(", "'(' before pre_size in sub axis")
@@ -794,7 +815,7 @@ class _HloParser:
                 at = self.pos
                 kind = self.word()
                 if kind not in _SUBGROUPS:
-                    raise self.error(f"expected a subgroup type ({', '.join(_SUBGROUPS)}), got: {kind!r}", at)
+                    raise self.error(f"expected a subgroup type ({', '.join(_SUBGROUPS)}), got: {shown(kind)}", at)
                 self.pos += len(kind)
                 subgroups.append(kind)
                 if not self.optional(","):
@@ -808,7 +829,7 @@ class _HloParser:
         if len(subgroups) > len(dims):
             raise self.error(f"expected at least {len(subgroups)} tile dims for {len(subgroups)} subgroups, "
                              f"got {len(dims)}", start)
-        return HloSharding.tiled(dims, devices, reshape, perm, subgroups)
+        return HloSharding._tiled(dims, devices, reshape, perm, subgroups)
 
 
 # -- sdy -> HloSharding ------------------------------------------------------------------------
@@ -817,7 +838,7 @@ class _HloParser:
 def _manual_refs(manual_axes) -> tuple[AxisRef, ...]:
     if isinstance(manual_axes, ManualAxes):
         manual_axes = manual_axes.names
-    return tuple(r if isinstance(r, AxisRef) else AxisRef(r) for r in manual_axes)
+    return tuple(r if isinstance(r, AxisRef) else AxisRef(r) for r in as_tuple(manual_axes, "manual axes"))
 
 
 def to_hlo_sharding(sharding: TensorSharding, mesh=None, *,
@@ -873,10 +894,10 @@ def _to_hlo_text(sharding: TensorSharding, mesh, manual: tuple[AxisRef, ...],
     if subgroups in ([], ["replicated"]) and all(t == 1 for t in p.num_tiles):
         return "{replicated}"  # also a one-device mesh (checked with jaxlib)
     if not m.device_ids:
-        return str(HloSharding.tiled(tile_dims, (), p.piece_sizes, order, subgroups))
+        return str(HloSharding._tiled(tile_dims, (), p.piece_sizes, order, subgroups))
     if device_iota is not None:
         d = _Devices(p.piece_sizes, (), *device_iota).transpose(order)
-        return str(HloSharding.tiled(tile_dims, d.explicit, d.reshape, d.perm, subgroups))
+        return str(HloSharding._tiled(tile_dims, d.explicit, d.reshape, d.perm, subgroups))
     # Size-1 pieces do not move devices; leaving them out keeps numpy under its 64 dims.
     big = [i for i in order if p.pieces[i].size > 1]
     sizes = [pc.size for pc in p.pieces if pc.size > 1]
@@ -884,7 +905,7 @@ def _to_hlo_text(sharding: TensorSharding, mesh, manual: tuple[AxisRef, ...],
     check_devices(0, len(sizes))
     grid = np.asarray(m.device_ids, dtype=np.int64).reshape(sizes)
     devices = grid.transpose([rank.index(i) for i in big]).reshape(-1)
-    return str(HloSharding.tiled(tile_dims, tuple(devices.tolist()), subgroups=subgroups))
+    return str(HloSharding._tiled(tile_dims, tuple(devices.tolist()), subgroups=subgroups))
 
 
 # -- HloSharding -> sdy ------------------------------------------------------------------------
@@ -917,6 +938,12 @@ def _refine(outer: list[int], inner: list[int]) -> list[tuple[int, int, int]] | 
     return pieces
 
 
+_MAX_RANK = 64
+"""The most dims of an array (numpy's and so JAX's limit)."""
+_MAX_MESH_DEVICES = 2**31
+"""The most devices of a mesh a tensor can be placed on: PjRt's global device ids are int32."""
+
+
 def from_hlo_sharding(text: str | HloSharding, *, rank: int | None = None, num_devices: int | None = None,
                       mesh_name: str = "mesh") -> tuple[Mesh, TensorSharding]:
     """A Shardy mesh and sharding with the same placement as a GSPMD HloSharding.
@@ -926,19 +953,20 @@ def from_hlo_sharding(text: str | HloSharding, *, rank: int | None = None, num_d
     `device_ids` are needed; an explicit device list (or an iota that is no simple transpose)
     gives one axis per tile dim with `device_ids`. Replicated subgroups stay implicit;
     unreduced ones become `unreduced`. `{maximal device=N}` gives the maximal mesh
-    `<[], device_ids=[N]>`. `rank` is required for `{replicated}` (the text does not carry it)
-    and checked otherwise; `num_devices` sizes the mesh of `{replicated}` (else the empty mesh
-    `<[]>`) and is checked otherwise. The sharding names `@mesh_name`.
+    `<[], device_ids=[N]>`. A tiled text that XLA collapses to `{replicated}` or `{unreduced}`
+    (`{devices=[1,4]<=[4] last_tile_dim_replicate}`) keeps its rank and its devices, as XLA
+    replicates over all of them. `rank` is required for a bare `{replicated}` (the text does
+    not carry it) and checked otherwise; `num_devices` sizes the mesh of a bare `{replicated}`
+    (else the empty mesh `<[]>`) and is checked otherwise. The sharding names `@mesh_name`.
+    Arrays have at most 64 dims and meshes at most 2**31 devices (PjRt's device ids are int32).
     """
     hlo = text if isinstance(text, HloSharding) else HloSharding.parse(text)
+    if not isinstance(mesh_name, str):
+        raise ShardingError(f"expected a str mesh_name, got: {shown(mesh_name)}")
     if rank is not None:
-        rank = as_int(rank, "rank")
-        if rank < 0:
-            raise ShardingError(f"expected a non-negative rank, got: {rank}")
+        rank = as_int(rank, "rank", 0, _MAX_RANK)
     if num_devices is not None:
-        num_devices = as_int(num_devices, "num_devices")
-        if num_devices < 1:
-            raise ShardingError(f"expected num_devices of at least 1, got: {num_devices}")
+        num_devices = as_int(num_devices, "num_devices", 1, _MAX_MESH_DEVICES)
     if hlo.kind in ("tuple", "unknown"):
         raise ShardingError(f"expected a single known HloSharding (convert the elements of a tuple one by one), "
                             f"got: {hlo}")
@@ -952,6 +980,7 @@ def from_hlo_sharding(text: str | HloSharding, *, rank: int | None = None, num_d
         if hlo.manual_axes:
             raise ShardingError(f"manual axes are the inside of an sdy.manual_computation, not a tensor sharding: {hlo}")
         named = hlo.named
+        _check_size(hlo, named.rank, hlo.mesh.total_size)
         if rank is not None and named.rank and rank != named.rank:
             raise ShardingError(f"expected {named.rank} tensor dims in {hlo}, got rank={rank}")
         if num_devices is not None and num_devices != hlo.mesh.total_size:
@@ -961,6 +990,16 @@ def from_hlo_sharding(text: str | HloSharding, *, rank: int | None = None, num_d
             dims = TensorSharding.replicated(mesh_name, rank).dim_shardings
         return hlo.mesh, TensorSharding(mesh_name, dims, named.replicated_axes, named.unreduced_axes)
     if hlo.kind in ("replicated", "unreduced"):
+        given = hlo.uncollapsed
+        if given is not None:  # the text's tile dims and devices, which XLA's value forgets
+            _check_size(given, given.rank, given.num_devices)
+            _check_devices(given)
+            if rank is not None and rank != given.rank:
+                raise ShardingError(f"expected {given.rank} tensor dims in {given} (tile dims minus subgroups), "
+                                    f"got rank={rank}")
+            if num_devices is not None and num_devices != given.num_devices:
+                raise ShardingError(f"expected num_devices={given.num_devices} for {given}, got {num_devices}")
+            rank, num_devices = given.rank, given.num_devices
         if rank is None:
             raise ShardingError(f"expected rank= for {hlo}: the text does not say the tensor's rank")
         if hlo.kind == "unreduced" and (num_devices or 1) < 2:
@@ -969,14 +1008,14 @@ def from_hlo_sharding(text: str | HloSharding, *, rank: int | None = None, num_d
         mesh = Mesh((MeshAxis("axis_0", num_devices),)) if num_devices and num_devices > 1 else Mesh()
         unreduced = (AxisRef("axis_0"),) if hlo.kind == "unreduced" else ()
         return mesh, TensorSharding(mesh_name, TensorSharding.replicated(mesh_name, rank).dim_shardings, (), unreduced)
+    _check_size(hlo, hlo.rank, hlo.num_devices)
     if rank is not None and rank != hlo.rank:
         raise ShardingError(f"expected {hlo.rank} tensor dims in {hlo} (tile dims minus subgroups), got rank={rank}")
     if num_devices is not None and num_devices != hlo.num_devices:
         raise ShardingError(f"expected num_devices={hlo.num_devices} for {hlo}, got {num_devices}")
     if hlo.num_devices == 0:
         raise ShardingError(f"{hlo} has no devices; a Shardy mesh has at least one")
-    if hlo.device_list and sorted(hlo.device_list) != list(range(hlo.num_devices)):
-        raise ShardingError(f"expected the devices of {hlo} to be 0..{hlo.num_devices - 1} once each")
+    _check_devices(hlo)
     pieces = None
     if not hlo.device_list:
         reshape, perm = _canonical_iota(hlo.iota_reshape, hlo.iota_perm)
@@ -996,6 +1035,24 @@ def from_hlo_sharding(text: str | HloSharding, *, rank: int | None = None, num_d
     return mesh, _sharding(hlo, per_tile, mesh, mesh_name)
 
 
+def _check_size(hlo: HloSharding, rank: int, devices: int) -> None:
+    if rank > _MAX_RANK:
+        raise ShardingError(f"{_short(hlo)} shards {rank} tensor dims; arrays have at most {_MAX_RANK}")
+    if devices > _MAX_MESH_DEVICES:
+        raise ShardingError(f"{_short(hlo)} holds {int_text(devices)} devices; a mesh has at most 2**31 "
+                            "(PjRt's device ids are int32)")
+
+
+def _check_devices(hlo: HloSharding) -> None:
+    if hlo.device_list and sorted(hlo.device_list) != list(range(hlo.num_devices)):
+        raise ShardingError(f"expected the devices of {_short(hlo)} to be 0..{hlo.num_devices - 1} once each")
+
+
+def _short(hlo: HloSharding) -> str:
+    text = str(hlo)
+    return text if len(text) <= 200 else text[:160] + " ... " + text[-30:]
+
+
 def _explicit(hlo: HloSharding, devices: tuple[int, ...], mesh_name: str) -> tuple[Mesh, TensorSharding]:
     axes, per_tile = [], []
     for size in hlo.tile_dims:
@@ -1009,8 +1066,6 @@ def _explicit(hlo: HloSharding, devices: tuple[int, ...], mesh_name: str) -> tup
 
 
 def _sharding(hlo: HloSharding, per_tile: list[list[AxisRef]], mesh: Mesh, mesh_name: str) -> TensorSharding:
-    from .axes import sort_axis_refs
-
     rank = hlo.rank
     dims = tuple(DimensionSharding(tuple(refs)) for refs in per_tile[:rank])
     unreduced: list[AxisRef] = []
@@ -1029,32 +1084,145 @@ def to_named_sharding(sharding: TensorSharding, mesh=None, *, devices=None):
     JAX meshes have no sub-axes: every mesh axis is cut at the sub-axes the dims use, and each
     cut becomes an axis named `x_<pre>_<size>` (full axes keep their names). Logical device `i`
     is `devices[i]` (default `jax.devices()`), so `device_ids` permute the mesh. Open dims and
-    explicit `replicated` axes need nothing in JAX; unreduced axes are not supported (JAX allows
-    them only on `Explicit` mesh axes).
+    explicit `replicated` axes need nothing in JAX (open dims stay closed: `device_put` refuses
+    `P.UNCONSTRAINED`); unreduced axes become `P(..., unreduced=...)` on mesh axes of type
+    `Explicit` (JAX allows them nowhere else), the other axes stay `Auto`. Needs jax imported.
     """
     sharding = as_sharding(sharding)
     m = resolve(sharding, mesh)
     if m.is_empty or m.is_maximal:
         raise ShardingError(f"mesh {m.body()} has no axes; a NamedSharding needs a mesh with axes "
                             "(use jax.sharding.SingleDeviceSharding for one device)")
-    if sharding.unreduced_axes:
-        raise ShardingError("unreduced axes have no NamedSharding form here: JAX allows them only on "
-                            f"Explicit mesh axes, found unreduced={{{', '.join(map(str, sharding.unreduced_axes))}}}")
     p = place(sharding, m, None)
-    try:
-        import jax
-        from jax.sharding import Mesh as JaxMesh, NamedSharding, PartitionSpec
-    except ImportError:
-        raise ShardingError("to_named_sharding needs jax (pip install jax)") from None
+    jax = sys.modules.get("jax")  # never imported here: jax stays optional, imports stay at import time
+    if jax is None:
+        raise ShardingError("to_named_sharding builds JAX objects: import jax first (pip install jax)")
+    JaxMesh, NamedSharding, PartitionSpec = jax.sharding.Mesh, jax.sharding.NamedSharding, jax.sharding.PartitionSpec
     pool = list(jax.devices() if devices is None else devices)
     if max(m.devices) >= len(pool):
         raise ShardingError(f"mesh {m.body()} needs {max(m.devices) + 1} devices, found {len(pool)}")
     names = tuple(pc.name if pc.is_full else f"{pc.name}_{pc.pre_size}_{pc.size}" for pc in p.pieces)
     grid = np.empty(len(m.devices), dtype=object)
     grid[:] = [pool[i] for i in m.devices]
-    jmesh = JaxMesh(grid.reshape(p.piece_sizes), names)
+    unreduced = frozenset(names[i] for i in p.unreduced_pieces)
+    if unreduced:
+        kind = jax.sharding.AxisType
+        types = tuple(kind.Explicit if n in unreduced else kind.Auto for n in names)
+        jmesh = JaxMesh(grid.reshape(p.piece_sizes), names, axis_types=types)
+    else:
+        jmesh = JaxMesh(grid.reshape(p.piece_sizes), names)
     spec = []
     for dims in p.dim_pieces:
         refs = [names[i] for i in dims]
         spec.append(None if not refs else refs[0] if len(refs) == 1 else tuple(refs))
-    return NamedSharding(jmesh, PartitionSpec(*spec))
+    return NamedSharding(jmesh, PartitionSpec(*spec, unreduced=unreduced))
+
+
+# -- JAX -> sdy --------------------------------------------------------------------------------
+# Duck-typed on JAX's public attributes: this module never imports jax.
+
+
+def is_named_sharding(value) -> bool:
+    """Whether `value` is a `jax.sharding.NamedSharding` (without importing jax)."""
+    return type(value).__name__ == "NamedSharding" and hasattr(value, "spec") and hasattr(value, "mesh")
+
+
+def mesh_from_jax(jax_mesh, logical_device_ids=None) -> Mesh:
+    """The Shardy mesh of a `jax.sharding.Mesh` (or `AbstractMesh`): the same axis names and
+    sizes, and the devices in the mesh's order as `device_ids`.
+
+    JAX's device ids are kept when they are 0..N-1 (CPU devices, one host); otherwise (a mesh on
+    part of the devices) each device gets its rank among the mesh's ids, in the same order. An
+    `AbstractMesh` has no devices: iota. `logical_device_ids` (NamedSharding's private
+    `_logical_device_ids`) reorder the positions as JAX's lowering does.
+    """
+    try:
+        shape = tuple(jax_mesh.shape_tuple)
+    except AttributeError:
+        raise ShardingError(f"expected a jax.sharding.Mesh, got: {type(jax_mesh).__name__}") from None
+    for name, _ in shape:
+        if not isinstance(name, str):
+            raise ShardingError(f"expected str mesh axis names (Shardy's axes are named by strings), got: {shown(name)}")
+    axes = tuple(MeshAxis(name, size) for name, size in shape)
+    count = math.prod(a.size for a in axes)
+    check_devices(count)
+    if type(jax_mesh).__name__ == "AbstractMesh":
+        ids = list(range(count))
+    else:
+        ids = [device.id for device in jax_mesh.devices.flat]
+        if sorted(ids) != list(range(len(ids))):
+            rank = {i: r for r, i in enumerate(sorted(ids))}
+            ids = [rank[i] for i in ids]
+    if logical_device_ids is not None:
+        logical = [as_int(i, "logical device id", 0, count - 1) for i in logical_device_ids]
+        if sorted(logical) != list(range(count)):
+            raise ShardingError(f"expected the logical device ids to be 0..{count - 1} once each, got: {logical}")
+        ids = [ids[i] for i in logical]
+    return Mesh(axes, tuple(ids))
+
+
+def from_named_sharding(named_sharding, ndim: int, *, mesh_name: str = "mesh",
+                        modify_wrt_axis_types: bool = False) -> tuple[Mesh, TensorSharding]:
+    """The Shardy mesh and sharding of a `jax.sharding.NamedSharding` for an array of `ndim` dims,
+    as JAX's `NamedSharding._to_sdy_sharding(ndim)` lowers it, with the mesh's device order (see
+    `mesh_from_jax`) kept in `device_ids`.
+
+    A `PartitionSpec` entry gives a dim's axes (`None`: none, `P.UNCONSTRAINED`: an open dim),
+    missing entries are replicated dims, `unreduced` axes stay unreduced (JAX allows them on
+    `Explicit` axes only) and `reduced` ones are replicated data. `modify_wrt_axis_types=True`
+    is JAX's lowering inside `jit` on a mesh with an `Auto` axis: every dim open, and the
+    `Explicit` axes the spec leaves unused explicitly `replicated`. The sharding names
+    `@mesh_name`. Needs no jax import (it reads the objects' attributes).
+    """
+    if not is_named_sharding(named_sharding):
+        raise ShardingError(f"expected a jax.sharding.NamedSharding, got: {type(named_sharding).__name__}")
+    ndim = as_int(ndim, "ndim", 0, _MAX_RANK)
+    if not isinstance(mesh_name, str):
+        raise ShardingError(f"expected a str mesh_name, got: {shown(mesh_name)}")
+    if not isinstance(modify_wrt_axis_types, bool):
+        raise ShardingError(f"expected a bool modify_wrt_axis_types, got: {shown(modify_wrt_axis_types)}")
+    jax_mesh, spec = named_sharding.mesh, named_sharding.spec
+    mesh = mesh_from_jax(jax_mesh, getattr(named_sharding, "_logical_device_ids", None))
+    entries = tuple(getattr(spec, "partitions", spec))
+    if len(entries) > ndim:
+        raise ShardingError(f"the PartitionSpec {spec} has {len(entries)} entries, more than the array's {ndim} dims")
+    unconstrained = getattr(type(spec), "UNCONSTRAINED", None)
+    dims = []
+    for entry in entries + (None,) * (ndim - len(entries)):
+        if entry is not None and entry is unconstrained:
+            dims.append(DimensionSharding((), False))
+            continue
+        names = () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
+        dims.append(DimensionSharding(tuple(AxisRef(_axis_name(n)) for n in names)))
+    unreduced = frozenset(getattr(spec, "unreduced", ()))
+    replicated: frozenset = frozenset()
+    types = tuple(getattr(t, "name", str(t)) for t in getattr(jax_mesh, "axis_types", ()))
+    if modify_wrt_axis_types and "Auto" in types:
+        dims = [DimensionSharding(d.axes, False) for d in dims]
+        used = {r.name for d in dims for r in d.axes} | unreduced | frozenset(getattr(spec, "reduced", ()))
+        replicated = frozenset(n for n, t in zip(mesh.axis_names, types) if t == "Explicit" and n not in used)
+    in_mesh_order = [AxisRef(n) for n in mesh.axis_names]
+    sharding = TensorSharding(mesh_name, tuple(dims), tuple(r for r in in_mesh_order if r.name in replicated),
+                              tuple(r for r in in_mesh_order if r.name in unreduced))
+    unknown = sorted(map(str, unreduced - set(mesh.axis_names)))
+    if unknown:
+        raise ShardingError(f"unreduced axes {unknown} are not axes of the mesh {mesh.body()}")
+    errors = sharding_errors(sharding, mesh=mesh)
+    if errors:
+        raise ShardingError(f"{spec} on mesh {mesh.body()}: {errors[0]}")
+    return mesh, sharding
+
+
+def _axis_name(name) -> str:
+    if not isinstance(name, str):
+        raise ShardingError(f"expected str axis names in the PartitionSpec, got: {shown(name)}")
+    return name
+
+
+def to_sdy(value, ndim: int) -> TensorSharding:
+    """A `TensorSharding` from one, from its text, or from a JAX `NamedSharding` for an array of
+    `ndim` dims (its mesh inlined, so it carries its devices)."""
+    if is_named_sharding(value):
+        mesh, sharding = from_named_sharding(value, ndim)
+        return dataclasses.replace(sharding, mesh_or_ref=mesh)
+    return as_sharding(value)

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import math
-import operator
 from dataclasses import dataclass
 from typing import Iterator
 
-from .axes import quote
-from .errors import ShardingError
+from .axes import PARSERS, quote
+from .errors import INT64_MAX, INT64_MIN, ShardingError, as_int, as_tuple, shown
 
 __all__ = ["MeshAxis", "Mesh", "MeshTable", "symbol_name", "mesh_verifier_error", "MAX_DEVICES", "check_devices"]
 
@@ -16,16 +15,6 @@ MAX_DEVICES = 2**20
 """The most devices whose per-device data (device lists, simulated shards, pictures) is built.
 Symbolic functions (`verify`, `local_shape`, `to_hlo_sharding`) take meshes of any size."""
 _MAX_NDIM = 64  # numpy's limit on array dims
-
-
-def as_int(value, what: str) -> int:
-    """`value` as a Python int (numpy integers too), or `ShardingError` naming `what`."""
-    if isinstance(value, bool):
-        raise ShardingError(f"expected an int {what}, got: {value!r}")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise ShardingError(f"expected an int {what}, got: {value!r}") from None
 
 
 def check_devices(count: int, ndim: int = 0) -> None:
@@ -58,7 +47,7 @@ class MeshAxis:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str):
-            raise ShardingError(f"expected a str mesh axis name, got: {self.name!r}")
+            raise ShardingError(f"expected a str mesh axis name, got: {shown(self.name)}")
         object.__setattr__(self, "size", as_int(self.size, f"size of mesh axis {quote(self.name)}"))
 
     def __str__(self) -> str:
@@ -82,13 +71,14 @@ class Mesh:
             value = getattr(self, field)
             if not isinstance(value, tuple):
                 if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
-                    raise ShardingError(f"expected a sequence of {field}, got: {value!r}")
+                    raise ShardingError(f"expected a sequence of {field}, got: {shown(value)}")
                 object.__setattr__(self, field, tuple(value))
         for axis in self.axes:
             if not isinstance(axis, MeshAxis):
-                raise ShardingError(f"expected MeshAxis values in a Mesh's axes, got: {axis!r}")
-        if not all(type(i) is int for i in self.device_ids):
-            object.__setattr__(self, "device_ids", tuple(as_int(i, "device id") for i in self.device_ids))
+                raise ShardingError(f"expected MeshAxis values in a Mesh's axes, got: {shown(axis)}")
+        ids = self.device_ids
+        if not all(type(i) is int for i in ids) or (ids and not INT64_MIN <= min(ids) <= max(ids) <= INT64_MAX):
+            object.__setattr__(self, "device_ids", tuple(as_int(i, "device id") for i in ids))
         ids = self.device_ids
         if self.axes and ids and ids[0] == 0 and ids == tuple(range(len(ids))) and len(ids) == self.total_size:
             object.__setattr__(self, "device_ids", ())
@@ -96,14 +86,12 @@ class Mesh:
     @classmethod
     def of(cls, device_ids: tuple[int, ...] = (), **sizes: int) -> Mesh:
         """`Mesh.of(x=2, y=4)`: a mesh from keyword sizes (major to minor)."""
-        return cls(tuple(MeshAxis(n, s) for n, s in sizes.items()), tuple(device_ids))
+        return cls(tuple(MeshAxis(n, s) for n, s in sizes.items()), device_ids)
 
     @classmethod
     def parse(cls, text: str) -> Mesh:
         """Parses `#sdy.mesh<...>`, `mesh<...>` or a bare `<...>` body; verifies it like Shardy."""
-        from .syntax import parse_mesh
-
-        return parse_mesh(text)
+        return PARSERS["mesh"](text)
 
     @property
     def axis_names(self) -> tuple[str, ...]:
@@ -152,6 +140,8 @@ class Mesh:
         return None
 
     def axis_size(self, name: str) -> int:
+        if not isinstance(name, str):
+            raise ShardingError(f"expected an axis name (str), got: {shown(name)}")
         for a in self.axes:
             if a.name == name:
                 return a.size
@@ -182,7 +172,11 @@ class MeshTable:
     meshes: tuple[tuple[str, Mesh], ...] = ()
 
     def __post_init__(self) -> None:
-        meshes = tuple((n, m) for n, m in self.meshes)
+        meshes = as_tuple(self.meshes, "(name, Mesh) pairs")
+        for entry in meshes:
+            if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], str)
+                    and isinstance(entry[1], Mesh)):
+                raise ShardingError(f"expected (name, Mesh) pairs in a MeshTable, got: {shown(entry)}")
         object.__setattr__(self, "meshes", meshes)
         seen: set[str] = set()
         for name, _ in meshes:
@@ -197,9 +191,7 @@ class MeshTable:
     @classmethod
     def parse(cls, text: str) -> MeshTable:
         """Parses `sdy.mesh @name = <...>` ops (one after another, any whitespace)."""
-        from .syntax import parse_mesh_table
-
-        return parse_mesh_table(text)
+        return PARSERS["mesh_table"](text)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -212,6 +204,8 @@ class MeshTable:
         return None
 
     def __getitem__(self, name: str) -> Mesh:
+        if not isinstance(name, str):
+            raise ShardingError(f"expected a mesh name (str), got: {shown(name)}")
         mesh = self.get(name)
         if mesh is None:
             raise ShardingError(f"unknown mesh: {symbol_name(name)}")

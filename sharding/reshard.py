@@ -26,7 +26,8 @@ from typing import Callable
 
 from .axes import AxisRef, can_coexist, can_merge, contains, merge, overlap, overlaps
 from .axes import prefix_without_overlap, suffix_without_overlap
-from .errors import ShardingError
+from .errors import ShardingError, shown
+from .hlo import to_sdy
 from .mesh import Mesh, MeshTable, device_order, same_device_set
 from .syntax import AllToAllParam, AllToAllParamList, ListOfAxisRefLists
 from .tensor_sharding import DimensionSharding, TensorSharding
@@ -568,8 +569,8 @@ def _dtype(dtype) -> "object":
         dtype = name
     try:
         return np.dtype(dtype)
-    except TypeError:
-        raise ShardingError(f"unknown dtype: {dtype!r} (use a numpy dtype or bf16, f32, s8, ...)") from None
+    except (TypeError, ValueError):  # (ValueError: numpy printing a huge int)
+        raise ShardingError(f"unknown dtype: {shown(dtype)} (use a numpy dtype or bf16, f32, s8, ...)") from None
 
 
 @dataclass(frozen=True)
@@ -659,13 +660,16 @@ def _resolve(s: TensorSharding, mesh, what: str) -> Mesh:
     return resolve(s, mesh)
 
 
-def reshard_plan(source: TensorSharding | str, target: TensorSharding | str, mesh, shape, *,
+def reshard_plan(source: TensorSharding | str, target: TensorSharding | str, mesh=None, shape=None, *,
                  dtype="float32", uneven: str = "padded") -> ReshardPlan:
     """The collectives Shardy's `sdy-reshard-to-collectives` emits to reshard an array of
     `shape` from `source` to `target` (pure: no data, nothing per device).
 
+    `source` and `target` are `TensorSharding`s, their text, or JAX `NamedSharding`s (whose
+    meshes come with them: `reshard_plan(ns1, ns2, shape=(8, 8), dtype="bf16")`).
     `mesh` is a `Mesh` (bound to whatever name the shardings use) or a `MeshTable` (two meshes
-    of the same axes in different device orders reshard with a collective-permute).
+    of the same axes in different device orders reshard with a collective-permute); not needed
+    for inlined meshes.
     Refuses, with a `ShardingError`: shardings over different devices or over meshes of
     different axes (Shardy keeps such reshards), different unreduced axes (jaxlib rewrites
     them silently), shapes that do not fit the shardings.
@@ -675,15 +679,12 @@ def reshard_plan(source: TensorSharding | str, target: TensorSharding | str, mes
     from ._ragged import check_full_axes, check_uneven
     from .verify import verify
 
-    if isinstance(source, str):
-        source = TensorSharding.parse(source)
-    if isinstance(target, str):
-        target = TensorSharding.parse(target)
-    if isinstance(mesh, str):
-        from .__main__ import parse_mesh_arg
-
-        mesh = parse_mesh_arg(mesh)
+    if shape is None:
+        raise ShardingError("expected the array's shape: reshard_plan(source, target, mesh, shape)")
     dims = check_shape(shape)
+    source, target = to_sdy(source, len(dims)), to_sdy(target, len(dims))
+    if isinstance(mesh, str):
+        mesh = MeshTable.parse(mesh) if "sdy.mesh" in mesh and "@" in mesh else Mesh.parse(mesh)
     if check_uneven(uneven) == "ragged":
         check_full_axes(source)
         check_full_axes(target)

@@ -22,7 +22,8 @@ import numpy as np
 import xarray as xr
 
 from ._placement import Placement, check_shape, place
-from .errors import ShardingError
+from .errors import ShardingError, as_int, shown
+from .hlo import is_named_sharding, mesh_from_jax, to_sdy
 from .mesh import Mesh, MeshTable, check_devices
 from .tensor_sharding import TensorSharding, as_sharding
 
@@ -79,6 +80,12 @@ class DeviceMesh:
         ids = np.asarray(mesh.devices, dtype=np.int64).reshape(mesh.shape)
         self.devices = xr.DataArray(ids, dims=mesh.axis_names, name="device_id")
 
+    @classmethod
+    def from_jax(cls, mesh, *, name: str | None = None, uneven: str = "padded") -> DeviceMesh:
+        """The devices of a `jax.sharding.Mesh`: its axes, and its device order as `device_ids`
+        (see `sharding.hlo.mesh_from_jax`). Shardings then also come as JAX `NamedSharding`s."""
+        return cls(mesh_from_jax(mesh), name=name, uneven=uneven)
+
     def __repr__(self) -> str:
         label = "" if self.name is None else f"@{self.name} = "
         extra = "" if self.uneven == "padded" else f", uneven={self.uneven!r}"
@@ -89,7 +96,8 @@ class DeviceMesh:
 
     def placement(self, sharding: TensorSharding, global_shape, *, cut_by_replicated: bool = False) -> Placement:
         """The verified sharding resolved on this mesh (pieces, tiles, slices)."""
-        sharding = as_sharding(sharding)
+        global_shape = check_shape(global_shape)
+        sharding = to_sdy(sharding, len(global_shape)) if is_named_sharding(sharding) else as_sharding(sharding)
         if isinstance(sharding.mesh_or_ref, Mesh) and sharding.mesh_or_ref != self.mesh:
             raise ShardingError(f"the sharding's inlined mesh {sharding.mesh_or_ref.body()} is not this "
                                 f"device mesh {self.mesh.body()}")
@@ -111,7 +119,8 @@ class DeviceMesh:
 
     def shard(self, array, sharding: TensorSharding, *, fill=0, copy: bool = False,
               backend: str | None = None) -> ShardedArray:
-        """The per-device shards of `array` under `sharding`.
+        """The per-device shards of `array` under `sharding` (a `TensorSharding`, its text, or a
+        JAX `NamedSharding` on this mesh's devices, as `DeviceMesh.from_jax` makes it).
 
         `array` is a numpy array (any dtype, also ml_dtypes bf16/int4, bool) or an
         `xarray.DataArray` (its dim names are kept). Shards are read-only views, so replicas
@@ -132,7 +141,7 @@ class DeviceMesh:
         """
         from ._dask import check_backend, is_dask
 
-        sharding = as_sharding(sharding)
+        sharding = to_sdy(sharding, np.ndim(array)) if is_named_sharding(sharding) else as_sharding(sharding)
         source = array
         lazy = check_backend(backend, array)
         if lazy:
@@ -173,7 +182,7 @@ class DeviceMesh:
         try:
             fill_value = np.array(fill, dtype=dtype)
         except (TypeError, ValueError, OverflowError) as e:
-            raise ShardingError(f"fill {fill!r} does not fit dtype {dtype}: {e}") from None
+            raise ShardingError(f"fill {shown(fill)} does not fit dtype {dtype}: {e}") from None
         return p, labels, fill_value
 
     def _shard_lazy(self, array, sharding, fill) -> ShardedArray:
@@ -234,8 +243,11 @@ class DeviceMesh:
 
         if not isinstance(sharded, ShardedArray):
             raise ShardingError(f"expected a ShardedArray, got: {type(sharded).__name__}")
-        if isinstance(target, str):
-            target = TensorSharding.parse(target)
+        target = to_sdy(target, len(sharded.global_shape))
+        try:
+            np.array(fill, dtype=sharded.data.dtype)
+        except (TypeError, ValueError, OverflowError) as e:
+            raise ShardingError(f"fill {shown(fill)} does not fit dtype {sharded.data.dtype}: {e}") from None
         if sharded.mesh != self.mesh:
             raise ShardingError(f"the array is on mesh {sharded.mesh.body()}, this device mesh is {self.mesh.body()}")
         if sharded.placement.uneven != self.uneven:
@@ -287,6 +299,7 @@ class ShardedArray:
     def local(self, device_id: int) -> np.ndarray:
         """The buffer of one device (padding included; a ragged shard has none). Computes only
         that device's chunk of lazy shards."""
+        device_id = as_int(device_id, "device id")
         grid = self.placement.device_grid()
         where = np.argwhere(grid == device_id)
         if len(where) == 0:
@@ -423,7 +436,7 @@ def _check_replicas(values: np.ndarray, axis: int, p: Placement) -> None:
         grid = p.device_grid()
         pos = where[:axis] + (k,) + where[axis: grid.ndim - 1]
         ref = pos[:axis] + (0,) + pos[axis + 1:]
-        raise ShardingError(f"replicas disagree along mesh dim {p.pieces[axis].label!r}: device {int(grid[pos])} "
+        raise ShardingError(f"replicas disagree along mesh dim {shown(p.pieces[axis].label)}: device {int(grid[pos])} "
                             f"holds different data than device {int(grid[ref])}")
 
 
@@ -448,7 +461,7 @@ def _assemble(tiles: np.ndarray, p: Placement) -> np.ndarray:
 
 def _placement_of(pair, global_shape) -> Placement:
     if not (isinstance(pair, tuple) and len(pair) == 2):
-        raise ShardingError(f"expected a (sharding, mesh) pair, got: {pair!r}")
+        raise ShardingError(f"expected a (sharding, mesh) pair, got: {shown(pair)}")
     s, mesh = pair
     if isinstance(mesh, DeviceMesh):
         return mesh.placement(s, global_shape)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Callable, TypeVar, Union
 
 from . import _mlir_lexer as lexer
-from .axes import AxisRef, SubAxisInfo
+from .axes import PARSERS, AxisRef, SubAxisInfo
 from .errors import ShardingError, ShardingParseError
 from .mesh import Mesh, MeshAxis, MeshTable, mesh_verifier_error
 from .tensor_sharding import DimensionSharding, ManualAxes, TensorSharding, TensorShardingPerValue
@@ -155,7 +155,7 @@ class _Parser:
         elif c in _FAST_PUNCT:
             self.kind = text
         elif "0" <= c <= "9":
-            self.kind, self.value = "int", int(text)
+            self.kind, self.value = "int", _to_int(text)
         elif c == "@" or c == "#":
             if len(text) < 2:
                 raise _Retry
@@ -178,7 +178,7 @@ class _Parser:
             if kind == "punct":
                 return (value, m.start(kind), m.end(), None)  # type: ignore[arg-type]
             if kind == "digits":
-                return ("int", m.start(kind), m.end(), int(value))  # type: ignore[arg-type]
+                return ("int", m.start(kind), m.end(), _to_int(value))  # type: ignore[arg-type]
             # Strings and symbols: the token starts one character before the group.
             return (kind, m.start(kind) - 1 if kind != "id" else m.start(kind), m.end(), value)  # type: ignore[arg-type]
         # Lexer errors surface only when the parser looks at the token: text after a complete
@@ -774,3 +774,8 @@ def parse_collective_params(text: str):
     if not isinstance(value, (AxisRefList, ListOfAxisRefLists, AllToAllParamList)):
         raise ShardingParseError(f"expected a collective parameter attribute, got: {type(value).__name__}", text, 0)
     return value
+
+
+PARSERS.update(axis_ref=parse_axis_ref, mesh=parse_mesh, mesh_table=parse_mesh_table,
+               tensor_sharding=parse_tensor_sharding, tensor_sharding_per_value=parse_tensor_sharding_per_value,
+               manual_axes=parse_manual_axes)

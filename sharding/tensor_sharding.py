@@ -6,8 +6,8 @@ import math
 from dataclasses import dataclass
 from typing import Iterator
 
-from .axes import AxisRef, quote
-from .errors import InvalidShardingError, ShardingError
+from .axes import PARSERS, AxisRef, difference, quote, sort_and_merge
+from .errors import InvalidShardingError, ShardingError, as_int, as_shape, shown
 from .mesh import Mesh, MeshTable, symbol_name
 
 __all__ = [
@@ -15,13 +15,14 @@ __all__ = [
     "REDUCTION_OPS", "as_sharding",
 ]
 
+_MAX_LISTED_RANK = 2**16  # dims built one by one; refused above this before building them
 REDUCTION_OPS = ("sum", "max", "min")
 """Reductions of unreduced axes (Shardy `main`; jaxlib 0.10.2 only knows the implicit sum)."""
 
 
 def _as_tuple(value, field: str) -> tuple:
     if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
-        raise ShardingError(f"expected a sequence of {field}, got: {value!r}")
+        raise ShardingError(f"expected a sequence of {field}, got: {shown(value)}")
     return tuple(value)
 
 
@@ -29,7 +30,7 @@ def _check_items(values: tuple, kind: type, field: str) -> None:
     if not all(type(v) is kind for v in values):
         for v in values:
             if not isinstance(v, kind):
-                raise ShardingError(f"expected {kind.__name__} values in {field}, got: {v!r}")
+                raise ShardingError(f"expected {kind.__name__} values in {field}, got: {shown(v)}")
 
 
 def _axes_text(axes: tuple[AxisRef, ...]) -> str:
@@ -51,8 +52,8 @@ class DimensionSharding:
         if not isinstance(self.axes, tuple):
             object.__setattr__(self, "axes", _as_tuple(self.axes, "axes"))
         _check_items(self.axes, AxisRef, "axes")
-        if self.priority is not None and (isinstance(self.priority, bool) or not isinstance(self.priority, int)):
-            raise ShardingError(f"expected an int priority or None, got: {self.priority!r}")
+        if self.priority is not None:
+            object.__setattr__(self, "priority", as_int(self.priority, "priority (or None)"))
 
     @property
     def is_empty(self) -> bool:
@@ -96,7 +97,7 @@ class TensorSharding:
 
     def __post_init__(self) -> None:
         if not isinstance(self.mesh_or_ref, (str, Mesh)):
-            raise ShardingError(f"expected a mesh name (str) or a Mesh, got: {self.mesh_or_ref!r}")
+            raise ShardingError(f"expected a mesh name (str) or a Mesh, got: {shown(self.mesh_or_ref)}")
         for field, kind in (("dim_shardings", DimensionSharding), ("replicated_axes", AxisRef),
                             ("unreduced_axes", AxisRef)):
             value = getattr(self, field)
@@ -104,19 +105,20 @@ class TensorSharding:
                 object.__setattr__(self, field, value := _as_tuple(value, field))
             _check_items(value, kind, field)
         if self.reduction_op not in REDUCTION_OPS:
-            raise ShardingError(f"reduction_op must be one of {REDUCTION_OPS}, got: {self.reduction_op!r}")
+            raise ShardingError(f"reduction_op must be one of {REDUCTION_OPS}, got: {shown(self.reduction_op)}")
 
     @classmethod
     def parse(cls, text: str) -> TensorSharding:
         """Parses `#sdy.sharding<...>`, `sharding<...>` or a bare `<@m, [...]>` body."""
-        from .syntax import parse_tensor_sharding
-
-        return parse_tensor_sharding(text)
+        return PARSERS["tensor_sharding"](text)
 
     @classmethod
     def replicated(cls, mesh_or_ref: str | Mesh, rank: int, *, is_closed: bool = True) -> TensorSharding:
         """A fully replicated sharding (`{}` or, open, `{?}` for every dim)."""
-        return cls(mesh_or_ref, tuple(DimensionSharding((), is_closed) for _ in range(rank)))
+        if not isinstance(is_closed, bool):
+            raise ShardingError(f"expected a bool is_closed, got: {shown(is_closed)}")
+        rank = as_int(rank, "rank", 0, _MAX_LISTED_RANK)
+        return cls(mesh_or_ref, (DimensionSharding((), is_closed),) * rank)
 
     @property
     def rank(self) -> int:
@@ -156,6 +158,8 @@ class TensorSharding:
             if found is None:
                 raise InvalidShardingError(f"unknown mesh: {symbol_name(self.mesh_or_ref)}")
             return found
+        if not isinstance(mesh, Mesh):
+            raise ShardingError(f"expected a Mesh or a MeshTable for @{self.mesh_or_ref}, got: {type(mesh).__name__}")
         return mesh
 
     # -- shapes ----------------------------------------------------------------------------
@@ -166,26 +170,16 @@ class TensorSharding:
         sizes = {a.name: a.size for a in m.axes}
         return tuple(d.sharded_size(m, sizes) for d in self.dim_shardings)
 
-    def local_shape(self, shape: tuple[int | None, ...], mesh: Mesh | MeshTable) -> tuple[int | None, ...]:
-        """Per-device buffer shape: `ceil(dim / shards)` (uneven dims are padded at the end).
-
-        Dynamic dims (`None`) stay dynamic.
-        """
-        try:
-            shape = tuple(shape)
-        except TypeError:
-            raise ShardingError(f"expected a shape (a sequence of ints or None), got: {shape!r}") from None
-        for d in shape:
-            if d is not None and (isinstance(d, bool) or not hasattr(d, "__index__") or d < 0):
-                raise ShardingError(f"expected non-negative int (or None) dims in the shape, got: {shape!r}")
-        shape = tuple(None if d is None else int(d) for d in shape)
+    def local_shape(self, shape: tuple[int, ...], mesh: Mesh | MeshTable) -> tuple[int, ...]:
+        """Per-device buffer shape: `ceil(dim / shards)` (uneven dims are padded at the end)."""
+        shape = as_shape(shape)
         shards = self.num_shards_per_dim(mesh)
         if len(shape) != len(shards):
             raise InvalidShardingError(f"sharding doesn't match tensor rank: {len(shards)} != {len(shape)}")
         for d, n in enumerate(shards):
             if n < 1:
                 raise InvalidShardingError(f"dim {d} is split into {n} shards; verify the sharding first")
-        return tuple(None if d is None else -(-d // n) for d, n in zip(shape, shards))
+        return tuple(-(-d // n) for d, n in zip(shape, shards))
 
     def replicated_mesh_axes(self, mesh: Mesh | MeshTable, *, explicit: bool | None = None) -> tuple[AxisRef, ...]:
         """Parts of the mesh that shard no dim (and are not unreduced), in mesh order.
@@ -193,8 +187,6 @@ class TensorSharding:
         `explicit=True` gives only the `replicated` list, `False` only the implicit rest,
         `None` both. Axes partly used by sub-axes contribute their unused sub-axes.
         """
-        from .axes import difference, sort_and_merge
-
         m = self.resolve_mesh(mesh)
         if explicit:
             return self.replicated_axes
@@ -244,13 +236,12 @@ class TensorShardingPerValue:
 
     def __post_init__(self) -> None:
         if not isinstance(self.shardings, tuple):
-            object.__setattr__(self, "shardings", tuple(self.shardings))
+            object.__setattr__(self, "shardings", _as_tuple(self.shardings, "shardings"))
+        _check_items(self.shardings, TensorSharding, "shardings")
 
     @classmethod
     def parse(cls, text: str) -> TensorShardingPerValue:
-        from .syntax import parse_tensor_sharding_per_value
-
-        return parse_tensor_sharding_per_value(text)
+        return PARSERS["tensor_sharding_per_value"](text)
 
     def body(self) -> str:
         """`[<@m, [...]>, ...]`, the form pretty ops print."""
@@ -268,13 +259,12 @@ class ManualAxes:
 
     def __post_init__(self) -> None:
         if not isinstance(self.names, tuple):
-            object.__setattr__(self, "names", tuple(self.names))
+            object.__setattr__(self, "names", _as_tuple(self.names, "manual axis names"))
+        _check_items(self.names, str, "manual axis names")
 
     @classmethod
     def parse(cls, text: str) -> ManualAxes:
-        from .syntax import parse_manual_axes
-
-        return parse_manual_axes(text)
+        return PARSERS["manual_axes"](text)
 
     def body(self) -> str:
         return "{" + ", ".join(quote(n) for n in self.names) + "}"

@@ -7,13 +7,15 @@ Shardy prints after its location prefix (`'func.func' op arg 0 - `); `verify_mes
 
 from __future__ import annotations
 
+import re
 from typing import Sequence, Union
 
 from .axes import AxisRef, is_sorted, mesh_sort_key
-from .errors import InvalidMeshError, InvalidShardingError
+from ._mlir_lexer import to_int
+from .errors import INT64_MAX, InvalidMeshError, InvalidShardingError, ShardingError, as_shape, as_tuple, shown
 from .mesh import Mesh, MeshTable, symbol_name
 from .mesh import mesh_verifier_error
-from .tensor_sharding import TensorSharding
+from .tensor_sharding import TensorSharding, as_sharding
 
 __all__ = ["verify", "verify_mesh", "sharding_errors", "NO_TYPE"]
 
@@ -23,9 +25,10 @@ sharding of an op with no results): a maximal or fully replicated sharding must 
 no replicated or unreduced axes."""
 
 Shape = Union[Sequence[Union[int, None]], str, None]
-"""A tensor's global shape (`None` entries are dynamic dims), a type string for non-tensor
-values (`"!stablehlo.token"`) or unranked tensors (`"tensor<*xf32>"`), `NO_TYPE`, or `None`
-(the type is unknown: only the checks that do not need it)."""
+"""A tensor's global shape (ints; `verify` takes dynamic dims only in a type string), a type
+string (`"tensor<8x?xf32>"`, or for non-tensor values `"!stablehlo.token"` and unranked tensors
+`"tensor<*xf32>"`), `NO_TYPE`, or `None` (the type is unknown: only the checks that do not need
+it). `sharding_errors` also takes `None` entries for dynamic dims."""
 
 
 def _i64(x: int) -> int:
@@ -35,6 +38,8 @@ def _i64(x: int) -> int:
 
 def verify_mesh(mesh: Mesh) -> None:
     """Raises `InvalidMeshError` for a mesh Shardy rejects (rules M1-M7)."""
+    if not isinstance(mesh, Mesh):
+        raise ShardingError(f"expected a Mesh, got: {type(mesh).__name__}")
     message = mesh_verifier_error(mesh.axes, mesh.device_ids)
     if message:
         raise InvalidMeshError(message)
@@ -50,17 +55,45 @@ def verify(
 ) -> None:
     """Raises `InvalidShardingError` (Shardy's message) unless Shardy accepts `sharding`.
 
-    `mesh` is the mesh a `@name` reference resolves to, or a `MeshTable` to look it up in (an
-    inlined mesh is used as is). `shape` is the tensor's global shape (see `Shape`); `None`
-    skips the checks against the type. `check_divisibility` is Shardy's `checkDivisibility`
+    `sharding` is a `TensorSharding` or its text. `mesh` is the mesh a `@name` reference
+    resolves to, or a `MeshTable` to look it up in (an inlined mesh is used as is). `shape` is
+    the tensor's global shape or type (see `Shape`); `None` skips the checks against the type. `check_divisibility` is Shardy's `checkDivisibility`
     (off for func args, op results and constraints). `manual_axes` are the axes bound by
     enclosing `sdy.manual_computation` ops.
     """
+    sharding = as_sharding(sharding)
+    if not isinstance(sharding.mesh_or_ref, Mesh) and not isinstance(mesh, (Mesh, MeshTable)):
+        raise ShardingError(f"expected a Mesh or a MeshTable for @{sharding.mesh_or_ref}, got: {type(mesh).__name__}")
+    if not isinstance(check_divisibility, bool):
+        raise ShardingError(f"expected a bool check_divisibility, got: {shown(check_divisibility)}")
+    manual_axes = as_tuple(manual_axes, "manual axis names")
+    if not all(isinstance(a, str) for a in manual_axes):
+        raise ShardingError(f"expected manual axis names (a sequence of str), got: {shown(manual_axes)}")
     errors = sharding_errors(
-        sharding, mesh=mesh, shape=shape, check_divisibility=check_divisibility, manual_axes=manual_axes
+        sharding, mesh=mesh, shape=_checked_shape(shape), check_divisibility=check_divisibility,
+        manual_axes=manual_axes,
     )
     if errors:
         raise InvalidShardingError(errors[0])
+
+
+_TENSOR_TYPE = re.compile(r"tensor<(?!\*)((?:(?:[0-9]+|\?)x)*)([^<>]+(?:<[^<>]*>)?)>")
+
+
+def _checked_shape(shape: Shape) -> Shape:
+    """A public `shape` argument: `None`, a type string (a ranked `tensor<...>` type becomes its
+    dims, `?` a dynamic `None`), or a sequence of non-negative int64 dims."""
+    if shape is None or shape == NO_TYPE:
+        return shape
+    if isinstance(shape, str):
+        m = _TENSOR_TYPE.fullmatch(shape.strip())
+        if m is None:
+            return shape
+        dims = [None if d == "?" else to_int(d) for d in m.group(1).split("x")[:-1]]
+        if any(d is not None and d > INT64_MAX for d in dims):
+            raise ShardingError(f"expected dims that fit in int64 in {shown(shape)}")
+        return tuple(dims)
+    return as_shape(shape)
 
 
 def sharding_errors(

@@ -26,8 +26,12 @@ import textwrap
 from dataclasses import dataclass
 from html import escape
 
-from ._placement import Placement, place
-from .errors import ShardingError
+from ._placement import Placement, check_shape, place
+from ._ragged import check_full_axes, check_uneven
+from .errors import ShardingError, as_int, shown
+from .hlo import from_named_sharding, is_named_sharding, to_hlo_sharding, to_sdy
+from .mesh import Mesh
+from .tensor_sharding import TensorSharding
 
 __all__ = ["Block", "ShardingPicture", "visualize"]
 
@@ -133,8 +137,6 @@ class ShardingPicture:
         return lines
 
     def header(self) -> list[str]:
-        from .hlo import to_hlo_sharding
-
         p = self.placement
         def dims(shape):
             return "x".join(map(str, shape)) or "()"
@@ -153,7 +155,7 @@ class ShardingPicture:
         wraps, the grid is cut into bands of columns, and a cell wider than the line is elided."""
         lines = self.header()
         if width is not None:
-            width = max(width, 12)
+            width = max(as_int(width, "width", 1, 10**6), 12)
             lines = [part for line in lines for part in textwrap.wrap(line, width, break_on_hyphens=False)]
         cell = 2 + max(len(line) for b in self.blocks for line in self._cell_lines(b))
         if width is not None:
@@ -262,8 +264,6 @@ class ShardingPicture:
                 f.write(self.svg())
             return
         if not name.lower().endswith(".png"):
-            from .errors import ShardingError
-
             raise ShardingError(f"expected a .svg or .png file name, got: {name}")
         self._save_png(name)
 
@@ -301,7 +301,7 @@ class ShardingPicture:
 def visualize(sharding, mesh=None, global_shape=None, *, uneven: str | None = None) -> ShardingPicture:
     """Which devices hold which block of a `global_shape` array under `sharding` on `mesh`.
 
-    `sharding` is a `TensorSharding` or its text; `mesh` a `Mesh`, a `MeshTable`, a `DeviceMesh`,
+    `sharding` is a `TensorSharding`, its text or a JAX `NamedSharding`; `mesh` a `Mesh`, a `MeshTable`, a `DeviceMesh`,
     mesh text, or `None` for an inlined mesh. Like `jax.debug.visualize_array_sharding`, an array
     alone is enough: a `ShardedArray` (`visualize(dm.shard(x, s))`) or a `jax.Array` with a
     `NamedSharding` or `SingleDeviceSharding`. Works for any rank; `print()` it for the text
@@ -318,12 +318,12 @@ def visualize(sharding, mesh=None, global_shape=None, *, uneven: str | None = No
         return ShardingPicture(place(*_from_jax(sharding.sharding, len(sharding.shape)), tuple(sharding.shape)))
     if global_shape is None:
         raise ShardingError("expected the global shape: visualize(sharding, mesh, global_shape)")
+    if is_named_sharding(sharding):  # its mesh comes with it (inlined)
+        sharding = to_sdy(sharding, len(check_shape(global_shape)))
     if hasattr(mesh, "placement"):  # a DeviceMesh (not imported here: it needs xarray)
         if uneven is not None and uneven != mesh.uneven:
-            raise ShardingError(f"uneven={uneven!r} differs from the device mesh's {mesh.uneven!r}")
+            raise ShardingError(f"uneven={shown(uneven)} differs from the device mesh's {shown(mesh.uneven)}")
         return ShardingPicture(mesh.placement(sharding, global_shape))
-    from ._ragged import check_full_axes, check_uneven
-
     if check_uneven(uneven or "padded") == "ragged":
         check_full_axes(sharding)
     return ShardingPicture(place(sharding, mesh, global_shape, uneven=uneven or "padded"))
@@ -331,26 +331,12 @@ def visualize(sharding, mesh=None, global_shape=None, *, uneven: str | None = No
 
 def _from_jax(jax_sharding, rank: int):
     """`(TensorSharding, Mesh)` of a JAX `NamedSharding` or `SingleDeviceSharding`, through their
-    public attributes. Device ids stay JAX's when they are 0..N-1, else become their ranks."""
-    from .mesh import Mesh, MeshAxis
-    from .tensor_sharding import DimensionSharding, TensorSharding
-    from .axes import AxisRef
-
+    public attributes (`from_named_sharding`)."""
     kind = type(jax_sharding).__name__
     if kind == "SingleDeviceSharding":
         (device,) = jax_sharding.device_set
         return TensorSharding("mesh", ()), Mesh((), (device.id,))
-    if kind != "NamedSharding":
+    if not is_named_sharding(jax_sharding):
         raise ShardingError(f"expected a jax.Array with a NamedSharding or SingleDeviceSharding, got: {kind}")
-    jmesh, spec = jax_sharding.mesh, jax_sharding.spec
-    ids = [d.id for d in jmesh.devices.flat]
-    if sorted(ids) != list(range(len(ids))):
-        ranks = {i: r for r, i in enumerate(sorted(ids))}
-        ids = [ranks[i] for i in ids]
-    mesh = Mesh(tuple(MeshAxis(str(n), int(s)) for n, s in zip(jmesh.axis_names, jmesh.devices.shape)), tuple(ids))
-    dims = []
-    for entry in tuple(spec) + (None,) * (rank - len(spec)):
-        names = () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
-        closed = all(isinstance(n, str) for n in names)  # P.UNCONSTRAINED is an open dim
-        dims.append(DimensionSharding(tuple(AxisRef(n) for n in names if isinstance(n, str)), closed))
-    return TensorSharding("mesh", tuple(dims)), mesh
+    mesh, sharding = from_named_sharding(jax_sharding, rank)
+    return sharding, mesh

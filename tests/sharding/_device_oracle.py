@@ -80,7 +80,10 @@ for case in PAYLOAD["cases"]:
         out["jax_hlo"] = str(ns._to_xla_hlo_sharding(len(shape)))
     try:
         named = lib.to_named_sharding(lib.TensorSharding.parse(case["sharding"]), lib.Mesh.parse(case["mesh"]))
-        out["named_map"] = ranges(named.devices_indices_map(shape), shape)
+        if named.spec.unreduced:  # (JAX has no device map for unreduced axes)
+            out["named_unreduced"] = sorted(named.spec.unreduced)
+        else:
+            out["named_map"] = ranges(named.devices_indices_map(shape), shape)
     except lib.ShardingError as e:
         out["named_error"] = str(e)
     cases.append(out)

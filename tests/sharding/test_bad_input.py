@@ -50,8 +50,10 @@ def test_more_mesh_axes_than_numpy_dims():
     assert to_hlo_sharding(TensorSharding.parse('<@m, [{"b"}]>'), many) == "{devices=[2]1,0}"
     with pytest.raises(ShardingError, match="65 mesh axes or pieces are too many"):
         DeviceMesh(many)
-    mesh, s = from_hlo_sharding("{devices=[" + "1," * 64 + "2]<=[2]}")  # 65 tile dims, as XLA allows
-    assert DeviceMesh(mesh).index_map(s, (1,) * 64 + (4,))[1] == (slice(0, 1),) * 64 + (slice(2, 4),)
+    with pytest.raises(ShardingError, match="shards 65 tensor dims; arrays have at most 64"):
+        from_hlo_sharding("{devices=[" + "1," * 64 + "2]<=[2]}")  # XLA takes 65 tile dims, no array has them
+    mesh, s = from_hlo_sharding("{devices=[" + "1," * 64 + "2]<=[2] last_tile_dim_replicate}")
+    assert DeviceMesh(mesh).index_map(s, (1,) * 64)[1] == (slice(0, 1),) * 64
     mesh, s = from_hlo_sharding("{devices=[" + "1," * 63 + "2]<=[2]}")
     with pytest.raises(ShardingError, match="too many to simulate"):
         DeviceMesh(mesh).shard(np.zeros((1,) * 63 + (2,)), s)  # 1 mesh dim + 64 local dims + 1 split
@@ -138,7 +140,7 @@ def _local_shape_time(n: int) -> float:
     best = float("inf")
     for _ in range(3):
         start = time.perf_counter()
-        s.local_shape((2**n,), mesh)
+        s.local_shape((2**62,), mesh)
         best = min(best, time.perf_counter() - start)
     return best
 
@@ -179,3 +181,38 @@ def test_same_devices_of_huge_meshes():
                             ' sdy.mesh @e = <[], device_ids=[0]> sdy.mesh @f = <[]>')
     assert table.same_devices("a", "b") and table.same_devices("e", "f")
     assert not table.same_devices("c", "d") and not table.same_devices("a", "d")
+
+
+@pytest.mark.parametrize("call, message", [  # issue 37 item 9's instances
+    (lambda: from_hlo_sharding("{devices=[9223372036854775807]<=[9223372036854775807]}"),
+     "holds 9223372036854775807 devices; a mesh has at most 2\\*\\*31"),
+    (lambda: from_hlo_sharding("{replicated}", rank=1, num_devices=2**63), "num_devices from 1 to 2147483648"),
+    (lambda: from_hlo_sharding("{replicated}", rank=1, num_devices=10**5000), "a number of about 5001 digits"),
+    (lambda: verify(TensorSharding.parse('<@m, [{"x"}]>'), mesh=Mesh.of(x=2), shape=(None,)), "shape dim 0"),
+    (lambda: TensorSharding.parse('<@m, [{"x"}]>').local_shape((None,), Mesh.of(x=2)), "shape dim 0"),
+    (lambda: Mesh.of(x=10**5000), "a number of about 5001 digits"),
+    (lambda: AxisRef.sub("x", 2**64, 2), "sub-axis pre-size that fits in int64"),
+])
+def test_out_of_range_values_are_refused_with_readable_messages(call, message):
+    with pytest.raises(ShardingError, match=message) as e:
+        call()
+    assert e.value.__cause__ is None and (e.value.__context__ is None or e.value.__suppress_context__)
+
+
+def test_collapsed_tiled_replication_keeps_its_devices():
+    """`{devices=[1,4]<=[4] last_tile_dim_replicate}` prints `{replicated}` as XLA's does, but
+    from_hlo_sharding places it on its four devices with its rank (issue 37 item 4; against
+    XLA's device maps in test_hlo_xla)."""
+    for text in ("{devices=[1,4]<=[4] last_tile_dim_replicate}", "{devices=[1,4]3,1,2,0 last_tile_dim_replicate}",
+                 "{devices=[1,1,4]<=[2,2]T(1,0) last_tile_dims={replicated}}"):
+        hlo = HloSharding.parse(text)
+        assert str(hlo) == "{replicated}" and hlo == HloSharding.parse("{replicated}")
+        mesh, s = from_hlo_sharding(hlo)
+        assert mesh.total_size == 4 and s.is_fully_replicated
+        assert sorted(DeviceMesh(mesh).index_map(s, (8,) * s.rank)) == [0, 1, 2, 3]
+    mesh, s = from_hlo_sharding("{devices=[1,1,4]<=[4] last_tile_dims={unreduced}}")
+    assert (mesh.body(), str(s)) == ('<["axis_0"=4]>', '#sdy.sharding<@mesh, [{}, {}], unreduced={"axis_0"}>')
+    with pytest.raises(ShardingError, match="to be 0..3 once each"):
+        from_hlo_sharding("{devices=[1,4]4,5,6,7 last_tile_dim_replicate}")
+    with pytest.raises(ShardingError, match="expected 1 tensor dims"):
+        from_hlo_sharding("{devices=[1,4]<=[4] last_tile_dim_replicate}", rank=2)

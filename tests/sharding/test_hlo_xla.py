@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sharding import HloSharding, ShardingError, ShardingParseError, from_hlo_sharding, to_hlo_sharding
-from sharding import AxisRef, Mesh, TensorSharding
+from sharding import AxisRef, DeviceMesh, Mesh, TensorSharding
 from tests.jaxlib_child import run_child
 
 EXAMPLES = int(os.environ.get("SHARDING_HLO_EXAMPLES", "300"))
@@ -355,18 +355,23 @@ def test_mesh_forms_match_xla():
     ('{mesh["a"=2,"b"=2], device_ids=(0,1,2,3), [{"a"}]}', "iota device id list"),
     ('{mesh["a"=2], device_ids=(), [{"a"}]}', "expected device id"),
     ('{mesh["a"=2], [{"a"}], manual={"a"}}', 'duplicate axis ref: "a"'),
+    ("{mesh['a'=4], [{'a':(1)2, 'a':(2)2}]}", "two consecutive sub-axes can be merged"),  # as jaxlib prints
+    ("{mesh['a'=2,'b'=2], device_ids=(0,1,2,3), [{'a'}]}", "iota device id list"),
+    ("{{replicated}, {mesh['a'=8], [{}, {'a':(1)2, 'a':(2)2}]}}", "two consecutive sub-axes can be merged"),
 ])
 def test_mesh_forms_xla_aborts_on_are_parse_errors(text, message):
-    with pytest.raises(ShardingParseError, match=message):
+    with pytest.raises(ShardingParseError, match=message) as e:
         HloSharding.parse(text)
+    assert 0 < e.value.pos < len(text) and str(e.value).endswith("\n  " + " " * e.value.pos + "^")
 
 
 @st.composite
 def v3_texts(draw):
-    names = ["a", "b", "c"][: draw(st.integers(1, 3))]
+    q = draw(st.sampled_from(["'", '"']))  # jaxlib 0.10.2 reads both and prints '
+    names = [f"{q}a{q}", f"{q}b{q}", f"{q}c{q}"][: draw(st.integers(1, 3))]
     sizes = [draw(st.sampled_from([1, 2, 3, 4])) for _ in names]
     n = math.prod(sizes)
-    text = "mesh[" + ",".join(f'"{a}"={s}' for a, s in zip(names, sizes)) + "]"
+    text = "mesh[" + ",".join(f"{a}={s}" for a, s in zip(names, sizes)) + "]"
     ids = draw(st.sampled_from(["none", "list", "iota"]))
     if ids == "list" and n > 1:
         perm = draw(st.permutations(range(n)).filter(lambda p: list(p) != list(range(n))))
@@ -378,7 +383,7 @@ def v3_texts(draw):
     # size 4 may be cut into its two halves.
     refs = []
     for a, s in zip(names, sizes):
-        refs += [f'"{a}":(1)2', f'"{a}":(2)2'] if s == 4 and draw(st.booleans()) else [f'"{a}"']
+        refs += [f"{a}:(1)2", f"{a}:(2)2"] if s == 4 and draw(st.booleans()) else [a]
     rank = draw(st.integers(0, 3))
     places = [draw(st.integers(-4, rank - 1)) for _ in refs]  # -1..-3: replicated, unreduced, manual
     dims = []
@@ -404,6 +409,52 @@ def test_random_mesh_forms_print_like_xla():
     texts = _collect(v3_texts(), EXAMPLES // 2)
     bad = _disagreements(texts)
     assert not bad, f"{len(bad)} of {len(texts)} differ from XLA:\n" + "\n".join(bad[:10])
+
+
+_XLA_MAPS = r"""
+import jax
+from jax._src.lib import xla_client as xc
+from jax._src.sharding_impls import GSPMDSharding
+DEVS = jax.devices()
+RESULT = []
+for text, n, shape in PAYLOAD:
+    index_map = GSPMDSharding(DEVS[:n], xc.HloSharding.from_string(text)).devices_indices_map(tuple(shape))
+    RESULT.append({str(d.id): [[0 if s.start is None else s.start, k if s.stop is None else s.stop]
+                               for s, k in zip(idx, shape)] for d, idx in index_map.items()})
+"""
+
+
+def _map_case(text: str):
+    """`(text, devices, shape)` for XLA's device map (2 elements per tile), or None where XLA has
+    none (manual, unreduced) or the text has no dims."""
+    hlo = HloSharding.parse(text)
+    if hlo.kind == "named" and (hlo.manual_axes or hlo.named.unreduced_axes or not hlo.named.rank):
+        return None
+    mesh, sharding = from_hlo_sharding(hlo)
+    if sharding.unreduced_axes or mesh.total_size > 64:
+        return None
+    return text, mesh.total_size, [2 * d.sharded_size(mesh) for d in sharding.dim_shardings]
+
+
+@pytest.mark.jaxlib
+def test_random_mesh_forms_and_collapsed_tiles_place_devices_as_xla():
+    """XLA's mesh forms and tiled texts XLA collapses to `{replicated}` (issue 37 items 4, 5): the
+    device map of `from_hlo_sharding`'s mesh and sharding is GSPMD's, device by device."""
+    texts = _collect(v3_texts(), EXAMPLES // 3) + [
+        "{devices=[1,4]<=[4] last_tile_dim_replicate}", "{devices=[1,1,8]<=[8] last_tile_dims={replicated}}",
+        "{devices=[1,4]3,1,2,0 last_tile_dim_replicate}", "{devices=[1,1,2,2]<=[2,2]T(1,0) last_tile_dims={replicated}}",
+        "{devices=[1,1,6]5,0,4,1,3,2 last_tile_dim_replicate}"]
+    cases = [c for c in map(_map_case, texts) if c is not None]
+    assert len(cases) >= min(10, len(texts) // 10)  # (about a quarter of random mesh forms have a map)
+    theirs = run_child(_XLA_MAPS, cases, env={"XLA_FLAGS": "--xla_force_host_platform_device_count=64"})
+    bad = []
+    for (text, n, shape), their in zip(cases, theirs):
+        mesh, sharding = from_hlo_sharding(text, rank=len(shape))
+        mine = {str(d): [[s.start, s.stop] for s in idx]
+                for d, idx in DeviceMesh(mesh).index_map(sharding, tuple(shape)).items()}
+        if mine != their:
+            bad.append(f"{text} on {shape}: XLA {their}; here {mine}")
+    assert not bad, f"{len(bad)} of {len(cases)}:\n" + "\n".join(bad[:5])
 
 
 def test_mesh_forms_convert_to_shardy():

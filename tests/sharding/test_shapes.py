@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sharding import AxisRef, InvalidShardingError, Mesh, MeshAxis, MeshTable, TensorSharding, verify
+from sharding import AxisRef, InvalidShardingError, Mesh, MeshAxis, MeshTable, ShardingError, TensorSharding, verify
 from tests.conftest import ORACLE_JSON, needs_shared
 from tests.sharding.strategies import meshes, shardings
 
@@ -63,7 +63,8 @@ def test_uneven_dims_are_padded():
     assert s.local_shape((7, 3, 8), mesh) == (1, 2, 3)
     mesh, s = parse('<["x"=2, "y"=4]>', '<@m, [{"x"}, {"y"}]>')
     assert s.local_shape((7, 6), mesh) == (4, 2)
-    assert s.local_shape((None, 6), mesh) == (None, 2)
+    with pytest.raises(ShardingError, match="expected an int shape dim 0, got: None"):  # issue 37 item 9
+        s.local_shape((None, 6), mesh)
 
 
 def test_reshape_keeps_elements_on_devices():

@@ -304,7 +304,7 @@ def test_errors_are_clear():
         dm.index_map(S('#sdy.sharding<@m, [{"x"}, {}]>'), (8,))
     with pytest.raises(InvalidShardingError, match='unknown axis name: "z"'):
         dm.index_map(S('#sdy.sharding<@m, [{"z"}]>'), (8,))
-    with pytest.raises(ShardingError, match="expected non-negative int dims"):
+    with pytest.raises(ShardingError, match="expected a non-negative int shape dim 0"):
         dm.index_map(S('#sdy.sharding<@m, [{"x"}]>'), (-1,))
     with pytest.raises(ShardingError, match="are also mesh axes"):
         dm.shard(xr.DataArray(np.zeros((2, 4)), dims=("x", "f")), S('#sdy.sharding<@m, [{"x"}, {}]>'))

@@ -18,12 +18,12 @@ from sharding import to_hlo_sharding
 from sharding.simulate import DeviceMesh
 from tests.jaxlib_child import run_child
 from tests.sharding.test_hlo_xla import ours
-from tests.sharding.upstream_sharding_cases import (HLO_SHARDING_TEST_TEXTS, HLO_SHARDING_UTIL_TEST_TEXTS, JAX_SPECS,
-                                                    JAX_TEST_TEXTS, TILE_ASSIGNMENT_TEST_TEXTS, UNCONSTRAINED,
-                                                    V3_TO_V2)
+from tests.sharding.upstream_sharding_cases import (HLO_PARSER_TEST_TEXTS, HLO_SHARDING_TEST_TEXTS,
+                                                    HLO_SHARDING_UTIL_TEST_TEXTS, JAX_SPECS, JAX_TEST_TEXTS,
+                                                    TILE_ASSIGNMENT_TEST_TEXTS, UNCONSTRAINED, V3_TO_V2)
 
 pytestmark = pytest.mark.jaxlib
-_DEVICES = 128  # CPU devices in the child: device maps for every collected text of up to 128 devices
+_DEVICES = 192  # CPU devices in the child: device maps for every collected text of up to 192 devices
 
 _CODE = r"""
 import numpy as np
@@ -86,7 +86,7 @@ with jmlir.make_ir_context(), ir.Location.unknown():
 
 def _texts() -> list[str]:
     texts = [t for t, _ in HLO_SHARDING_TEST_TEXTS + HLO_SHARDING_UTIL_TEST_TEXTS + TILE_ASSIGNMENT_TEST_TEXTS
-             + JAX_TEST_TEXTS]
+             + JAX_TEST_TEXTS + HLO_PARSER_TEST_TEXTS]
     texts += [t for v3, v2, _ in V3_TO_V2 for t in (v3, v2)]
     return list(dict.fromkeys(texts))
 
@@ -104,11 +104,15 @@ def _map_cases() -> list[tuple[str, list[int]]]:
     """Tiled and mesh-form texts XLA can give a device map for: a permutation of at most `_DEVICES`
     devices, nothing manual or unreduced. Tensor dims get 2 elements per tile."""
     out = []
+    parsed = []
     for text in _texts():
         try:
             hlo = HloSharding.parse(text)
         except ShardingError:
             continue
+        parsed += hlo.elements if hlo.kind == "tuple" else [hlo]  # a tuple's elements one by one
+    for hlo in parsed:
+        text = str(hlo)
         if hlo.kind == "named" and not hlo.manual_axes and hlo.named.rank and hlo.mesh.total_size <= _DEVICES:
             mesh, sharding = from_hlo_sharding(hlo)
             if not sharding.unreduced_axes:

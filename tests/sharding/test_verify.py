@@ -67,7 +67,7 @@ def test_verifier_messages(mesh, dims, shape, message):
         ("<[]>", "[{}]", (8,)),
         ("<[], device_ids=[3]>", "[]", ()),
         (M_AB, '[{"a", ?}p0, {?}p3]', (8, 8)),
-        (M_AB, '[{"a"}, {}]', (None, 8)),
+        (M_AB, '[{"a"}, {}]', "tensor<?x8xf32>"),  # a dynamic dim
         ("<[]>", "[]", "!stablehlo.token"),
     ],
 )
@@ -78,7 +78,9 @@ def test_verifier_accepts(mesh, dims, shape):
 def test_check_divisibility():
     with pytest.raises(InvalidShardingError, match="^dim 0 with size 7 is not divisible by its sharded size 2$"):
         check('<["x"=2]>', '[{"x"}, {}]', (7, 8), check_divisibility=True)
-    check('<["x"=2]>', '[{"x"}, {}]', (None, 8), check_divisibility=True)  # dynamic dims are skipped
+    check('<["x"=2]>', '[{"x"}, {}]', "tensor<?x8xf32>", check_divisibility=True)  # dynamic dims are skipped
+    with pytest.raises(InvalidShardingError, match="not divisible"):
+        check('<["x"=2]>', '[{"x"}, {}]', "tensor<7x8xbf16>", check_divisibility=True)
     check('<["x"=2]>', '[{"x"}, {}]', (7, 8))
 
 
