@@ -159,3 +159,22 @@ def test_functions_that_take_a_sharding_or_a_mesh_take_its_text():
         sharding.verify(s, mesh=3, shape=(8, 8))
     with pytest.raises(sharding.ShardingParseError):
         sharding.verify("#sdy.sharding<@mesh, [{", mesh=mesh)
+
+
+def test_the_progress_bar_only_on_a_terminal(tmp_path, monkeypatch):
+    # `python -m tiling encode` of a large input: a bar on a terminal, none in a log or a pipe.
+    import argparse
+    import io
+
+    from tiling import __main__ as cli
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    big = cli._PROGRESS_THRESHOLD
+    for stderr, progress, shown in ((Terminal(), None, True), (io.StringIO(), None, False),
+                                    (io.StringIO(), True, True), (Terminal(), False, False)):
+        monkeypatch.setattr(sys, "stderr", stderr)
+        assert cli._show_progress(argparse.Namespace(progress=progress), big) is shown
+        assert cli._show_progress(argparse.Namespace(progress=None), big - 1) is False
