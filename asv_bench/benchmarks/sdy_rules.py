@@ -14,6 +14,7 @@ import pathlib
 import sys
 import time
 
+from ._common import sizes
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 try:
     import sdy_passes
@@ -80,7 +81,7 @@ def _run(text):
 
 
 class PopulateOpShardingRules:
-    params = [[1_000, 10_000, 100_000], [False, True]]
+    params = [sizes([1_000, 10_000], [100_000]), [False, True]]
     param_names = ["n_ops", "distinct"]
     timeout = 900
     number = 1

@@ -9,6 +9,7 @@ import pathlib
 import random
 import sys
 
+from ._common import SkipNotImplemented
 try:
     import sharding
 except ImportError:  # `asv run --python=same` from a checkout that is not installed
@@ -65,7 +66,7 @@ class ParseSharding:
                 from jax._src.interpreters import mlir as jmlir
                 from jax._src.lib.mlir import ir
             except ImportError:
-                raise NotImplementedError("jax is not installed") from None
+                raise SkipNotImplemented("jax is not installed") from None
             self.ctx = jmlir.make_ir_context()
             self.ir = ir
             with self.ctx:
@@ -128,7 +129,7 @@ class HloShardingText:
             try:
                 from jax._src.lib import xla_client
             except ImportError:
-                raise NotImplementedError("jax is not installed") from None
+                raise SkipNotImplemented("jax is not installed") from None
             self.parse = xla_client.HloSharding.from_string
         else:
             self.parse = sharding.HloSharding.parse
