@@ -20,7 +20,11 @@ import subprocess
 import sys
 import time
 
-from ._common import SkipNotImplemented, sizes
+try:
+    from ._common import SkipNotImplemented, sizes
+except ImportError:  # imported as a top-level module (tests/ put this folder on sys.path)
+    from _common import SkipNotImplemented, sizes
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 try:
     import sdy_passes

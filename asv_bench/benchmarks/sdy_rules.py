@@ -14,7 +14,11 @@ import pathlib
 import sys
 import time
 
-from ._common import sizes
+try:
+    from ._common import sizes
+except ImportError:  # imported as a top-level module (tests/ put this folder on sys.path)
+    from _common import sizes
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 try:
     import sdy_passes

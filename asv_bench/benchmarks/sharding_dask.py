@@ -20,7 +20,11 @@ import time
 
 import numpy as np
 
-from ._common import SkipNotImplemented, sizes
+try:
+    from ._common import SkipNotImplemented, sizes
+except ImportError:  # imported as a top-level module (tests/ put this folder on sys.path)
+    from _common import SkipNotImplemented, sizes
+
 try:
     import sharding
 except ImportError:  # `asv run --python=same` from a checkout that is not installed
