@@ -40,7 +40,7 @@ import sys
 import warnings
 
 from sdy_passes.attributes import FileLineColLoc
-from sdy_passes.errors import IRParseError, SdyError, SdyWarning
+from sdy_passes.errors import IRParseError, SdyError, SdyWarning, source_line
 from sdy_passes.parser import parse_module, split_input
 from sdy_passes.pass_manager import PASSES, PIPELINES, build_pipeline, get_pass, run_passes
 from sdy_passes.printer import print_module
@@ -134,6 +134,8 @@ def _render(severity: str, err, filename: str, text: str) -> str:
         source = lines[loc.line - 1] if loc.line <= len(lines) else ""
         head = f"{filename}:{loc.line}:{loc.col}: {severity}: {message}"
         return f"{head}\n{source}\n{' ' * (loc.col - 1)}^" if source else head
+    if (where := source_line(loc)) is not None:  # debug info: the JAX source line
+        return f"{filename}: {severity}: {message} ({where})"
     return f"{filename}: {severity}: {message}"
 
 
@@ -146,7 +148,8 @@ def _process(padded: str, filename: str, pipeline: list[str], opts) -> tuple[str
             module = parse_module(padded, filename=filename)
             if opts["explain"] is not None:
                 from sdy_passes.explanation import PIPELINE, explain
-                out = explain(module, opts["explain"], pipeline=pipeline or PIPELINE)
+                # the text, parsed, so that the explanation cites the file's lines
+                out = str(explain(padded, opts["explain"], pipeline=pipeline or PIPELINE))
             else:
                 run_passes(module, pipeline)
                 out = print_module(module, generic=opts["generic"], print_locations=opts["locs"],

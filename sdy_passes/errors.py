@@ -1,5 +1,6 @@
 """Exceptions of the `sdy_passes` package: one root, `SdyError`, a `ValueError`; and warnings."""
 
+import os
 import warnings
 
 
@@ -51,16 +52,35 @@ class PassFailedError(_LocatedError):
     """A pass reported an error (Shardy's message, at the op's location)."""
 
 
+def source_line(location) -> str | None:
+    """`model.py:42`: the JAX source line of a location with debug info (the first file position
+    inside JAX's `NameLoc` / `CallSiteLoc` / `FusedLoc` chains, callee before caller, or a bare
+    position in a `.py` file); None for the parser's own positions and unknown locations."""
+    def find(loc, nested: bool) -> str | None:
+        if hasattr(loc, "filename") and hasattr(loc, "line"):
+            if nested or loc.filename.endswith(".py"):
+                return f"{os.path.basename(loc.filename)}:{loc.line}"
+            return None
+        children = [getattr(loc, k, None) for k in ("child", "callee", "caller")] + list(getattr(loc, "locations", ()))
+        return next((found for c in children if c is not None and (found := find(c, True))), None)
+
+    return find(location, False) if location is not None else None
+
+
 class SdyWarning(UserWarning):
     """A diagnostic that does not stop a pass (Shardy's `emitWarning`), at an op's `location`.
 
     Issued through Python's `warnings`; `sdy-opt` prints it as `file:line:col: warning: message`.
+    In a module with debug info (`lowered.as_text(debug_info=True)`), the text ends with the JAX
+    source line of the location, `(model.py:42)`; `source` holds it (None without debug info).
     """
 
     def __init__(self, message: str, location=None):
         self.message = message
         self.location = location
-        super().__init__(f"{location}: {message}" if location is not None else message)
+        self.source = source_line(location)
+        text = f"{location}: {message}" if location is not None else message
+        super().__init__(text + (f" ({self.source})" if self.source else ""))
 
 
 _WARNED: set[str] = set()

@@ -29,10 +29,11 @@ from .collectives import messages, moves
 from .errors import ShardingError, shown
 
 __all__ = ["plan_traffic", "record_traffic", "default_links", "alpha_beta", "StepCosts",
-           "dtensor_redistribute_cost", "report", "plot"]
+           "dtensor_redistribute_cost", "report", "report_table", "step_messages", "plot", "ALGORITHMS"]
 
 INTRA_HOST = (0.6e-6, 87.7e9)
 INTER_HOST = (2.7e-6, 87.7e9 * 0.22)
+ALGORITHMS = ("ring", "bidirectional_ring")
 
 
 def _dataset(n_steps: int, devices, axes: list[str], rows, figures=()):
@@ -142,7 +143,7 @@ def _ring(kind: str, g: int, b: float, alpha: float, beta: float, bidirectional:
 def alpha_beta(plan, links=None, *, algorithm: str = "ring") -> StepCosts:
     """Alpha-beta seconds per step (spec §4.1). `links` overrides `default_links` per axis:
     `{"x": (alpha, beta)}`. `algorithm` is `ring` or `bidirectional_ring`."""
-    if algorithm not in ("ring", "bidirectional_ring"):
+    if algorithm not in ALGORITHMS:
         raise ShardingError(f"algorithm must be 'ring' or 'bidirectional_ring', got: {shown(algorithm)}")
     bidi = algorithm == "bidirectional_ring"
     mesh = plan.mesh_of(plan.source)
@@ -273,42 +274,62 @@ def _fmt_bytes(n: float) -> str:
     return str(n)
 
 
-def report(plan, links=None) -> str:
-    """The plan as a text table: each step, bytes sent (max per device, total), messages, bytes
-    crossing each axis, alpha-beta time (ring, bidirectional ring)."""
+def report_table(plan, links=None, algorithms=ALGORITHMS) -> tuple[list[str], list[list[str]], list[str]]:
+    """`(head, rows, notes)` of `report`: a row per step and a total row, then notes."""
     tr = plan.traffic
-    ring, bidi = alpha_beta(plan, links), alpha_beta(plan, links, algorithm="bidirectional_ring")
+    costs = [alpha_beta(plan, links, algorithm=a) for a in algorithms]
     axes = [str(a) for a in tr.axis.values]
-    head = ["step", "op", "max sent/dev", "total sent", "msgs"] + [f"cross {a}" for a in axes] + ["ring", "bidi"]
+    head = (["step", "op", "max sent/dev", "total sent", "msgs"] + [f"cross {a}" for a in axes]
+            + [{"ring": "ring", "bidirectional_ring": "bidi"}[a] for a in algorithms])
     rows = []
     for i, step in enumerate(plan.steps):
         sent = tr.bytes_sent.values[i]
         rows.append([str(i), step.kind, _fmt_bytes(sent.max() if len(sent) else 0), _fmt_bytes(sent.sum()),
                      str(int(tr.messages.values[i]))] + [_fmt_bytes(v) for v in tr.bytes_crossing.values[i]]
-                    + [f"{ring.steps[i] * 1e6:.1f} us", f"{bidi.steps[i] * 1e6:.1f} us"])
+                    + [f"{c.steps[i] * 1e6:.1f} us" for c in costs])
     total = tr.bytes_sent.values.sum(axis=0)
     rows.append(["all", "", _fmt_bytes(total.max() if len(total) else 0), _fmt_bytes(total.sum()),
                  str(int(tr.messages.values.sum()))] + [_fmt_bytes(v) for v in tr.bytes_crossing.values.sum(axis=0)]
-                + [f"{ring.total * 1e6:.1f} us", f"{bidi.total * 1e6:.1f} us"])
+                + [f"{c.total * 1e6:.1f} us" for c in costs])
+    dt = dtensor_redistribute_cost(plan)
+    notes = [f"PyTorch DTensor redistribute_cost: {dt:.1f} us" if math.isfinite(dt)
+             else "PyTorch DTensor redistribute_cost: inf (no DTensor placement for these shardings)"]
+    if not plan.reaches_target:
+        notes.append(f"note: Shardy's plan stops at {plan.final_sharding()}, not the target")
+    if plan.error:
+        notes.append(f"note: jaxlib's verifier rejects this plan: {plan.error}")
+    return head, rows, notes
+
+
+def report(plan, links=None, algorithms=ALGORITHMS) -> str:
+    """The plan as a text table: each step, bytes sent (max per device, total), messages, bytes
+    crossing each axis, alpha-beta time (ring, bidirectional ring, or the `algorithms` given)."""
+    head, rows, notes = report_table(plan, links, algorithms)
     widths = [max(len(r[c]) for r in rows + [head]) for c in range(len(head))]
     lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths))]
     lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)) for r in rows]
-    dt = dtensor_redistribute_cost(plan)
-    lines.append(f"PyTorch DTensor redistribute_cost: {dt:.1f} us" if math.isfinite(dt)
-                 else "PyTorch DTensor redistribute_cost: inf (no DTensor placement for these shardings)")
-    if not plan.reaches_target:
-        lines.append(f"note: Shardy's plan stops at {plan.final_sharding()}, not the target")
-    if plan.error:
-        lines.append(f"note: jaxlib's verifier rejects this plan: {plan.error}")
-    return "\n".join(lines)
+    return "\n".join(lines + notes)
+
+
+def step_messages(plan, i: int):
+    """`(sender, receiver, bytes)` of every message of step `i` (from shapes alone)."""
+    prev = plan.steps[i - 1].out_sharding if i else plan.source
+    step = plan.steps[i]
+    m = moves(prev, step.out_sharding, plan.mesh_of(prev), plan.mesh_of(step.out_sharding), plan.shape, plan.uneven)
+    send, recv, nbytes, _ = messages(m, plan.itemsize)
+    return send, recv, nbytes
 
 
 def plot(plan, path: str, links=None):
     """Bytes per device per step (bars per device) and time per step; saved to `path`."""
-    import matplotlib
+    try:
+        import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ShardingError("plan.plot needs matplotlib (pip install 'layout-toolkit[plot]'); the text report "
+                            "(plan.report()) and the SVG traffic picture (sharding.visualize(plan)) work without it") from None
 
     tr = plan.traffic
     ring, bidi = alpha_beta(plan, links), alpha_beta(plan, links, algorithm="bidirectional_ring")

@@ -31,6 +31,7 @@ from .hlo import to_sdy
 from .mesh import Mesh, MeshTable, device_order, same_device_set
 from .syntax import AllToAllParam, AllToAllParamList, ListOfAxisRefLists
 from .tensor_sharding import DimensionSharding, TensorSharding
+from .visualization import plan_html
 
 __all__ = ["ReshardStep", "ReshardPlan", "reshard_plan", "plan_reshard", "COLLECTIVE_KINDS"]
 
@@ -636,11 +637,11 @@ class ReshardPlan:
 
         return dtensor_redistribute_cost(self, **kwargs)
 
-    def report(self, links=None) -> str:
+    def report(self, links=None, *, algorithms=("ring", "bidirectional_ring")) -> str:
         """A text table: each step, its bytes and messages, its estimated time."""
         from .cost import report
 
-        return report(self, links)
+        return report(self, links, algorithms)
 
     def plot(self, path: str, links=None):
         """Saves a picture of bytes per device per step and time per step."""
@@ -650,6 +651,9 @@ class ReshardPlan:
 
     def __str__(self) -> str:
         return "\n".join(map(str, self.steps))
+
+    def _repr_html_(self) -> str:
+        return plan_html(self)
 
 
 def _resolve(s: TensorSharding, mesh, what: str) -> Mesh:

@@ -26,6 +26,7 @@ from .errors import ShardingError, as_int, shown
 from .hlo import is_named_sharding, mesh_from_jax, to_sdy
 from .mesh import Mesh, MeshTable, check_devices
 from .tensor_sharding import TensorSharding, as_sharding
+from .visualization import device_mesh_html, sharded_array_html
 
 __all__ = ["DeviceMesh", "ShardedArray", "equivalent"]
 
@@ -90,6 +91,9 @@ class DeviceMesh:
         label = "" if self.name is None else f"@{self.name} = "
         extra = "" if self.uneven == "padded" else f", uneven={self.uneven!r}"
         return f"DeviceMesh({label}{self.mesh.body()}{extra})"
+
+    def _repr_html_(self) -> str:
+        return device_mesh_html(self)
 
     def _bound(self):
         return self.mesh if self.name is None else MeshTable(((self.name, self.mesh),))
@@ -325,6 +329,9 @@ class ShardedArray:
     def __repr__(self) -> str:
         return (f"ShardedArray({self.sharding}, mesh={self.mesh.body()}, global_shape={self.global_shape}, "
                 f"local_shape={self.local_shape}, dtype={self.data.dtype})")
+
+    def _repr_html_(self) -> str:
+        return sharded_array_html(self)
 
 
 def _device_view(values: np.ndarray, p: Placement, fill: np.ndarray, copy: bool) -> np.ndarray:

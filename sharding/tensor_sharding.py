@@ -149,10 +149,12 @@ class TensorSharding:
         yield from self.replicated_axes
         yield from self.unreduced_axes
 
-    def resolve_mesh(self, mesh: Mesh | MeshTable) -> Mesh:
-        """The mesh this sharding is bound to: inlined, looked up in a table, or `mesh` itself."""
+    def resolve_mesh(self, mesh: Mesh | MeshTable | str) -> Mesh:
+        """The mesh this sharding is bound to: inlined, looked up in a table, or `mesh` itself
+        (a `Mesh`, a `MeshTable` or their text)."""
         if isinstance(self.mesh_or_ref, Mesh):
             return self.mesh_or_ref
+        mesh = as_mesh(mesh)
         if isinstance(mesh, MeshTable):
             found = mesh.get(self.mesh_or_ref)
             if found is None:
@@ -226,6 +228,16 @@ def as_sharding(value) -> TensorSharding:
     if isinstance(value, str):
         return TensorSharding.parse(value)
     raise ShardingError(f"expected a TensorSharding or sharding text, got: {type(value).__name__}")
+
+
+def as_mesh(value) -> Mesh | MeshTable:
+    """A `Mesh` or `MeshTable`, or mesh text parsed: a body (`<["x"=2]>`, `#sdy.mesh<...>`,
+    `mesh<...>`) or `sdy.mesh @name = <...>` ops."""
+    if isinstance(value, (Mesh, MeshTable)):
+        return value
+    if isinstance(value, str):
+        return MeshTable.parse(value) if "sdy.mesh" in value and "@" in value else Mesh.parse(value)
+    raise ShardingError(f"expected a Mesh, a MeshTable or mesh text, got: {type(value).__name__}")
 
 
 @dataclass(frozen=True, slots=True)

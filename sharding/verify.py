@@ -15,7 +15,7 @@ from ._mlir_lexer import to_int
 from .errors import INT64_MAX, InvalidMeshError, InvalidShardingError, ShardingError, as_shape, as_tuple, shown
 from .mesh import Mesh, MeshTable, symbol_name
 from .mesh import mesh_verifier_error
-from .tensor_sharding import TensorSharding, as_sharding
+from .tensor_sharding import TensorSharding, as_mesh, as_sharding
 
 __all__ = ["verify", "verify_mesh", "sharding_errors", "NO_TYPE"]
 
@@ -36,10 +36,12 @@ def _i64(x: int) -> int:
     return ((x + 2**63) % 2**64) - 2**63
 
 
-def verify_mesh(mesh: Mesh) -> None:
-    """Raises `InvalidMeshError` for a mesh Shardy rejects (rules M1-M7)."""
+def verify_mesh(mesh: Mesh | str) -> None:
+    """Raises `InvalidMeshError` for a mesh Shardy rejects (rules M1-M7). Takes its text too."""
+    if isinstance(mesh, str):
+        mesh = Mesh.parse(mesh)
     if not isinstance(mesh, Mesh):
-        raise ShardingError(f"expected a Mesh, got: {type(mesh).__name__}")
+        raise ShardingError(f"expected a Mesh or mesh text, got: {type(mesh).__name__}")
     message = mesh_verifier_error(mesh.axes, mesh.device_ids)
     if message:
         raise InvalidMeshError(message)
@@ -59,7 +61,7 @@ def verify(
     resolves to, or a `MeshTable` to look it up in (an inlined mesh is used as is). `shape` is
     the tensor's global shape or type (see `Shape`); `None` skips the checks against the type. `check_divisibility` is Shardy's `checkDivisibility`
     (off for func args, op results and constraints). `manual_axes` are the axes bound by
-    enclosing `sdy.manual_computation` ops.
+    enclosing `sdy.manual_computation` ops. The sharding and the mesh may be given as text.
     """
     sharding = as_sharding(sharding)
     if not isinstance(sharding.mesh_or_ref, Mesh) and not isinstance(mesh, (Mesh, MeshTable)):
@@ -110,6 +112,7 @@ def sharding_errors(
     names have bad sub-axes any of their messages may come first: all of them are returned
     (the first is the one `verify` raises).
     """
+    sharding, mesh = as_sharding(sharding), as_mesh(mesh)
     if isinstance(sharding.mesh_or_ref, Mesh):
         resolved = sharding.mesh_or_ref
     elif isinstance(mesh, MeshTable):

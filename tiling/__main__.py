@@ -140,7 +140,11 @@ def _copy_in_chunks(src: np.ndarray, dst: np.ndarray, progress: _Progress, what:
 
 
 def _show_progress(args, nbytes: int) -> bool:
-    return args.progress if args.progress is not None else nbytes >= _PROGRESS_THRESHOLD
+    """`--progress`/`--no-progress`, else a bar for large inputs when stderr is a terminal (a log
+    file or a pipe would collect every redraw)."""
+    if args.progress is not None:
+        return args.progress
+    return nbytes >= _PROGRESS_THRESHOLD and sys.stderr.isatty()
 
 
 def _load_npy(path: str) -> np.ndarray:
@@ -239,7 +243,7 @@ def _build_parser() -> argparse.ArgumentParser:
         cmd.add_argument("output", help="the raw buffer file to write" if name == "encode"
                          else "the .npy file to write (the name is used as given)")
         cmd.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                         help="progress bar on stderr (default: for inputs of 64 MiB or more)")
+                         help="progress bar on stderr (default: for inputs of 64 MiB or more, on a terminal)")
         cmd.add_argument("--allow-nested-padding", action="store_true",
                          help="accept later tiles that pad again (tiling.check_encodable)")
         cmd.set_defaults(func=func)

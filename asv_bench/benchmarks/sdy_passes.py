@@ -1,8 +1,9 @@
 """Parse + generic print of generated modules of 1k, 10k and 100k ops (`sdy_passes` IR).
 
-The module (`generated_module`) is what jaxlib prints in generic form: funcs of 100 ops mixing
-`stablehlo.add`/`multiply`/`negate`/`constant`, `sdy.sharding_constraint` and `sdy.sharding`
-attributes, with func argument shardings. `ParsePrint` times each step; `PerOp` tracks
+The module (`module_text`) is what jaxlib prints in generic form for `generated_module`: funcs
+of 100 ops mixing `stablehlo.add`/`multiply`/`negate`/`constant`, `sdy.sharding_constraint` and
+`sdy.sharding` attributes, with func argument shardings. (jaxlib's generic form numbers values
+across funcs, the last func first; our printer matches it, so `module_text` prints ours.) `ParsePrint` times each step; `PerOp` tracks
 
 * `track_us_per_op`: parse + print CPU time per op (best of 5; CPU time because the benchmark
   machine may be shared);
@@ -20,6 +21,11 @@ import subprocess
 import sys
 import time
 
+try:
+    from ._common import SkipNotImplemented, sizes
+except ImportError:  # imported as a top-level module (tests/ put this folder on sys.path)
+    from _common import SkipNotImplemented, sizes
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 try:
     from sdy_passes import parse_module, print_module
@@ -27,7 +33,7 @@ except ImportError:  # `asv run --python=same` from a checkout that is not insta
     sys.path.insert(0, str(ROOT))
     from sdy_passes import parse_module, print_module
 
-SIZES = [1000, 10000, 100000]
+SIZES = sizes([1000, 10000], [100000])
 T = "tensor<8x16xf32>"
 
 
@@ -69,6 +75,11 @@ def generated_module(num_ops: int, ops_per_func: int = 100) -> str:
     return "\n".join(lines) + "\n"
 
 
+def module_text(num_ops: int) -> str:
+    """`generated_module` as jaxlib prints it back (generic form, jaxlib's value numbering)."""
+    return print_module(parse_module(generated_module(num_ops)), generic=True)
+
+
 def _ours_seconds(text: str, repeat: int = 5) -> float:
     """Best CPU time of parse + generic print (CPU time: the machine may be shared)."""
     best = float("inf")
@@ -101,11 +112,11 @@ print(json.dumps(best))
 
 def _jaxlib_seconds(text: str) -> float:
     if os.environ.get("SDY_BENCH_NO_JAXLIB"):
-        raise NotImplementedError("SDY_BENCH_NO_JAXLIB is set")
+        raise SkipNotImplemented("SDY_BENCH_NO_JAXLIB is set")
     proc = subprocess.run([sys.executable, "-c", _JAXLIB_CHILD], input=text, capture_output=True,
                           text=True, timeout=600, env=dict(os.environ, JAX_PLATFORMS="cpu"))
     if proc.returncode != 0:
-        raise NotImplementedError(f"jaxlib child failed: {proc.stderr[-500:]}")
+        raise SkipNotImplemented(f"jaxlib child failed: {proc.stderr[-500:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
@@ -117,7 +128,7 @@ class ParsePrint:
     timeout = 600
 
     def setup(self, num_ops):
-        self.text = generated_module(num_ops)
+        self.text = module_text(num_ops)
         self.module = parse_module(self.text)
         assert print_module(self.module, generic=True) == self.text
 

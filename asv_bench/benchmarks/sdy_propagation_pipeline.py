@@ -14,6 +14,11 @@ import os
 import subprocess
 import sys
 
+try:
+    from ._common import SkipNotImplemented, sizes
+except ImportError:  # imported as a top-level module (tests/ put this folder on sys.path)
+    from _common import SkipNotImplemented, sizes
+
 from .sdy_pipeline import _JAXLIB_CHILD, _best_seconds, _has_jaxlib, sdy_passes
 from sdy_passes.pass_manager import get_pass
 
@@ -39,7 +44,7 @@ def _flag(dedup):
 
 
 class PropagationPipeline:
-    params = [[1_000, 10_000], [False, True]]
+    params = [sizes([1_000], [10_000]), [False, True]]
     param_names = ["n_calls", "dedup_functions_fully"]
     timeout = 900
     number = 1
@@ -69,7 +74,7 @@ class PropagationPipeline:
     def track_ratio_to_jaxlib(self, n_calls, dedup):
         """Our seconds / jaxlib's on the same text and passes (< 1: faster than jaxlib)."""
         if not _has_jaxlib():
-            raise NotImplementedError("jaxlib is not installed (or SDY_BENCH_NO_JAXLIB is set)")
+            raise SkipNotImplemented("jaxlib is not installed (or SDY_BENCH_NO_JAXLIB is set)")
         passes = get_pass("sdy-propagation-pipeline")(
             **{"dedup-functions-fully": dedup}).pipeline()
         proc = subprocess.run([sys.executable, "-c", _JAXLIB_CHILD % passes], input=self.text,

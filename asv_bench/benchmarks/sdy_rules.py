@@ -14,6 +14,11 @@ import pathlib
 import sys
 import time
 
+try:
+    from ._common import sizes
+except ImportError:  # imported as a top-level module (tests/ put this folder on sys.path)
+    from _common import sizes
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 try:
     import sdy_passes
@@ -80,7 +85,7 @@ def _run(text):
 
 
 class PopulateOpShardingRules:
-    params = [[1_000, 10_000, 100_000], [False, True]]
+    params = [sizes([1_000, 10_000], [100_000]), [False, True]]
     param_names = ["n_ops", "distinct"]
     timeout = 900
     number = 1

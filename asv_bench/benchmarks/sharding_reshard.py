@@ -21,6 +21,11 @@ import time
 import numpy as np
 
 try:
+    from ._common import SkipNotImplemented, sizes
+except ImportError:  # imported as a top-level module (tests/ put this folder on sys.path)
+    from _common import SkipNotImplemented, sizes
+
+try:
     import sharding
 except ImportError:  # `asv run --python=same` from a checkout that is not installed
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
@@ -68,7 +73,7 @@ class ReshardRatio:
 
     def setup(self):
         if os.environ.get("SHARDING_BENCH_SKIP_LARGE"):
-            raise NotImplementedError("large case skipped (SHARDING_BENCH_SKIP_LARGE)")
+            raise SkipNotImplemented("large case skipped (SHARDING_BENCH_SKIP_LARGE)")
         self.dm = sharding.DeviceMesh('<["x"=2, "y"=4]>')
         self.a = np.random.default_rng(0).standard_normal((4096, 4096), dtype=np.float32)
         self.dst = np.empty_like(self.a)
@@ -101,7 +106,7 @@ def _module(n):
 
 
 class Pass:
-    params = [[1000, 10000]]
+    params = [sizes([1000], [10000])]
     param_names = ["reshards"]
     timeout = 300
 

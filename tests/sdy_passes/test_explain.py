@@ -83,7 +83,7 @@ def compare_with_jaxlib(module: Module, jaxlib_text: str, pipeline: str) -> list
         want = {k: (_self_name(key, out) if v.value == "self" else v.value)
                 for k, v in expected[key].entries}
         try:
-            text = explain(module, value, pipeline=pipeline)
+            text = explain(module, value, pipeline=pipeline).text
         except sdy_passes.SdyError as e:  # an unused value, erased by propagation
             assert "not in the module after the pipeline" in str(e)
             continue
@@ -209,7 +209,7 @@ func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a
 def test_chain_of_ops_and_factors():
     module = sdy_passes.parse_module(MODULE)
     before = sdy_passes.print_module(module)
-    text = explain(module, "%arg1")
+    text = explain(module, "%arg1").text
     assert sdy_passes.print_module(module) == before  # the pipeline ran on a copy
     lines = text.splitlines()
     assert lines[0] == "%arg1 in @main: tensor<8x16xf32>"
@@ -219,17 +219,17 @@ def test_chain_of_ops_and_factors():
                     r"%2 \(result 0, dim 1\) -> %1 \(operand 0, dim 1\)$", lines[3])
     assert re.match(r"    step \d+: stablehlo.dot_general \(%1\) along factor j of size 16: "
                     r"%1 \(result 0, dim 1\) -> %arg1 \(operand 1, dim 1\)$", lines[4])
-    text = explain(module, "@main:%3")  # "b" of the result sharding arrives before "c"
+    text = explain(module, "@main:%3").text  # "b" of the result sharding arrives before "c"
     assert explained_origins(text) == {"a": "input: 0", "b": "output: 0"}
     assert "the user sharding #sdy.sharding<@mesh, [{\"a\"}, {}]> of %arg0" in text
-    assert explained_origins(explain(module, "%2")) == {"a": "input: 0", "c": "constraint_0"}
+    assert explained_origins(explain(module, "%2").text) == {"a": "input: 0", "c": "constraint_0"}
 
 
 def test_a_returned_constraint_is_its_own_source():
     # The step that gives the func result the constraint's axis is not a step into a value.
     module = sdy_passes.parse_module(MODULE.replace("%3 = stablehlo.abs %2", "%3 = stablehlo.abs %1")
                                      .replace("return %3", "return %2"))
-    lines = explain(module, "%1").splitlines()
+    lines = explain(module, "%1").text.splitlines()
     assert lines[-2].startswith('  axis "c" of dim 1 from "constraint_0"')
     assert lines[-1].startswith("    step ") and "sdy.sharding_constraint (%2)" in lines[-1]
 
@@ -249,7 +249,7 @@ func.func private @foo(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
 
 def test_values_the_pipeline_replaces_keep_their_names():
     # sdy-import-func-calls turns the call into a named computation holding @foo's body.
-    text = explain(sdy_passes.parse_module(CALL), "%0")
+    text = explain(sdy_passes.parse_module(CALL), "%0").text
     assert text.startswith("%0 in @main") and explained_origins(text) == {"a": "input: 0"}
     assert "stablehlo.negate (%0 in @foo)" in text and "the data-flow edge of %0 (result 0" in text
 
@@ -257,12 +257,17 @@ def test_values_the_pipeline_replaces_keep_their_names():
 def test_value_objects_and_other_pipelines():
     module = sdy_passes.parse_module(MODULE)
     dot = module.funcs()[0].regions[0].blocks[0].ops[1].result
-    text = explain(module, dot, pipeline="sdy-basic-propagate")
+    text = explain(module, dot, pipeline="sdy-basic-propagate").text
     assert text.startswith("%1 in @main") and explained_origins(text) == {"a": "input: 0", "c": "constraint_0"}
 
 
 def test_module_text_and_wrong_types():
-    assert explain(MODULE, "%0") == explain(sdy_passes.parse_module(MODULE), "%0")
+    from_text, from_module = explain(MODULE, "%0"), explain(sdy_passes.parse_module(MODULE), "%0")
+    assert from_text.text == from_module.text and [a.origin for a in from_text.axes] == [a.origin for a in from_module.axes]
+    # Lines are the text's, or those of print_module(module) for a Module.
+    printed = sdy_passes.print_module(sdy_passes.parse_module(MODULE)).splitlines()
+    assert MODULE.splitlines()[from_text.line - 1].startswith("  %0 = stablehlo.negate")
+    assert printed[from_module.line - 1].lstrip().startswith("%0 = stablehlo.negate")
     with pytest.raises(sdy_passes.SdyError, match="expected a Module or MLIR text, got int"):
         explain(3, "%0")
     with pytest.raises(sdy_passes.SdyError, match="expected a value name"):
@@ -271,7 +276,7 @@ def test_module_text_and_wrong_types():
 
 def test_an_unsharded_value_says_so():
     module = sdy_passes.parse_module(MODULE.replace('{sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}', ""))
-    assert "no sharded axis reaches it" in explain(module, "%0")
+    assert "no sharded axis reaches it" in explain(module, "%0").text
 
 
 @pytest.mark.parametrize("value, message", [
@@ -300,7 +305,8 @@ def test_cli_explain(tmp_path, capsys):
     path.write_text(MODULE)
     assert main(["--explain=%1", str(path)]) == 0
     out, err = capsys.readouterr()
-    assert out.startswith("%1 in @main: tensor<8x16xf32>\n") and err == ""
+    assert out.startswith("explain %1 in @main: stablehlo.dot_general, line 4\n%1 in @main: tensor<8x16xf32>\n")
+    assert err == ""
     assert main(["--explain", "%arg0", "--sdy-aggressive-propagate", str(path)]) == 0
     assert '"input: 0"' in capsys.readouterr()[0]
     assert main(["--explain=%7", str(path)]) == 1
@@ -308,3 +314,123 @@ def test_cli_explain(tmp_path, capsys):
     assert out == "" and err == f"{path}: error: explain: @main defines no value %7\n"
     assert main(["--explain"]) == 2
     assert "needs a value" in capsys.readouterr()[1]
+
+
+# -- explanations as data, located (issue 36, item 5) ---------------------------------------------
+
+def test_explanation_is_data_with_a_located_header():
+    e = explain(MODULE, "%1")
+    assert str(e) == f"{e.header}\n{e.text}"
+    assert e.header == "explain %1 in @main: stablehlo.dot_general, line 4"
+    assert (e.value, e.func, e.op, e.line, e.source, e.type) == ("%1", "main", "stablehlo.dot_general", 4, None,
+                                                                 "tensor<8x16xf32>")
+    assert str(e.sharding) == e.text.splitlines()[1].split(": ", 1)[1]
+    assert [(str(a.axis), a.dim, a.origin) for a in e.axes] == [('"a"', 0, "input: 0"), ('"c"', 1, "constraint_0")]
+    assert "\n".join(line for a in e.axes for line in a.lines()) in e.text
+    steps = e.axes[0].steps
+    assert [(s.op, s.line) for s in steps] == [("stablehlo.negate", 3), ("stablehlo.dot_general", 4)]
+    assert all(s.source is None and "[" not in s.text for s in steps)
+    arg = explain(MODULE, "%arg1")
+    assert arg.header == "explain %arg1 in @main: argument 1 of func.func, line 2" and arg.argument == 1
+    assert e._repr_html_().startswith("<pre>explain %1 in @main")
+
+
+NESTED = """sdy.mesh @mesh = <["a"=2, "b"=2]>
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}, %arg1: tensor<i32>) -> tensor<8x8xf32> {
+  %0:2 = stablehlo.while(%iterArg = %arg0, %iterArg_0 = %arg1) : tensor<8x8xf32>, tensor<i32>
+  cond {
+    %2 = stablehlo.compare LT, %iterArg_0, %iterArg_0, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %2 : tensor<i1>
+  } do {
+    %2 = stablehlo.negate %iterArg : tensor<8x8xf32>
+    stablehlo.return %2, %iterArg_0 : tensor<8x8xf32>, tensor<i32>
+  }
+  %1 = stablehlo.abs %0#0 : tensor<8x8xf32>
+  return %1 : tensor<8x8xf32>
+}
+"""
+
+
+def test_a_name_of_several_values_is_refused_with_the_candidates():
+    # MLIR's printer (and JAX's as_text) reuses names in sibling regions: %2 in cond and in do.
+    assert sdy_passes.print_module(sdy_passes.parse_module(NESTED)).count("%2 = ") == 2
+    defined = [(n, line.split(" = ")[1].split()[0]) for n, line in enumerate(NESTED.splitlines(), 1)
+               if line.strip().startswith("%2 = ")]
+    with pytest.raises(sdy_passes.SdyError) as e:
+        explain(NESTED, "%2")
+    listed = ", ".join(f"line {n}: {op}" for n, op in defined)
+    assert str(e.value) == (f"explain: %2 names 2 values in @main ({listed}); pick one with '@main:%2@LINE', "
+                            f"e.g. '@main:%2@{defined[0][0]}'")
+    for n, op in defined:
+        picked = explain(NESTED, f"@main:%2@{n}")
+        assert (picked.line, picked.op) == (n, op) and picked.header.endswith(f"{op}, line {n}")
+    assert explain(NESTED, f"%2@{defined[1][0]}").op == "stablehlo.negate"
+    assert explain(NESTED, "%1").op == "stablehlo.abs"  # one value: no line needed
+    with pytest.raises(sdy_passes.SdyError, match=r"@main defines no value %2 on line 2 \(line 5: "):
+        explain(NESTED, "@main:%2@2")
+    assert explain(NESTED, "%iterArg").header == "explain %iterArg in @main: argument 0 of stablehlo.while, line 3"
+
+
+def test_locations_are_stripped_only_where_they_trail():
+    from sdy_passes.explanation import _strip_locations
+
+    text = ('#loc1 = loc("f.py":3:4)\n  %0 = "x.y"() {s = "a loc(b)"} : () -> i1 loc(#loc1)\n'
+            '  ^bb0(%arg0: i32 loc("n"(callsite("a" at "b"))), %arg1: i32 loc(unknown)):\n')
+    assert _strip_locations(text) == ('#loc1 = loc("f.py":3:4)\n  %0 = "x.y"() {s = "a loc(b)"} : () -> i1\n'
+                                      '  ^bb0(%arg0: i32, %arg1: i32):\n')
+
+
+_MODEL = '''import jax, jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+mesh = jax.make_mesh((2, 4), ("a", "b"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+@jax.jit
+def twice(a):
+    return a * 2.0
+def f(x, w):
+    y = jnp.sin(x)
+    z = y @ w
+    z = jax.lax.fori_loop(0, 3, lambda i, c: c + 1.0, z)
+    z = twice(twice(z))
+    return jax.lax.with_sharding_constraint(z, NamedSharding(mesh, P(None, "b")))
+x = jax.ShapeDtypeStruct((8, 16), jnp.float32, sharding=NamedSharding(mesh, P("a", None)))
+w = jax.ShapeDtypeStruct((16, 8), jnp.float32)
+print(jax.jit(f).lower(x, w).as_text(debug_info=True))
+'''
+
+
+@pytest.mark.jaxlib
+def test_debug_info_cites_the_jax_source_line(tmp_path):
+    import subprocess
+    import sys
+    import warnings
+
+    pytest.importorskip("jax")  # only its presence: the model is lowered in a child process
+    model = tmp_path / "model.py"
+    model.write_text(_MODEL)
+    proc = subprocess.run([sys.executable, str(model)], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, JAX_PLATFORMS="cpu",
+                                   XLA_FLAGS="--xla_force_host_platform_device_count=8"))
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout
+    source = {key: n for n, line in enumerate(_MODEL.splitlines(), 1)
+              for key in ("jnp.sin", "y @ w", "twice(twice", "with_sharding_constraint") if key in line}
+    dot_line = next(n for n, line in enumerate(text.splitlines(), 1) if "stablehlo.dot_general" in line)
+    e = explain(text, "%1")
+    assert e.header == f"explain %1 in @main: stablehlo.dot_general, line {dot_line} (model.py:{source['y @ w']})"
+    steps = {s.op: s for a in e.axes for s in a.steps}
+    assert steps["stablehlo.sine"].source == f"model.py:{source['jnp.sin']}"
+    assert steps["stablehlo.sine"].text.endswith(f" [model.py:{source['jnp.sin']}]")
+    assert steps["sdy.sharding_constraint"].source == f"model.py:{source['with_sharding_constraint']}"
+    # The same text without debug info explains the same way, without sources.
+    plain = explain(re.sub(r"(?<!=) loc\(#loc\d*\)|(?<!=) loc\(\"[xw]\"\)", "", text), "%1")
+    assert [a.origin for a in plain.axes] == [a.origin for a in e.axes] and plain.source is None
+    # Warnings cite it too: @twice is called twice (Shardy clones its body for each call).
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        from sdy_passes.errors import _WARNED
+        _WARNED.discard("sdy-import-func-calls: multiple call ops")
+        sdy_passes.run_passes(sdy_passes.parse_module(text), ["sdy-import-func-calls"])
+    messages = [w.message for w in caught if isinstance(w.message, sdy_passes.SdyWarning)]
+    multiple = [m for m in messages if "has multiple call ops" in m.message]
+    assert multiple and multiple[0].source == f"model.py:{source['twice(twice']}"
+    assert str(multiple[0]).endswith(f"(model.py:{source['twice(twice']})")

@@ -17,10 +17,11 @@ here divide evenly; uneven layouts are checked against the recorded and worked t
 from __future__ import annotations
 
 import functools
+import hashlib
 import pathlib
 
 from sharding import Mesh, TensorSharding
-from tests.jaxlib_child import run_child
+from tests.jaxlib_child import cached, run_child
 
 ROOT = str(pathlib.Path(__file__).resolve().parents[2])
 
@@ -166,9 +167,12 @@ def _jax_spec(mesh: Mesh, s: TensorSharding):
 
 @functools.lru_cache(maxsize=None)
 def results() -> dict:
-    """Runs the child once per test session."""
+    """Runs the child once for all xdist workers (and later runs while neither the cases nor the
+    `sharding` sources, which the child imports, change)."""
     payload = {"root": ROOT, "cases": list(cases()), "hlo_texts": HLO_TEXTS}
-    return run_child(_CODE, payload, env={"XLA_FLAGS": "--xla_force_host_platform_device_count=8"})
+    sources = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(pathlib.Path(ROOT, "sharding").glob("*.py"))))
+    return cached([_CODE, payload, sources.hexdigest()],
+                  lambda: run_child(_CODE, payload, env={"XLA_FLAGS": "--xla_force_host_platform_device_count=8"}))
 
 
 def as_ranges(index_map: dict) -> dict[str, list[list[int]]]:

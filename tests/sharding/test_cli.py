@@ -99,11 +99,12 @@ def test_version_and_help_for_positional_arguments():
 
 
 def test_piped_into_head_is_one_error_line():
-    # Stdout closed after the first line of ~470 kB, as `| head -1` does: no BrokenPipeError traceback.
-    args = ["show", '<["x"=64, "y"=64]>', '<@m, [{"x"}, {"y"}]>', "640x640"]
+    # Stdout closed after the first line of ~350 kB (a condensed table, 256 columns wide), as
+    # `| head -1` does: no BrokenPipeError traceback.
+    args = ["show", '<["x"=64, "y"=256]>', '<@m, [{"x"}, {"y"}]>', "640x2560"]
     proc = subprocess.Popen([sys.executable, "-m", "sharding", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, text=True,
-                            env=dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="80"))
+                            env=dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="100000"))
     proc.stdout.readline()
     proc.stdout.close()
     err = proc.stderr.read()
@@ -112,8 +113,10 @@ def test_piped_into_head_is_one_error_line():
 
 
 def test_wide_tables_fit_the_terminal():
-    for shape, band in (("1000x1000", "columns 0-2 of 16"), ("1000000000000x1000000000000", "column 15 of 16")):
-        proc = _run("show", '<["x"=16, "y"=16]>', '<@m, [{"x"}, {"y"}]>', shape)
+    for mesh, shape, band in (('<["x"=4, "y"=8]>', "1000x1000", "columns 0-2 of 8"),
+                              ('<["x"=2, "y"=8]>', "1000000000000x1000000000000", "column 7 of 8"),
+                              ('<["x"=16, "y"=16]>', "1000x1000", "│ device 255 ")):  # condensed
+        proc = _run("show", mesh, '<@m, [{"x"}, {"y"}]>', shape)
         assert proc.returncode == 0
         assert max(map(len, proc.stdout.splitlines())) <= 80
         assert band in proc.stdout

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from sharding import HloSharding, ShardingError, ShardingParseError, from_hlo_sharding, to_hlo_sharding
 from sharding import AxisRef, DeviceMesh, Mesh, TensorSharding
-from tests.jaxlib_child import run_child
+from tests.jaxlib_child import cached, run_child
 
 EXAMPLES = int(os.environ.get("SHARDING_HLO_EXAMPLES", "300"))
 
@@ -45,7 +45,8 @@ def xla_with_protos(texts: list[str]) -> list[tuple[bool, str, str]]:
 
 @functools.lru_cache(maxsize=8)
 def _xla(texts: tuple[str, ...]) -> list[tuple[bool, str, str]]:
-    return [tuple(r) for r in run_child(_XLA, list(texts))]
+    # XLA's answers, shared by the xdist workers and kept for later runs (`cached`)
+    return [tuple(r) for r in cached([_XLA, list(texts)], lambda: run_child(_XLA, list(texts)))]
 
 
 def xla(texts: list[str]) -> list[tuple[bool, str]]:
