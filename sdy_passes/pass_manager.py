@@ -153,6 +153,8 @@ PASSES: dict[str, str | type[Pass]] = {
     "sdy-remove-sub-axes-in-input-output-shardings":
         "sdy_passes.export.remove_sub_axes_in_input_output_shardings:RemoveSubAxesInInputOutputShardingsPass",
     "sdy-close-shardings": "sdy_passes.export.close_shardings:CloseShardingsPass",
+    "sdy-insert-explicit-reshards":
+        "sdy_passes.export.insert_explicit_reshards:InsertExplicitReshardsPass",
     "canonicalize": "sdy_passes.common.canonicalize:CanonicalizePass",
     "sdy-drop-sharding-rules": "sdy_passes.export.drop_sharding_rules:DropShardingRulesPass",
     "sdy-remove-all-gather-reduce-scatter-for-cmv1":
