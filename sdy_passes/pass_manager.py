@@ -97,6 +97,10 @@ class Pass:
                            and not isinstance(default, str) else text)
         self.options = values
 
+    def option_texts(self) -> list[str]:
+        """The options as MLIR prints them, sorted by name (`k=v`; an empty list as nothing)."""
+        return [_option_text(k, v) for k, v in sorted(self.options.items())]
+
     def run(self, op) -> None:
         raise NotImplementedError
 
@@ -349,7 +353,7 @@ def pipeline_text(steps: Sequence[Step]) -> str:
     def item(step: Step) -> str:
         if isinstance(step, tuple):
             return f"{step[0]}({','.join(item(s) for s in step[1])})"
-        opts = " ".join(_option_text(k, v) for k, v in sorted(step.options.items()))
+        opts = " ".join(step.option_texts())
         return step.name + (f"{{{opts}}}" if opts else "")
     return f"{MODULE}({','.join(item(s) for s in steps)})"
 

@@ -46,6 +46,13 @@ class CanonicalizePass(Pass):
         if o["cse-between-iterations"]:
             raise UnknownPassError("canonicalize{cse-between-iterations=true} is not supported")
 
+    def option_texts(self) -> list[str]:
+        # jaxlib prints one more empty option after enable-patterns (two blanks before
+        # max-iterations even when enable-patterns is set)
+        texts = super().option_texts()
+        at = sorted(self.options).index("enable-patterns") + 1
+        return texts[:at] + [""] + texts[at:]
+
     def run(self, module: Module) -> None:
         o = self.options
         enabled, disabled = set(o["enable-patterns"]), set(o["disable-patterns"])
