@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from sdy_passes.common._value_shardings import is_scalar
 from sdy_passes.dialects._base import has_trait
-from sdy_passes.ir import Operation
+from sdy_passes.ir import Operation, erase_ops
 from sdy_passes.pass_manager import FUNC, Pass
 
 __all__ = ["ConstantOrScalarMergerPass", "attr_dictionary"]
@@ -40,6 +40,7 @@ class ConstantOrScalarMergerPass(Pass):
     def run(self, func: Operation) -> None:
         # ids are safe keys: every keyed op and region lives until the walk ends
         first: dict = {}
+        merged = []
         for op in func.walk(post_order=True):
             key = _key(op)
             if key is None:
@@ -48,4 +49,5 @@ class ConstantOrScalarMergerPass(Pass):
             if kept is not op:
                 for old, new in zip(op.results, kept.results):
                     old.replace_all_uses_with(new)
-                op.erase()
+                merged.append(op)
+        erase_ops(merged)  # each block rebuilt once: erasing one by one is quadratic

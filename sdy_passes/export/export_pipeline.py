@@ -2,9 +2,11 @@
 (`export/export_pipeline.cc`; `str(PassManager.parse("builtin.module(sdy-export-pipeline{...})"))`
 in jaxlib prints the same list for every option, spec/export.md §1).
 
-`sdy-save-module` writes nothing here (no dump directory is kept: `dump-directory` is accepted
-and, as the printed pipeline shows, changes nothing else); `avoid-reshards-on-calls` changes
-nothing in jaxlib 0.10.2's composition either.
+With a `dump-directory`, `sdy-save-module` writes the module there as Shardy names the
+files (`00.after_propagation.mlir`, then `01.after_explicit_reshards.mlir` and
+`02.after_partitioner_with_global_shapes.mlir` with explicit collectives, else
+`01.after_minimal_partitioner_with_global_shapes.mlir`); `avoid-reshards-on-calls` changes
+nothing in jaxlib 0.10.2's composition.
 """
 
 from __future__ import annotations
@@ -36,6 +38,15 @@ class ExportPipeline(PassPipeline):
     def pipeline(self) -> str:
         o = self.options
         collectives = o["enable-insert-explicit-collectives"]
+        dumps = iter(range(3))
+
+        def save(name: str) -> str:
+            index = next(dumps)
+            if not o["dump-directory"]:
+                return "sdy-save-module"
+            return (f"sdy-save-module{{dump-directory=\"{o['dump-directory']}\" file-name={name} "
+                    f"dump-index={index}}}")
+
         steps = ["func.func(sdy-constant-or-scalar-merger)",
                  "func.func(sdy-sink-data-flow-edges{sink-debug-propagation-edge-sharding="
                  f"{str(o['dump-propagation-edges']).lower()} sink-debug-sharding-origins="
@@ -45,17 +56,18 @@ class ExportPipeline(PassPipeline):
         if o["update-non-divisible-input-output-shardings"]:
             steps += ["sdy-update-non-divisible-input-output-shardings",
                       "sdy-remove-sub-axes-in-input-output-shardings"]
-        steps += ["sdy-close-shardings", "sdy-save-module"]
+        steps += ["sdy-close-shardings", save("after_propagation")]
         if not o["avoid-export-for-partitioning"]:
             steps.append("func.func(sdy-insert-explicit-reshards{enable-full-version="
                          f"{str(collectives).lower()}}})")
             if collectives:
-                steps += ["sdy-save-module", canonicalize_step("sdy-reshard"),
+                steps += [save("after_explicit_reshards"), canonicalize_step("sdy-reshard"),
                           "func.func(sdy-reshard-to-collectives{keep-redundant-reshards=false})"]
             steps.append(canonicalize_step("sdy-collective"))
             if collectives and o["remove-all-gather-reduce-scatter-for-cmv1"]:
                 steps.append("func.func(sdy-remove-all-gather-reduce-scatter-for-cmv1)")
-            steps.append("sdy-save-module")
+            steps.append(save("after_partitioner_with_global_shapes" if collectives
+                              else "after_minimal_partitioner_with_global_shapes"))
         if o["dump-propagation-edges"] or o["dump-sharding-origins"]:
             steps.append("sdy-remove-propagation-debug-info")
         if not o["keep-sharding-rules"]:

@@ -246,3 +246,59 @@ def test_cli_refuses_unregistered_dialects_unless_allowed(capsys, monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO(UNREGISTERED))
     assert main(["--allow-unregistered-dialect", "--sdy-close-shardings", "-"]) == 0
     assert '"test.foo"(%arg0)' in capsys.readouterr().out
+
+
+_DUMPS = """
+import os, tempfile
+from jax._src.interpreters import mlir as jax_mlir
+from jax._src.lib.mlir import ir, passmanager
+RESULT = []
+for text, options in PAYLOAD:
+    directory = tempfile.mkdtemp()
+    ctx = jax_mlir.make_ir_context()
+    ctx.enable_multithreading(False)
+    with ctx:
+        module = ir.Module.parse(text)
+        passmanager.PassManager.parse(
+            f"builtin.module(sdy-export-pipeline{{dump-directory={directory} {options}}})").run(module.operation)
+    RESULT.append({name: open(os.path.join(directory, name)).read() for name in sorted(os.listdir(directory))})
+"""
+
+
+@pytest.mark.jaxlib
+def test_dump_directory_files_are_jaxlibs(tmp_path):
+    from tests.sdy_passes.test_sdy_cases_export import EXPORT_DIR
+    text = (EXPORT_DIR / "e2e.sdy-export-pipeline" / "000.in.generic.mlir").read_text()
+    options = ["", "enable-insert-explicit-collectives=true", "avoid-export-for-partitioning=true"]
+    theirs = run_child(_DUMPS, [[text, o] for o in options])
+    for i, (o, files) in enumerate(zip(options, theirs)):
+        directory = tmp_path / str(i)
+        directory.mkdir()
+        module = sdy_passes.parse_module(text)
+        sdy_passes.run_passes(module, f"builtin.module(sdy-export-pipeline{{dump-directory={directory} {o}}})")
+        assert {p.name: p.read_text() for p in sorted(directory.iterdir())} == files
+    assert [len(files) for files in theirs] == [2, 3, 1]
+
+
+def _chain(n):
+    """`n` links of sharded arithmetic with constants (a duplicate per link), constraints and
+    dead ops, as propagation leaves them."""
+    lines = [MESH.strip(), 'func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", ?}, {?}]>}) -> tensor<8x8xf32> {']
+    prev = "%arg0"
+    for i in range(n):
+        lines += [f'  %c{i} = sdy.constant {{sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{{"x"}}, {{?}}]>]>}} dense<1.0> : tensor<8x8xf32>',
+                  f'  %k{i} = stablehlo.constant dense<{i % 7}.0> : tensor<8x8xf32>',
+                  f'  %a{i} = stablehlo.add {prev}, %c{i} {{sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{{"x", ?}}, {{?}}]>]>}} : tensor<8x8xf32>',
+                  f'  %s{i} = sdy.sharding_constraint %a{i} <@mesh, [{{"x"}}, {{"y", ?}}]> : tensor<8x8xf32>',
+                  f'  %m{i} = stablehlo.multiply %s{i}, %k{i} : tensor<8x8xf32>',
+                  f'  %d{i} = stablehlo.abs %m{i} : tensor<8x8xf32>']
+        prev = f"%m{i}"
+    return "\n".join(lines + [f"  return {prev} : tensor<8x8xf32>", "}"])
+
+
+def test_the_export_pipeline_is_linear():
+    from tests.sdy_passes.test_scaling import _assert_linear
+    # (merging duplicates one erase at a time was quadratic: 7 s at 3000 links)
+    _assert_linear(lambda n: sdy_passes.parse_module(_chain(n), verify=False),
+                   lambda module: sdy_passes.run_passes(module.clone(), "sdy-export-pipeline", verify=False),
+                   n=60)
