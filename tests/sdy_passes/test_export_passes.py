@@ -7,13 +7,17 @@ import io
 import sys
 
 import pytest
+from hypothesis import given
 
 import sdy_passes
 from sdy_passes.__main__ import main
 from sdy_passes.errors import PassFailedError
 from sdy_passes.pass_manager import UnknownPassError, parse_pipeline, pipeline_text
 from tests.jaxlib_child import run_child
+from tests.sdy_passes.module_gen import modules
 from tests.sdy_passes.pass_oracle import assert_match_jaxlib
+from tests.sdy_passes.propagation_modules import prop_modules
+from tests.sdy_passes.propagation_oracle import FUZZ_MODULES, check_random_module
 from tests.sdy_passes.propagation_pipeline_oracle import assert_pass_matches_stages
 
 EXPORT_PASSES = [  # (flag, stages of the 83 cases and 8 JAX programs it changes at least)
@@ -302,3 +306,24 @@ def test_the_export_pipeline_is_linear():
     _assert_linear(lambda n: sdy_passes.parse_module(_chain(n), verify=False),
                    lambda module: sdy_passes.run_passes(module.clone(), "sdy-export-pipeline", verify=False),
                    n=60)
+
+
+EXPORT_ALONE = "builtin.module(sdy-export-pipeline)"
+WITH_EDGES = "builtin.module(sdy-add-data-flow-edges,sdy-export-pipeline)"
+WHOLE = "builtin.module(sdy-propagation-pipeline)"
+
+
+@pytest.mark.jaxlib
+@FUZZ_MODULES
+@given(prop_modules(max_ops=15))
+def test_random_modules_through_the_export_and_whole_pipelines_match_jaxlib(text):
+    # jaxlib runs each twice: its user-priority propagation segfaults intermittently
+    check_random_module(text, [EXPORT_ALONE, WITH_EDGES, WHOLE], runs=2)
+
+
+@pytest.mark.jaxlib
+@FUZZ_MODULES
+@given(modules(inline_meshes=False))
+def test_random_data_flow_modules_through_the_export_pipeline_match_jaxlib(text):
+    # while loops, cases, barriers, named and manual computations (unregistered ops too)
+    check_random_module(text, [WITH_EDGES], runs=2)
