@@ -7,7 +7,7 @@ import io
 import sys
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 
 import sdy_passes
 from sdy_passes.__main__ import main
@@ -327,3 +327,30 @@ def test_random_modules_through_the_export_and_whole_pipelines_match_jaxlib(text
 def test_random_data_flow_modules_through_the_export_pipeline_match_jaxlib(text):
     # while loops, cases, barriers, named and manual computations (unregistered ops too)
     check_random_module(text, [WITH_EDGES], runs=2)
+
+
+MY_PASSES = ["func.func(sdy-constant-or-scalar-merger)", "sdy-remove-sharding-groups",
+             "func.func(sdy-sharding-constraint-to-reshard)",
+             "sdy-update-non-divisible-input-output-shardings",
+             "sdy-remove-sub-axes-in-input-output-shardings", "sdy-close-shardings", COLLECTIVE_STEP,
+             "canonicalize{enable-patterns={sdy-collective,sdy-reshard}}",
+             "func.func(sdy-drop-sharding-rules)",
+             "func.func(sdy-remove-all-gather-reduce-scatter-for-cmv1)",
+             "sdy-remove-propagation-debug-info", "sdy-export-pipeline",
+             "sdy-export-pipeline{enable-insert-explicit-collectives=true keep-sharding-rules=true}"]
+
+
+@settings(max_examples=10, deadline=None)
+@given(modules(max_ops=10))
+def test_every_export_pass_on_any_module_succeeds_or_raises_an_sdy_error(text):
+    # inlined and duplicate meshes, sub-axes, unreduced axes, every data-flow op, calls, no main
+    from sdy_passes.errors import SdyError
+    for step in MY_PASSES:
+        module = sdy_passes.parse_module(text)
+        try:
+            sdy_passes.run_passes(module, f"builtin.module({step})")
+        except SdyError as e:
+            assert getattr(e, "message", str(e))
+            continue
+        sdy_passes.verify_module(module)
+        sdy_passes.parse_module(sdy_passes.print_module(module, generic=True))
