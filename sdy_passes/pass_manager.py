@@ -80,8 +80,9 @@ class Pass:
     """The Shardy flag, e.g. `"sdy-lift-inlined-meshes"`."""
     summary: ClassVar[str] = ""
     """One line for `sdy-opt --help`."""
-    anchor: ClassVar[str] = MODULE
-    """The op the pass runs on: `builtin.module` (gets the `Module`) or `func.func`."""
+    anchor: ClassVar[str | None] = MODULE
+    """The op the pass runs on: `builtin.module` (gets the `Module`) or `func.func`; None: any
+    (an op-agnostic pass such as `canonicalize`, which gets the `Module` or the func op)."""
     options: ClassVar[dict[str, OptionValue]] = {}
     """Option name → default; an instance's `options` holds the values in effect."""
 
@@ -317,7 +318,7 @@ def _instantiate(name: str, opts: dict[str, str], anchor: str, internal: bool) -
         cls = _load(PASSES, name)
     else:
         raise _unknown(name)
-    if cls.anchor != anchor:
+    if cls.anchor is not None and cls.anchor != anchor:
         if cls.anchor == FUNC:
             raise UnknownPassError(f"Can't add pass '{name}' restricted to '{FUNC}' on a "
                                    f"PassManager intended to run on '{anchor}', did you intend "

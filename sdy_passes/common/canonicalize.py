@@ -14,7 +14,7 @@ from __future__ import annotations
 from sdy_passes.common.canonicalization import PATTERNS
 from sdy_passes.common.rewrite import apply_patterns_greedily
 from sdy_passes.errors import PassFailedError
-from sdy_passes.ir import Module
+from sdy_passes.ir import Module, Operation
 from sdy_passes.pass_manager import Pass, UnknownPassError
 
 __all__ = ["CanonicalizePass"]
@@ -25,6 +25,7 @@ _REGION_SIMPLIFY = ("disabled", "normal", "aggressive")
 
 class CanonicalizePass(Pass):
     name = "canonicalize"
+    anchor = None  # op-agnostic, as in MLIR: on the module or nested in func.func(...)
     summary = ("MLIR's canonicalizer with Shardy's labelled patterns (enable-patterns="
                + "|".join(_LABELS) + "): dead ops erased, constants uniqued and hoisted")
     options = {"top-down": True, "region-simplify": "normal", "max-iterations": 10,
@@ -53,15 +54,16 @@ class CanonicalizePass(Pass):
         at = sorted(self.options).index("enable-patterns") + 1
         return texts[:at] + [""] + texts[at:]
 
-    def run(self, module: Module) -> None:
+    def run(self, op: Module | Operation) -> None:
+        root = op.op if isinstance(op, Module) else op
         o = self.options
         enabled, disabled = set(o["enable-patterns"]), set(o["disable-patterns"])
         patterns = [p for p in PATTERNS if enabled & set(p.labels)
                     and p.name not in disabled and not disabled & set(p.labels)]
         converged = apply_patterns_greedily(
-            module.op, patterns, top_down=o["top-down"], max_iterations=o["max-iterations"],
+            root, patterns, top_down=o["top-down"], max_iterations=o["max-iterations"],
             max_num_rewrites=o["max-num-rewrites"],
             region_simplify=o["region-simplify"] != "disabled")
         if o["test-convergence"] and not converged:
             raise PassFailedError(f"Canonicalizer failed to converge within "
-                                  f"{o['max-iterations']} iterations", module.op.location)
+                                  f"{o['max-iterations']} iterations", root.location)

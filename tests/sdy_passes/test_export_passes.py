@@ -106,7 +106,8 @@ COLLECTIVE_STEP = ("canonicalize{enable-patterns={sdy-collective} max-iterations
 
 @pytest.mark.jaxlib
 @pytest.mark.parametrize("step", [COLLECTIVE_STEP, "canonicalize{enable-patterns={sdy-collective}}",
-                                  "canonicalize{enable-patterns={sdy-reshard} region-simplify=disabled}"])
+                                  "canonicalize{enable-patterns={sdy-reshard} region-simplify=disabled}",
+                                  "func.func(canonicalize{enable-patterns={sdy-collective}})"])
 def test_canonicalize_erases_dead_ops_hoists_and_merges_constants_as_jaxlib(step):
     # dead: the first reshard, the pure custom call, sdy.constant, the named computation and the
     # while body's unused constant; kept: a dead collective, the effectful custom call
