@@ -23,6 +23,9 @@ options:
                         print the generic form
   --mlir-print-debuginfo
                         print locations
+  --report-cost         print, instead of the module, the communication of every reshard and
+                        collective after the passes: steps, bytes per device and per mesh axis,
+                        alpha-beta time, totals per func and per axis (sdy_passes.cost_report)
   --allow-unregistered-dialect
                         accept ops of dialects jaxlib does not register ("test.op"); without it
                         they are refused where the op is, as sdy-opt refuses them
@@ -43,6 +46,7 @@ import sys
 import warnings
 
 from sdy_passes.attributes import FileLineColLoc
+from sdy_passes.cost_report import cost_report
 from sdy_passes.errors import IRParseError, SdyError, SdyWarning
 from sdy_passes.parser import parse_module, split_input
 from sdy_passes.pass_manager import PASSES, PIPELINES, build_pipeline, get_pass, run_passes
@@ -71,7 +75,7 @@ def version(prog: str) -> str:
 def _parse_args(argv: list[str]):
     opts = {"split": False, "generic": False, "locs": False, "output": None, "input": None,
             "pipeline": [], "help": False, "list": False, "version": False, "explain": None,
-            "unregistered": False}
+            "unregistered": False, "cost": False}
     i = 0
     while i < len(argv):
         arg = argv[i]
@@ -96,6 +100,8 @@ def _parse_args(argv: list[str]):
             opts["locs"] = True
         elif flag == "allow-unregistered-dialect":
             opts["unregistered"] = True
+        elif flag == "report-cost":
+            opts["cost"] = True
         elif flag in ("o", "pass-pipeline", "explain"):
             if not eq:
                 if i >= len(argv):
@@ -181,8 +187,9 @@ def _process(padded: str, filename: str, pipeline: list[str], opts) -> tuple[str
                 out = explain(module, opts["explain"], pipeline=pipeline or PIPELINE)
             else:
                 run_passes(module, pipeline)
-                out = print_module(module, generic=opts["generic"], print_locations=opts["locs"],
-                                   mlir_names=True)
+                out = (str(cost_report(module)) + "\n" if opts["cost"] else
+                       print_module(module, generic=opts["generic"], print_locations=opts["locs"],
+                                    mlir_names=True))
         except SdyError as e:
             out = None
             diagnostics.append(_render("error", e, filename, padded))
