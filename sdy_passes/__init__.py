@@ -22,6 +22,7 @@
 
 from sdy_passes.attributes import *  # noqa: F401,F403
 from sdy_passes.attributes import __all__ as _attributes_all
+from sdy_passes.cost_report import CostReport, cost_report
 from sdy_passes.errors import IRParseError, PassFailedError, SdyError, SdyWarning, VerificationError
 from sdy_passes.ir import (
     Block, BlockArgument, Module, Operation, OpResult, Region, SymbolTable, Use, Value,
@@ -33,7 +34,7 @@ from sdy_passes.verifier import verify_module
 
 __all__ = [
     "parse_module", "print_module", "print_op", "run_passes", "parse_attribute", "parse_type",
-    "split_input", "verify_module",
+    "split_input", "verify_module", "cost_report", "CostReport",
     "Module", "Operation", "Block", "Region", "Value", "OpResult", "BlockArgument", "Use",
     "SymbolTable", "Pass", "PASSES", "PIPELINES",
     "SdyError", "IRParseError", "VerificationError", "PassFailedError", "SdyWarning",

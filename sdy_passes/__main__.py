@@ -23,6 +23,12 @@ options:
                         print the generic form
   --mlir-print-debuginfo
                         print locations
+  --report-cost         print, instead of the module, the communication of every reshard and
+                        collective after the passes: steps, bytes per device and per mesh axis,
+                        alpha-beta time, totals per func and per axis (sdy_passes.cost_report)
+  --allow-unregistered-dialect
+                        accept ops of dialects jaxlib does not register ("test.op"); without it
+                        they are refused where the op is, as sdy-opt refuses them
   -o FILE               write the output to FILE (default: stdout)
   --list-passes         list the passes and pipelines
   --version             print the version
@@ -40,6 +46,7 @@ import sys
 import warnings
 
 from sdy_passes.attributes import FileLineColLoc
+from sdy_passes.cost_report import cost_report
 from sdy_passes.errors import IRParseError, SdyError, SdyWarning, source_line
 from sdy_passes.parser import parse_module, split_input
 from sdy_passes.pass_manager import PASSES, PIPELINES, build_pipeline, get_pass, run_passes
@@ -67,7 +74,8 @@ def version(prog: str) -> str:
 
 def _parse_args(argv: list[str]):
     opts = {"split": False, "generic": False, "locs": False, "output": None, "input": None,
-            "pipeline": [], "help": False, "list": False, "version": False, "explain": None}
+            "pipeline": [], "help": False, "list": False, "version": False, "explain": None,
+            "unregistered": False, "cost": False}
     i = 0
     while i < len(argv):
         arg = argv[i]
@@ -90,6 +98,10 @@ def _parse_args(argv: list[str]):
             opts["generic"] = True
         elif flag == "mlir-print-debuginfo":
             opts["locs"] = True
+        elif flag == "allow-unregistered-dialect":
+            opts["unregistered"] = True
+        elif flag == "report-cost":
+            opts["cost"] = True
         elif flag in ("o", "pass-pipeline", "explain"):
             if not eq:
                 if i >= len(argv):
@@ -118,7 +130,8 @@ def _help() -> str:
             cls = get_pass(name)
             lines.append(f"  --{name:<40} {cls.summary}")
             for key, default in cls.options.items():
-                value = str(default).lower() if isinstance(default, bool) else default
+                value = (str(default).lower() if isinstance(default, bool)
+                         else "{" + ",".join(default) + "}" if isinstance(default, tuple) else default)
                 lines.append(f"      {key}={value}")
     return "\n".join(lines)
 
@@ -139,6 +152,29 @@ def _render(severity: str, err, filename: str, text: str) -> str:
     return f"{filename}: {severity}: {message}"
 
 
+JAXLIB_DIALECTS = frozenset({
+    "affine", "arith", "builtin", "cf", "chlo", "complex", "func", "gpu", "llvm", "math", "memref",
+    "mhlo", "nvgpu", "nvvm", "scf", "sdy", "shape", "stablehlo", "tensor", "ub", "vector", "vhlo"})
+"""The dialects jaxlib 0.10.2's MLIR context registers (what `sdy-opt` reads without
+`--allow-unregistered-dialect`)."""
+
+
+def _refuse_unregistered_dialects(module, filename: str, text: str) -> None:
+    """MLIR's parser error at the first op (in text order) of a dialect it does not know, just
+    after the op's quoted name (such ops only have the generic form)."""
+    for op in module.walk():
+        dialect = op.name.partition(".")[0]
+        if dialect in JAXLIB_DIALECTS:
+            continue
+        loc = op.location
+        line, col = (loc.line, loc.col + len(op.name) + 2) if isinstance(loc, FileLineColLoc) else (0, 0)
+        lines = text.splitlines()
+        raise IRParseError(
+            "operation being parsed with an unregistered dialect. If this is intended, please "
+            "use -allow-unregistered-dialect with the MLIR tool used", filename, line, col,
+            lines[line - 1] if 0 < line <= len(lines) else "")
+
+
 def _process(padded: str, filename: str, pipeline: list[str], opts) -> tuple[str | None, list[str]]:
     """(output or None, diagnostics) for one chunk."""
     diagnostics: list[str] = []
@@ -146,14 +182,17 @@ def _process(padded: str, filename: str, pipeline: list[str], opts) -> tuple[str
         warnings.simplefilter("always", SdyWarning)
         try:
             module = parse_module(padded, filename=filename)
+            if not opts["unregistered"]:
+                _refuse_unregistered_dialects(module, filename, padded)
             if opts["explain"] is not None:
                 from sdy_passes.explanation import PIPELINE, explain
                 # the text, parsed, so that the explanation cites the file's lines
                 out = str(explain(padded, opts["explain"], pipeline=pipeline or PIPELINE))
             else:
                 run_passes(module, pipeline)
-                out = print_module(module, generic=opts["generic"], print_locations=opts["locs"],
-                                   mlir_names=True)
+                out = (str(cost_report(module)) + "\n" if opts["cost"] else
+                       print_module(module, generic=opts["generic"], print_locations=opts["locs"],
+                                    mlir_names=True))
         except SdyError as e:
             out = None
             diagnostics.append(_render("error", e, filename, padded))

@@ -41,12 +41,13 @@ class UnknownPassError(SdyError):
     """A pass or pipeline name that is not registered, or a malformed pipeline or option."""
 
 
-OptionValue = Union[bool, str]
+OptionValue = Union[bool, int, str, tuple]
 _TRUE, _FALSE = ("", "true", "TRUE", "True", "1"), ("false", "FALSE", "False", "0")
 
 
 def _option_value(pass_name: str, key: str, default: OptionValue, text: str) -> OptionValue:
-    """`text` read as LLVM's command-line parser reads an option of `default`'s type."""
+    """`text` read as LLVM's command-line parser reads an option of `default`'s type (a tuple
+    default is a list option: `a,b`)."""
     if isinstance(default, bool):
         if text in _TRUE:
             return True
@@ -54,7 +55,22 @@ def _option_value(pass_name: str, key: str, default: OptionValue, text: str) -> 
             return False
         raise UnknownPassError(f"for the --{key} option: '{text}' is invalid value for boolean "
                                f"argument! Try 0 or 1 (pass '{pass_name}')")
+    if isinstance(default, int):
+        try:
+            return int(text, 0)
+        except ValueError:
+            raise UnknownPassError(f"for the --{key} option: '{text}' value invalid for integer "
+                                   f"argument! (pass '{pass_name}')") from None
+    if isinstance(default, tuple):
+        return tuple(t.strip() for t in text.split(",") if t.strip())
     return text
+
+
+def _option_text(key: str, value: OptionValue) -> str:
+    """How MLIR prints an option: `k=v`, lists as `k={a,b}`, an empty list as nothing."""
+    if isinstance(value, tuple):
+        return f"{key}={{{','.join(value)}}}" if value else ""
+    return f"{key}={str(value).lower() if isinstance(value, bool) else value}"
 
 
 class Pass:
@@ -64,8 +80,9 @@ class Pass:
     """The Shardy flag, e.g. `"sdy-lift-inlined-meshes"`."""
     summary: ClassVar[str] = ""
     """One line for `sdy-opt --help`."""
-    anchor: ClassVar[str] = MODULE
-    """The op the pass runs on: `builtin.module` (gets the `Module`) or `func.func`."""
+    anchor: ClassVar[str | None] = MODULE
+    """The op the pass runs on: `builtin.module` (gets the `Module`) or `func.func`; None: any
+    (an op-agnostic pass such as `canonicalize`, which gets the `Module` or the func op)."""
     options: ClassVar[dict[str, OptionValue]] = {}
     """Option name → default; an instance's `options` holds the values in effect."""
 
@@ -80,6 +97,10 @@ class Pass:
             values[key] = (_option_value(self.name, key, default, text) if isinstance(text, str)
                            and not isinstance(default, str) else text)
         self.options = values
+
+    def option_texts(self) -> list[str]:
+        """The options as MLIR prints them, sorted by name (`k=v`; an empty list as nothing)."""
+        return [_option_text(k, v) for k, v in sorted(self.options.items())]
 
     def run(self, op) -> None:
         raise NotImplementedError
@@ -127,14 +148,31 @@ PASSES: dict[str, str | type[Pass]] = {
     "sdy-insert-func-call-reshards": "sdy_passes.export.insert_func_call_reshards:InsertFuncCallReshardsPass",
     "sdy-sink-func-data-flow-edges":
         "sdy_passes.export.sink_func_data_flow_edges:SinkFuncDataFlowEdgesPass",
+    # sdy-export-pipeline
+    "sdy-constant-or-scalar-merger": "sdy_passes.export.constant_or_scalar_merger:ConstantOrScalarMergerPass",
+    "sdy-remove-sharding-groups": "sdy_passes.export.remove_sharding_groups:RemoveShardingGroupsPass",
+    "sdy-sharding-constraint-to-reshard":
+        "sdy_passes.export.sharding_constraint_to_reshard:ShardingConstraintToReshardPass",
+    "sdy-update-non-divisible-input-output-shardings":
+        "sdy_passes.export.update_non_divisible_input_output_shardings:UpdateNonDivisibleInputOutputShardingsPass",
+    "sdy-remove-sub-axes-in-input-output-shardings":
+        "sdy_passes.export.remove_sub_axes_in_input_output_shardings:RemoveSubAxesInInputOutputShardingsPass",
+    "sdy-close-shardings": "sdy_passes.export.close_shardings:CloseShardingsPass",
     "sdy-insert-explicit-reshards":
         "sdy_passes.export.insert_explicit_reshards:InsertExplicitReshardsPass",
+    "canonicalize": "sdy_passes.common.canonicalize:CanonicalizePass",
+    "sdy-drop-sharding-rules": "sdy_passes.export.drop_sharding_rules:DropShardingRulesPass",
+    "sdy-remove-all-gather-reduce-scatter-for-cmv1":
+        "sdy_passes.export.remove_all_gather_reduce_scatter_for_cmv1:RemoveAllGatherReduceScatterForCmv1Pass",
+    "sdy-remove-propagation-debug-info":
+        "sdy_passes.export.remove_propagation_debug_info:RemovePropagationDebugInfoPass",
 }
 """Registry keyed by Shardy flag name."""
 
 PIPELINES: dict[str, str | type[PassPipeline]] = {
     "sdy-import-pipeline": "sdy_passes.imports.import_pipeline:ImportPipeline",
     "sdy-propagation-pipeline": "sdy_passes.propagation.propagation_pipeline:PropagationPipeline",
+    "sdy-export-pipeline": "sdy_passes.export.export_pipeline:ExportPipeline",
 }
 """Named pipelines (registered like passes)."""
 
@@ -280,7 +318,7 @@ def _instantiate(name: str, opts: dict[str, str], anchor: str, internal: bool) -
         cls = _load(PASSES, name)
     else:
         raise _unknown(name)
-    if cls.anchor != anchor:
+    if cls.anchor is not None and cls.anchor != anchor:
         if cls.anchor == FUNC:
             raise UnknownPassError(f"Can't add pass '{name}' restricted to '{FUNC}' on a "
                                    f"PassManager intended to run on '{anchor}', did you intend "
@@ -316,8 +354,7 @@ def pipeline_text(steps: Sequence[Step]) -> str:
     def item(step: Step) -> str:
         if isinstance(step, tuple):
             return f"{step[0]}({','.join(item(s) for s in step[1])})"
-        opts = " ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}"
-                        for k, v in sorted(step.options.items()))
+        opts = " ".join(step.option_texts())
         return step.name + (f"{{{opts}}}" if opts else "")
     return f"{MODULE}({','.join(item(s) for s in steps)})"
 

@@ -19,7 +19,7 @@ from sharding import InvalidMeshError, Mesh, MeshTable
 from sharding.verify import verify_mesh
 
 from sdy_passes.dialects import VerifyContext, lookup
-from sdy_passes.dialects._base import ATTRIBUTE_KINDS, fail as _fail
+from sdy_passes.dialects._base import ATTRIBUTE_KINDS, fail as _fail, has_trait
 from sdy_passes.dialects.sdy import verify_discardable
 from sdy_passes.errors import VerificationError
 from sdy_passes.ir import Module, Operation, symbol_name
@@ -27,16 +27,33 @@ from sdy_passes.ir import Module, Operation, symbol_name
 __all__ = ["verify_module", "verify_op"]
 
 def verify_module(module: Module) -> None:
-    """Raise `VerificationError` for the first invalid op (module order, parents first)."""
+    """Raise `VerificationError` for the first invalid op, in MLIR's order (`_verifier_order`)."""
     symbols: dict[str, Operation] = {}
     ctx = VerifyContext(module, _mesh_table(module, symbols), symbols)
-    for op in module.walk():
+    for op in _verifier_order(module.op):
         verify_op(op, ctx)
     for op in module.walk(post_order=True):  # region traits: after the ops inside
         opdef = lookup(op.name)
         if opdef is not None and "IsolatedFromAbove" in opdef.traits and op.parent is not None:
             _verify_isolated(op)  # (the module op has nothing outside it)
     _verify_dominance(module)
+
+
+def _verifier_order(op: Operation):
+    """MLIR's `OperationVerifier`: an op, then the ops of its regions (recursively), except
+    that ops with isolated-from-above regions among them come after the others (verified when
+    their parent is left)."""
+    yield op
+    isolated = []
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.ops:
+                if inner.regions and has_trait(inner, "IsolatedFromAbove"):
+                    isolated.append(inner)
+                else:
+                    yield from _verifier_order(inner)
+    for inner in isolated:
+        yield from _verifier_order(inner)
 
 
 def _verify_dominance(module: Module) -> None:

@@ -1,6 +1,6 @@
-"""`sdy-propagation-pipeline` (up to `sdy-insert-func-call-reshards`, both modes) on a module whose
-`@main` calls one func `n_calls` times in a chain: the call graph is flattened into `n_calls`
-clones, imported as named computations, propagated, exported and unflattened again.
+"""The whole `sdy-propagation-pipeline` (both modes, `sdy-export-pipeline` included) on a module
+whose `@main` calls one func `n_calls` times in a chain: the call graph is flattened into
+`n_calls` clones, imported as named computations, propagated, exported and unflattened again.
 
 Measured: parse + pipeline (verifying after each pass, as MLIR does) + generic print, here with
 the cyclic GC paused, and for jaxlib 0.10.2 in a child on the same passes, named one by one

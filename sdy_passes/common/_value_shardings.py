@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sharding import DimensionSharding, TensorSharding, TensorShardingPerValue
+from sharding import DimensionSharding, Mesh, TensorSharding, TensorShardingPerValue
 
 from sdy_passes.attributes import ArrayAttr, DictionaryAttr, RankedTensorType, UnrankedTensorType
+from sdy_passes.errors import PassFailedError
 from sdy_passes.ir import BlockArgument, Operation, OpResult, Value
 
 SHARDING = "sdy.sharding"
@@ -318,3 +319,17 @@ def transform_shardings(module, fn) -> None:
                 op.properties[key] = fn(old)
         else:
             per_value(op.attributes, SHARDING)
+
+
+def mesh_of(sharding: TensorSharding, op: Operation) -> Mesh:
+    """The mesh `sharding` names (inlined, or the `sdy.mesh` symbol of `op`'s module; the
+    verifier checked that it exists)."""
+    if isinstance(sharding.mesh_or_ref, Mesh):
+        return sharding.mesh_or_ref
+    found = op
+    while found.parent_op is not None:
+        found = found.parent_op
+    for top in found.regions[0].block.ops:
+        if top.name == "sdy.mesh" and top.properties["sym_name"].value == sharding.mesh_or_ref:
+            return top.properties["mesh"]
+    raise PassFailedError(f"unknown mesh: @{sharding.mesh_or_ref}", op.location)

@@ -4,7 +4,8 @@
 * `is_elementwise(op)`: ops with MLIR's `Elementwise` or StableHLO's `BroadcastingElementwise`
   trait, a `bitcast_convert` between equal shapes, and the sdy ops propagation treats alike.
 * `is_trivially_dead(op)`: an unused op without memory effects, which MLIR's greedy rewrite
-  driver (and so every propagation pass) erases.
+  driver (and so every propagation pass) erases; `would_be_trivially_dead(op)`: the same once
+  its results are unused (MLIR's region DCE).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from sdy_passes.attributes import BoolAttr
 from sdy_passes.dialects import lookup
 from sdy_passes.ir import Operation
 
-__all__ = ["is_elementwise", "is_trivially_dead"]
+__all__ = ["is_elementwise", "is_trivially_dead", "would_be_trivially_dead"]
 
 _ELEMENTWISE_FOR_PROPAGATION = frozenset({"sdy.propagation_barrier", "sdy.sharding_constraint",
                                           "sdy.reshard"})
@@ -50,3 +51,8 @@ def is_trivially_dead(op: Operation) -> bool:
     if op.has_uses() or "Terminator" in _traits(op):
         return False
     return _has_no_effects(op)
+
+
+def would_be_trivially_dead(op: Operation) -> bool:
+    """MLIR's `wouldOpBeTriviallyDead`: dead once unused (not a terminator, no memory effects)."""
+    return "Terminator" not in _traits(op) and _has_no_effects(op)

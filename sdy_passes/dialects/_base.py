@@ -61,7 +61,8 @@ class OpDef:
     traits: frozenset[str] = frozenset()
     """MLIR trait / interface names the passes ask about, as the op's ODS declares them
     (`IsolatedFromAbove`, `Elementwise`, StableHLO's `BroadcastingElementwise`; `NoMemoryEffect`
-    for `Pure` / `NoMemoryEffect` ops, `RecursiveMemoryEffects`)."""
+    for `Pure` / `NoMemoryEffect` ops, `RecursiveMemoryEffects`; `KeepsEdgeOwnerShardingsDivisible`
+    for data-flow ops whose `shouldKeepEdgeOwnerShardingsDivisible` is true)."""
     sharding_rule: Callable | None = None
     """`sharding_rule(op, conservative) -> OpShardingRule | None`: the rule Shardy's registry
     builds (a function of `sdy_passes.op_sharding_rules`, or `no_sharding_rule`); None: the op

@@ -8,8 +8,12 @@ flag of its own).
 
 from __future__ import annotations
 
+import os
+import sys
+
 from sdy_passes.ir import Module
 from sdy_passes.pass_manager import Pass, PassPipeline
+from sdy_passes.printer import print_module
 
 
 _PASSES = ("symbol-dce, sdy-lift-inlined-meshes, sdy-remove-size-one-axes, "
@@ -28,8 +32,24 @@ class ImportPipeline(PassPipeline):
 
 
 class SaveModulePass(Pass):
+    """Shardy's `SaveModuleOpPass`: with a `dump-directory` (only `sdy-export-pipeline` gives
+    one), writes the module's pretty form to `DIR/NN.FILE.mlir` (`NN` the dump index); a failed
+    write is an `error when writing file` line on stderr and the pipeline goes on."""
+
     name = "sdy-save-module"
-    summary = "Writes the module to the pipeline's dump directory (none here: does nothing)."
+    summary = "Writes the module to the pipeline's dump directory (none: does nothing)."
+    options = {"dump-directory": "", "file-name": "", "dump-index": 0}
+
+    def option_texts(self) -> list[str]:
+        return []  # jaxlib prints the pass without its (constructor-only) settings
 
     def run(self, module: Module) -> None:
-        pass
+        directory = self.options["dump-directory"]
+        if not directory:
+            return
+        path = os.path.join(directory, f"{self.options['dump-index']:02}.{self.options['file-name']}.mlir")
+        try:
+            with open(path, "w") as f:
+                f.write(print_module(module))
+        except OSError as e:
+            sys.stderr.write(f"error when writing file {path}: {e.strerror}\n")

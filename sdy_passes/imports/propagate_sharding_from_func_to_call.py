@@ -48,7 +48,8 @@ def main_func(module) -> Operation:
         found = ", ".join("@" + symbol_name(f) for f in funcs) or "none"
         raise PassFailedError(f"Failed to lookup function: main (expected a single func or a func "
                               f"@main; found funcs: {found})",
-                              funcs[0].location if funcs else module.op.location)
+                              funcs[0].location if funcs else
+                              module.ops[0].location if module.ops else module.op.location)
     return main
 
 

@@ -151,7 +151,9 @@ def dynamic_update_slice(op, conservative: bool):
     """A sliced dim: the operand/result factor passes through; the update's own factor needs
     replication unless every start index is a constant."""
     operand_shape, update_shape = shape_of(op.operands[0].type), shape_of(op.operands[1].type)
-    constant = all(isinstance(v, OpResult) and has_trait(v.owner, "ConstantLike") for v in op.operands[2:])
+    constant = all(isinstance(v, OpResult) and (v.owner.name == "sdy.constant"  # not ConstantLike
+                                                 or has_trait(v.owner, "ConstantLike"))
+                   for v in op.operands[2:])
     builder = Builder.of(op)
     dims = [NULL] * op.num_operands
     for dim, (operand_size, update_size) in enumerate(zip(operand_shape, update_shape, strict=True)):

@@ -1,12 +1,11 @@
-"""`sdy-propagation-pipeline`: jaxlib 0.10.2's propagation pipeline, **up to and including
-`sdy-insert-func-call-reshards`**. The `sdy-export-pipeline` jaxlib runs after it (sinking
-data-flow edges, closing shardings, explicit reshards, dropping sharding rules) is not in this
-project yet, so the output still has its `sdy.data_flow_edge`s and `sdy.sharding_rule`s.
+"""`sdy-propagation-pipeline`: jaxlib 0.10.2's propagation pipeline: import, call-graph import,
+`sdy-user-priority-propagate`, the call-graph export passes and `sdy-export-pipeline` with its
+default options (spec/export.md §1).
 
 Shardy's `propagation/propagation_pipeline.cc`; `str(PassManager.parse(...))` in jaxlib prints the
-same passes before `func.func(sdy-constant-or-scalar-merger)`. With `dedup-functions-fully`, func
-data-flow edges link callers and callees instead of flattening the call graph into named
-computations; `sdy-unflatten-call-graph` runs with its default options either way, as in jaxlib.
+same passes. With `dedup-functions-fully`, func data-flow edges link callers and callees instead
+of flattening the call graph into named computations; `sdy-unflatten-call-graph` runs with its
+default options either way, as in jaxlib.
 """
 
 from __future__ import annotations
@@ -19,15 +18,12 @@ _PROPAGATE = "sdy-pre-order-funcs, sdy-user-priority-propagate{keep-sharding-rul
 _CONSERVATIVE_EXPORT = "sdy-export-named-computations, sdy-propagate-to-func-results"
 _DEDUP_EXPORT = "sdy-propagate-to-func-results, func.func(sdy-sink-func-data-flow-edges)"
 _UNFLATTEN = "sdy-unflatten-call-graph, symbol-dce, sdy-insert-func-call-reshards"
-STOPS_BEFORE = "sdy-export-pipeline"
-"""The part of jaxlib's pipeline this one leaves out."""
 
 
 class PropagationPipeline(PassPipeline):
     name = "sdy-propagation-pipeline"
-    summary = ("sdy-import-pipeline, call-graph import, sdy-user-priority-propagate and jaxlib's "
-               "passes after it up to sdy-insert-func-call-reshards; stops before "
-               f"{STOPS_BEFORE} (not in this project yet)")
+    summary = ("sdy-import-pipeline, call-graph import, sdy-user-priority-propagate, the "
+               "call-graph export passes and sdy-export-pipeline, as jaxlib runs them")
     options = {"dedup-functions-fully": False}
 
     def pipeline(self) -> str:
@@ -36,4 +32,4 @@ class PropagationPipeline(PassPipeline):
                      _PROPAGATE, _DEDUP_EXPORT)
         else:
             steps = ("sdy-import-pipeline", _CONSERVATIVE_IMPORT, _PROPAGATE, _CONSERVATIVE_EXPORT)
-        return ", ".join((*steps, _UNFLATTEN))
+        return ", ".join((*steps, _UNFLATTEN, "sdy-export-pipeline"))

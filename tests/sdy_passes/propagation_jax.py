@@ -151,10 +151,10 @@ def run_item(item):
 """
 
 
-def run_all(programs, variant=0):
+def run_all(programs, variant=0, pipeline=PIPELINE):
     """Per program `(name, code)` (shardings drawn from its name and `variant`): a dict with `text` (the lowered module) and `runs` (jaxlib's
-    two outputs), or `jaxlib_error`, or `error` (lowering failed); None when jaxlib crashed."""
+    two outputs of `pipeline`), or `jaxlib_error`, or `error` (lowering failed); None when jaxlib crashed."""
     from tests.jaxlib_child import run_child_items
 
-    code = f"PIPELINE = {PIPELINE!r}\n" + _CHILD
+    code = f"PIPELINE = {pipeline!r}\n" + _CHILD
     return run_child_items(code, [[name, text, variant] for name, text in programs])

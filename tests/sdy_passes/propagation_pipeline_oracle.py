@@ -1,12 +1,13 @@
-"""jaxlib 0.10.2's `sdy-propagation-pipeline`, stage by stage, up to where the project's stops.
+"""jaxlib 0.10.2's `sdy-propagation-pipeline`, stage by stage.
 
 * `pipeline_stages()`: real inputs (the 83 `sdy-propagation-pipeline` cases of
   `shared/sdy_cases_propagation` when present, and `CALL_PROGRAMS`, JAX programs with calls,
   lowered by jaxlib) run through jaxlib in one child: first every pass up to and including
-  `sdy-user-priority-propagate`, then each later pass before `sdy-export-pipeline` alone, the
-  generic text printed after each. `jaxlib_tail()` names those later passes, as jaxlib prints
-  them; `assert_pass_matches_stages(flag)` runs one of them here on the text before it and wants
-  jaxlib's text after it, byte for byte (MLIR's SSA names).
+  `sdy-user-priority-propagate`, then each later pass alone (the call-graph export passes and
+  those of `sdy-export-pipeline`; `sdy-save-module` has no flag and does nothing here), the
+  generic text printed after each. `jaxlib_tail()` names the call-graph passes before the export
+  pipeline, as jaxlib prints them; `assert_pass_matches_stages(flag)` runs one later pass here
+  on the text before it and wants jaxlib's text after it, byte for byte (MLIR's SSA names).
 * `call_graph_modules()`, `check_random_pipeline(texts)`: random modules with calls through the
   pipeline in both modes, here and in jaxlib (its explicit pass list).
 * `lit_verdicts()`: Shardy's lit tests of these passes (`transforms/export/test/*.mlir` at the
@@ -33,7 +34,7 @@ CASES_DIR = pathlib.Path(__file__).resolve().parents[3] / "shared" / "sdy_cases_
 CASE_FOLDERS = {False: "sdy-propagation-pipeline", True: "sdy-propagation-pipeline.dedup-functions-fully=true"}
 FLAGS = {False: "sdy-propagation-pipeline", True: "sdy-propagation-pipeline{dedup-functions-fully=true}"}
 FIRST_EXPORT_PASS = "func.func(sdy-constant-or-scalar-merger)"
-"""Where jaxlib's `sdy-export-pipeline` starts (and the project's pipeline stops)."""
+"""Where jaxlib's `sdy-export-pipeline` starts."""
 
 CALL_PROGRAMS = [
     ("calls_sharded_arg", "g = jax.jit(lambda x: jnp.sin(x) * 2)\nf = jax.jit(lambda x: g(x) + g(x + 1), in_shardings=NS(mesh, P('x', 'y')))\nargs = (S((8, 8), jnp.float32),)"),
@@ -70,7 +71,7 @@ with jax_mlir.make_ir_context():
         "builtin.module(sdy-propagation-pipeline{dedup-functions-fully=true})")]
 RESULT = {"steps": STEPS, "runs": []}
 for text, dedup in PAYLOAD:
-    steps = [s for s in STEPS[dedup][:STEPS[dedup].index(CUT)] if s != "sdy-save-module"]
+    steps = [s for s in STEPS[dedup] if s != "sdy-save-module"]
     split_at = next(i for i, s in enumerate(steps) if s.startswith("sdy-user-priority-propagate")) + 1
     ctx = jax_mlir.make_ir_context()
     ctx.enable_multithreading(False)
@@ -85,7 +86,7 @@ for text, dedup in PAYLOAD:
 
 
 def _run_stages(payload):
-    code = f"CUT = {FIRST_EXPORT_PASS!r}\n" + _STAGES
+    code = _STAGES
     try:
         return run_child(code, payload, timeout=600)
     except ChildFailed:  # jaxlib's intermittent user-priority segfault: retry one input per child
@@ -130,7 +131,7 @@ def pipeline_stages() -> tuple[dict, list]:
         items.extend((name, dedup, text) for dedup in modes)
     payload = [[text, dedup] for _, dedup, text in items]
     # six test modules read these stages: one child run for all test processes
-    result = cached([_STAGES, FIRST_EXPORT_PASS, payload], lambda: _run_stages(payload),
+    result = cached([_STAGES, payload], lambda: _run_stages(payload),
                     keep=lambda result: None not in result["runs"])
     return result, [(name, dedup, stages) for (name, dedup, _), stages in zip(items, result["runs"])]
 
@@ -288,15 +289,16 @@ def call_graph_modules(draw):
 
 
 def explicit_pipeline(dedup: bool) -> str:
-    """The pass list jaxlib runs for the project's `sdy-propagation-pipeline` (the import
-    pipeline by name: its `sdy-save-module` has no flag)."""
+    """The pass list jaxlib runs for the project's `sdy-propagation-pipeline` (the import and
+    export pipelines by name: their `sdy-save-module` has no flag)."""
     tail = ("sdy-propagate-to-func-results,func.func(sdy-sink-func-data-flow-edges)" if dedup else
             "sdy-export-named-computations,sdy-propagate-to-func-results")
     head = ("sdy-import-pipeline{dedup-functions-fully=true},sdy-add-func-data-flow-edges" if dedup else
             "sdy-import-pipeline,sdy-flatten-call-graph,symbol-dce,sdy-import-func-calls,symbol-dce,"
             "sdy-apply-sharding-constraints,sdy-sharding-group-import")
     return (f"builtin.module({head},sdy-pre-order-funcs,sdy-user-priority-propagate{{keep-sharding-rules=true}},"
-            f"{tail},sdy-unflatten-call-graph,symbol-dce,sdy-insert-func-call-reshards)")
+            f"{tail},sdy-unflatten-call-graph,symbol-dce,sdy-insert-func-call-reshards,"
+            "sdy-export-pipeline)")
 
 
 def check_random_pipeline(texts) -> int:

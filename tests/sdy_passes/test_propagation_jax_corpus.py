@@ -1,6 +1,7 @@
 """JAX programs with `jax.sharding` annotations and `with_sharding_constraint` inside, through
-jaxlib's propagation pipeline up to its `sdy-user-priority-propagate` step: the project prints
-jaxlib's pretty output byte for byte (see `propagation_jax`).
+jaxlib's propagation pipeline up to its `sdy-user-priority-propagate` step and through the whole
+`sdy-propagation-pipeline` (export included): the project prints jaxlib's pretty output byte for
+byte (see `propagation_jax`).
 
 By default a fixed selection of the corpus (one jaxlib child); `PROPAGATION_FUZZ=N` runs every
 program with N draws of shardings each.
@@ -31,19 +32,21 @@ def _first_difference(ours: str, theirs: str) -> str:
                  if x != y), f"{len(a)} vs {len(b)} lines")
 
 
-def test_sharded_jax_programs_propagate_like_jaxlib():
+@pytest.mark.parametrize("pipeline", [PIPELINE, "builtin.module(sdy-propagation-pipeline)"],
+                         ids=["up-to-propagation", "whole-pipeline"])
+def test_sharded_jax_programs_propagate_like_jaxlib(pipeline):
     programs = [*PROGRAMS, *EXTRA_PROGRAMS]
     if not FUZZ:
         programs = [p for p in programs if p[0] in DEFAULT] + EXTRA_PROGRAMS
     failures, compared, constrained = [], 0, 0
     for variant in range(max(FUZZ, 1)):
-        for (name, _), r in zip(programs, run_all(programs, variant)):
+        for (name, _), r in zip(programs, run_all(programs, variant, pipeline)):
             if r is None:
                 continue  # jaxlib crashed (spec/propagation.md §4.6): no verdict
             assert "error" not in r, f"{name} does not lower:\n{r['error']}"
             module = sdy_passes.parse_module(r["text"])
             try:
-                sdy_passes.run_passes(module, PIPELINE)
+                sdy_passes.run_passes(module, pipeline)
                 ours = sdy_passes.print_module(module)
             except SdyError as e:
                 ours = f"error: {e}"
