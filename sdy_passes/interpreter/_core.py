@@ -22,7 +22,7 @@ from sdy_passes.element_types import numpy_dtype
 from sdy_passes.errors import ExecutionError, UnsupportedOpError
 from sdy_passes.ir import Block, Module, Operation, Region
 
-__all__ = ["Context", "run_func", "evaluator_for", "spmd", "dtype_of", "up", "down", "is_float",
+__all__ = ["contiguous", "Context", "run_func", "evaluator_for", "spmd", "dtype_of", "up", "down", "is_float",
            "is_int", "int_bits", "LOW_FLOATS", "fail", "region_fn"]
 
 NUMERICS = ("fast", "reference")
@@ -87,6 +87,12 @@ def dtype_of(t: Type, op: Operation | None = None) -> np.dtype:
         raise UnsupportedOpError(f"{op.name if op else 'value'}: element type '{el}' is not supported",
                                  op.location if op else None)
     return dt
+
+
+def contiguous(a: np.ndarray) -> np.ndarray:
+    """`a` in C order (numpy's `ascontiguousarray` turns a 0-d array into a 1-d one)."""
+    a = np.asarray(a)
+    return a if a.flags.c_contiguous else a.copy()
 
 
 def fail(op: Operation, message: str):
@@ -255,7 +261,7 @@ def _check_arg(i: int, x, t: Type, func: str) -> np.ndarray:
     if arr.dtype.newbyteorder("=") != want or tuple(arr.shape) != tuple(t.shape):
         raise ExecutionError(f"@{func}: argument #{i}: expected '{t}' ({want.name}{list(t.shape)}), "
                              f"found {found}")
-    return np.ascontiguousarray(arr, dtype=want)
+    return np.array(arr, dtype=want)  # a copy: evaluators may not write into the caller's arrays
 
 
 def run_func(module: Module, args, func: str, numerics: str) -> tuple:

@@ -10,30 +10,48 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from sdy_passes.interpreter._core import LOW_FLOATS, down, dtype_of, fail, int_bits, is_float, is_int, is_signed, up
+from sdy_passes.interpreter._core import LOW_FLOATS, contiguous, down, dtype_of, fail, int_bits, is_float, is_int, is_signed, up
 
 # -- helpers -------------------------------------------------------------------------------------
+
+
+def _positive_nan(r, args):
+    """The reference interpreter's NaN for an invalid operation (`log(-1)`, `0/0`) is +qNaN
+    (APFloat's); x86 and numpy make -qNaN. NaN operands keep propagating as they are."""
+    if r.dtype.kind not in "fc" or r.dtype.kind == "c":
+        return r
+    new = np.isnan(r)
+    for a in args:
+        if a.dtype.kind == "f":
+            new &= ~np.isnan(a)
+    return np.where(new, np.array(np.nan, r.dtype), r) if new.any() else r
 
 
 def _same(f):
     """An op whose result has its operands' element type, computed by `f` on `up` values."""
     def evaluate(op, args, ctx):
         dt = args[-1].dtype
-        return (down(f(*(up(a, ctx.reference) for a in args)), dt),)
+        xs = [up(a, ctx.reference) for a in args]
+        r = f(*xs)
+        return (down(_positive_nan(r, xs) if ctx.reference else r, dt),)
     return evaluate
 
 
-def _transcendental(f32, f64=None):
-    """`f` in float32 (fast) or in float64 rounded once (reference, and low floats in fast mode
-    through float32); complex and f64 natively."""
+def _transcendental(f32, f64=None, positive_nan=False):
+    """`f` in float32 (fast; low floats through float32, rounded after) or, in reference mode, in
+    float64 (complex128) rounded once to the type, as the reference interpreter's
+    `mapWithUpcastToDouble`; f64 and complex128 natively. A NaN made of a non-NaN operand has
+    the sign the C library gives it (numpy's, but +NaN for glibc's `log`: `positive_nan`)."""
     f64 = f64 or f32
 
     def evaluate(op, args, ctx):
         dt = args[0].dtype
-        if dt == np.float64 or dt.kind == "c":
-            return (f64(*args).astype(dt),)
-        if ctx.reference:
-            return (f64(*(a.astype(np.float64) for a in args)).astype(dt),)
+        if ctx.reference or dt in (np.dtype(np.float64), np.dtype(np.complex128)):
+            xs = [up(a).astype(np.complex128 if dt.kind == "c" else np.float64) for a in args]
+            r = f64(*xs)
+            return ((_positive_nan(r, xs) if ctx.reference and positive_nan else r).astype(dt),)
+        if dt.kind == "c":
+            return (f32(*args).astype(dt),)
         return (down(f32(*(a.astype(np.float32) for a in args)), dt),)
     return evaluate
 
@@ -88,7 +106,9 @@ def divide(op, args, ctx):
     dt = a.dtype
     if is_int(dt):
         return (down(_int_divide(up(a), up(b)), dt),)
-    return (down(np.divide(up(a, ctx.reference), up(b, ctx.reference)), dt),)
+    xs = [up(a, ctx.reference), up(b, ctx.reference)]
+    r = np.divide(*xs)
+    return (down(_positive_nan(r, xs) if ctx.reference else r, dt),)
 
 
 def remainder(op, args, ctx):
@@ -96,7 +116,9 @@ def remainder(op, args, ctx):
     dt = a.dtype
     if is_int(dt):
         return (down(_int_remainder(up(a), up(b)), dt),)
-    return (down(np.fmod(up(a, ctx.reference), up(b, ctx.reference)), dt),)
+    xs = [up(a, ctx.reference), up(b, ctx.reference)]
+    r = np.fmod(*xs)
+    return (down(_positive_nan(r, xs) if ctx.reference else r, dt),)
 
 
 def _fix_zeros(r, a, b, want_positive: bool):
@@ -134,7 +156,7 @@ def minimum(op, args, ctx):
 def negate(op, args, ctx):
     (a,) = args
     if is_float(a.dtype):  # a sign-bit flip: NaN payloads kept
-        bits = np.ascontiguousarray(a).view(f"u{a.dtype.itemsize}")
+        bits = contiguous(a).view(f"u{a.dtype.itemsize}")
         return ((bits ^ np.array(1 << (8 * a.dtype.itemsize - 1), bits.dtype)).view(a.dtype),)
     return (down(np.negative(up(a)), a.dtype),)
 
@@ -146,7 +168,7 @@ def abs(op, args, ctx):  # noqa: A001 - the op's name
         t = np.dtype(np.float32 if dt == np.complex64 else np.float64)
         return ((np.abs(a.astype(np.complex128)) if ctx.reference and t == np.float32 else np.abs(a)).astype(t),)
     if is_float(dt):
-        bits = np.ascontiguousarray(a).view(f"u{dt.itemsize}")
+        bits = contiguous(a).view(f"u{dt.itemsize}")
         return ((bits & np.array((1 << (8 * dt.itemsize - 1)) - 1, bits.dtype)).view(dt),)
     return (down(np.abs(up(a)), dt),)
 
@@ -199,7 +221,7 @@ def clamp(op, args, ctx):
 
 
 exponential = _transcendental(np.exp)
-log = _transcendental(np.log)
+log = _transcendental(np.log, positive_nan=True)
 log_plus_one = _transcendental(np.log1p)
 exponential_minus_one = _transcendental(np.expm1)
 tanh = _transcendental(np.tanh)
@@ -220,7 +242,19 @@ def _logistic(x):
 
 
 rsqrt = _transcendental(_rsqrt)
-logistic = _transcendental(_logistic)
+_logistic_fast = _transcendental(_logistic)
+
+
+def logistic(op, args, ctx):
+    """Reference mode: `1 / (1 + exp(-x))` in the element type, `exp` rounded from float64 (the
+    reference interpreter's `logistic`)."""
+    if not ctx.reference:
+        return _logistic_fast(op, args, ctx)
+    (x,) = args
+    (e,) = exponential(op, [negate(op, [x], ctx)[0]], ctx)
+    one = np.ones((), x.dtype)
+    (den,) = add(op, [np.broadcast_to(one, x.shape), e], ctx)
+    return divide(op, [np.broadcast_to(one, x.shape), den], ctx)
 
 
 def _exact(f):
@@ -248,12 +282,12 @@ def is_finite(op, args, ctx):
 
 def real(op, args, ctx):
     (a,) = args
-    return (np.ascontiguousarray(a.real) if a.dtype.kind == "c" else a.copy(),)
+    return (contiguous(a.real) if a.dtype.kind == "c" else a.copy(),)
 
 
 def imag(op, args, ctx):
     (a,) = args
-    return (np.ascontiguousarray(a.imag) if a.dtype.kind == "c" else np.zeros_like(a),)
+    return (contiguous(a.imag) if a.dtype.kind == "c" else np.zeros_like(a),)
 
 
 def complex(op, args, ctx):  # noqa: A001 - the op's name
@@ -373,7 +407,7 @@ def _total_order_key(x):
     """Sign-magnitude bits as a two's-complement key: -NaN < -inf < ... < -0 < +0 < ... < +NaN."""
     x = up(x) if x.dtype in LOW_FLOATS else x
     width = 8 * x.dtype.itemsize
-    s = np.ascontiguousarray(x).view(f"i{x.dtype.itemsize}")
+    s = contiguous(x).view(f"i{x.dtype.itemsize}")
     mask = np.array((1 << (width - 1)) - 1, s.dtype)
     return np.where(s < 0, s ^ mask, s)
 
@@ -422,7 +456,7 @@ def convert_array(a: np.ndarray, dt: np.dtype) -> np.ndarray:
     if dt == np.bool_:
         return up(a) != 0
     if src.kind == "c" and dt.kind != "c":
-        a = np.ascontiguousarray(a.real)
+        a = contiguous(a.real)
         src = a.dtype
     if is_int(dt):
         if is_float(src):
@@ -448,7 +482,7 @@ def bitcast_convert(op, args, ctx):
     (a,) = args
     dt = dtype_of(op.result.type, op)
     src = a.dtype
-    a = np.ascontiguousarray(a)
+    a = contiguous(a)
     if dt.itemsize == src.itemsize:
         return (a.view(dt),)
     if dt.itemsize < src.itemsize:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from sdy_passes.attributes import ArrayAttr, DenseArrayAttr, DenseElementsAttr, IntegerAttr
-from sdy_passes.interpreter._core import dtype_of, fail, region_fn
+from sdy_passes.interpreter._core import contiguous, dtype_of, fail, region_fn
 
 # -- attribute helpers ---------------------------------------------------------------------------
 
@@ -187,7 +187,7 @@ def gather(op, args, ctx):
         else:
             perm.append(b)
             b += 1
-    return (np.ascontiguousarray(np.transpose(g, perm)).reshape(result_shape(op)),)
+    return (contiguous(np.transpose(g, perm)).reshape(result_shape(op)),)
 
 
 _SCATTER_UFUNCS = {"stablehlo.add": np.add, "stablehlo.maximum": np.maximum, "stablehlo.minimum": np.minimum,

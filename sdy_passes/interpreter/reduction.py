@@ -8,10 +8,12 @@ reduced extent only, numpy over everything else.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from sdy_passes.interpreter import elementwise
-from sdy_passes.interpreter._core import LOW_FLOATS, down, dtype_of, fail, is_float, region_fn, up
+from sdy_passes.interpreter._core import LOW_FLOATS, contiguous, down, dtype_of, fail, is_float, region_fn, up
 from sdy_passes.interpreter.movement import apply_updates, combiner, int_attr, ints, result_shape
 
 _UFUNCS = {"stablehlo.add": (np.add, np.logical_or), "stablehlo.multiply": (np.multiply, np.logical_and),
@@ -103,7 +105,7 @@ def reduce_window(op, args, ctx):
     views = [_window_view(x, i.reshape(()), op, window, strides, base, wdil, padding) for x, i in zip(inputs, inits)]
     axes = tuple(range(rank, 2 * rank))
     out = _fold(op, ctx, combiner(op.regions[0]), views, inits, axes)
-    return tuple(np.ascontiguousarray(o).reshape(result_shape(op, i)) for i, o in enumerate(out))
+    return tuple(contiguous(o).reshape(result_shape(op, i)) for i, o in enumerate(out))
 
 
 def select_and_scatter(op, args, ctx):
@@ -238,43 +240,47 @@ def convolution(op, args, ctx):
         wg = w.reshape((BG, O // BG, Cg) + ksp)
         sub = "abcdefgh"[:ns]
         kk = "pqrstuvw"[:ns]
-        out = _contract(ctx, f"gnc{sub}{kk},goc{kk}->ngo{sub}", win, wg, dt, ct)
+        out = _contract(ctx, f"gnc{sub}{kk},goc{kk}->ngo{sub}", win, wg, dt, ct, ksp, reversal)
         out = out.reshape((Nb, O) + out_sp)
     else:
         win = win.reshape((N, G, Cg) + out_sp + ksp)
         wg = w.reshape((G, Og, Cg) + ksp)
         sub = "abcdefgh"[:ns]
         kk = "pqrstuvw"[:ns]
-        out = _contract(ctx, f"ngc{sub}{kk},goc{kk}->ngo{sub}", win, wg, dt, ct)
+        out = _contract(ctx, f"ngc{sub}{kk},goc{kk}->ngo{sub}", win, wg, dt, ct, ksp, reversal)
         out = out.reshape((N, O) + out_sp)
     inv = np.argsort((dn.output_batch_dimension, dn.output_feature_dimension, *dn.output_spatial_dimensions))
-    return (np.ascontiguousarray(np.transpose(out, inv)),)
+    return (contiguous(np.transpose(out, inv)),)
 
 
-def _contract(ctx, spec, a, b, dt, ct):
+def _contract(ctx, spec, a, b, dt, ct, ksp, reversal):
+    """`einsum(spec)` of windows `a` (.., c, out.., k..) and kernel `b` (.., c, k..); in reference
+    mode sequentially as the reference interpreter's per-window `dot_general` over (spatial,
+    feature): kernel positions row-major (reversed dims from the window's end), the feature
+    minor, each product rounded then added, from +0."""
     if dt == np.bool_:
         return np.einsum(spec, a, b) != 0
     if not ctx.reference or not (is_float(dt) or dt.kind == "c"):
         return down(np.einsum(spec, a, b, optimize=True), dt)
-    # sequential over (input feature, window) in row-major order
     ins, out = spec.split("->")
     sa, sb = ins.split(",")
-    red = [c for c in sa if c not in out]
-    sizes = {c: n for c, n in zip(sa, a.shape)}
-    sizes.update({c: n for c, n in zip(sb, b.shape)})
+    ns = len(ksp)
+    pa, pb = sa[:2] + sa[3:3 + ns], sb[:2]  # without the feature and window letters
+    term_spec = f"{pa},{pb}->{out}"
     acc = None
-    for idx in np.ndindex(*[sizes[c] for c in red]):
-        pick = dict(zip(red, idx))
-        av = a[tuple(pick.get(c, np.s_[:]) for c in sa)]
-        bv = b[tuple(pick.get(c, np.s_[:]) for c in sb)]
-        term = np.einsum(f"{''.join(c for c in sa if c not in red)},{''.join(c for c in sb if c not in red)}->{out}",
-                         av, bv)
-        if dt in LOW_FLOATS:
-            term = down(term, dt).astype(ct)
-        acc = term if acc is None else (down(acc + term, dt).astype(ct) if dt in LOW_FLOATS else acc + term)
+    ranges = [range(n - 1, -1, -1) if r else range(n) for n, r in zip(ksp, reversal)]
+    for kpos in itertools.product(*ranges):
+        for c in range(a.shape[2]):
+            term = np.einsum(term_spec, a[(np.s_[:], np.s_[:], c) + (np.s_[:],) * ns + kpos],
+                             b[(np.s_[:], np.s_[:], c) + kpos])
+            if dt in LOW_FLOATS:
+                term = down(term, dt).astype(ct)
+                acc = term if acc is None else down(acc + term, dt).astype(ct)
+            else:
+                acc = term if acc is None else acc + term
     if acc is None:
-        fail(None, "empty convolution window")
-    return down(acc, dt)
+        return np.zeros(tuple(1 for _ in out), dt)
+    return down(acc + np.zeros((), ct), dt)
 
 
 # -- sort and fft --------------------------------------------------------------------------------
