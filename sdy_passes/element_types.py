@@ -59,10 +59,11 @@ def dense_to_numpy(body: str, t: Type) -> np.ndarray:
         raw = bytes.fromhex(s[3:-1])
         if dt == np.bool_:
             flat = np.frombuffer(raw, np.uint8) != 0
-        elif dt.itemsize == 1 and dt.kind not in "iufcb":  # int4/f8 etc.: one byte each
-            flat = np.frombuffer(raw, np.uint8).view(dt)
-        else:
-            flat = np.frombuffer(raw, dt.newbyteorder("<")).astype(dt)
+        elif dt.kind == "c":
+            part = np.dtype(f"<f{dt.itemsize // 2}")
+            flat = np.frombuffer(raw, part).astype(f"f{dt.itemsize // 2}").view(dt)
+        else:  # little-endian words of the element's width (ml_dtypes' int4/f8/bf16 too)
+            flat = np.frombuffer(raw, np.dtype(f"<u{dt.itemsize}")).astype(f"u{dt.itemsize}").view(dt)
         if flat.size not in (1, n):
             raise ValueError(f"hex constant holds {flat.size} elements, expected {n}")
         out = np.broadcast_to(flat, (n,)).reshape(shape) if flat.size == 1 else flat.reshape(shape)

@@ -84,7 +84,16 @@ def attr(a):
         return ir.DenseElementsAttr.get(a.astype(np.int8 if a.dtype.name == "int4" else np.uint8), type=t)
     if a.dtype == np.bool_:
         return ir.DenseElementsAttr.get(a, type=ir.IntegerType.get_signless(1))
+    if a.dtype.kind == "c":
+        part = ir.F32Type.get() if a.dtype == np.complex64 else ir.F64Type.get()
+        return ir.DenseElementsAttr.get(a.view(f"u{a.dtype.itemsize}"), type=ir.ComplexType.get(part))
     return ir.DenseElementsAttr.get(a, signless=a.dtype.kind != "u")
+
+def result(r):
+    a = np.array(r)
+    if a.dtype == object or a.dtype.kind == "V":  # bf16, f8, complex: as MLIR prints them
+        return {"text": str(r)}
+    return enc(a)
 
 def run_interp(text, inputs):
     ctx = mlir.make_ir_context(); ctx.enable_multithreading(False)
@@ -101,7 +110,7 @@ def run_interp(text, inputs):
         strip(m.body)
         passmanager.PassManager.parse("builtin.module(sdy-drop-sharding-and-mesh)").run(m.operation)
         res = stablehlo.eval_module(m, [attr(dec(x)) for x in inputs])
-        return [enc(np.array(r)) for r in res]
+        return [result(r) for r in res]
 
 def run_item(item):
     kind = item[0]
@@ -148,6 +157,10 @@ def corpus_results(seeds=(0, 1), progs=None) -> dict:
 
 
 def decode(d) -> np.ndarray:
+    if "text" in d:  # a result the reference interpreter returned as an attribute (bf16, f8, complex)
+        from sdy_passes import parse_attribute
+
+        return np.array(parse_attribute(d["text"]).to_numpy())
     dt = np.dtype(getattr(ml_dtypes, d["dtype"], None) or d["dtype"])
     return np.frombuffer(base64.b64decode(d["data"]), dt).reshape(d["shape"]).copy()
 
