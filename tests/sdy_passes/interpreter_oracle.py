@@ -90,8 +90,11 @@ def attr(a):
     return ir.DenseElementsAttr.get(a, signless=a.dtype.kind != "u")
 
 def result(r):
-    a = np.array(r)
-    if a.dtype == object or a.dtype.kind == "V":  # bf16, f8, complex: as MLIR prints them
+    try:
+        a = np.array(r)
+    except TypeError:
+        a = None
+    if a is None or a.dtype == object or a.dtype.kind == "V":  # bf16, f8: as MLIR prints them
         return {"text": str(r)}
     return enc(a)
 
