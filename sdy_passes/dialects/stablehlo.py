@@ -1041,6 +1041,10 @@ _EVALUATORS = {
         "all_reduce all_gather reduce_scatter all_to_all collective_permute collective_broadcast "
         "partition_id replica_id").split()},
     "custom_call": "custom_call:custom_call", "rng_bit_generator": "rng:rng_bit_generator",
+    "composite": "control:composite", "map": "control:map_", "after_all": "control:token",
+    "create_token": "control:token", "broadcast": "movement:broadcast",
+    "get_dimension_size": "movement:get_dimension_size", "cholesky": "custom_call:cholesky",
+    "triangular_solve": "custom_call:triangular_solve",
 }
 """Op -> its evaluator in `sdy_passes.interpreter` (`family:function`)."""
 

@@ -21,6 +21,7 @@ from sdy_passes.dialects import lookup
 from sdy_passes.element_types import numpy_dtype
 from sdy_passes.errors import ExecutionError, UnsupportedOpError
 from sdy_passes.ir import Block, Module, Operation, Region
+from sharding.simulate import DeviceMesh, ShardedArray
 
 __all__ = ["contiguous", "Context", "run_func", "evaluator_for", "spmd", "dtype_of", "up", "down", "is_float",
            "is_int", "int_bits", "LOW_FLOATS", "fail", "region_fn"]
@@ -236,7 +237,7 @@ def _check_arg(i: int, x, t: Type, func: str) -> np.ndarray:
     if isinstance(t, TupleType) or not isinstance(t, RankedTensorType) or None in t.shape:
         raise UnsupportedOpError(f"@{func}: argument #{i} has type '{t}', which the interpreter cannot take")
     want = numpy_dtype(t.element_type)
-    arr = getattr(x, "data", x) if hasattr(x, "placement") else x  # ShardedArray: unsharded first
+    arr = np.asarray(DeviceMesh(x.mesh).unshard(x)) if isinstance(x, ShardedArray) else x  # the global value
     if isinstance(arr, (bool, int, float, complex)) and not t.shape:
         if want is None:
             raise UnsupportedOpError(f"@{func}: argument #{i}: element type '{t.element_type}' is not supported")

@@ -38,6 +38,24 @@ def call(op, args, ctx):
     return ctx.call(ctx.lookup_func(callee.root, op), args, op)
 
 
+def composite(op, args, ctx):
+    """A composite runs its decomposition."""
+    d = op.properties.get("decomposition")
+    if d is None:
+        fail(op, "requires attribute 'decomposition'")
+    return ctx.call(ctx.lookup_func(d.root, op), args, op)
+
+
+def map_(op, args, ctx):
+    """The computation applied element by element (vectorised: the body sees whole arrays)."""
+    return ctx.run_region(op.regions[0], args, op)
+
+
+def token(op, args, ctx):
+    """`after_all`, `create_token`: tokens order side effects, which the interpreter runs in order."""
+    return (np.zeros((0,), np.bool_),)
+
+
 def named_computation(op, args, ctx):
     return ctx.run_region(op.regions[0], args, op)
 

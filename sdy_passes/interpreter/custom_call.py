@@ -130,6 +130,47 @@ def approx_top_k(op, args, ctx):
             np.moveaxis(np.take_along_axis(im, order, -1), -1, dim))
 
 
+def cholesky(op, args, ctx):
+    """`stablehlo.cholesky`: the factor in the `lower` (or upper) triangle; NaN where the matrix is
+    not positive definite (XLA's result there)."""
+    (a,) = args
+    lower = bool(getattr(op.properties.get("lower"), "value", False))
+    flat = a.reshape((-1,) + a.shape[-2:]).astype(np.complex128 if a.dtype.kind == "c" else np.float64)
+    out = np.full(flat.shape, np.nan, flat.dtype)
+    for i, m in enumerate(flat):
+        sym = np.tril(m) + np.tril(m, -1).conj().T if lower else np.triu(m) + np.triu(m, 1).conj().T
+        try:
+            f = np.linalg.cholesky(sym)
+        except np.linalg.LinAlgError:
+            continue
+        out[i] = f if lower else f.conj().T
+    return (out.astype(a.dtype).reshape(a.shape),)
+
+
+def triangular_solve(op, args, ctx):
+    """`stablehlo.triangular_solve`: op(a) x = b (`left_side`) or x op(a) = b."""
+    a, b = args
+    props = op.properties
+    lower = bool(getattr(props.get("lower"), "value", False))
+    left = bool(getattr(props.get("left_side"), "value", False))
+    unit = bool(getattr(props.get("unit_diagonal"), "value", False))
+    transpose = getattr(props.get("transpose_a"), "value", "NO_TRANSPOSE")
+    wide = np.complex128 if a.dtype.kind == "c" else np.float64
+    t = np.tril(a.astype(wide)) if lower else np.triu(a.astype(wide))
+    if unit:
+        n = t.shape[-1]
+        t = t * (1 - np.eye(n)) + np.eye(n)
+    if transpose != "NO_TRANSPOSE":
+        t = np.swapaxes(t, -1, -2)
+        t = t.conj() if transpose == "ADJOINT" else t
+    bb = b.astype(wide)
+    if left:
+        x = np.linalg.solve(t, bb)
+    else:
+        x = np.swapaxes(np.linalg.solve(np.swapaxes(t, -1, -2), np.swapaxes(bb, -1, -2)), -1, -2)
+    return (x.astype(b.dtype),)
+
+
 TARGETS = {
     **dict.fromkeys(("lapack_spotrf_ffi", "lapack_dpotrf_ffi", "lapack_cpotrf_ffi", "lapack_zpotrf_ffi"), potrf),
     **dict.fromkeys(("lapack_strsm_ffi", "lapack_dtrsm_ffi", "lapack_ctrsm_ffi", "lapack_ztrsm_ffi"), trsm),

@@ -80,6 +80,15 @@ def broadcast_in_dim(op, args, ctx):
     return (np.broadcast_to(x.reshape(view), shape),)
 
 
+def broadcast(op, args, ctx):
+    (x,) = args
+    return (np.broadcast_to(x, ints(op, "broadcast_sizes") + x.shape),)
+
+
+def get_dimension_size(op, args, ctx):
+    return (np.array(args[0].shape[int_attr(op, "dimension")], np.int32),)
+
+
 def reshape(op, args, ctx):
     return (args[0].reshape(result_shape(op)),)
 

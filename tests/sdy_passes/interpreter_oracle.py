@@ -112,8 +112,48 @@ def run_interp(text, inputs):
                     op.operation.erase()
         strip(m.body)
         passmanager.PassManager.parse("builtin.module(sdy-drop-sharding-and-mesh)").run(m.operation)
-        res = stablehlo.eval_module(m, [attr(dec(x)) for x in inputs])
-        return [result(r) for r in res]
+        complex_results = split_complex_results(m)
+        res = [result(r) for r in stablehlo.eval_module(m, [attr(dec(x)) for x in inputs])]
+        out, k = [], 0
+        for is_complex in complex_results:  # jaxlib cannot return complex attributes: parts
+            if is_complex:
+                re, im = dec(res[k]), dec(res[k + 1])
+                out.append(enc(re + 1j * im.astype(re.dtype)))
+                k += 2
+            else:
+                out.append(res[k])
+                k += 1
+        return out
+
+def split_complex_results(m):
+    # @main returns each complex result as (real, imag): eval_module's Python binding aborts on
+    # complex attributes ("Can't cast unknown element type")
+    main = [op for op in m.body.operations if op.operation.name == "func.func"
+            and ir.StringAttr(op.operation.attributes["sym_name"]).value == "main"][0]
+    block = main.operation.regions[0].blocks[0]
+    ret = list(block.operations)[-1]
+    flags, values, types = [], [], []
+    with ir.InsertionPoint(ret):
+        for v in ret.operation.operands:
+            t = ir.RankedTensorType(v.type)
+            if isinstance(t.element_type, ir.ComplexType) or "complex" in str(t.element_type):
+                part = ir.RankedTensorType.get(t.shape, ir.ComplexType(t.element_type).element_type)
+                values += [stablehlo.RealOp(v).result, stablehlo.ImagOp(v).result]
+                types += [part, part]
+                flags.append(True)
+            else:
+                values.append(v)
+                types.append(v.type)
+                flags.append(False)
+        if any(flags):
+            from jaxlib.mlir.dialects import func as func_dialect
+            func_dialect.ReturnOp(values)
+            ret.operation.erase()
+            ft = ir.FunctionType(ir.TypeAttr(main.operation.attributes["function_type"]).value)
+            main.operation.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(ft.inputs, types))
+            if "res_attrs" in main.operation.attributes:
+                del main.operation.attributes["res_attrs"]
+    return flags
 
 def run_item(item):
     kind = item[0]
