@@ -47,17 +47,26 @@ def _fold(op, ctx, body_name, inputs, inits, axes):
         f = _UFUNCS[name][0]
         r = f.reduce(up(inputs[0]), axis=axes) if k else np.zeros(out_shape, np.float32)
         return (down(f(up(np.broadcast_to(inits[0], out_shape)), r), dt),)
-    # sequential: acc = body(acc, x[k]) in row-major order of the reduced indices
-    moved = [np.moveaxis(x, axes, range(x.ndim - len(axes), x.ndim)).reshape(out_shape + (k,)) for x in inputs]
-    acc = [np.broadcast_to(i, out_shape) for i in inits]
+    # sequential: acc = body(acc, x[k]) in row-major order of the reduced indices, each x[k] a
+    # contiguous row (the reduced indices moved to the front)
+    moved = [np.ascontiguousarray(np.moveaxis(x, axes, range(len(axes)))).reshape((k,) + out_shape)
+             for x in inputs]
+    acc = [np.array(np.broadcast_to(i, out_shape)) for i in inits]
+    if name == "stablehlo.add" and dt.kind in "fc":
+        for j in range(k):  # IEEE adds in place (the same roundings as acc = acc + x[j])
+            np.add(acc[0], moved[0][j], out=acc[0])
+        if ctx.reference and dt.kind == "f" and np.isnan(acc[0]).any():  # inf - inf: APFloat's +NaN
+            made = np.isnan(acc[0]) & ~np.isnan(moved[0]).any(axis=0) & ~np.isnan(inits[0])
+            acc[0][made] = np.nan
+        return tuple(acc)
     if name in _COMBINE:
         combine = _COMBINE[name]
         for j in range(k):
-            acc = combine(op, [acc[0], moved[0][..., j]], ctx)
+            acc = combine(op, [acc[0], moved[0][j]], ctx)
         return tuple(acc)
     body = region_fn(ctx, op.regions[0], op)
     for j in range(k):
-        acc = body(*acc, *[m[..., j] for m in moved])
+        acc = body(*acc, *[m[j] for m in moved])
     return tuple(np.broadcast_to(a, out_shape) for a in acc)
 
 
@@ -159,16 +168,26 @@ def _matmul(op, ctx, L, R, dt):
     R = up(R).astype(ct) if R.dtype != ct else R
     if not ctx.reference or not (is_float(dt) or dt.kind == "c"):
         return down(np.matmul(L, R), dt)
-    # sequential over k, each product rounded then added (no FMA), from +0
-    acc = np.zeros((L.shape[0], L.shape[1], R.shape[2]), ct)
-    for k in range(L.shape[2]):
-        prod = L[:, :, k, None] * R[:, None, k, :]
-        if dt in LOW_FLOATS:
-            prod = down(prod, dt).astype(ct)
-            acc = down(acc + prod, dt).astype(ct)
-        else:
-            acc = acc + prod
-    return down(acc, dt)
+    # sequential over k, each product rounded then added (no FMA), from +0; in blocks of rows
+    # that stay in cache (a Python step per k and block, numpy over the block)
+    B, M, K = L.shape
+    N = R.shape[2]
+    out = np.empty((B, M, N), ct)
+    rows = max(1, (1 << 15) // max(N, 1))
+    low = dt in LOW_FLOATS
+    for b in range(B):
+        for m0 in range(0, M, rows):
+            lt = np.ascontiguousarray(L[b, m0:m0 + rows].T)  # (K, rows)
+            acc = np.zeros((lt.shape[1], N), ct)
+            prod = np.empty_like(acc)
+            for k in range(K):
+                np.multiply(lt[k][:, None], R[b, k][None, :], out=prod)
+                if low:
+                    acc = down(acc + down(prod, dt).astype(ct), dt).astype(ct)
+                else:
+                    np.add(acc, prod, out=acc)
+            out[b, m0:m0 + rows] = acc
+    return down(out, dt)
 
 
 def dot_general(op, args, ctx):

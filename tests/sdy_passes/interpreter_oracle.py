@@ -17,6 +17,7 @@ import base64
 import ml_dtypes
 import numpy as np
 
+from sdy_passes import parse_attribute
 from tests.jaxlib_child import cached, run_child_items
 from tests.sdy_passes.jax_corpus import CHILD_PRELUDE
 
@@ -200,9 +201,7 @@ def corpus_results(seeds=(0, 1), progs=None) -> dict:
 
 
 def decode(d) -> np.ndarray:
-    if "text" in d:  # a result the reference interpreter returned as an attribute (bf16, f8, complex)
-        from sdy_passes import parse_attribute
-
+    if "text" in d:  # a result the reference interpreter returned as an attribute (bf16, f8)
         return np.array(parse_attribute(d["text"]).to_numpy())
     dt = np.dtype(getattr(ml_dtypes, d["dtype"], None) or d["dtype"])
     return np.frombuffer(base64.b64decode(d["data"]), dt).reshape(d["shape"]).copy()

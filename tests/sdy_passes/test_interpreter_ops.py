@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 import sdy_passes
+import sharding
+from sharding import TensorSharding
 from tests.sdy_passes.interpreter_oracle import compare, corpus_results, decode
 from tests.sdy_passes.test_interpreter_corpus import float_exact
 
@@ -105,9 +107,6 @@ func.func private @double(%x: tensor<3x2xf32>) -> tensor<3x2xf32> {
 
 
 def test_sharded_array_arguments_are_their_global_value():
-    import sharding
-    from sharding import TensorSharding
-
     dm = sharding.DeviceMesh('<["x"=2, "y"=2]>')
     x = np.arange(12, dtype=np.float32).reshape(4, 3)
     sa = dm.shard(x, TensorSharding.parse('#sdy.sharding<@m, [{"x", "y"}, {}]>'))
