@@ -348,18 +348,45 @@ def _descending(k):
 
 
 def _comparator_order(ctx, op, moved, n):
-    """Any strict weak order: the comparator on every pair (vectorised), then each element's
-    rank = elements before it in the order, ties kept in input order (stable)."""
+    """A stable merge sort driven by the comparator, vectorised: at each level every element
+    finds its place in the merged pair of runs by a binary search in the other run (its index in
+    its own run + the elements of the other run that go before it), so a level is log2(width)
+    comparator calls over all rows and elements at once (O(log^2 n) calls, O(n) memory)."""
     body = region_fn(ctx, op.regions[0], op)
-    pairs = []
-    for m in moved:
-        pairs += [m[..., :, None], m[..., None, :]]
-    pairs = [np.broadcast_to(p, m.shape + (n,)) for p, m in zip(pairs, [m for m in moved for _ in (0, 1)])]
-    less = np.asarray(body(*pairs)[0], bool)  # less[..., i, j] = cmp(x_i, x_j)
-    tie = ~less & ~np.swapaxes(less, -1, -2)
-    before = np.tril(np.ones((n, n), bool), -1)  # j < i
-    rank = less.sum(axis=-2) + (tie & before).sum(axis=-1)
-    return np.argsort(rank, axis=-1, kind="stable")
+    rows = moved[0].shape[:-1]
+    flat = [m.reshape(-1, n) for m in moved]
+    r = np.arange(flat[0].shape[0])[:, None]
+
+    def less(i, j):  # comparator(x[i], x[j]) for index arrays of shape (rows, n)
+        args = []
+        for m in flat:
+            args += [m[r, i], m[r, j]]
+        return np.asarray(body(*args)[0], bool)
+
+    perm = np.broadcast_to(np.arange(n), (flat[0].shape[0], n)).copy()
+    p = np.arange(n)
+    width = 1
+    while width < n:
+        start = (p // (2 * width)) * (2 * width)
+        in_a = p - start < width
+        a_hi = np.minimum(start + width, n)
+        own_lo = np.where(in_a, start, a_hi)
+        lo = np.broadcast_to(np.where(in_a, a_hi, start), perm.shape).copy()
+        hi = np.broadcast_to(np.where(in_a, np.minimum(start + 2 * width, n), a_hi), perm.shape).copy()
+        other_lo = lo.copy()
+        while (lo < hi).any():
+            mid = np.minimum((lo + hi) // 2, n - 1)
+            x = np.take_along_axis(perm, mid, axis=1)
+            # an A element goes after the B elements less than it; a B element after the A
+            # elements not greater than it (stability)
+            before = np.where(in_a, less(x, perm), ~less(perm, x)) & (lo < hi)
+            lo = np.where(before, mid + 1, lo)
+            hi = np.where(before | (lo >= hi), hi, mid)
+        new = np.empty_like(perm)
+        np.put_along_axis(new, start + (p - own_lo) + (lo - other_lo), perm, axis=1)
+        perm = new
+        width *= 2
+    return perm.reshape(rows + (n,))
 
 
 def fft(op, args, ctx):

@@ -38,6 +38,9 @@ EXTRA = _RNG + [
     ("argmax_int", "f = lambda x: (jnp.argmax(x, axis=1), jnp.argmin(x, axis=0))\nargs = (S((5, 7), jnp.int32),)"),
     ("sort_desc_multi", "f = lambda a, b: lax.sort((a, b), num_keys=2, dimension=0)\n"
                         "args = (S((9, 2), jnp.int32), S((9, 2), jnp.float32))"),
+    ("sort_large_ties", "f = lambda x: (jnp.sort(jnp.round(x * 2), axis=1), jnp.argsort(jnp.round(x * 2), axis=1))\n"
+                        "args = (S((3, 1000), jnp.float32),)"),
+    ("sort_nan", "f = lambda x: jnp.sort(jnp.where(x > 1, jnp.nan, x), axis=0)\nargs = (S((3, 1000), jnp.float32),)"),
     ("scatter_mul_dupes", "f = lambda x, i, u: x.at[i % 4].multiply(u)\n"
                           "args = (S((4, 3), jnp.float32), S((6,), jnp.int32), S((6, 3), jnp.float32))"),
     ("gather_batched", "f = jax.vmap(lambda x, i: x[i])\nargs = (S((3, 5, 2), jnp.float32), S((3, 4), jnp.int32))"),
@@ -49,6 +52,12 @@ EXTRA = _RNG + [
     ("reduce_window_strided", "f = lambda x: lax.reduce_window(x, 0.0, lax.add, (2, 3), (2, 1), ((1, 0), (1, 1)))\n"
                               "args = (S((7, 6), jnp.float32),)"),
 ]
+
+
+_REFERENCE_DIFFERS = {"sort_nan"}
+"""The reference interpreter's `compare` ignores `compare_type` (TOTALORDER is IEEE `<` there), so
+JAX's sort comparator is no strict weak order on NaNs and its `std::stable_sort` places them
+arbitrarily; we keep TOTALORDER (JAX's order) in both modes."""
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +79,7 @@ def test_extra_programs_equal_jax(results, name, numerics):
         ok, detail = compare(g, w, exact=exact)
         assert ok, f"output {j}: {detail}"
     ref = r.get("reference")
-    if numerics == "reference" and ref is not None and "error" not in ref:
+    if numerics == "reference" and ref is not None and "error" not in ref and name not in _REFERENCE_DIFFERS:
         for j, (g, w) in enumerate(zip(got, [decode(x) for x in ref["outputs"]])):
             ok, detail = compare(g, w, exact=True)
             assert ok, f"output {j} vs the reference interpreter: {detail}"
