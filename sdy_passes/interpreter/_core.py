@@ -10,6 +10,8 @@ manual computation, one argument list per device instead (`ctx.devices` says whi
 from __future__ import annotations
 
 import importlib
+import math
+import os
 import weakref
 from dataclasses import dataclass, field
 
@@ -19,7 +21,7 @@ import numpy as np
 from sdy_passes.attributes import RankedTensorType, TupleType, Type
 from sdy_passes.dialects import lookup
 from sdy_passes.element_types import numpy_dtype
-from sdy_passes.errors import ExecutionError, UnsupportedOpError
+from sdy_passes.errors import ExecutionError, SdyError, UnsupportedOpError
 from sdy_passes.ir import Block, Module, Operation, Region
 from sharding.simulate import DeviceMesh, ShardedArray
 
@@ -128,6 +130,28 @@ def evaluator_for(op: Operation):
 _PLANS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+def _memory_bytes() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 1 << 40
+
+
+MEMORY_BYTES = _memory_bytes()
+"""Results larger than the machine's memory are refused before anything is allocated."""
+
+
+def _check_size(op: Operation) -> None:
+    for i, r in enumerate(op.results):
+        t = r.type
+        if isinstance(t, RankedTensorType) and None not in t.shape:
+            dt = numpy_dtype(t.element_type)
+            size = math.prod(t.shape) * (dt.itemsize if dt is not None else 1)
+            if size > MEMORY_BYTES:
+                raise ExecutionError(f"{op.name}: result #{i} of type '{t}' needs {size / 2 ** 30:.1f} GiB, "
+                                     f"more than this machine's {MEMORY_BYTES / 2 ** 30:.1f} GiB", op.location)
+
+
 def _plan(block: Block) -> tuple[list, Operation]:
     """The block's steps `(evaluator, op, operands, results)` and its terminator, made once."""
     plan = _PLANS.get(block)
@@ -135,6 +159,8 @@ def _plan(block: Block) -> tuple[list, Operation]:
         ops = block.ops
         if not ops:
             raise ExecutionError("a block without a terminator")
+        for op in ops:
+            _check_size(op)
         steps = [(evaluator_for(op), op, tuple(op._operands), tuple(op.results)) for op in ops[:-1]]
         plan = _PLANS[block] = (steps, ops[-1])
     return plan
@@ -183,14 +209,17 @@ class Context:
             env[a] = v
         if self.devices is not None:
             return _run_spmd(self, steps, term, env)
-        for fn, op, operands, results in steps:
-            try:
+        op = None
+        try:
+            for fn, op, operands, results in steps:
                 vals = fn(op, [env[v] for v in operands], self)
-            except KeyError as e:
-                fail(op, f"operand {e} has no value (defined later or in another region)")
-            for r, v in zip(results, vals):
-                env[r] = v
-        return [env[v] for v in term._operands]
+                for r, v in zip(results, vals):
+                    env[r] = v
+            return [env[v] for v in term._operands]
+        except SdyError:
+            raise
+        except _FOREIGN as e:  # an op the verifier let through that its evaluator cannot run
+            raise _located(op or term, e) from e
 
     def call(self, func: Operation, args, op: Operation | None = None) -> list:
         if func in self.stack:
@@ -207,23 +236,40 @@ class Context:
 def _run_spmd(ctx: Context, steps, term, env) -> list:
     """Lockstep over `ctx.devices`: every value is a list (one array per device)."""
     devices = ctx.devices
-    for fn, op, operands, results in steps:
-        args = [env[v] for v in operands]
-        if getattr(fn, "spmd", False):
-            per_result = fn(op, args, ctx)
-        else:
-            outs = []
-            ctx.devices = None
-            try:
-                for i, d in enumerate(devices):
-                    ctx.device = d
-                    outs.append(fn(op, [a[i] for a in args], ctx))
-            finally:
-                ctx.devices = devices
-            per_result = [[o[k] for o in outs] for k in range(len(results))]
-        for r, v in zip(results, per_result):
-            env[r] = v
-    return [env[v] for v in term._operands]
+    op = None
+    try:
+        for fn, op, operands, results in steps:
+            args = [env[v] for v in operands]
+            if getattr(fn, "spmd", False):
+                per_result = fn(op, args, ctx)
+            else:
+                outs = []
+                ctx.devices = None
+                try:
+                    for i, d in enumerate(devices):
+                        ctx.device = d
+                        outs.append(fn(op, [a[i] for a in args], ctx))
+                finally:
+                    ctx.devices = devices
+                per_result = [[o[k] for o in outs] for k in range(len(results))]
+            for r, v in zip(results, per_result):
+                env[r] = v
+        return [env[v] for v in term._operands]
+    except SdyError:
+        raise
+    except _FOREIGN as e:
+        raise _located(op or term, e) from e
+
+
+_FOREIGN = (ValueError, IndexError, TypeError, KeyError, AttributeError, ZeroDivisionError, OverflowError,
+            MemoryError, np.linalg.LinAlgError)
+
+
+def _located(op: Operation, e: Exception) -> ExecutionError:
+    if isinstance(e, KeyError):
+        return ExecutionError(f"{op.name}: an operand has no value (defined later or in another region)",
+                              op.location)
+    return ExecutionError(f"{op.name}: cannot evaluate: {type(e).__name__}: {e}", op.location)
 
 
 def region_fn(ctx: Context, region: Region, op: Operation):

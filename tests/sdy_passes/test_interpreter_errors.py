@@ -4,13 +4,21 @@ UnsupportedOpError: SdyErrors and ValueErrors) with what was expected, what was 
 
 from __future__ import annotations
 
+import os
+import re
+
 import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import sdy_passes
+from sdy_passes._run_cli import draw
 from sdy_passes._run_cli import main as sdy_run
+from sdy_passes.element_types import numpy_dtype
 from sdy_passes.errors import ExecutionError, SdyError, UnsupportedOpError
+from tests.sdy_passes.jax_corpus import lower_all
 
 MODULE = """func.func @main(%a: tensor<2x3xf32>, %b: tensor<i32>) -> tensor<2x3xf32> {
   %0 = stablehlo.convert %b : (tensor<i32>) -> tensor<f32>
@@ -148,3 +156,57 @@ def test_cli_bad_inputs(tmp_path, capsys):
     assert err.startswith(f"{bad}:1:") and "error:" in err
     assert sdy_run([str(tmp_path / "absent.mlir"), "--random", "0"]) == 1
     assert "sdy-run: error: cannot read" in capsys.readouterr().err
+
+
+def test_evaluator_failure_is_located():
+    text = """func.func @main(%a: tensor<4x2xf32>) -> tensor<2x4xf32> {
+  %0 = stablehlo.transpose %a, dims = [0, 0] : (tensor<4x2xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}"""
+    module = sdy_passes.parse_module(text, verify=False)  # what the verifier does not check yet
+    with pytest.raises(ExecutionError, match=r"^2:8: stablehlo.transpose: cannot evaluate"):
+        sdy_passes.interpret(module, np.ones((4, 2), np.float32))
+
+
+def test_sizes_beyond_memory_are_refused_before_allocating():
+    text = """func.func @main() -> tensor<100000x100000x100xf32> {
+  %0 = stablehlo.iota dim = 0 : tensor<100000x100000x100xf32>
+  return %0 : tensor<100000x100000x100xf32>
+}"""
+    with pytest.raises(ExecutionError, match=r"^2:8: stablehlo.iota: result #0 .* needs 3725.3 GiB"):
+        sdy_passes.interpret(text)
+
+
+_NUMBER = re.compile(r"(?<![%#@\w])\d+")
+
+
+@settings(max_examples=2 * int(os.environ.get("SDY_INTERPRETER_RANDOM_EXAMPLES", "20")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(sorted(lower_all())), st.data())
+def test_mutated_corpus_modules_get_package_errors(name, data):
+    """Numbers of a corpus program changed at random (dims, sizes, attribute values): reading and
+    running it either works or raises an SdyError, never another exception."""
+    text = lower_all()[name].get("pretty")
+    if text is None:
+        return
+    spots = [m.span() for m in _NUMBER.finditer(text)]
+    for _ in range(data.draw(st.integers(1, 3))):
+        a, b = data.draw(st.sampled_from(spots))
+        text = text[:a] + str(data.draw(st.sampled_from([0, 1, 2, 3, 7, 64, 2 ** 31]))) + text[b:]
+        spots = [m.span() for m in _NUMBER.finditer(text)]
+    try:
+        module = sdy_passes.parse_module(text, verify=data.draw(st.booleans()))
+        f = module.lookup_symbol("main")
+        if f is None:
+            return
+        rng = np.random.default_rng(0)
+        args = []
+        for t in f.properties["function_type"].type.inputs:
+            dt = numpy_dtype(getattr(t, "element_type", None)) if hasattr(t, "element_type") else None
+            shape = getattr(t, "shape", None)
+            if dt is None or shape is None or None in shape or np.prod(shape) > 1 << 16:
+                return
+            args.append(draw(rng, tuple(shape), dt))
+        sdy_passes.interpret(module, *args)
+    except SdyError:
+        pass
