@@ -76,11 +76,12 @@ OPS = (
             evaluator=f"{EVAL}chlo:{n}")
       for n in BINARY),
     OpDef("chlo.broadcast_compare", ("broadcast_dimensions", "comparison_direction", "compare_type"),
-          traits=_PURE | {"BroadcastingElementwise"}),
+          traits=_PURE | {"BroadcastingElementwise"}, evaluator=EVAL + "chlo:broadcast_compare"),
     OpDef("chlo.top_k", ("k",), ("k",), 1, 2, parse=_parse_top_k, print=_print_top_k,
           result_names=lambda op: ("values", "indices"), traits=_PURE, evaluator=EVAL + "chlo:top_k"),
-    OpDef("chlo.constant", ("value",), ("value",), 0, 1, traits=_PURE | {"ConstantLike"}),
+    OpDef("chlo.constant", ("value",), ("value",), 0, 1, traits=_PURE | {"ConstantLike"},
+          evaluator=EVAL + "movement:constant"),
     OpDef("chlo.constant_like", ("value",), ("value",), 1, 1,
-          traits=_PURE | {"BroadcastingElementwise"}),
+          traits=_PURE | {"BroadcastingElementwise"}, evaluator=EVAL + "chlo:constant_like"),
     OpDef("chlo.ragged_dot", ("ragged_dot_dimension_numbers", "precision_config"), traits=_PURE),
 )

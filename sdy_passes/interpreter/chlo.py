@@ -305,3 +305,11 @@ broadcast_complex = _broadcasting(elementwise.complex)
 broadcast_next_after = _broadcasting(next_after)
 broadcast_polygamma = _broadcasting(polygamma)
 broadcast_zeta = _broadcasting(zeta)
+broadcast_compare = _broadcasting(elementwise.compare)
+
+
+def constant_like(op, args, ctx):
+    """The scalar `value` in the operand's shape and the result's type."""
+    value = op.properties["value"]
+    scalar = np.asarray(getattr(value, "value", 0))
+    return (np.full(args[0].shape, scalar).astype(dtype_of(op.result.type, op)),)

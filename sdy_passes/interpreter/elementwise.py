@@ -416,19 +416,30 @@ _DIRECTIONS = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_
                "GE": np.greater_equal}
 
 
+def _enum(attr) -> str | None:
+    """An enum attribute's value: `EnumAttr.value`, or the last word of an opaque
+    `#chlo<comparison_direction GT>`."""
+    if attr is None:
+        return None
+    value = getattr(attr, "value", None)
+    return value if isinstance(value, str) else str(attr).rstrip(">").split()[-1]
+
+
 def compare(op, args, ctx):
     a, b = args
-    direction = op.properties["comparison_direction"].value
-    ct = op.properties.get("compare_type")
+    direction = _enum(op.properties.get("comparison_direction", op.attributes.get("comparison_direction")))
+    ct = _enum(op.properties.get("compare_type", op.attributes.get("compare_type")))
     dt = a.dtype
-    f = _DIRECTIONS[direction]
-    if ct is not None and ct.value == "TOTALORDER" and is_float(dt):
+    f = _DIRECTIONS.get(direction)
+    if f is None:
+        fail(op, f"unknown comparison direction {direction!r}")
+    if ct == "TOTALORDER" and is_float(dt):
         return (f(_total_order_key(a), _total_order_key(b)),)
     if dt.kind == "c" and direction not in ("EQ", "NE"):
         fail(op, f"comparison {direction} of complex values")
-    if ct is not None and ct.value == "UNSIGNED" and is_int(dt) and is_signed(dt):
+    if ct == "UNSIGNED" and is_int(dt) and is_signed(dt):
         return (f(_unsigned(a, dt), _unsigned(b, dt)),)
-    if ct is not None and ct.value == "SIGNED" and is_int(dt) and not is_signed(dt):
+    if ct == "SIGNED" and is_int(dt) and not is_signed(dt):
         w = int_bits(dt)
         sa, sb = (up(x).astype(np.int64) for x in (a, b))
         sa, sb = (np.where(v >= 1 << (w - 1), v - (1 << w), v) for v in (sa, sb))

@@ -123,3 +123,17 @@ def test_sharded_array_arguments_are_their_global_value():
             "  %0 = stablehlo.negate %a : tensor<4x3xf32>\n  return %0 : tensor<4x3xf32>\n}")
     (out,) = sdy_passes.interpret(text, sa)
     assert np.array_equal(out, -x)
+
+
+def test_chlo_broadcasting_and_constant_like():
+    text = """func.func @main(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> (tensor<2x3xi1>, tensor<2x3xf32>, tensor<2x3xf32>) {
+  %0 = "chlo.broadcast_compare"(%a, %b) {broadcast_dimensions = array<i64: 1>, comparison_direction = #chlo<comparison_direction GT>} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  %1 = "chlo.constant_like"(%a) {value = 2.5 : f32} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %2 = "chlo.broadcast_add"(%a, %b) {broadcast_dimensions = array<i64: 1>} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return %0, %1, %2 : tensor<2x3xi1>, tensor<2x3xf32>, tensor<2x3xf32>
+}"""
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    b = np.array([1, 4, 0], np.float32)
+    gt, const, added = sdy_passes.interpret(text, a, b)
+    assert np.array_equal(gt, a > b) and np.array_equal(const, np.full((2, 3), 2.5, np.float32))
+    assert np.array_equal(added, a + b)
