@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import math
 import os
+import sys
 import weakref
 from dataclasses import dataclass, field
 
@@ -23,7 +24,6 @@ from sdy_passes.dialects import lookup
 from sdy_passes.element_types import numpy_dtype
 from sdy_passes.errors import ExecutionError, SdyError, UnsupportedOpError
 from sdy_passes.ir import Block, Module, Operation, Region
-from sharding.simulate import DeviceMesh, ShardedArray
 
 __all__ = ["contiguous", "Context", "run_func", "evaluator_for", "spmd", "dtype_of", "up", "down", "is_float",
            "is_int", "int_bits", "LOW_FLOATS", "fail", "region_fn"]
@@ -283,7 +283,10 @@ def _check_arg(i: int, x, t: Type, func: str) -> np.ndarray:
     if isinstance(t, TupleType) or not isinstance(t, RankedTensorType) or None in t.shape:
         raise UnsupportedOpError(f"@{func}: argument #{i} has type '{t}', which the interpreter cannot take")
     want = numpy_dtype(t.element_type)
-    arr = np.asarray(DeviceMesh(x.mesh).unshard(x)) if isinstance(x, ShardedArray) else x  # the global value
+    simulate = sys.modules.get("sharding.simulate")  # loaded if x is a ShardedArray (xarray is slow to import)
+    if simulate is not None and isinstance(x, simulate.ShardedArray):
+        x = np.asarray(simulate.DeviceMesh(x.mesh).unshard(x))  # its global value
+    arr = x
     if isinstance(arr, (bool, int, float, complex)) and not t.shape:
         if want is None:
             raise UnsupportedOpError(f"@{func}: argument #{i}: element type '{t.element_type}' is not supported")
