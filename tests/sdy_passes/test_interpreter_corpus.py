@@ -10,6 +10,7 @@ import pytest
 import sdy_passes
 from sdy_passes.interpreter.movement import combiner
 from tests.sdy_passes.interpreter_oracle import compare, corpus_results, decode, programs
+from tests.sdy_passes.jax_corpus import lower_all
 
 SEEDS = (0, 1)
 NAMES = [name for name, _ in programs()]
@@ -94,3 +95,23 @@ def test_reference_bit_identical(results, name, seed):
     for j, (g, w) in enumerate(zip(got, want)):
         ok, detail = compare(g, w, exact=True)
         assert ok, f"output {j}: {detail}"
+
+
+@pytest.fixture(scope="module")
+def texts():
+    return lower_all()  # the corpus's texts in every form (shared with test_jax_corpus)
+
+
+@pytest.mark.parametrize("form", ["generic", "pretty_debug", "generic_debug"])
+@pytest.mark.parametrize("name", NAMES)
+def test_every_text_form_runs_alike(results, texts, name, form):
+    """JAX's text pretty or generic, with or without debug info: the same numbers."""
+    r = _case(results, name, 0)
+    if name in _CALLBACKS or form not in texts.get(name, {}):
+        pytest.skip("no such text")
+    args = [decode(x) for x in r["inputs"]]
+    want = sdy_passes.interpret(texts[name]["pretty"], *args)
+    got = sdy_passes.interpret(texts[name][form], *args)
+    for g, w in zip(got, want):
+        ok, detail = compare(g, w, exact=True)
+        assert ok, detail
