@@ -10,7 +10,9 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from sdy_passes.interpreter._core import LOW_FLOATS, contiguous, down, dtype_of, fail, int_bits, is_float, is_int, is_signed, up
+from sdy_passes.interpreter._core import (
+    LOW_FLOATS, contiguous, down, dtype_of, fail, int_bits, is_float, is_int, is_signed, up,
+)
 
 # -- helpers -------------------------------------------------------------------------------------
 
@@ -18,7 +20,7 @@ from sdy_passes.interpreter._core import LOW_FLOATS, contiguous, down, dtype_of,
 def _positive_nan(r, args):
     """The reference interpreter's NaN for an invalid operation (`log(-1)`, `0/0`) is +qNaN
     (APFloat's); x86 and numpy make -qNaN. NaN operands keep propagating as they are."""
-    if r.dtype.kind not in "fc" or r.dtype.kind == "c":
+    if r.dtype.kind != "f":
         return r
     new = np.isnan(r)
     for a in args:
@@ -37,22 +39,21 @@ def _same(f):
     return evaluate
 
 
-def _transcendental(f32, f64=None, positive_nan=False):
+def _transcendental(f, positive_nan=False):
     """`f` in float32 (fast; low floats through float32, rounded after) or, in reference mode, in
     float64 (complex128) rounded once to the type, as the reference interpreter's
     `mapWithUpcastToDouble`; f64 and complex128 natively. A NaN made of a non-NaN operand has
     the sign the C library gives it (numpy's, but +NaN for glibc's `log`: `positive_nan`)."""
-    f64 = f64 or f32
 
     def evaluate(op, args, ctx):
         dt = args[0].dtype
         if ctx.reference or dt in (np.dtype(np.float64), np.dtype(np.complex128)):
             xs = [up(a).astype(np.complex128 if dt.kind == "c" else np.float64) for a in args]
-            r = f64(*xs)
+            r = f(*xs)
             return ((_positive_nan(r, xs) if ctx.reference and positive_nan else r).astype(dt),)
         if dt.kind == "c":
-            return (f32(*args).astype(dt),)
-        return (down(f32(*(a.astype(np.float32) for a in args)), dt),)
+            return (f(*args).astype(dt),)
+        return (down(f(*(a.astype(np.float32) for a in args)), dt),)
     return evaluate
 
 

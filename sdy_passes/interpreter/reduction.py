@@ -13,7 +13,9 @@ import itertools
 import numpy as np
 
 from sdy_passes.interpreter import elementwise
-from sdy_passes.interpreter._core import LOW_FLOATS, contiguous, down, dtype_of, fail, is_float, region_fn, up
+from sdy_passes.interpreter._core import (
+    LOW_FLOATS, contiguous, down, dtype_of, fail, is_float, region_fn, up,
+)
 from sdy_passes.interpreter.movement import apply_updates, combiner, int_attr, ints, result_shape
 
 _UFUNCS = {"stablehlo.add": (np.add, np.logical_or), "stablehlo.multiply": (np.multiply, np.logical_and),
