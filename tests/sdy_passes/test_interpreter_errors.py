@@ -194,6 +194,8 @@ def test_mutated_corpus_modules_get_package_errors(name, data):
         a, b = data.draw(st.sampled_from(spots))
         text = text[:a] + str(data.draw(st.sampled_from([0, 1, 2, 3, 7, 64, 2 ** 31]))) + text[b:]
         spots = [m.span() for m in _NUMBER.finditer(text)]
+    if "stablehlo.while" in text:  # a mutated trip count may loop 2^31 times: legal, but long
+        return
     try:
         module = sdy_passes.parse_module(text, verify=data.draw(st.booleans()))
         f = module.lookup_symbol("main")
