@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sdy_passes.interpreter._core import fail
+from sdy_passes.interpreter._core import fail, spmd
 
 
 def while_(op, args, ctx):
@@ -31,6 +31,7 @@ def if_(op, args, ctx):
     return ctx.run_region(branch, [], op)
 
 
+@spmd  # in a manual computation the callee runs in lockstep too (its collectives see every device)
 def call(op, args, ctx):
     callee = op.properties.get("callee")
     if callee is None:
@@ -56,10 +57,12 @@ def token(op, args, ctx):
     return (np.zeros((0,), np.bool_),)
 
 
+@spmd
 def named_computation(op, args, ctx):
     return ctx.run_region(op.regions[0], args, op)
 
 
+@spmd
 def identity(op, args, ctx):
     """Sharding annotations, data-flow edges, barriers and sdy collectives: the global value is
     unchanged (§4.9)."""

@@ -137,3 +137,26 @@ def test_chlo_broadcasting_and_constant_like():
     gt, const, added = sdy_passes.interpret(text, a, b)
     assert np.array_equal(gt, a > b) and np.array_equal(const, np.full((2, 3), 2.5, np.float32))
     assert np.array_equal(added, a + b)
+
+
+def test_collectives_inside_a_called_function_of_a_manual_computation():
+    text = """sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @main(%a: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %0 = sdy.manual_computation(%a) in_shardings=[<@mesh, [{"x"}, {}]>] out_shardings=[<@mesh, [{"x"}, {}]>] manual_axes={"x", "y"} (%b: tensor<2x2xf32>) {
+    %1 = func.call @body(%b) : (tensor<2x2xf32>) -> tensor<2x2xf32>
+    sdy.return %1 : tensor<2x2xf32>
+  } : (tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+func.func private @body(%b: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %1 = "stablehlo.all_reduce"(%b) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 2], [1, 3]]> : tensor<2x2xi64>, use_global_device_ids}> ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %s = stablehlo.add %x, %y : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %1 : tensor<2x2xf32>
+}"""
+    a = np.arange(8, dtype=np.float32).reshape(4, 2)
+    (out,) = sdy_passes.interpret(text, a)
+    total = a[:2] + a[2:]  # psum over "x": both halves become the sum
+    assert np.array_equal(out, np.concatenate([total, total]))
