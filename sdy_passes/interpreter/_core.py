@@ -161,9 +161,35 @@ def _plan(block: Block) -> tuple[list, Operation]:
             raise ExecutionError("a block without a terminator")
         for op in ops:
             _check_size(op)
-        steps = [(evaluator_for(op), op, tuple(op._operands), tuple(op.results)) for op in ops[:-1]]
+        dead = _last_uses(block)
+        steps = [(evaluator_for(op), op, tuple(op._operands), tuple(op.results), dead[i])
+                 for i, op in enumerate(ops[:-1])]
         plan = _PLANS[block] = (steps, ops[-1])
     return plan
+
+
+def _last_uses(block: Block) -> list[tuple]:
+    """Per op of the block: the block's values (arguments, results) whose last use it is, counting
+    uses inside its regions; values the terminator returns or nothing uses stay (results of an op
+    nothing uses are dropped after it). Freed after the op, so results die after their last use."""
+    ops = block.ops
+    last: dict = {}
+    for i, op in enumerate(ops):
+        for inner in op.walk():
+            for v in inner._operands:
+                last[v] = i
+    dead: list[list] = [[] for _ in ops]
+    for v, i in last.items():
+        if i < len(ops) - 1 and _defined_in(v, block):
+            dead[i].append(v)
+    for i, op in enumerate(ops[:-1]):
+        dead[i] += [r for r in op.results if r not in last]
+    return [tuple(d) for d in dead]
+
+
+def _defined_in(v, block: Block) -> bool:
+    owner = getattr(v, "owner", None)
+    return owner is block or (isinstance(owner, Operation) and owner.parent is block)
 
 
 @dataclass(eq=False)
@@ -211,10 +237,12 @@ class Context:
             return _run_spmd(self, steps, term, env)
         op = None
         try:
-            for fn, op, operands, results in steps:
+            for fn, op, operands, results, dead in steps:
                 vals = fn(op, [env[v] for v in operands], self)
                 for r, v in zip(results, vals):
                     env[r] = v
+                for v in dead:
+                    del env[v]
             return [env[v] for v in term._operands]
         except SdyError:
             raise
@@ -238,7 +266,7 @@ def _run_spmd(ctx: Context, steps, term, env) -> list:
     devices = ctx.devices
     op = None
     try:
-        for fn, op, operands, results in steps:
+        for fn, op, operands, results, dead in steps:
             args = [env[v] for v in operands]
             if getattr(fn, "spmd", False):
                 per_result = fn(op, args, ctx)
@@ -254,6 +282,8 @@ def _run_spmd(ctx: Context, steps, term, env) -> list:
                 per_result = [[o[k] for o in outs] for k in range(len(results))]
             for r, v in zip(results, per_result):
                 env[r] = v
+            for v in dead:
+                del env[v]
         return [env[v] for v in term._operands]
     except SdyError:
         raise
