@@ -14,7 +14,7 @@ import numpy as np
 
 from sdy_passes.interpreter import elementwise
 from sdy_passes.interpreter._core import (
-    LOW_FLOATS, contiguous, down, dtype_of, fail, is_float, region_fn, up,
+    LOW_FLOATS, contiguous, down, dtype_of, is_float, region_fn, up,
 )
 from sdy_passes.interpreter.movement import apply_updates, combiner, int_attr, ints, result_shape
 
