@@ -444,9 +444,9 @@ def _parse_select(p, op, n):
         ins, outs = ft.inputs, ft.results
     else:
         types = p.parse_type_list()
-        if len(types) > 2:
-            raise p.error(f"expected 1 or 2 types for select, found {len(types)}", pos)
-        pred, t = (types[0], types[-1])
+        if len(types) != 2:  # StableHLO's parseSelectOpType
+            raise p.error("custom op 'stablehlo.select' expected functional type or list of two types", pos)
+        pred, t = types
         ins, outs = (pred, t, t), (t,)
     add_operands(op, p.resolve_all(refs, ins, pos))
     set_results(op, outs)
@@ -458,8 +458,8 @@ def _print_select(pr, op, indent):
         return False
     pred, a, b = op.operand_types
     pr.out.append(f"stablehlo.select {pr.operands(op.operands)}{opt_dict(attrs)} : ")
-    if a == b == op.result.type:
-        pr.out.append(str(a) if pred == a else f"{pred}, {a}")
+    if a == b == op.result.type:  # StableHLO's printSelectOpType: always both types
+        pr.out.append(f"{pred}, {a}")
     else:
         pr.out.append(print_function_type(op.operand_types, op.result_types))
     return True

@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sdy_passes import (
+    IRParseError,
     ArrayAttr, Block, DictionaryAttr, FloatAttr, IntegerAttr, Module, Operation, Region,
     StringAttr, TypeAttr, parse_module, print_module, print_op,
 )
@@ -194,3 +195,39 @@ def test_func_data_flow_edge_pretty_form():
     module = parse_module(text)
     assert print_module(module) == text
     assert '"sdy.func_data_flow_edge"(%arg0) : (tensor<8xf32>) -> tensor<8xf32>' in print_module(module, generic=True)
+
+
+@pytest.mark.jaxlib
+@settings(max_examples=1, deadline=None)
+@given(st.integers(0, 2**32))
+def test_every_op_familys_pretty_form_is_jaxlibs_when_types_coincide(seed):
+    """Each op family of op_gen with all element types made one (i1, i32 or f32): pretty forms
+    that collapse equal types (select's predicate equal to its operands) print as jaxlib's do,
+    and jaxlib reads them back."""
+    import random
+    import re
+
+    from tests.sdy_passes import op_gen
+
+    rng = random.Random(seed)
+    texts = [re.sub(r"(?<=[x<])(f32|i32|i1)>", dtype + ">", op_gen.case(family, rng))
+             for family in op_gen.FAMILIES for _ in range(3) for dtype in ("i1", "i32", "f32")]
+    texts = [t for t, r in zip(texts, jaxlib_parse(texts)) if not r.get("error")]
+    ours = [print_module(parse_module(t), mlir_names=True) for t in texts]
+    for text, mine, theirs in zip(texts, ours, jaxlib_parse(texts)):
+        assert mine == theirs["pretty"], text
+    for mine, back in zip(ours, jaxlib_parse(ours)):
+        assert back.get("error") is None, (mine, back["error"])
+
+
+def test_select_takes_two_types_or_a_function_type():
+    text = ("func.func @f(%p: tensor<2xi1>, %a: tensor<2xi1>) -> tensor<2xi1> {\n"
+            "  %0 = stablehlo.select %p, %a, %a : {types}\n  return %0 : tensor<2xi1>\n}\n")
+    two = text.replace("{types}", "tensor<2xi1>, tensor<2xi1>")
+    assert print_module(parse_module(two)) == print_module(parse_module(print_module(parse_module(two))))
+    assert "stablehlo.select %arg0, %arg1, %arg1 : tensor<2xi1>, tensor<2xi1>" in print_module(parse_module(two))
+    for types in ("tensor<2xi1>", "tensor<2xi1>, tensor<2xi1>, tensor<2xi1>"):
+        with pytest.raises(IRParseError) as info:
+            parse_module(text.replace("{types}", types))
+        assert info.value.message == "custom op 'stablehlo.select' expected functional type or list of two types"
+        assert (info.value.line, info.value.col) == (2, 38)
