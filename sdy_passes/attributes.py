@@ -297,7 +297,7 @@ def _round_numpy(value: float, name: str) -> float:
     if name == "f16":
         return float(np.float16(value))
     import ml_dtypes
-    dtype = getattr(ml_dtypes, {"bf16": "bfloat16"}.get(name, name.lower().replace("f8e", "float8_e")), None)
+    dtype = getattr(ml_dtypes, {"bf16": "bfloat16"}.get(name, re.sub(r"^f([468])e", r"float\1_e", name.lower())), None)
     return float(np.array(value).astype(dtype)) if dtype is not None else value
 
 

@@ -32,7 +32,7 @@ from sdy_passes.attributes import (
     round_float as _round_float,
 )
 from sdy_passes.errors import IRParseError
-from sdy_passes.dialects import ATTRIBUTES, DEFAULT_DIALECT, lookup
+from sdy_passes.dialects import ATTRIBUTES, COMPLETE_DIALECTS, DEFAULT_DIALECT, JAXLIB_DIALECTS, lookup
 from sdy_passes.dialects._base import ATTRIBUTE_KINDS, add_operands, set_results
 from sdy_passes.ir import Block, Module, Operation, Region, Value
 from sdy_passes.verifier import verify_module
@@ -49,7 +49,10 @@ _NUMBER = re.compile(r"[-+]?(?:0x[0-9A-Fa-f]+|[0-9]+(?:\.[0-9]*(?:[eE][-+]?[0-9]
 _INT = re.compile(r"-?[0-9]+")
 _SIMPLE_TENSOR = re.compile(r"tensor<((?:[0-9]+x)*)([a-z][a-z0-9A-Z]*)>")
 _COLON_TENSOR = re.compile(r"[ \t]*:[ \t]*(tensor<(?:[0-9]+x)*[a-z][a-z0-9A-Z]*>)")
-_FLOAT_TYPE = re.compile(r"(?:bf16|tf32|f[0-9]+E[0-9]+M[0-9]+[A-Za-z]*|f[0-9]+)(?![A-Za-z0-9_])")
+FLOAT_TYPES = frozenset(
+    "bf16 f16 tf32 f32 f64 f80 f128 f4E2M1FN f6E2M3FN f6E3M2FN f8E5M2 f8E4M3 f8E4M3FN f8E5M2FNUZ "
+    "f8E4M3FNUZ f8E4M3B11FNUZ f8E3M4 f8E8M0FNU".split())
+"""MLIR's builtin float types (`BuiltinTypes.td`); any other `f...` word is not a type."""
 _INT_TYPE = re.compile(r"([su]?)i([0-9]+)(?![A-Za-z0-9_])")
 _SPLIT = re.compile(r"^// -----.*$", re.MULTILINE)
 _TOKEN_TEXT = re.compile(r'[A-Za-z0-9_.$%#@^!-]+|"[^"\n]*"?|.')
@@ -178,6 +181,7 @@ class Parser:
         self._sdy_cache: dict[object, Attribute] = {}  # attribute text (or reader, text) -> value
         self._depth = 0  # nesting of the attribute/type being parsed
         self._region_depth = 0
+        self._default_dialects = ["builtin"]  # MLIR's defaultDialectStack
         self._signature_cache: dict[str, FunctionType] = {}
         self._deferred_locs: list[_DeferredLoc] | None = None  # a list while a module is read
 
@@ -1203,16 +1207,16 @@ class Parser:
             if not name:
                 self.fail_expected("operation name")
             self.pos = name.end()
-            full = DEFAULT_DIALECT.get(name.group(0), name.group(0))
+            word = name.group(0)
+            full = word if "." in word else f"{self._default_dialects[-1]}.{word}"
             opdef = lookup(full)
-            handler = opdef.parse if opdef is not None else None
-            if handler is None:
-                raise self.error(
-                    f"custom assembly form of '{full}' is not supported; write it in the generic "
-                    f'form ("{full}"(...) ... : (...) -> ...)', op_pos)
+            if opdef is None or opdef.parse is None:
+                raise self.error(_unknown_op_message(word, full, opdef is not None), op_pos)
             op = Operation(full)
             op.results = []
-            handler(self, op, len(results) if one else sum(n for _, n, _ in results))
+            self._default_dialects.append(DEFAULT_DIALECT.get(full, ""))
+            opdef.parse(self, op, len(results) if one else sum(n for _, n, _ in results))
+            self._default_dialects.pop()
         loc = self.parse_optional_trailing_location()
         if loc is not None:
             op.location = loc
@@ -1339,7 +1343,7 @@ def _builtin_element_type(w: str) -> Type | None:
         if int(digits) > MAX_INT_WIDTH:
             raise lexer.LexError(f"integer bitwidth is limited to {MAX_INT_WIDTH} bits", 0)
         return IntegerType(int(digits), m.group(1))
-    if _FLOAT_TYPE.fullmatch(w):
+    if w in FLOAT_TYPES:
         return FloatType(w)
     if w == "index":
         return IndexType()
@@ -1354,6 +1358,19 @@ class _DeferredLoc:
 
     name: str
     pos: int
+
+
+def _unknown_op_message(word: str, full: str, known: bool) -> str:
+    """MLIR's error for pretty op `word` (resolved to `full`) it cannot parse; for an op jaxlib
+    may know but this package reads in generic form only, how to write it."""
+    dialect = full.split(".", 1)[0]
+    tried = f" (tried '{full}' as well)" if full != word else ""
+    if dialect not in JAXLIB_DIALECTS:
+        return f"Dialect `{dialect}' not found for custom op '{word}' {tried}"
+    if not known and dialect in COMPLETE_DIALECTS:
+        return f"custom op '{word}' is unknown{tried}"
+    return (f"custom assembly form of '{full}' is not supported; write it in the generic "
+            f'form ("{full}"(...) ... : (...) -> ...)')
 
 
 def _int_literal(lit: str) -> int:

@@ -205,4 +205,7 @@ OPS = (
           traits=frozenset({"CallOpInterface"}), sharding_rule=no_sharding_rule),
     OpDef("func.return", num_results=0, parse=parse_return, print=print_return,
           traits=frozenset({"Terminator", "NoMemoryEffect"})),
+    # Generic form only.
+    OpDef("func.constant", ("value",), ("value",), 0, 1, traits=frozenset({"NoMemoryEffect"})),
+    OpDef("func.call_indirect", ("arg_attrs", "res_attrs")),
 )

@@ -920,7 +920,7 @@ _PROPERTIES = {
 }
 _OTHER = ("dynamic_update_slice while case if tuple after_all create_token dynamic_reshape "
           "real_dynamic_slice dynamic_pad dynamic_conv uniform_quantize uniform_dequantize "
-          "partition_id replica_id optimization_barrier return").split()
+          "partition_id replica_id optimization_barrier return async_done").split()
 _REGIONS = {"reduce": 1, "reduce_window": 1, "select_and_scatter": 2, "sort": 1, "scatter": 1,
             "while": 2, "if": 2, "all_reduce": 1, "reduce_scatter": 1, "map": 1}
 _HOOKS = {
