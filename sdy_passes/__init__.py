@@ -30,21 +30,13 @@ from sdy_passes.parser import parse_attribute, parse_module, parse_type, split_i
 from sdy_passes.pass_manager import PASSES, PIPELINES, Pass, run_passes
 from sdy_passes.printer import print_module, print_op
 from sdy_passes.verifier import verify_module
+from sdy_passes.explanation import explain  # last: it imports the propagation passes
 
 __all__ = [
     "parse_module", "print_module", "print_op", "run_passes", "parse_attribute", "parse_type",
-    "split_input", "verify_module",
+    "split_input", "verify_module", "explain",
     "Module", "Operation", "Block", "Region", "Value", "OpResult", "BlockArgument", "Use",
     "SymbolTable", "Pass", "PASSES", "PIPELINES",
     "SdyError", "IRParseError", "VerificationError", "PassFailedError", "SdyWarning",
     *_attributes_all,
 ]
-__all__.append("explain")
-
-
-def __getattr__(name):
-    # `explain` (sdy_passes.explanation) imports the propagation passes: only on first use.
-    if name == "explain":
-        from sdy_passes.explanation import explain
-        return explain
-    raise AttributeError(f"module 'sdy_passes' has no attribute '{name}'")

@@ -5,7 +5,6 @@ reshards run through jaxlib in a child process."""
 from __future__ import annotations
 
 import json
-import pathlib
 import random
 
 import pytest
@@ -15,10 +14,10 @@ from hypothesis import strategies as st
 import sdy_passes
 from sdy_passes.errors import PassFailedError, SdyError
 from sdy_passes.pass_manager import UnknownPassError, parse_pipeline
-from tests.conftest import needs_shared
+from tests.conftest import SHARED, needs_shared
 from tests.sdy_passes.ssa import assert_same_up_to_ssa
 
-EXPORT = pathlib.Path(__file__).resolve().parents[3] / "shared" / "sdy_cases_export"
+EXPORT = SHARED / "sdy_cases_export"
 PIPELINE = "builtin.module(func.func(sdy-reshard-to-collectives{keep-redundant-reshards=%s}))"
 
 
