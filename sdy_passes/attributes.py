@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Union
 
+from sdy_passes.errors import SdyError
+
 __all__ = [
     "Type", "IntegerType", "FloatType", "IndexType", "NoneType", "ComplexType",
     "RankedTensorType", "UnrankedTensorType", "TupleType", "FunctionType", "OpaqueType",
@@ -41,6 +43,11 @@ class IntegerType(Type):
 
     width: int
     signedness: str = ""
+
+    def __post_init__(self):
+        if type(self.width) is not int or not 0 <= self.width <= 16777215 or self.signedness not in ("", "s", "u"):
+            raise SdyError(f"IntegerType: expected a width in [0, 16777215] and signedness '', 's' or 'u', "
+                           f"found {_short(self.width)}, {_short(self.signedness)}")
 
     def __str__(self) -> str:
         return f"{self.signedness}i{self.width}"
@@ -85,6 +92,11 @@ class RankedTensorType(Type):
     encoding: Attribute | None = None
     _text: str | None = field(default=None, init=False, repr=False, compare=False)
     """`str(self)`, kept once made (printing a module writes each op's types)."""
+
+    def __post_init__(self):
+        for d in self.shape:
+            if d is not None and (type(d) is not int or not 0 <= d < 1 << 63):
+                raise SdyError(f"RankedTensorType: expected dimensions in [0, 2**63) or None, found {_short(d)}")
 
     @property
     def rank(self) -> int:
@@ -187,6 +199,14 @@ def print_symbol_name(name: str) -> str:
 def print_attr_name(name: str) -> str:
     """A dictionary key: bare identifier or quoted string."""
     return name if _BARE_ID.match(name) else escape_string(name)
+
+
+def _short(value) -> str:
+    """`repr(value)` for a message, cut short (a huge int has no decimal text in Python)."""
+    if type(value) is int and value.bit_length() > 64:
+        return f"an int of {value.bit_length()} bits"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def format_float(value: float, type: Type) -> str:
@@ -330,6 +350,11 @@ class IntegerAttr(Attribute):
 
     value: int
     type: Type = I64
+
+    def __post_init__(self):
+        bits = self.type.width if isinstance(self.type, IntegerType) else 64
+        if type(self.value) is not int or not -(1 << bits) < self.value < 1 << bits:
+            raise SdyError(f"IntegerAttr: expected an int that fits {self.type}, found {_short(self.value)}")
 
     def __str__(self) -> str:
         return f"{self.value} : {self.type}"
