@@ -244,3 +244,64 @@ def test_attribute_values_are_checked_when_built():
                  lambda: IntegerType(-1), lambda: RankedTensorType((1.5,), F32), lambda: IntegerAttr(256, IntegerType(8))):
         with pytest.raises(SdyError):
             make()
+
+
+# Issue 37 item 10: walks over calls, regions and chains of values.
+_SELF_CALL = '''func.func @f(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = call @f(%arg0) : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+func.func @main() -> tensor<8xf32> {
+  %cst = stablehlo.constant dense<1.0> : tensor<8xf32>
+  %0 = call @f(%cst) : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}'''
+_MUTUAL_CALLS = _SELF_CALL.replace("call @f(%arg0)", "call @g(%arg0)", 1) + '''
+func.func @g(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = call @f(%arg0) : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}'''
+
+
+def _constant_chain(n):
+    ops = "".join(f"  %v{i} = stablehlo.negate {'%c' if i == 0 else f'%v{i - 1}'} : tensor<8xf32>\n" for i in range(n))
+    return ("func.func @main() -> tensor<8xf32> {\n  %c = stablehlo.constant dense<1.0> : tensor<8xf32>\n" + ops
+            + f"  %r = stablehlo.custom_call @foo(%v{n - 1}) : (tensor<8xf32>) -> tensor<8xf32>\n  return %r : tensor<8xf32>\n}}")
+
+
+def _call_chain(n):
+    funcs = "".join(f"func.func private @f{i}(%a: tensor<8xf32>) -> tensor<8xf32> {{\n"
+                    f"  %0 = call @f{i + 1}(%a) : (tensor<8xf32>) -> tensor<8xf32>\n  return %0 : tensor<8xf32>\n}}\n"
+                    for i in range(n))
+    return (funcs + f"func.func private @f{n}(%a: tensor<8xf32>) -> tensor<8xf32> {{\n  return %a : tensor<8xf32>\n}}\n"
+            "func.func @main() -> tensor<8xf32> {\n  %c = stablehlo.constant dense<1.0> : tensor<8xf32>\n"
+            "  %0 = call @f0(%c) : (tensor<8xf32>) -> tensor<8xf32>\n  %1 = call @f0(%c) : (tensor<8xf32>) -> tensor<8xf32>\n"
+            "  %2 = stablehlo.add %0, %1 : tensor<8xf32>\n  return %2 : tensor<8xf32>\n}")
+
+
+@pytest.mark.parametrize("text", [_SELF_CALL, _MUTUAL_CALLS, _constant_chain(3000), _call_chain(1500)],
+                         ids=["self", "mutual", "constant-chain", "call-chain"])
+def test_every_pass_walks_calls_and_chains_without_python_recursion(text):
+    """Every pass and pipeline on recursive call graphs and on chains longer than Python's
+    stack: a result or a located SdyError, never RecursionError (jaxlib crashes on some)."""
+    import warnings
+
+    from sdy_passes.pass_manager import PASSES, PIPELINES
+
+    module = parse_module(text)
+    for name in [*PASSES, *PIPELINES]:
+        copy = module.clone()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                sdy_passes.run_passes(copy, [name])
+            sdy_passes.print_module(copy)
+        except SdyError as e:
+            assert getattr(e, "location", None) is not None, (name, e)
+
+
+def test_importing_a_recursive_call_is_refused_at_the_call():
+    with pytest.raises(sdy_passes.PassFailedError) as info:
+        sdy_passes.run_passes(parse_module(_MUTUAL_CALLS), ["sdy-import-func-calls"])
+    assert info.value.message == "cannot import a recursive call: @f calls itself (@f -> @g -> @f)"
+    assert (info.value.location.line, info.value.location.col) == (11, 8)
