@@ -38,12 +38,15 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as dist_version
 
 from sdy_passes.attributes import FileLineColLoc
 from sdy_passes.errors import IRParseError, SdyError, SdyWarning
 from sdy_passes.parser import parse_module, split_input
 from sdy_passes.pass_manager import PASSES, PIPELINES, build_pipeline, get_pass, run_passes
 from sdy_passes.printer import print_module
+from sdy_passes.explanation import PIPELINE, explain
 
 PROG = "sdy-opt"
 
@@ -57,8 +60,6 @@ class _Failure(Exception):
 
 
 def version(prog: str) -> str:
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as dist_version
     try:
         return f"{prog} (layout-toolkit {dist_version('layout-toolkit')})"
     except PackageNotFoundError:
@@ -145,7 +146,6 @@ def _process(padded: str, filename: str, pipeline: list[str], opts) -> tuple[str
         try:
             module = parse_module(padded, filename=filename)
             if opts["explain"] is not None:
-                from sdy_passes.explanation import PIPELINE, explain
                 out = explain(module, opts["explain"], pipeline=pipeline or PIPELINE)
             else:
                 run_passes(module, pipeline)

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Union
 
+from sdy_passes._lazy import load
 from sdy_passes.errors import SdyError
 
 __all__ = [
@@ -305,32 +306,31 @@ def _round_to(value: float, type: Type) -> float:
     name = type.name if isinstance(type, FloatType) else "f64"
     if name == "f64":
         return value
-    import numpy as np
+    np = load("numpy")
     with np.errstate(over="ignore", invalid="ignore"):  # out of range rounds to ±inf
         return _round_numpy(value, name)
 
 
 def _round_numpy(value: float, name: str) -> float:
-    import numpy as np
+    np = load("numpy")
     if name == "f32":
         return float(np.float32(value))
     if name == "f16":
         return float(np.float16(value))
-    import ml_dtypes
+    ml_dtypes = load("ml_dtypes")
     dtype = getattr(ml_dtypes, {"bf16": "bfloat16"}.get(name, re.sub(r"^f([468])e", r"float\1_e", name.lower())), None)
     return float(np.array(value).astype(dtype)) if dtype is not None else value
 
 
 def _float_hex(value: float, type: Type) -> str:
-    import numpy as np
+    np = load("numpy")
     name = type.name if isinstance(type, FloatType) else "f64"
     if name == "f32":
         return f"0x{np.array(value, np.float32).view(np.uint32).item():08X}"
     if name == "f16":
         return f"0x{np.array(value, np.float16).view(np.uint16).item():04X}"
     if name == "bf16":
-        import ml_dtypes
-        return f"0x{np.array(value, ml_dtypes.bfloat16).view(np.uint16).item():04X}"
+        return f"0x{np.array(value, load('ml_dtypes').bfloat16).view(np.uint16).item():04X}"
     return f"0x{np.array(value, np.float64).view(np.uint64).item():016X}"
 
 

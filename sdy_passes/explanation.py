@@ -22,6 +22,8 @@ from sdy_passes.common._value_shardings import (
 from sdy_passes.attributes import StringAttr, factor_name
 from sdy_passes.propagation.basic_propagation import BasicPropagationPass
 from sdy_passes.errors import SdyError
+from sdy_passes.parser import parse_module
+from sdy_passes.verifier import verify_module
 from sdy_passes.ir import BlockArgument, Module, Operation, OpResult, Value
 from sdy_passes.pass_manager import _run_steps, build_pipeline
 from sdy_passes.printer import Printer
@@ -56,7 +58,6 @@ def explain(module: Module | str, value: Value | str, *, func: str | None = None
     or a value the pipeline removed (e.g. an unused value, erased by propagation).
     """
     if isinstance(module, str):
-        from sdy_passes.parser import parse_module
         module = parse_module(module)
     if not isinstance(module, Module):
         raise SdyError(f"explain: expected a Module or MLIR text, got {type(module).__name__}")
@@ -77,7 +78,6 @@ def explain(module: Module | str, value: Value | str, *, func: str | None = None
     # A value the pipeline replaces (a call by a named computation, a constant by one copy per
     # use) is found again as what its first user then uses.
     witness = {new: new.uses[0] for new in value_map.values() if new.has_uses}
-    from sdy_passes.verifier import verify_module
     verify_module(copy)
     _run_steps(copy, steps, verify=True)
     back: dict[Value, Value] = {}

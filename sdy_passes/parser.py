@@ -22,6 +22,7 @@ from typing import Callable, TypeVar
 
 from sharding import _mlir_lexer as lexer
 from sdy_passes import _sdy_syntax as sdy_syntax
+from sdy_passes._lazy import load
 from sdy_passes.attributes import (
     F64, I1, I64, ArrayAttr, Attribute, BoolAttr, ComplexType, DenseArrayAttr,
     DenseElementsAttr, DictionaryAttr, FileLineColLoc, FloatAttr, FloatType, FunctionType,
@@ -1466,8 +1467,7 @@ def _float_width(t: FloatType) -> int:
 
 
 def _float_from_bits(bits: int, t: FloatType) -> float:
-    import ml_dtypes
-    import numpy as np
+    np, ml_dtypes = load("numpy"), load("ml_dtypes")
     dt = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "bf16": ml_dtypes.bfloat16}.get(t.name)
     if dt is None:
         return float("nan")

@@ -28,6 +28,7 @@ import importlib
 from typing import ClassVar, Sequence, Union
 
 from sdy_passes.errors import PassFailedError, SdyError
+from sdy_passes.verifier import verify_module
 from sdy_passes.ir import Module
 
 __all__ = ["Pass", "PassPipeline", "PASSES", "PIPELINES", "run_passes", "build_pipeline",
@@ -323,7 +324,6 @@ def pipeline_text(steps: Sequence[Step]) -> str:
 # -- running --------------------------------------------------------------------------------------
 
 def _run_steps(module: Module, steps: Sequence[Step], verify: bool) -> None:
-    from sdy_passes.verifier import verify_module
     for step in steps:
         anchor = module.op
         try:
@@ -370,7 +370,6 @@ def run_passes(module: Module, names: str | Sequence[str], *, verify: bool = Tru
     """
     steps = build_pipeline(names)
     if verify:
-        from sdy_passes.verifier import verify_module
         verify_module(module)
     _run_steps(module, steps, verify)
     return module
