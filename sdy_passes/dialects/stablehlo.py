@@ -955,6 +955,8 @@ _HOOKS = {
     "compare": (_parse_compare, _print_compare),
     "iota": (_parse_iota, _print_iota),
     "broadcast_in_dim": _keyword_op((("dims", "broadcast_dimensions", "i64s"),)),
+    # (jaxlib 0.10.2's StableHLO keeps known_(non)expanding_dimensions in the attribute dict)
+    "dynamic_broadcast_in_dim": _keyword_op((("dims", "broadcast_dimensions", "i64s"),)),
     "transpose": _keyword_op((("dims", "permutation", "i64s"),)),
     "slice": (_parse_slice, _print_slice),
     "dot": (_parse_dot, _print_dot),
