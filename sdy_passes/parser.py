@@ -1021,8 +1021,10 @@ class Parser:
         if group is None:
             group = next((g for scope in reversed(self.scopes) if (g := scope.values.get(name)) is not None), None)
         if group is not None:
+            if idx >= 1 << 32:  # (`_result_number`'s mark for more than an unsigned int holds)
+                raise self.error("invalid SSA value result number", pos + 1 + len(name))
             if idx >= len(group):
-                raise self.error(f"result number {idx} out of range for '%{name}' ({len(group)} results)", pos)
+                raise self.error("reference to invalid result number", pos)
             v = group[idx]
         else:
             key = f"{name}#{idx}"

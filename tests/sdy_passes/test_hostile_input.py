@@ -305,3 +305,16 @@ def test_importing_a_recursive_call_is_refused_at_the_call():
         sdy_passes.run_passes(parse_module(_MUTUAL_CALLS), ["sdy-import-func-calls"])
     assert info.value.message == "cannot import a recursive call: @f calls itself (@f -> @g -> @f)"
     assert (info.value.location.line, info.value.location.col) == (11, 8)
+
+
+@pytest.mark.parametrize("index, col, message", [("5", 22, "reference to invalid result number"),
+                                                 ("4294967296", 24, "invalid SSA value result number"),
+                                                 ("9" * 4301, 24, "invalid SSA value result number")])
+def test_result_numbers_beyond_the_results(index, col, message):
+    # jaxlib 0.10.2's words and columns.
+    text = ("func.func @f(%a: tensor<i32>) -> tensor<i32> {\n"
+            "  %0:2 = stablehlo.optimization_barrier %a, %a : tensor<i32>, tensor<i32>\n"
+            f"  %1 = stablehlo.abs %0#{index} : tensor<i32>\n  return %1 : tensor<i32>\n}}")
+    with pytest.raises(IRParseError) as info:
+        parse_module(text)
+    assert (info.value.line, info.value.col, info.value.message) == (3, col, message)
