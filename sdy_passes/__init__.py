@@ -22,7 +22,7 @@
 
 from sdy_passes.attributes import *  # noqa: F401,F403
 from sdy_passes.attributes import __all__ as _attributes_all
-from sdy_passes.cost_report import CostReport, cost_report
+from sdy_passes._lazy import load
 from sdy_passes.errors import IRParseError, PassFailedError, SdyError, SdyWarning, VerificationError
 from sdy_passes.ir import (
     Block, BlockArgument, Module, Operation, OpResult, Region, SymbolTable, Use, Value,
@@ -31,25 +31,31 @@ from sdy_passes.parser import parse_attribute, parse_module, parse_type, split_i
 from sdy_passes.pass_manager import PASSES, PIPELINES, Pass, run_passes
 from sdy_passes.printer import print_module, print_op
 from sdy_passes.verifier import verify_module
+from sdy_passes.explanation import explain  # last: it imports the propagation passes
 
 __all__ = [
     "parse_module", "print_module", "print_op", "run_passes", "parse_attribute", "parse_type",
-    "split_input", "verify_module", "cost_report", "CostReport",
+    "split_input", "verify_module", "explain", "cost_report", "CostReport", "interpret",
+    "ExecutionError", "UnsupportedOpError",
     "Module", "Operation", "Block", "Region", "Value", "OpResult", "BlockArgument", "Use",
     "SymbolTable", "Pass", "PASSES", "PIPELINES",
     "SdyError", "IRParseError", "VerificationError", "PassFailedError", "SdyWarning",
     *_attributes_all,
 ]
-__all__ += ["explain", "interpret", "ExecutionError", "UnsupportedOpError"]
+
+
+_LAZY = {"interpret": "sdy_passes.interpreter", "ExecutionError": "sdy_passes.interpreter",
+         "UnsupportedOpError": "sdy_passes.interpreter", "cost_report": "sdy_passes.cost_report",
+         "CostReport": "sdy_passes.cost_report"}
+"""Names whose modules import numpy, ml_dtypes or xarray (seconds): loaded on first use, under
+the fork lock of `_lazy`, so that `import sdy_passes` stays light."""
 
 
 def __getattr__(name):
-    # `explain` (sdy_passes.explanation) imports the propagation passes, `interpret` numpy and
-    # ml_dtypes: only on first use.
-    if name == "explain":
-        from sdy_passes.explanation import explain
-        return explain
-    if name in ("interpret", "ExecutionError", "UnsupportedOpError"):
-        from sdy_passes import interpreter
-        return getattr(interpreter, name)
+    if name in _LAZY:
+        return getattr(load(_LAZY[name]), name)
     raise AttributeError(f"module 'sdy_passes' has no attribute '{name}'")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -44,13 +44,16 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as dist_version
 
 from sdy_passes.attributes import FileLineColLoc
-from sdy_passes.cost_report import cost_report
+from sdy_passes._lazy import load
 from sdy_passes.errors import IRParseError, SdyError, SdyWarning, source_line
 from sdy_passes.parser import parse_module, split_input
 from sdy_passes.pass_manager import PASSES, PIPELINES, build_pipeline, get_pass, run_passes
 from sdy_passes.printer import print_module
+from sdy_passes.explanation import PIPELINE, explain
 
 PROG = "sdy-opt"
 
@@ -64,8 +67,6 @@ class _Failure(Exception):
 
 
 def version(prog: str) -> str:
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as dist_version
     try:
         return f"{prog} (layout-toolkit {dist_version('layout-toolkit')})"
     except PackageNotFoundError:
@@ -185,12 +186,11 @@ def _process(padded: str, filename: str, pipeline: list[str], opts) -> tuple[str
             if not opts["unregistered"]:
                 _refuse_unregistered_dialects(module, filename, padded)
             if opts["explain"] is not None:
-                from sdy_passes.explanation import PIPELINE, explain
                 # the text, parsed, so that the explanation cites the file's lines
                 out = str(explain(padded, opts["explain"], pipeline=pipeline or PIPELINE))
             else:
                 run_passes(module, pipeline)
-                out = (str(cost_report(module)) + "\n" if opts["cost"] else
+                out = (str(load("sdy_passes.cost_report").cost_report(module)) + "\n" if opts["cost"] else
                        print_module(module, generic=opts["generic"], print_locations=opts["locs"],
                                     mlir_names=True))
         except SdyError as e:

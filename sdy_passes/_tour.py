@@ -11,6 +11,8 @@ import shlex
 import subprocess
 import sys
 
+from sdy_passes.__main__ import version
+
 EXAMPLE_MODULE = """\
 module {
   sdy.mesh @mesh = <["x"=2, "y"=2]>
@@ -45,7 +47,6 @@ def command_line(args, stdin=None) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from sdy_passes.__main__ import version
     parser = argparse.ArgumentParser(
         prog="layout-toolkit-tour", description=__doc__.strip().splitlines()[0],
         epilog="Takes no arguments: it runs the steps one after the other, printing each command "

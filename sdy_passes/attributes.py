@@ -13,6 +13,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Union
 
+from sdy_passes._lazy import load
+from sdy_passes.errors import SdyError
+
 __all__ = [
     "Type", "IntegerType", "FloatType", "IndexType", "NoneType", "ComplexType",
     "RankedTensorType", "UnrankedTensorType", "TupleType", "FunctionType", "OpaqueType",
@@ -41,6 +44,11 @@ class IntegerType(Type):
 
     width: int
     signedness: str = ""
+
+    def __post_init__(self):
+        if type(self.width) is not int or not 0 <= self.width <= 16777215 or self.signedness not in ("", "s", "u"):
+            raise SdyError(f"IntegerType: expected a width in [0, 16777215] and signedness '', 's' or 'u', "
+                           f"found {_short(self.width)}, {_short(self.signedness)}")
 
     def __str__(self) -> str:
         return f"{self.signedness}i{self.width}"
@@ -85,6 +93,11 @@ class RankedTensorType(Type):
     encoding: Attribute | None = None
     _text: str | None = field(default=None, init=False, repr=False, compare=False)
     """`str(self)`, kept once made (printing a module writes each op's types)."""
+
+    def __post_init__(self):
+        for d in self.shape:
+            if d is not None and (type(d) is not int or not 0 <= d < 1 << 63):
+                raise SdyError(f"RankedTensorType: expected dimensions in [0, 2**63) or None, found {_short(d)}")
 
     @property
     def rank(self) -> int:
@@ -189,6 +202,14 @@ def print_attr_name(name: str) -> str:
     return name if _BARE_ID.match(name) else escape_string(name)
 
 
+def _short(value) -> str:
+    """`repr(value)` for a message, cut short (a huge int has no decimal text in Python)."""
+    if type(value) is int and value.bit_length() > 64:
+        return f"an int of {value.bit_length()} bits"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def format_float(value: float, type: Type) -> str:
     """Print a float exactly as MLIR's `printFloatValue` does.
 
@@ -285,23 +306,20 @@ def _round_to(value: float, type: Type) -> float:
     name = type.name if isinstance(type, FloatType) else "f64"
     if name == "f64":
         return value
-    import numpy as np
+    np = load("numpy")
     with np.errstate(over="ignore", invalid="ignore"):  # out of range rounds to ±inf
         return _round_numpy(value, name)
 
 
 def _round_numpy(value: float, name: str) -> float:
-    import numpy as np
-
-    from sdy_passes.element_types import numpy_dtype  # numpy only when a float is rounded
-    dtype = numpy_dtype(FloatType(name))
+    np = load("numpy")
+    dtype = load("sdy_passes.element_types").numpy_dtype(FloatType(name))
     return float(np.array(value).astype(dtype)) if dtype is not None else value
 
 
 def _float_hex(value: float, type: Type) -> str:
-    import numpy as np
-
-    from sdy_passes.element_types import numpy_dtype
+    np = load("numpy")
+    numpy_dtype = load("sdy_passes.element_types").numpy_dtype
     dtype = numpy_dtype(type) if isinstance(type, FloatType) and type.name in ("f16", "bf16", "f32") else None
     dtype = np.dtype(np.float64) if dtype is None else dtype
     bits = np.array(value).astype(dtype).view(f"u{dtype.itemsize}").item()
@@ -324,6 +342,11 @@ class IntegerAttr(Attribute):
 
     value: int
     type: Type = I64
+
+    def __post_init__(self):
+        bits = self.type.width if isinstance(self.type, IntegerType) else 64
+        if type(self.value) is not int or not -(1 << bits) < self.value < 1 << bits:
+            raise SdyError(f"IntegerAttr: expected an int that fits {self.type}, found {_short(self.value)}")
 
     def __str__(self) -> str:
         return f"{self.value} : {self.type}"

@@ -45,6 +45,12 @@ __all__ = [
 _UNKNOWN = UnknownLoc()  # a frozen value: every new op shares it
 
 
+PRINTERS: dict = {}
+"""`op` and `module`: the printer's `print_op` and `print_module`, which `str()` of an op or a
+module calls; `sdy_passes.printer` (imported with the package) fills it, as it builds on this
+module."""
+
+
 class Use(NamedTuple):
     """One use of a value: operand number `index` of `operation` (a named tuple: values keep
     their uses as dict keys, and a tuple is made and hashed fastest)."""
@@ -400,8 +406,7 @@ class Operation:
         return f"<Operation {self.name} at {id(self):#x}>"
 
     def __str__(self) -> str:
-        from sdy_passes.printer import print_op
-        return print_op(self, generic=True)
+        return PRINTERS["op"](self, generic=True)
 
 
 class Block:
@@ -621,8 +626,7 @@ class Module:
         return Module(self.op.clone())
 
     def __str__(self) -> str:
-        from sdy_passes.printer import print_module
-        return print_module(self)
+        return PRINTERS["module"](self)
 
     def __repr__(self) -> str:
         return f"<Module ({len(self.ops)} top-level ops) at {id(self):#x}>"

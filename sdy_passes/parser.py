@@ -22,6 +22,7 @@ from typing import Callable, TypeVar
 
 from sharding import _mlir_lexer as lexer
 from sdy_passes import _sdy_syntax as sdy_syntax
+from sdy_passes._lazy import load
 from sdy_passes.attributes import (
     F64, I1, I64, ArrayAttr, Attribute, BoolAttr, ComplexType, DenseArrayAttr,
     DenseElementsAttr, DictionaryAttr, FileLineColLoc, FloatAttr, FloatType, FunctionType,
@@ -32,7 +33,7 @@ from sdy_passes.attributes import (
     round_float as _round_float,
 )
 from sdy_passes.errors import IRParseError
-from sdy_passes.dialects import ATTRIBUTES, DEFAULT_DIALECT, lookup
+from sdy_passes.dialects import ATTRIBUTES, COMPLETE_DIALECTS, DEFAULT_DIALECT, JAXLIB_DIALECTS, lookup
 from sdy_passes.dialects._base import ATTRIBUTE_KINDS, add_operands, set_results
 from sdy_passes.ir import Block, Module, Operation, Region, Value
 from sdy_passes.verifier import verify_module
@@ -49,7 +50,10 @@ _NUMBER = re.compile(r"[-+]?(?:0x[0-9A-Fa-f]+|[0-9]+(?:\.[0-9]*(?:[eE][-+]?[0-9]
 _INT = re.compile(r"-?[0-9]+")
 _SIMPLE_TENSOR = re.compile(r"tensor<((?:[0-9]+x)*)([a-z][a-z0-9A-Z]*)>")
 _COLON_TENSOR = re.compile(r"[ \t]*:[ \t]*(tensor<(?:[0-9]+x)*[a-z][a-z0-9A-Z]*>)")
-_FLOAT_TYPE = re.compile(r"(?:bf16|tf32|f[0-9]+E[0-9]+M[0-9]+[A-Za-z]*|f[0-9]+)(?![A-Za-z0-9_])")
+FLOAT_TYPES = frozenset(
+    "bf16 f16 tf32 f32 f64 f80 f128 f4E2M1FN f6E2M3FN f6E3M2FN f8E5M2 f8E4M3 f8E4M3FN f8E5M2FNUZ "
+    "f8E4M3FNUZ f8E4M3B11FNUZ f8E3M4 f8E8M0FNU".split())
+"""MLIR's builtin float types (`BuiltinTypes.td`); any other `f...` word is not a type."""
 _INT_TYPE = re.compile(r"([su]?)i([0-9]+)(?![A-Za-z0-9_])")
 _SPLIT = re.compile(r"^// -----.*$", re.MULTILINE)
 _TOKEN_TEXT = re.compile(r'[A-Za-z0-9_.$%#@^!-]+|"[^"\n]*"?|.')
@@ -102,9 +106,23 @@ def _cache_type(key: str, t: Type) -> None:
     _type_cache_chars += len(key)
 
 
+def as_text(text, filename: str = "-") -> str:
+    """`text` (str, or UTF-8 bytes as jaxlib's `Module.parse` takes) as a str; `IRParseError`
+    for anything else or bytes that are not UTF-8."""
+    if isinstance(text, str):
+        return text
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        try:
+            return bytes(text).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise IRParseError(f"input is not UTF-8: byte 0x{e.object[e.start]:02x} at offset {e.start}",
+                               filename) from None
+    raise IRParseError(f"expected MLIR text (str or bytes), found {type(text).__name__}", filename)
+
+
 def split_input(text: str) -> list[str]:
     """The chunks between `// -----` lines (like `--split-input-file`)."""
-    return _SPLIT.split(text)
+    return _SPLIT.split(as_text(text))
 
 
 def parse_module(text: str, *, filename: str = "-", verify: bool = True) -> Module:
@@ -168,7 +186,9 @@ class Parser:
     """Position-based recursive-descent MLIR parser. One instance per text."""
 
     def __init__(self, text: str, filename: str = "-"):
-        self.text = text
+        if not isinstance(filename, str):
+            raise IRParseError(f"expected a file name (str), found {type(filename).__name__}")
+        self.text = as_text(text, filename)
         self.pos = 0
         self.filename = filename
         self._line_starts: list[int] | None = None
@@ -178,6 +198,7 @@ class Parser:
         self._sdy_cache: dict[object, Attribute] = {}  # attribute text (or reader, text) -> value
         self._depth = 0  # nesting of the attribute/type being parsed
         self._region_depth = 0
+        self._default_dialects = ["builtin"]  # MLIR's defaultDialectStack
         self._signature_cache: dict[str, FunctionType] = {}
         self._deferred_locs: list[_DeferredLoc] | None = None  # a list while a module is read
 
@@ -354,7 +375,7 @@ class Parser:
                     if any(len(d) > 18 for d in dims):
                         m = None  # the slow path says which dimension is invalid
                     else:
-                        t = RankedTensorType(tuple(map(int, dims)), el)
+                        t = RankedTensorType(tuple(map(int, dims)), el)  # (at most 18 ASCII digits)
                         _cache_type(key, t)
             if m:
                 self.pos = m.end()
@@ -396,7 +417,12 @@ class Parser:
                 types = [] if self.peek(">") else self.parse_type_list()
                 self.expect(">")
                 return TupleType(tuple(types))
-            return OpaqueType(w + self.balanced("type"))
+            body_pos = self.pos
+            body = self.balanced("type")
+            bad = _NON_ASCII_OUTSIDE_STRINGS.match(body)
+            if bad.end() < len(body):
+                raise self.error("unexpected character", body_pos + bad.end())
+            return OpaqueType(w + body)
         el = self._element_type(w, pos)
         if el is not None:
             self.pos = word.end()
@@ -410,9 +436,10 @@ class Parser:
             raise self.error(e.message, pos) from None
 
     def _dim(self, text: str, pos: int) -> int:
-        if len(text) > 19 or int(text) >= 1 << 63:
+        value = read_int(text, 1 << 63)
+        if value is None:
             raise self.error("invalid dimension", pos)
-        return int(text)
+        return value
 
     def _parse_tensor_body(self) -> Type:
         self.expect("<")
@@ -652,9 +679,10 @@ class Parser:
         width = typ.width if isinstance(typ, IntegerType) else 64
         digits = len(lit.lstrip("+-").removeprefix("0x").lstrip("0"))
         too_long = digits > width // 4 + 2 if "0x" in lit else digits > width * 0.302 + 2
-        if too_long:
+        value = None if too_long else _int_literal(lit, width + 1)
+        if value is None:
             raise self.error("integer constant out of range for attribute", pos)
-        return _int_literal(lit)
+        return value
 
     def _parse_dense(self) -> DenseElementsAttr:
         start = self.pos - len("dense")
@@ -667,7 +695,10 @@ class Parser:
             raise self.error("elements literal type must have static shape", start)
         if not isinstance(typ, (RankedTensorType, OpaqueType)):
             raise self.error(f"elements literal type must be a shaped type, got '{typ}'", tp)
-        return DenseElementsAttr(_canonical_dense_body(body, typ), typ)
+        try:
+            return DenseElementsAttr(_canonical_dense_body(body, typ), typ)
+        except lexer.LexError as e:
+            raise self.error(e.message, start + len("dense<") + e.pos) from None
 
     def _parse_dense_array(self) -> DenseArrayAttr:
         self.expect("<")
@@ -691,10 +722,10 @@ class Parser:
                         lit = m.group(0)
                         digits = len(lit.lstrip("+-").removeprefix("0x"))
                         width = el.width if isinstance(el, IntegerType) else 64
-                        if digits > width + 2 or (isinstance(el, IntegerType)
-                                                  and not _fits(_int_literal(lit), el)):
+                        value = None if digits > width + 2 else _int_literal(lit, width + 1)
+                        if value is None or (isinstance(el, IntegerType) and not _fits(value, el)):
                             raise self.error("integer constant out of range", self.skip())
-                        values.append(_int_literal(lit))
+                        values.append(value)
                 if not self.parse_optional(","):
                     break
         self.expect(">")
@@ -804,9 +835,10 @@ class Parser:
             raise self.error(f"expecting integer after 'z_'. Received: '{text}'", pos)
         if digits[0] == "0":
             raise self.error(f"expecting positive integer without leading zeros. Received: '{digits}'", pos)
-        if len(digits) > 19 or int(digits) >= 1 << 63:
+        index = read_int(digits, 1 << 63)
+        if index is None:
             raise self.error(f"expecting symbol index <=2^63-1. Received: '{digits}'", pos)
-        index = int(digits) + 17
+        index += 17
         if index >= 1 << 63:  # Shardy's int64 sum wraps
             index -= 1 << 64
         return index, text[2 + len(digits):]
@@ -817,10 +849,11 @@ class Parser:
         m = _INT.match(self.text, pos)
         if not m:
             self.fail_expected(what)
-        if len(m.group(0)) > 30 or not -(1 << (bits - 1)) <= int(m.group(0)) < 1 << (bits - 1):
+        value = _int_literal(m.group(0), bits)
+        if value is None or not -(1 << (bits - 1)) <= value < 1 << (bits - 1):
             raise self.error("integer value too large", pos)
         self.pos = m.end()
-        return int(m.group(0))
+        return value
 
     def parse_attr_dict(self) -> dict[str, Attribute]:
         """`{name = value, unit_name, "quoted" = value}` → dict (after checking duplicates)."""
@@ -961,21 +994,21 @@ class Parser:
         if not m:
             self.fail_expected("SSA value (%name)")
         self.pos = m.end()
-        return m.group(1), int(m.group(2) or 0), p
+        return m.group(1), _result_number(m.group(2)), p
 
     def parse_optional_value_ref_list(self) -> list[tuple[str, int, int]]:
         p = self.skip()
         m = _TWO_REFS.match(self.text, p)
         if m:
             name, index, name2, index2 = m.groups()
-            refs = [(name, int(index) if index else 0, p)]
+            refs = [(name, _result_number(index), p)]
             if name2 is not None:
-                refs.append((name2, int(index2) if index2 else 0, m.start(3) - 1))
+                refs.append((name2, _result_number(index2), m.start(3) - 1))
         else:
             m = _VALUE_REFS.match(self.text, p)
             if not m:
                 return []
-            refs = [(r.group(1), int(r.group(2) or 0), p + r.start()) for r in _VALUE_REF.finditer(m.group())]
+            refs = [(r.group(1), _result_number(r.group(2)), p + r.start()) for r in _VALUE_REF.finditer(m.group())]
         self.pos = m.end()
         while self.peek(",") and self.text.startswith("%", _WS.match(self.text, self.pos + 1).end()):
             self.pos += 1
@@ -988,8 +1021,10 @@ class Parser:
         if group is None:
             group = next((g for scope in reversed(self.scopes) if (g := scope.values.get(name)) is not None), None)
         if group is not None:
+            if idx >= 1 << 32:  # (`_result_number`'s mark for more than an unsigned int holds)
+                raise self.error("invalid SSA value result number", pos + 1 + len(name))
             if idx >= len(group):
-                raise self.error(f"result number {idx} out of range for '%{name}' ({len(group)} results)", pos)
+                raise self.error("reference to invalid result number", pos)
             v = group[idx]
         else:
             key = f"{name}#{idx}"
@@ -1191,7 +1226,10 @@ class Parser:
                 if not m:
                     self.fail_expected("result name")
                 self.pos = m.end()
-                results.append((m.group(1), int(m.group(2) or 1), p))
+                count = read_int(m.group(2), 1 << 32) if m.group(2) else 1
+                if not count:  # MLIR: 0, or more than an unsigned int holds
+                    raise self.error("expected named operation to have at least 1 result", m.start(2))
+                results.append((m.group(1), count, p))
                 if not self.parse_optional(","):
                     break
             self.expect("=", "'=' after result names")
@@ -1203,16 +1241,16 @@ class Parser:
             if not name:
                 self.fail_expected("operation name")
             self.pos = name.end()
-            full = DEFAULT_DIALECT.get(name.group(0), name.group(0))
+            word = name.group(0)
+            full = word if "." in word else f"{self._default_dialects[-1]}.{word}"
             opdef = lookup(full)
-            handler = opdef.parse if opdef is not None else None
-            if handler is None:
-                raise self.error(
-                    f"custom assembly form of '{full}' is not supported; write it in the generic "
-                    f'form ("{full}"(...) ... : (...) -> ...)', op_pos)
+            if opdef is None or opdef.parse is None:
+                raise self.error(_unknown_op_message(word, full, opdef is not None), op_pos)
             op = Operation(full)
             op.results = []
-            handler(self, op, len(results) if one else sum(n for _, n, _ in results))
+            self._default_dialects.append(DEFAULT_DIALECT.get(full, ""))
+            opdef.parse(self, op, len(results) if one else sum(n for _, n, _ in results))
+            self._default_dialects.pop()
         loc = self.parse_optional_trailing_location()
         if loc is not None:
             op.location = loc
@@ -1239,7 +1277,7 @@ class Parser:
         if head:  # fast path for the usual `"dialect.op"(%a, %b#1)`
             op = Operation(head.group(1))
             base = head.start(2)
-            refs = [(m.group(1), int(m.group(2) or 0), base + m.start())
+            refs = [(m.group(1), _result_number(m.group(2)), base + m.start())
                     for m in _VALUE_REF.finditer(head.group(2))]
             self.pos = head.end()
         else:
@@ -1333,13 +1371,13 @@ def _builtin_element_type(w: str) -> Type | None:
     """The builtin scalar type named `w`; `LexError` for an integer width MLIR refuses."""
     m = _INT_TYPE.fullmatch(w)
     if m:
-        digits = m.group(2)
-        if len(digits) > 10 or int(digits) >= 1 << 32:
+        width = read_int(m.group(2), 1 << 32)
+        if width is None:
             raise lexer.LexError("invalid integer width", 0)
-        if int(digits) > MAX_INT_WIDTH:
+        if width > MAX_INT_WIDTH:
             raise lexer.LexError(f"integer bitwidth is limited to {MAX_INT_WIDTH} bits", 0)
-        return IntegerType(int(digits), m.group(1))
-    if _FLOAT_TYPE.fullmatch(w):
+        return IntegerType(width, m.group(1))
+    if w in FLOAT_TYPES:
         return FloatType(w)
     if w == "index":
         return IndexType()
@@ -1356,9 +1394,54 @@ class _DeferredLoc:
     pos: int
 
 
-def _int_literal(lit: str) -> int:
-    """`12`, `-007` (decimal, leading zeros allowed) or `0x1F` (hex), as MLIR reads them."""
-    return int(lit, 16) if "0x" in lit else int(lit)
+def _unknown_op_message(word: str, full: str, known: bool) -> str:
+    """MLIR's error for pretty op `word` (resolved to `full`) it cannot parse; for an op jaxlib
+    may know but this package reads in generic form only, how to write it."""
+    dialect = full.split(".", 1)[0]
+    tried = f" (tried '{full}' as well)" if full != word else ""
+    if dialect not in JAXLIB_DIALECTS:
+        return f"Dialect `{dialect}' not found for custom op '{word}' {tried}"
+    if not known and dialect in COMPLETE_DIALECTS:
+        return f"custom op '{word}' is unknown{tried}"
+    return (f"custom assembly form of '{full}' is not supported; write it in the generic "
+            f'form ("{full}"(...) ... : (...) -> ...)')
+
+
+def read_int(digits: str, bound: int) -> int | None:
+    """ASCII decimal `digits` (leading zeros allowed) as an int when below `bound`, else None.
+
+    The one way every reader here turns digits into a number: it never converts more digits
+    than `bound` has (Python's `int()` refuses 4,301 digits, and is slow far below that)."""
+    digits = digits.lstrip("0") or "0"
+    if len(digits) > bound.bit_length() // 3 + 1:  # (10**k >= 2**(3k))
+        return None
+    value = 0
+    for i in range(0, len(digits), 4000):
+        chunk = digits[i:i + 4000]
+        value = value * 10 ** len(chunk) + int(chunk)
+    return value if value < bound else None
+
+
+def _int_literal(lit: str, bits: int = 1 << 24) -> int | None:
+    """`12`, `-007` (decimal, leading zeros allowed) or `0x1F` (hex), as MLIR reads them; None
+    when its magnitude needs more than `bits` bits."""
+    body = lit.lstrip("+-")
+    if body.startswith("0x"):
+        body = body[2:].lstrip("0") or "0"
+        value = int(body, 16) if len(body) <= bits // 4 + 1 else None
+        value = value if value is not None and value.bit_length() <= bits else None
+    else:
+        value = read_int(body, 1 << bits)
+    return None if value is None else -value if lit.startswith("-") else value
+
+
+def _result_number(digits: str | None) -> int:
+    """`#N` of a value use; a number past any result (`use of undeclared` or out of range
+    later) when it does not fit an unsigned int, as MLIR's `getHashIdentifierNumber`."""
+    if not digits:
+        return 0
+    n = read_int(digits, 1 << 32)
+    return (1 << 32) if n is None else n
 
 
 def _factor_symbol_string(i: int) -> str:
@@ -1386,18 +1469,19 @@ def _float_width(t: FloatType) -> int:
 
 
 def _float_from_bits(bits: int, t: FloatType) -> float:
-    import numpy as np
-
-    from sdy_passes.element_types import numpy_dtype  # numpy only when a float is read from bits
-    dt = numpy_dtype(t) if t.name in ("f16", "bf16", "f32", "f64") else None
+    np = load("numpy")
+    dt = load("sdy_passes.element_types").numpy_dtype(t) if t.name in ("f16", "bf16", "f32", "f64") else None
     if dt is None:
         return float("nan")
     return float(np.array(bits, f"u{dt.itemsize}").view(dt))
 
 
-_DENSE_TOKEN = re.compile(r"\s*(?:(\[)|(\])|(,)|(\()|(\))|(true|false)|([-+]?(?:0x[0-9A-Fa-f]+|[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|inf|nan)))")
+_DENSE_TOKEN = re.compile(r"[ \t\n\r]*(?:(\[)|(\])|(,)|(\()|(\))|(true|false)|([-+]?(?:0x[0-9A-Fa-f]+|[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|inf|nan)))")
 
 
+_NON_ASCII = re.compile(r'[^\x00-\x7f]')
+_NON_ASCII_OUTSIDE_STRINGS = re.compile(r'(?:' + lexer.STRING.pattern + r'|[\x00-\x21\x23-\x7f])*')
+"""Matches up to the first character outside ASCII that is not in a string literal."""
 _NEWLINE_WS = re.compile(lexer.STRING.pattern + r"|\s*\n\s*")
 
 
@@ -1424,8 +1508,14 @@ def _canonical_opaque(text: str) -> str:
 
 
 def _canonical_dense_body(body: str, typ: Type) -> str:
-    """MLIR's printing of a dense literal: canonical numbers, splat when all elements agree."""
+    """MLIR's printing of a dense literal: canonical numbers, splat when all elements agree.
+    `LexError` (position in `body`) for a character MLIR's lexer refuses or an integer out of
+    the element type's range."""
+    lead = len(body) - len(body.lstrip())
     s = body.strip()
+    bad = _NON_ASCII.search(s)
+    if bad:
+        raise lexer.LexError("unexpected character", lead + bad.start())
     if not s or s.startswith('"') or not isinstance(typ, RankedTensorType):
         return s
     el = typ.element_type
@@ -1448,11 +1538,13 @@ def _canonical_dense_body(body: str, typ: Type) -> str:
                 return s  # complex literals: keep as written
             else:
                 lit = m.group(6) or m.group(7)
-                leaf = _canonical_number(lit, el)
+                leaf = _canonical_number(lit, el, lead + m.start(m.lastindex))
                 if leaf is None:
                     return s
                 leaves.append(leaf)
                 out.append(leaf)
+    except lexer.LexError:
+        raise
     except (ValueError, IndexError, OverflowError):
         return s
     if stack or not leaves:
@@ -1462,11 +1554,18 @@ def _canonical_dense_body(body: str, typ: Type) -> str:
     return "".join(out)
 
 
-def _canonical_number(lit: str, el: Type) -> str | None:
+def _canonical_number(lit: str, el: Type, pos: int) -> str | None:
+    if lit.startswith("+"):
+        raise lexer.LexError("expected element literal of primitive type", pos)
+    sign = lit.startswith("-")  # MLIR points past a sign
     if isinstance(el, FloatType):
         if lit in ("true", "false"):
-            return None
+            raise lexer.LexError("expected floating point literal", pos)
+        if "0x" not in lit and "." not in lit and lit.lstrip("-") not in ("inf", "nan"):
+            raise lexer.LexError("unexpected decimal integer literal for a floating point value", pos + sign)
         if "0x" in lit:
+            if _int_literal(lit, _float_width(el)) is None:
+                raise lexer.LexError("hexadecimal float constant out of range for type", pos)
             value = _float_from_bits(int(lit, 16), el)
             if not math.isfinite(value):  # keep NaN payloads: print the bits as given
                 width = {"f16": 4, "bf16": 4, "f32": 8, "f64": 16}.get(el.name, len(lit) - 2)
@@ -1474,11 +1573,23 @@ def _canonical_number(lit: str, el: Type) -> str | None:
             return format_float(value, el)
         return format_float(_round_float(float(lit), el), el)
     if isinstance(el, IntegerType):
-        if el.width == 1:
-            return {"true": "true", "false": "false", "1": "true", "0": "false"}.get(lit)
-        if lit in ("true", "false") or "." in lit:
+        if lit in ("true", "false"):
+            if el.width != 1:
+                raise lexer.LexError("expected i1 type for 'true' or 'false' values", pos)
+            return lit
+        if "." in lit:
             return None
-        return str(_int_literal(lit))
+        pos += sign
+        if lit.startswith("-") and el.signedness == "u":
+            raise lexer.LexError("expected unsigned integer elements, but parsed negative value", pos)
+        value = _int_literal(lit, el.width + 1)
+        if value is None or not _fits(value, el):
+            raise lexer.LexError("integer constant out of range for type", pos)
+        if el.width == 1:
+            return "true" if value else "false"
+        if el.signedness == "" and value >= 1 << (el.width - 1):  # signless prints signed
+            value -= 1 << el.width
+        return str(value)
     if isinstance(el, IndexType):
         return str(int(lit))
     return None

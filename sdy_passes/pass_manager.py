@@ -27,7 +27,8 @@ from __future__ import annotations
 import importlib
 from typing import ClassVar, Sequence, Union
 
-from sdy_passes.errors import SdyError
+from sdy_passes.errors import PassFailedError, SdyError
+from sdy_passes.verifier import verify_module
 from sdy_passes.ir import Module
 
 __all__ = ["Pass", "PassPipeline", "PASSES", "PIPELINES", "run_passes", "build_pipeline",
@@ -362,16 +363,25 @@ def pipeline_text(steps: Sequence[Step]) -> str:
 # -- running --------------------------------------------------------------------------------------
 
 def _run_steps(module: Module, steps: Sequence[Step], verify: bool) -> None:
-    from sdy_passes.verifier import verify_module
     for step in steps:
-        if isinstance(step, tuple):
-            for op in [op for op in module.ops if op.name == step[0]]:
-                for p in step[1]:
-                    p.run(op)
-        else:
-            step.run(module)
-        if verify:
-            verify_module(module)
+        anchor = module.op
+        try:
+            if isinstance(step, tuple):
+                for anchor in [op for op in module.ops if op.name == step[0]]:
+                    for p in step[1]:
+                        p.run(anchor)
+            else:
+                step.run(module)
+            if verify:
+                anchor = module.op
+                verify_module(module)
+        except RecursionError:
+            # The walks are iterative over blocks, calls and chains of values; what nests in
+            # Python (regions inside regions, attributes inside attributes) deeper than the
+            # stack allows, made through the API, is refused here.
+            name = step[0] if isinstance(step, tuple) else step.name
+            raise PassFailedError(f"IR nested too deeply for '{name}' (or the verifier after it)",
+                                  anchor.location) from None
 
 
 def build_pipeline(names: str | Sequence[str]) -> list[Step]:
@@ -399,7 +409,6 @@ def run_passes(module: Module, names: str | Sequence[str], *, verify: bool = Tru
     """
     steps = build_pipeline(names)
     if verify:
-        from sdy_passes.verifier import verify_module
         verify_module(module)
     _run_steps(module, steps, verify)
     return module

@@ -12,7 +12,7 @@ import re
 from sdy_passes.attributes import Location, loc_children, print_attr_dict, print_function_type
 from sdy_passes.dialects import lookup
 from sdy_passes.errors import SdyError
-from sdy_passes.ir import Block, Module, Operation, OpResult, Region, Value
+from sdy_passes.ir import PRINTERS, Block, Module, Operation, OpResult, Region, Value
 
 __all__ = ["print_module", "print_op", "print_function_type", "Printer"]
 
@@ -328,3 +328,6 @@ class _MlirNames:
             for block in region.blocks:
                 for op in block.ops:
                     stack.extend(op.regions)
+
+
+PRINTERS.update(op=print_op, module=print_module)

@@ -27,33 +27,59 @@ from sdy_passes.ir import Module, Operation, symbol_name
 __all__ = ["verify_module", "verify_op"]
 
 def verify_module(module: Module) -> None:
-    """Raise `VerificationError` for the first invalid op, in MLIR's order (`_verifier_order`)."""
+    """Raise `VerificationError` for the problem MLIR's verifier reports (see `_verify_tree`)."""
     symbols: dict[str, Operation] = {}
     ctx = VerifyContext(module, _mesh_table(module, symbols), symbols)
-    for op in _verifier_order(module.op):
-        verify_op(op, ctx)
-    for op in module.walk(post_order=True):  # region traits: after the ops inside
-        opdef = lookup(op.name)
-        if opdef is not None and "IsolatedFromAbove" in opdef.traits and op.parent is not None:
-            _verify_isolated(op)  # (the module op has nothing outside it)
+    error = _verify_tree(module.op, ctx)
+    if error is not None:
+        raise error
     _verify_dominance(module)
 
 
-def _verifier_order(op: Operation):
-    """MLIR's `OperationVerifier`: an op, then the ops of its regions (recursively), except
-    that ops with isolated-from-above regions among them come after the others (verified when
-    their parent is left)."""
-    yield op
-    isolated = []
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.ops:
-                if inner.regions and has_trait(inner, "IsolatedFromAbove"):
-                    isolated.append(inner)
-                else:
-                    yield from _verifier_order(inner)
-    for inner in isolated:
-        yield from _verifier_order(inner)
+def _is_isolated(op: Operation) -> bool:
+    opdef = lookup(op.name)
+    return bool(op.regions) and opdef is not None and "IsolatedFromAbove" in opdef.traits
+
+
+def _verify_tree(root: Operation, ctx: VerifyContext) -> VerificationError | None:
+    """MLIR's `OperationVerifier` on `root`, in the order jaxlib 0.10.2 reports (found by
+    probing it): `root`, then block by block the ops not behind an `IsolatedFromAbove` op, each
+    block's ops in order before the blocks nested in them, which come last op first, stopping
+    at the first failure; then every isolated op inside, in text order, verified the same way,
+    the last failure being the one reported; then `root`'s own isolation. Iterative but for one
+    level of recursion per isolated nesting level."""
+    try:
+        verify_op(root, ctx)
+        blocks = [b for region in root.regions for b in region.blocks]
+        while blocks:
+            for op in blocks.pop().ops:
+                if not _is_isolated(op):
+                    verify_op(op, ctx)
+                    blocks.extend(b for region in op.regions for b in region.blocks)
+        failed = None
+        for op in _isolated_inside(root):
+            failed = _verify_tree(op, ctx) or failed
+        if failed is not None:
+            return failed
+        if root.parent is not None:
+            _verify_isolated(root)
+    except VerificationError as e:
+        return e
+    return None
+
+
+def _isolated_inside(root: Operation) -> list[Operation]:
+    """The `IsolatedFromAbove` ops inside `root` not inside another one, in text order."""
+    found, stack = [], [root]
+    while stack:
+        op = stack.pop()
+        if op is not root and _is_isolated(op):
+            found.append(op)
+            continue
+        for region in reversed(op.regions):
+            for block in reversed(region.blocks):
+                stack.extend(reversed(block.ops))
+    return found
 
 
 def _verify_dominance(module: Module) -> None:

@@ -525,14 +525,18 @@ def _equivalent_on_mesh(a: TensorSharding, b: TensorSharding, lookup: Callable[[
 
 
 def plan_reshard(source: TensorSharding | None, target: TensorSharding, lookup: Callable[[object], Mesh],
-                 shape: tuple[int, ...], *, keep_redundant_reshards: bool = False) -> ReshardDecision:
+                 shape: tuple[int, ...], *, keep_redundant_reshards: bool = False,
+                 declared_source: TensorSharding | None | bool = False) -> ReshardDecision:
     """The pass's handling of `sdy.reshard` from `source` (the operand's sharding, `None` when it
     has none) to `target`, for a value of `shape`; `lookup` maps a sharding's mesh (name or
-    inlined `Mesh`) to its `Mesh`."""
+    inlined `Mesh`) to its `Mesh`. `declared_source`, when given, is what the conversion's
+    legality check sees instead: the sharding the operand had before earlier reshards in the
+    same pass were replaced (the pattern sees the replacement's, `source`)."""
+    legal = source if declared_source is False else declared_source
     # The conversion target's legality first.
-    if keep_redundant_reshards and equivalent_shardings(source, target):
+    if keep_redundant_reshards and equivalent_shardings(legal, target):
         return ReshardDecision("keep")
-    if not _fully_replicated(target) and source is not None and not _equivalent_on_mesh(source, target, lookup):
+    if not _fully_replicated(target) and legal is not None and not _equivalent_on_mesh(legal, target, lookup):
         return ReshardDecision("keep")
     # The pattern.
     if source is None:

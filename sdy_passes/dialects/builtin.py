@@ -36,4 +36,5 @@ OPS = (
           num_regions=1, parse=_parse_module, print=_print_module,
           traits=frozenset({"IsolatedFromAbove", "SymbolTable", "NoTerminator"}),
           sharding_rule=no_sharding_rule),
+    OpDef("builtin.unrealized_conversion_cast", traits=frozenset({"NoMemoryEffect"})),  # generic form only
 )

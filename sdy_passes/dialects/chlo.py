@@ -84,4 +84,9 @@ OPS = (
     OpDef("chlo.constant_like", ("value",), ("value",), 1, 1,
           traits=_PURE | {"BroadcastingElementwise"}, evaluator=EVAL + "chlo:constant_like"),
     OpDef("chlo.ragged_dot", ("ragged_dot_dimension_numbers", "precision_config"), traits=_PURE),
+    # Generic form only.
+    OpDef("chlo.broadcast_select", traits=_PURE | {"BroadcastingElementwise"}),
+    OpDef("chlo.mulhi", traits=_PURE),
+    OpDef("chlo.scan", ("dimension", "is_reverse", "is_associative")),
+    OpDef("chlo._asin_acos_kernel", traits=_PURE),
 )

@@ -206,4 +206,7 @@ OPS = (
           evaluator=EVAL + "control:call"),
     OpDef("func.return", num_results=0, parse=parse_return, print=print_return,
           traits=frozenset({"Terminator", "NoMemoryEffect"})),
+    # Generic form only.
+    OpDef("func.constant", ("value",), ("value",), 0, 1, traits=frozenset({"NoMemoryEffect"})),
+    OpDef("func.call_indirect", ("arg_attrs", "res_attrs")),
 )

@@ -17,6 +17,7 @@ from sharding.syntax import AllToAllParamList, AxisRefList, ListOfAxisRefLists, 
 from sdy_passes import _sdy_syntax as sdy_syntax
 from sdy_passes.common._value_shardings import get_sharding
 from sdy_passes.dialects._base import EVAL, OpDef, VerifyContext, add_operands, attr_dict_for, fail, opt_dict, set_results
+from sdy_passes.dialects.sdy import check_sharding
 from sdy_passes.ir import Operation
 
 # op -> (parameter property, its value class, its syntax kind)
@@ -114,7 +115,6 @@ def _verify(op: Operation, ctx: VerifyContext) -> None:
         fail(op, "attribute 'out_sharding' failed to satisfy constraint: Tensor sharding")
     if key is not None and not isinstance(op.properties.get(key), cls):
         fail(op, f"requires attribute '{key}'")
-    from sdy_passes.dialects.sdy import check_sharding
 
     operand = get_sharding(op.operands[0])
     # verifyCollectiveOp

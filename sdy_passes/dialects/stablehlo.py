@@ -444,9 +444,9 @@ def _parse_select(p, op, n):
         ins, outs = ft.inputs, ft.results
     else:
         types = p.parse_type_list()
-        if len(types) > 2:
-            raise p.error(f"expected 1 or 2 types for select, found {len(types)}", pos)
-        pred, t = (types[0], types[-1])
+        if len(types) != 2:  # StableHLO's parseSelectOpType
+            raise p.error("custom op 'stablehlo.select' expected functional type or list of two types", pos)
+        pred, t = types
         ins, outs = (pred, t, t), (t,)
     add_operands(op, p.resolve_all(refs, ins, pos))
     set_results(op, outs)
@@ -458,8 +458,8 @@ def _print_select(pr, op, indent):
         return False
     pred, a, b = op.operand_types
     pr.out.append(f"stablehlo.select {pr.operands(op.operands)}{opt_dict(attrs)} : ")
-    if a == b == op.result.type:
-        pr.out.append(str(a) if pred == a else f"{pred}, {a}")
+    if a == b == op.result.type:  # StableHLO's printSelectOpType: always both types
+        pr.out.append(f"{pred}, {a}")
     else:
         pr.out.append(print_function_type(op.operand_types, op.result_types))
     return True
@@ -920,7 +920,7 @@ _PROPERTIES = {
 }
 _OTHER = ("dynamic_update_slice while case if tuple after_all create_token dynamic_reshape "
           "real_dynamic_slice dynamic_pad dynamic_conv uniform_quantize uniform_dequantize "
-          "partition_id replica_id optimization_barrier return").split()
+          "partition_id replica_id optimization_barrier return async_done").split()
 _REGIONS = {"reduce": 1, "reduce_window": 1, "select_and_scatter": 2, "sort": 1, "scatter": 1,
             "while": 2, "if": 2, "all_reduce": 1, "reduce_scatter": 1, "map": 1}
 _HOOKS = {
@@ -955,6 +955,8 @@ _HOOKS = {
     "compare": (_parse_compare, _print_compare),
     "iota": (_parse_iota, _print_iota),
     "broadcast_in_dim": _keyword_op((("dims", "broadcast_dimensions", "i64s"),)),
+    # (jaxlib 0.10.2's StableHLO keeps known_(non)expanding_dimensions in the attribute dict)
+    "dynamic_broadcast_in_dim": _keyword_op((("dims", "broadcast_dimensions", "i64s"),)),
     "transpose": _keyword_op((("dims", "permutation", "i64s"),)),
     "slice": (_parse_slice, _print_slice),
     "dot": (_parse_dot, _print_dot),

@@ -50,31 +50,40 @@ class ReshardToCollectivesPass(Pass):
 
         # Plans first, so a failing pass leaves the IR as it was (a legalization failure is
         # reported before a verifier failure, as the conversion runs before the verifier).
-        plans: dict = {}  # (source, target, shape) -> (decision, error, ops): the planner is pure
+        # Reshards convert in walk order; a later reshard's input is an earlier one's replacement
+        # (the conversion's remapped operand, `replacement`): its sharding is the replacement's,
+        # while the legality check still sees the declared sharding of the operand.
+        plans: dict = {}  # (source, declared, target, shape) -> (decision, error, ops): the planner is pure
+        replacement: dict[int, object] = {}  # id(reshard result) -> Value, or the sharding of new ops
         work = []
         for op in [op for op in func.walk() if op.name == RESHARD]:
-            value = op.operands[0]
-            while isinstance(value, OpResult) and value.owner.name == BARRIER:
-                value = value.owner.operands[0]
+            declared = get_sharding(_bypass_barriers(op.operands[0]))
+            remapped = replacement.get(id(op.operands[0]), op.operands[0])
+            bypassed = remapped if isinstance(remapped, TensorSharding) else _bypass_barriers(remapped)
+            source = bypassed if isinstance(bypassed, TensorSharding) else get_sharding(bypassed)
             shape = shape_of(op.result.type)
-            source = get_sharding(value)
-            key = (source, op.properties["sharding"], shape)
+            key = (source, declared, op.properties["sharding"], shape)
             if key not in plans:
-                plans[key] = self._plan(source, op.properties["sharding"], lookup, shape)
-            work.append((op, value, plans[key]))
-        for op, _, (decision, _, _) in work:
+                plans[key] = self._plan(source, declared, op.properties["sharding"], lookup, shape)
+            decision, _, ops = plans[key]
+            if decision.action == "erase":
+                replacement[id(op.result)] = remapped
+            elif decision.action == "plan":
+                replacement[id(op.result)] = ops[-1][1]["out_sharding"] if ops else bypassed
+            work.append((op, plans[key]))
+        for op, (decision, _, _) in work:
             if decision.action == "fail":
                 raise PassFailedError("failed to legalize operation 'sdy.reshard' that was explicitly marked "
                                       "illegal: " + str(op), op.location)
-        for op, _, (_, error, _) in work:
+        for op, (_, error, _) in work:
             if error is not None:
                 raise PassFailedError(error, op.location)
         # Each block's op list is rebuilt once (inserting and erasing one op at a time would be
         # quadratic in a block of many reshards).
         replaced: dict[int, list[Operation]] = {}
         blocks = {}
-        for op, value, (decision, _, ops) in work:
-            new = self._rewrite(op, value, decision, ops)
+        for op, (decision, _, ops) in work:
+            new = self._rewrite(op, decision, ops)
             if new is not None:
                 replaced[id(op)] = new
                 blocks[id(op.parent)] = op.parent
@@ -84,8 +93,8 @@ class ReshardToCollectivesPass(Pass):
                 ops.extend(replaced.get(id(op), (op,)))
             block.set_ops(ops)
 
-    def _plan(self, source, target, lookup, shape):
-        decision = plan_reshard(source, target, lookup, shape,
+    def _plan(self, source, declared, target, lookup, shape):
+        decision = plan_reshard(source, target, lookup, shape, declared_source=declared,
                                 keep_redundant_reshards=self.options["keep-redundant-reshards"])
         if decision.action != "plan":
             return decision, None, ()
@@ -99,16 +108,17 @@ class ReshardToCollectivesPass(Pass):
             ops.append((f"sdy.{step.kind}", dict(sorted(properties.items()))))
         return decision, check_steps(start, decision.steps, lookup, shape), tuple(ops)
 
-    def _rewrite(self, op: Operation, value, decision, ops) -> list[Operation] | None:
+    def _rewrite(self, op: Operation, decision, ops) -> list[Operation] | None:
         """The ops replacing `op` (its uses already moved to the last one's result; `op`'s own
-        operand uses dropped), or None when it stays. `value` is the operand past barriers."""
+        operand uses dropped), or None when it stays. Earlier reshards are already rewritten, so
+        the operand is the remapped one."""
         if decision.action == "keep":
             return None
         if decision.action == "erase":
             op.result.replace_all_uses_with(op.operands[0])
             op.drop_operand_uses()
             return []
-        current, new_ops = value, []
+        current, new_ops = _bypass_barriers(op.operands[0]), []
         for name, properties in ops:
             new = Operation.create(name, [current], [op.result.type], properties=properties, location=op.location)
             new_ops.append(new)
@@ -116,3 +126,9 @@ class ReshardToCollectivesPass(Pass):
         op.result.replace_all_uses_with(current)
         op.drop_operand_uses()
         return new_ops
+
+
+def _bypass_barriers(value):
+    while isinstance(value, OpResult) and value.owner.name == BARRIER:
+        value = value.owner.operands[0]
+    return value

@@ -290,19 +290,25 @@ class _Splitter:
         return mapping[result]
 
     def _copy(self, result: OpResult, mapping: dict) -> None:
-        if is_scalar(result) or result in mapping:
-            return
-        op = result.owner
-        for operand in op.operands:
-            if isinstance(operand, OpResult):
-                self._copy(operand, mapping)
-        copy = op.clone(mapping)
-        self.splicer.insert_before(copy, op)
-        if copy.name == "func.call":
-            new_callee = self.clone_func(self.callee(copy))
-            copy.properties["callee"] = SymbolRefAttr(new_callee)
-        for user in self.group_users(result):
-            self.splicer.insert_before(user.clone(mapping), op)
+        """Copies of `result`'s defining ops, operands first (depth first, iterative: a chain
+        of constant ops may be as long as the module); scalars stay shared."""
+        stack = [(result, False)]
+        while stack:
+            value, operands_done = stack.pop()
+            if is_scalar(value) or value in mapping:
+                continue
+            op = value.owner
+            if not operands_done:
+                stack.append((value, True))
+                stack.extend((v, False) for v in reversed(op.operands) if isinstance(v, OpResult))
+                continue
+            copy = op.clone(mapping)
+            self.splicer.insert_before(copy, op)
+            if copy.name == "func.call":
+                new_callee = self.clone_func(self.callee(copy))
+                copy.properties["callee"] = SymbolRefAttr(new_callee)
+            for user in self.group_users(value):
+                self.splicer.insert_before(user.clone(mapping), op)
 
     def group_users(self, result: OpResult) -> list[Operation]:
         """`result`'s sharding-group users in MLIR use order. They do not change during a region

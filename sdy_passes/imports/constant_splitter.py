@@ -68,13 +68,19 @@ def _split(func: Operation, converted: set[Operation]) -> None:
 
 
 def _copy(result: OpResult, mapping: dict, splicer: Splicer, converted: set[Operation]) -> None:
-    if result in mapping:
-        return
-    op = result.owner
-    for operand in op.operands:
-        if isinstance(operand, OpResult):
-            _copy(operand, mapping, splicer, converted)
-    splicer.insert_before(op.clone(mapping), op)
-    for user in mlir_use_order_users(result, converted):
-        if user.name == SHARDING_GROUP:
-            splicer.insert_before(user.clone(mapping), op)
+    """Copies of `result`'s defining ops, operands first (depth first, iterative: a chain of
+    constant ops may be as long as the module)."""
+    stack = [(result, False)]
+    while stack:
+        value, operands_done = stack.pop()
+        if value in mapping:
+            continue
+        op = value.owner
+        if not operands_done:
+            stack.append((value, True))
+            stack.extend((v, False) for v in reversed(op.operands) if isinstance(v, OpResult))
+            continue
+        splicer.insert_before(op.clone(mapping), op)
+        for user in mlir_use_order_users(value, converted):
+            if user.name == SHARDING_GROUP:
+                splicer.insert_before(user.clone(mapping), op)

@@ -46,6 +46,34 @@ def calls_in_post_order(module: Module, table: SymbolTable) -> list[Operation]:
             for op in func.walk(post_order=True) if op.name == "func.call"]
 
 
+def recursive_call(module: Module, table: SymbolTable) -> tuple[Operation, list[Operation]] | None:
+    """A `func.call` that closes a cycle of the call graph, with the funcs of the cycle (first
+    found by an iterative DFS in module order), or None when the graph has no cycle."""
+    calls: dict[Operation, list[tuple[Operation, Operation]]] = {}
+    for func in module.funcs():
+        calls[func] = [(op, target) for op in func.walk() if op.name == "func.call"
+                       for target in [table.lookup(op.properties["callee"].root)] if target is not None]
+    state: dict[Operation, int] = {}  # 1: on the DFS path, 2: done
+    for root in calls:
+        if root in state:
+            continue
+        path, stack = [root], [iter(calls[root])]
+        state[root] = 1
+        while stack:
+            for call, target in stack[-1]:
+                if state.get(target) == 1:
+                    return call, path[path.index(target):]
+                if target not in state and target in calls:
+                    state[target] = 1
+                    path.append(target)
+                    stack.append(iter(calls[target]))
+                    break
+            else:
+                state[path.pop()] = 2
+                stack.pop()
+    return None
+
+
 def clone_func_recursively(func: Operation, table: SymbolTable, counter: Iterator[int],
                            cloning: tuple[Operation, ...] = ()) -> str:
     """Shardy's `cloneFuncRecursively` + `SymbolTable::insert`: a copy of `func`, and of every

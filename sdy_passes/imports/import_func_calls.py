@@ -19,9 +19,9 @@ from sdy_passes.common._value_shardings import (
 from sdy_passes.imports.add_data_flow_edges import add_edges
 from sdy_passes.attributes import StringAttr
 from sdy_passes.imports.constant_or_scalar_splitter import original_func_name
-from sdy_passes.imports.flatten_call_graph import calls_in_post_order
-from sdy_passes.ir import Module, Operation, Region, SymbolTable, erase_ops, replace_ops
-from sdy_passes.errors import emit_warning_once
+from sdy_passes.imports.flatten_call_graph import calls_in_post_order, recursive_call
+from sdy_passes.ir import Module, Operation, Region, SymbolTable, erase_ops, replace_ops, symbol_name
+from sdy_passes.errors import PassFailedError, emit_warning_once
 from sdy_passes.pass_manager import Pass
 from sdy_passes.imports.propagate_sharding_from_func_to_call import callee, func_shardings
 
@@ -35,6 +35,12 @@ class ImportFuncCallsPass(Pass):
 
     def run(self, module: Module) -> None:
         table = module.symbol_table()
+        cycle = recursive_call(module, table)
+        if cycle is not None:  # (its body would have to hold itself; jaxlib recurses until it crashes)
+            call, funcs = cycle
+            raise PassFailedError(f"cannot import a recursive call: @{symbol_name(funcs[0])} calls itself "
+                                  f"({' -> '.join('@' + symbol_name(f) for f in [*funcs, funcs[0]])})",
+                                  call.location)
         moved: dict[str, Region] = {}
         for call in calls_in_post_order(module, table):
             _import_call(call, moved, table)

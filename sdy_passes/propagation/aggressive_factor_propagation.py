@@ -14,6 +14,7 @@ from typing import Sequence
 from sharding import AxisRef, Mesh
 
 from sdy_passes.propagation.basic_factor_propagation import BasicFactorPropagation, DirectionAlongFactor
+from sdy_passes.common.op_properties import is_elementwise
 from sdy_passes.propagation.sharding_projection import (
     PrefixStatus, ShardingProjection, TensorFactorShardings, is_axis_list_prefix_of, is_strict_prefix,
     total_axes_size,
@@ -104,5 +105,4 @@ class AggressiveFactorPropagation(BasicFactorPropagation):
 
 
 def _is_elementwise(op) -> bool:
-    from sdy_passes.common.op_properties import is_elementwise
     return is_elementwise(op)

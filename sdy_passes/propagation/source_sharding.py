@@ -30,7 +30,7 @@ from sdy_passes.attributes import ArrayAttr, DictionaryAttr, StringAttr
 from sdy_passes.dialects.sdy_attributes import (
     AxisToPropagationDetails, EdgeValueRef, PropagationEdges, PropagationOneStep,
 )
-from sdy_passes.ir import Module, Operation, Value
+from sdy_passes.ir import BlockArgument, Module, Operation, Value
 from sdy_passes.propagation.sharding_projection import (
     FactorSharding, PrefixStatus, ShardingProjection, TensorFactorShardings, is_axis_list_prefix_of,
 )
@@ -287,7 +287,6 @@ def _save_origins(value: Value, entries: DictionaryAttr) -> None:
     """`saveShardingOriginsOnModule` for one value: on its func argument, constraint or edge
     op (a dictionary) or its op (an array, one dictionary per result); a value the func
     returns also gives its func result the dictionary."""
-    from sdy_passes.ir import BlockArgument
     owner = value.owner.parent_op if isinstance(value, BlockArgument) else value.owner
     func = owner if owner.name == "func.func" else owner.parent_of_type("func.func")
     if func is not None:

@@ -23,10 +23,11 @@ import warnings
 
 from hypothesis import HealthCheck, Phase, settings
 
+from tests.conftest import SHARED, needs_shared
 from tests.jaxlib_child import ChildFailed, run_child
 from tests.sdy_passes.pass_oracle import _RUN_ONE, Verdict, _verdict
 
-CASES_DIR = pathlib.Path(__file__).resolve().parents[3] / "shared" / "sdy_cases_propagation"
+CASES_DIR = SHARED / "sdy_cases_propagation"
 
 POPULATE = "builtin.module(func.func(sdy-populate-op-sharding-rules))"
 POPULATE_CONSERVATIVE = "builtin.module(func.func(sdy-populate-op-sharding-rules{conservative-propagation=true}))"
@@ -239,7 +240,7 @@ def lit_case_test(stem: str):
 
     cases = d2_cases(stem)
 
-    @pytest.mark.skipif(not cases, reason=f"golden cases not found at {CASES_DIR}")
+    @needs_shared(CASES_DIR)
     @pytest.mark.parametrize("case", [case_param(c) for c in cases])
     def test_lit_case_matches_jaxlib(case):
         check_case(case)

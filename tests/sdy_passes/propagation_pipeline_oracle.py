@@ -19,18 +19,18 @@
 from __future__ import annotations
 
 import functools
-import pathlib
 import warnings
 
 import hypothesis.strategies as st
 import pytest
 
+from tests.conftest import SHARED
 from tests.jaxlib_child import ChildFailed, cached, run_child
 from tests.sdy_passes import shardy_dialect_tests
 from tests.sdy_passes.pass_oracle import _MATRIX_CODE, pipeline_text
 from tests.sdy_passes.propagation_modules import MESHES, _sharding, ttype
 
-CASES_DIR = pathlib.Path(__file__).resolve().parents[3] / "shared" / "sdy_cases_propagation"
+CASES_DIR = SHARED / "sdy_cases_propagation"
 CASE_FOLDERS = {False: "sdy-propagation-pipeline", True: "sdy-propagation-pipeline.dedup-functions-fully=true"}
 FLAGS = {False: "sdy-propagation-pipeline", True: "sdy-propagation-pipeline{dedup-functions-fully=true}"}
 FIRST_EXPORT_PASS = "func.func(sdy-constant-or-scalar-merger)"

@@ -6,17 +6,16 @@ the same line:col."""
 from __future__ import annotations
 
 import json
-import pathlib
 import re
 
 import pytest
 
 import sdy_passes
 from sdy_passes.errors import SdyError
-from tests.conftest import needs_shared
+from tests.conftest import SHARED, needs_shared
 from tests.sdy_passes.ssa import assert_same_up_to_ssa
 
-EXPORT = pathlib.Path(__file__).resolve().parents[3] / "shared" / "sdy_cases_export"
+EXPORT = SHARED / "sdy_cases_export"
 FOLDER = EXPORT / "collective-ops"
 _LOC = re.compile(r'^loc\("-":(\d+):(\d+)\): (.*)$')
 

@@ -14,6 +14,7 @@ from sdy_passes.__main__ import main
 from sdy_passes.attributes import ArrayAttr, DictionaryAttr
 from sdy_passes.explanation import PIPELINE
 from sdy_passes.ir import Module, Value
+from tests.conftest import needs_shared
 from tests.sdy_passes.propagation_oracle import CASES_DIR, D2_CASES, case_path
 
 explain = sdy_passes.explain  # the package's lazy attribute, as users call it
@@ -92,7 +93,7 @@ def compare_with_jaxlib(module: Module, jaxlib_text: str, pipeline: str) -> list
     return compared
 
 
-@pytest.mark.skipif(not ORIGIN_CASES, reason=f"golden cases not found at {CASES_DIR}")
+@needs_shared(CASES_DIR)
 def test_explanations_name_jaxlibs_origins_on_the_golden_cases():
     compared = []
     for case in ORIGIN_CASES:

@@ -6,7 +6,7 @@ import pytest
 import sdy_passes
 from sdy_passes import IRParseError, SdyError, VerificationError, parse_attribute, parse_module, parse_type
 from sdy_passes import parser as parser_module
-from sdy_passes.attributes import ArrayAttr, IntegerAttr, TupleType, I32
+from sdy_passes.attributes import F32, ArrayAttr, IntegerAttr, IntegerType, RankedTensorType, TupleType, I32
 
 
 @pytest.mark.parametrize("text, message, col", [
@@ -169,3 +169,152 @@ def test_type_cache_is_bounded():
     for i in range(3000):
         parse_module(f'%0 = "t.op"() : () -> tensor<{i}x{"7x" * 200}f32>')
     assert sum(map(len, parser_module._TYPE_CACHE)) <= parser_module._TYPE_CACHE_MAX_CHARS
+
+
+# Issue 37 item 9: one integer reader behind every number the parser reads.
+_NUMBER_TEXTS = [
+    'sdy.mesh @m = <["x"=4]>\nfunc.func @f(%a: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@m, [{"x":(1)2}, {}]>}) -> tensor<8x4xf32> {\n'
+    '  %0:2 = "t.two"(%a) {n = 3 : i32, arr = array<i64: 1, 2>, d = dense<[1, 2]> : tensor<2xi32>} '
+    ': (tensor<8x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>)\n'
+    '  %1 = stablehlo.slice %0#1 [0:8:1, 0:4] : (tensor<8x4xf32>) -> tensor<8x4xf32>\n'
+    '  %2 = stablehlo.iota dim = 0 : tensor<8xi32>\n'
+    '  %3 = stablehlo.constant dense<[[1.5, 2.0]]> : tensor<1x2xf32>\n'
+    '  %4 = stablehlo.abs %1 {sdy.sharding_rule = #sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=4}>} : tensor<8x4xf32>\n'
+    '  return %4 : tensor<8x4xf32> loc("f.py":12:5)\n}\n',
+    'sdy.mesh @m = <["x"=4, "y"=2], device_ids=[0, 1, 2, 3, 4, 5, 6, 7]>\n'
+    'func.func @g(%a: tensor<i1>, %b: vector<4xf32>, %c: tensor<?x3xsi8>) {\n  return\n}\n',
+]
+
+
+@pytest.mark.parametrize("digits", ["9" * 4301, "0" * 5000 + "7", "\U0001d7d9", "\u0664", "\uff11", "1\u0663"])
+def test_every_number_read_takes_the_one_integer_reader(digits):
+    """Each number of a few texts replaced by a huge one, a padded one or Unicode digits
+    (Python's int() reads those; MLIR's lexer does not): a parse error or a module, never another
+    exception, and never a module from Unicode digits."""
+    import re
+
+    for text in _NUMBER_TEXTS:
+        parse_module(text)
+        for m in re.finditer(r"(?<![%^@A-Za-wyz_$.])[0-9]+", text):  # numbers, not names
+            bad = text[:m.start()] + digits + text[m.end():]
+            try:
+                parse_module(bad)
+            except SdyError:
+                continue
+            assert digits.isascii(), bad  # (a float may read a huge number, as infinity)
+
+
+@pytest.mark.parametrize("value", [b'module {\n  "t.x"() : () -> ()\n}\n', bytearray(b"module {}")])
+def test_bytes_are_utf8_text(value):
+    assert print_module_of(value) == print_module_of(bytes(value).decode())
+
+
+def print_module_of(text):
+    return sdy_passes.print_module(parse_module(text))
+
+
+@pytest.mark.parametrize("function", [parse_module, parse_type, parse_attribute, sdy_passes.split_input])
+@pytest.mark.parametrize("value", [None, 3, ["f32"], b"\xff\xfe", object()])
+def test_parsers_refuse_what_is_not_text(function, value):
+    with pytest.raises(IRParseError):
+        function(value)
+
+
+@pytest.mark.jaxlib
+def test_dense_literal_errors_are_jaxlibs():
+    from tests.sdy_passes.pass_oracle import jaxlib_parse
+
+    texts = [f"func.func @f() -> tensor<2x{t}> {{\n  %0 = stablehlo.constant dense<[{a}, {b}]> : tensor<2x{t}>\n"
+             f"  return %0 : tensor<2x{t}>\n}}"
+             for t in ("i8", "ui8", "i32", "i1", "f32")
+             for a, b in (("1", "255"), ("1", "-129"), ("-1", "2"), ("0x1FF", "1"), ("1", "9" * 40),
+                          ("1", "\u0664"), ("1,\u2003", "2"), ("+3", "4"), ("true", "0"))]
+    for text, result in zip(texts, jaxlib_parse(texts)):
+        if result.get("error"):
+            with pytest.raises(IRParseError) as info:
+                parse_module(text)
+            if "dense" not in result["error"] and "elements" not in result["error"]:  # (other wording)
+                assert f'loc("-":{info.value.line}:{info.value.col}): {info.value.message}' == result["error"], text
+        else:
+            assert sdy_passes.print_module(parse_module(text), mlir_names=True) == result["pretty"], text
+
+
+def test_attribute_values_are_checked_when_built():
+    for make in (lambda: RankedTensorType((10 ** 5000,), F32), lambda: IntegerAttr(10 ** 5000),
+                 lambda: IntegerType(-1), lambda: RankedTensorType((1.5,), F32), lambda: IntegerAttr(256, IntegerType(8))):
+        with pytest.raises(SdyError):
+            make()
+
+
+# Issue 37 item 10: walks over calls, regions and chains of values.
+_SELF_CALL = '''func.func @f(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = call @f(%arg0) : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+func.func @main() -> tensor<8xf32> {
+  %cst = stablehlo.constant dense<1.0> : tensor<8xf32>
+  %0 = call @f(%cst) : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}'''
+_MUTUAL_CALLS = _SELF_CALL.replace("call @f(%arg0)", "call @g(%arg0)", 1) + '''
+func.func @g(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = call @f(%arg0) : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}'''
+
+
+def _constant_chain(n):
+    ops = "".join(f"  %v{i} = stablehlo.negate {'%c' if i == 0 else f'%v{i - 1}'} : tensor<8xf32>\n" for i in range(n))
+    return ("func.func @main() -> tensor<8xf32> {\n  %c = stablehlo.constant dense<1.0> : tensor<8xf32>\n" + ops
+            + f"  %r = stablehlo.custom_call @foo(%v{n - 1}) : (tensor<8xf32>) -> tensor<8xf32>\n  return %r : tensor<8xf32>\n}}")
+
+
+def _call_chain(n):
+    funcs = "".join(f"func.func private @f{i}(%a: tensor<8xf32>) -> tensor<8xf32> {{\n"
+                    f"  %0 = call @f{i + 1}(%a) : (tensor<8xf32>) -> tensor<8xf32>\n  return %0 : tensor<8xf32>\n}}\n"
+                    for i in range(n))
+    return (funcs + f"func.func private @f{n}(%a: tensor<8xf32>) -> tensor<8xf32> {{\n  return %a : tensor<8xf32>\n}}\n"
+            "func.func @main() -> tensor<8xf32> {\n  %c = stablehlo.constant dense<1.0> : tensor<8xf32>\n"
+            "  %0 = call @f0(%c) : (tensor<8xf32>) -> tensor<8xf32>\n  %1 = call @f0(%c) : (tensor<8xf32>) -> tensor<8xf32>\n"
+            "  %2 = stablehlo.add %0, %1 : tensor<8xf32>\n  return %2 : tensor<8xf32>\n}")
+
+
+@pytest.mark.parametrize("text", [_SELF_CALL, _MUTUAL_CALLS, _constant_chain(3000), _call_chain(1500)],
+                         ids=["self", "mutual", "constant-chain", "call-chain"])
+def test_every_pass_walks_calls_and_chains_without_python_recursion(text):
+    """Every pass and pipeline on recursive call graphs and on chains longer than Python's
+    stack: a result or a located SdyError, never RecursionError (jaxlib crashes on some)."""
+    import warnings
+
+    from sdy_passes.pass_manager import PASSES, PIPELINES
+
+    module = parse_module(text)
+    for name in [*PASSES, *PIPELINES]:
+        copy = module.clone()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                sdy_passes.run_passes(copy, [name])
+            sdy_passes.print_module(copy)
+        except SdyError as e:
+            assert getattr(e, "location", None) is not None, (name, e)
+
+
+def test_importing_a_recursive_call_is_refused_at_the_call():
+    with pytest.raises(sdy_passes.PassFailedError) as info:
+        sdy_passes.run_passes(parse_module(_MUTUAL_CALLS), ["sdy-import-func-calls"])
+    assert info.value.message == "cannot import a recursive call: @f calls itself (@f -> @g -> @f)"
+    assert (info.value.location.line, info.value.location.col) == (11, 8)
+
+
+@pytest.mark.parametrize("index, col, message", [("5", 22, "reference to invalid result number"),
+                                                 ("4294967296", 24, "invalid SSA value result number"),
+                                                 ("9" * 4301, 24, "invalid SSA value result number")])
+def test_result_numbers_beyond_the_results(index, col, message):
+    # jaxlib 0.10.2's words and columns.
+    text = ("func.func @f(%a: tensor<i32>) -> tensor<i32> {\n"
+            "  %0:2 = stablehlo.optimization_barrier %a, %a : tensor<i32>, tensor<i32>\n"
+            f"  %1 = stablehlo.abs %0#{index} : tensor<i32>\n  return %1 : tensor<i32>\n}}")
+    with pytest.raises(IRParseError) as info:
+        parse_module(text)
+    assert (info.value.line, info.value.col, info.value.message) == (3, col, message)

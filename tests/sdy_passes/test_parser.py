@@ -2,6 +2,7 @@
 
 import math
 import os
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -21,6 +22,7 @@ from sdy_passes.dialects.stablehlo_attributes import (
     ConvDimensionNumbers, DotDimensionNumbers, EnumAttr, GatherDimensionNumbers,
     ScatterDimensionNumbers,
 )
+from sdy_passes.dialects import COMPLETE_DIALECTS
 from tests.conftest import SDY_CASES, needs_shared
 from tests.sdy_passes.strategies import sharding_rules
 
@@ -256,7 +258,9 @@ def _error(text):
 @pytest.mark.parametrize("text, line, col, message", [
     ('"t.a"() : () -> (', 1, 18, "expected type, found end of input"),
     ("func.func @f() {\n  %0 = stablehlo.frobnicate : tensor<f32>\n}", 2, 8,
-     "custom assembly form of 'stablehlo.frobnicate' is not supported; write it in the generic form"),
+     "custom op 'stablehlo.frobnicate' is unknown"),
+    ("func.func @f() {\n  %0 = arith.addi : tensor<f32>\n}", 2, 8,
+     "custom assembly form of 'arith.addi' is not supported; write it in the generic form"),
     ('"t.a"(%x) : (i32) -> ()', 1, 7, "use of undeclared SSA value name '%x'"),
     ('%0 = "t.a"() : () -> i32\n%0 = "t.b"() : () -> i32', 2, 1, "redefinition of SSA value '%0'"),
     # Nested regions see their parents' names and may not redefine them (as jaxlib, checked on
@@ -369,3 +373,96 @@ def test_lexer_and_constant_verdicts_are_jaxlibs():
     cases = LEXER_CASES + CONSTANT_CASES
     for text, theirs in zip(cases, jaxlib_verdicts(cases)):
         assert project_verdict(text) == theirs, text
+
+
+def _unknown_op_texts(rng):
+    """Op names jaxlib does not know (truncated, lengthened, other dialects, no dialect) in
+    pretty form at top level, in a func, in a pretty op's region and in a generic op's region."""
+    from sdy_passes.dialects import OPS, JAXLIB_DIALECTS
+
+    real = sorted(OPS)
+    contexts = ["{op} %a : tensor<f32>",
+                "func.func @f() {{\n  %0 = {op} %a : tensor<f32>\n  return\n}}",
+                "func.func @f(%a: tensor<i32>) {{\n  %0 = stablehlo.while(%i = %a) : tensor<i32>\n cond {{\n"
+                "  {op} %i : tensor<i1>\n }} do {{\n  stablehlo.return %i : tensor<i32>\n }}\n  return\n}}",
+                '"func.func"() ({{\n  {op} %a : tensor<f32>\n}}) {{function_type = () -> (), sym_name = "f"}} : () -> ()']
+    texts = []
+    for _ in range(60):
+        name = rng.choice(real)
+        dialect, short = name.split(".", 1)
+        kind = rng.randrange(5)
+        if kind == 0:
+            name = name[:rng.randrange(len(dialect) + 2, len(name))]
+        elif kind == 1:
+            name += rng.choice("hsx_")
+        elif kind == 2:
+            name = rng.choice(["tpu", "linalg", "triton", "foo", "mosaic_gpu", *JAXLIB_DIALECTS]) + "." + short
+        elif kind == 3:
+            name = short
+        else:
+            name = rng.choice(["return", "module", "call", "func", "tanhh", "unrealized_conversion_cast"])
+        texts.append(rng.choice(contexts).format(op=name))
+    return texts
+
+
+@pytest.mark.jaxlib
+@settings(max_examples=2, deadline=None)
+@given(st.integers(0, 2**32))
+def test_unknown_ops_get_jaxlibs_message(seed):
+    import random
+
+    from tests.sdy_passes.pass_oracle import jaxlib_parse
+
+    texts = _unknown_op_texts(random.Random(seed))
+    for text, result in zip(texts, jaxlib_parse(texts)):
+        if not re.search(r"is unknown|not found for custom op", result.get("error") or ""):
+            continue  # an op jaxlib knows
+        with pytest.raises(IRParseError) as info:
+            parse_module(text)
+        e = info.value
+        if "not supported" in e.message:  # a dialect this package reads in generic form only
+            assert e.message.split("'")[1].split(".")[0] not in COMPLETE_DIALECTS
+        else:
+            assert f'loc("-":{e.line}:{e.col}): {e.message}' == result["error"], text
+
+
+@pytest.mark.jaxlib
+def test_complete_dialects_hold_every_op_jaxlib_registers():
+    """`COMPLETE_DIALECTS` claims that a name missing from the op table is unknown to jaxlib;
+    the op classes of jaxlib's Python bindings list what it registers."""
+    from sdy_passes.dialects import COMPLETE_DIALECTS, JAXLIB_DIALECTS, OPS
+    from tests.jaxlib_child import run_child
+
+    code = """
+import importlib
+from jax._src.interpreters import mlir as jax_mlir
+ctx = jax_mlir.make_ir_context()
+RESULT = {"ops": [], "dialects": []}
+for d in PAYLOAD["complete"]:
+    try:
+        m = importlib.import_module("jaxlib.mlir.dialects." + d)
+    except ImportError:
+        m = importlib.import_module("jaxlib.mlir.dialects._%s_ops_gen" % d)
+    RESULT["ops"] += [v.OPERATION_NAME for v in vars(m).values()
+                      if isinstance(getattr(v, "OPERATION_NAME", None), str) and v.OPERATION_NAME.startswith(d + ".")]
+"""
+    result = run_child(code, {"complete": sorted(COMPLETE_DIALECTS - {"builtin"})})
+    assert set(result["ops"]) - set(OPS) == set()
+    assert COMPLETE_DIALECTS <= JAXLIB_DIALECTS
+
+
+@pytest.mark.jaxlib
+def test_float_type_names_are_mlirs():
+    """Every builtin float type reads (f8E4M3B11FNUZ too) and near misses do not, as in jaxlib."""
+    from sdy_passes.parser import FLOAT_TYPES
+    from tests.sdy_passes.pass_oracle import jaxlib_parse
+
+    words = sorted(FLOAT_TYPES) + ["f7", "f8", "f8E9M9", "f8E4M3FNx", "f8E4M3FNUZs", "f16x", "f8E4M3B12FNUZ",
+                                   "bf8", "tf16", "f256", "F32", "f8e4m3fn", "f6E2M3", "f4E2M1"]
+    texts = [f"func.func @f(%a: tensor<2x{w}>) -> tensor<2x{w}> {{\n  return %a : tensor<2x{w}>\n}}" for w in words]
+    for word, text, result in zip(words, texts, jaxlib_parse(texts)):
+        if result.get("error"):
+            with pytest.raises(IRParseError):
+                parse_module(text)
+        else:
+            assert print_module(parse_module(text), mlir_names=True) == result["pretty"], word

@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sdy_passes import (
+    IRParseError,
     ArrayAttr, Block, DictionaryAttr, FloatAttr, IntegerAttr, Module, Operation, Region,
     StringAttr, TypeAttr, parse_module, print_module, print_op,
 )
@@ -194,3 +195,88 @@ def test_func_data_flow_edge_pretty_form():
     module = parse_module(text)
     assert print_module(module) == text
     assert '"sdy.func_data_flow_edge"(%arg0) : (tensor<8xf32>) -> tensor<8xf32>' in print_module(module, generic=True)
+
+
+@pytest.mark.jaxlib
+@settings(max_examples=1, deadline=None)
+@given(st.integers(0, 2**32))
+def test_every_op_familys_pretty_form_is_jaxlibs_when_types_coincide(seed):
+    """Each op family of op_gen with all element types made one (i1, i32 or f32): pretty forms
+    that collapse equal types (select's predicate equal to its operands) print as jaxlib's do,
+    and jaxlib reads them back."""
+    import random
+    import re
+
+    from tests.sdy_passes import op_gen
+
+    rng = random.Random(seed)
+    texts = [re.sub(r"(?<=[x<])(f32|i32|i1)>", dtype + ">", op_gen.case(family, rng))
+             for family in op_gen.FAMILIES for _ in range(3) for dtype in ("i1", "i32", "f32")]
+    texts = [t for t, r in zip(texts, jaxlib_parse(texts)) if not r.get("error")]
+    ours = [print_module(parse_module(t), mlir_names=True) for t in texts]
+    for text, mine, theirs in zip(texts, ours, jaxlib_parse(texts)):
+        assert mine == theirs["pretty"], text
+    for mine, back in zip(ours, jaxlib_parse(ours)):
+        assert back.get("error") is None, (mine, back["error"])
+
+
+def test_select_takes_two_types_or_a_function_type():
+    text = ("func.func @f(%p: tensor<2xi1>, %a: tensor<2xi1>) -> tensor<2xi1> {\n"
+            "  %0 = stablehlo.select %p, %a, %a : {types}\n  return %0 : tensor<2xi1>\n}\n")
+    two = text.replace("{types}", "tensor<2xi1>, tensor<2xi1>")
+    assert print_module(parse_module(two)) == print_module(parse_module(print_module(parse_module(two))))
+    assert "stablehlo.select %arg0, %arg1, %arg1 : tensor<2xi1>, tensor<2xi1>" in print_module(parse_module(two))
+    for types in ("tensor<2xi1>", "tensor<2xi1>, tensor<2xi1>, tensor<2xi1>"):
+        with pytest.raises(IRParseError) as info:
+            parse_module(text.replace("{types}", types))
+        assert info.value.message == "custom op 'stablehlo.select' expected functional type or list of two types"
+        assert (info.value.line, info.value.col) == (2, 38)
+
+
+_EXPORT_CODE = """
+import jax, jax.numpy as jnp
+from jax import export
+b, bc = export.symbolic_shape("b, 4"), export.symbolic_shape("b, c")
+add = jax.lax.add
+programs = [
+    (lambda x: x + 1.0, b), (lambda x: jnp.broadcast_to(x[:, :1], x.shape), b), (lambda x: x.reshape(-1), b),
+    (lambda x: jnp.sum(x, axis=0), b), (lambda x: jax.lax.reduce_window(x, 0., add, (2, 1), (1, 1), "SAME"), b),
+    (lambda x: jnp.where(x > 0, x, 0.), bc), (lambda x: jnp.concatenate([x, x]), bc), (lambda x: x @ x.T, b),
+    (lambda x: jnp.cumsum(x, axis=0), b), (lambda x: jax.nn.softmax(x), bc), (lambda x: x[::2], b),
+    (lambda x: jnp.pad(x, ((1, 1), (0, 0))), b), (lambda x: jnp.argmax(x, axis=0), b), (lambda x: jnp.sort(x, axis=0), b),
+    (lambda x: jnp.arange(x.shape[0]) * x[:, 0], b), (lambda x: jnp.zeros_like(x) + jnp.ones(x.shape), bc),
+    (lambda x: jax.lax.dynamic_slice(x, (1, 0), (1, 4)), b), (lambda x: jnp.mean(x) * x, b),
+    (lambda x: jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (2, 2), (1, 1), "VALID"), bc),
+    (lambda x: x.reshape(x.shape[0] // 2, 8) if False else x.reshape(-1, 2), b),
+]
+RESULT = [export.export(jax.jit(f))(jax.ShapeDtypeStruct(s, jnp.float32)).mlir_module() for f, s in programs]
+"""
+
+_DYNAMIC_OPS = [
+    '"stablehlo.dynamic_broadcast_in_dim"(%a, %s) <{broadcast_dimensions = array<i64: 0, 1>, '
+    'known_expanding_dimensions = array<i64: 1>, known_nonexpanding_dimensions = array<i64: 0>}> '
+    ': (tensor<?x1xf32>, tensor<2xi64>) -> tensor<?x4xf32>',
+    '"stablehlo.dynamic_broadcast_in_dim"(%a, %s) <{broadcast_dimensions = array<i64: 0, 1>, '
+    'known_nonexpanding_dimensions = array<i64: 0>}> : (tensor<?x1xf32>, tensor<2xi64>) -> tensor<?x4xf32>',
+    '"stablehlo.dynamic_reshape"(%a, %s) : (tensor<?x1xf32>, tensor<2xi64>) -> tensor<?x?xf32>',
+    '"stablehlo.dynamic_iota"(%s) <{iota_dimension = 1 : i64}> : (tensor<2xi64>) -> tensor<?x4xf32>',
+    '"stablehlo.custom_call"(%a, %s) <{call_target_name = "stablehlo.dynamic_reduce_window"}> '
+    ': (tensor<?x1xf32>, tensor<2xi64>) -> tensor<?x1xf32>',
+]
+
+
+@pytest.mark.jaxlib
+def test_shape_polymorphic_programs_print_as_jaxlib_prints_them():
+    """What `jax.export` writes under symbolic shapes (dynamic_broadcast_in_dim, dynamic_iota,
+    dynamic_reshape, reduce windows, ...) and the dynamic ops with every optional attribute:
+    read, printed as jaxlib prints them, and read back by jaxlib."""
+    from tests.jaxlib_child import run_child
+
+    texts = run_child(_EXPORT_CODE, {}, timeout=600)
+    texts += ['func.func @f(%a: tensor<?x1xf32>, %s: tensor<2xi64>) {\n  %0 = ' + op + '\n  return\n}'
+              for op in _DYNAMIC_OPS]
+    ours = [print_module(parse_module(t), mlir_names=True) for t in texts]
+    for text, mine, theirs in zip(texts, ours, jaxlib_parse(texts)):
+        assert mine == theirs["pretty"], text
+    for mine, back in zip(ours, jaxlib_parse(ours)):
+        assert back.get("error") is None, (mine, back["error"])

@@ -5,7 +5,6 @@ reshards run through jaxlib in a child process."""
 from __future__ import annotations
 
 import json
-import pathlib
 import random
 
 import pytest
@@ -13,12 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sdy_passes
-from sdy_passes.errors import PassFailedError
+from sdy_passes.errors import PassFailedError, SdyError
 from sdy_passes.pass_manager import UnknownPassError, parse_pipeline
-from tests.conftest import needs_shared
+from tests.conftest import SHARED, needs_shared
 from tests.sdy_passes.ssa import assert_same_up_to_ssa
 
-EXPORT = pathlib.Path(__file__).resolve().parents[3] / "shared" / "sdy_cases_export"
+EXPORT = SHARED / "sdy_cases_export"
 PIPELINE = "builtin.module(func.func(sdy-reshard-to-collectives{keep-redundant-reshards=%s}))"
 
 
@@ -91,6 +90,85 @@ with ctx, ir.Location.unknown():
                 assert info.value.message == result["error"], text
         else:
             assert_same_up_to_ssa(_run(text, PIPELINE % "false"), result["ok"])
+
+
+def _chain_module(rng: random.Random) -> str:
+    """A func whose body chains reshards (redundant ones too, to replicated, to a second mesh),
+    propagation barriers and negates, each usually of the value just made."""
+    from sharding import TensorSharding
+    from tests.sharding.reshard_cases import _sharding, random_triple
+
+    table, source, target, shape = random_triple(rng)
+    names = [name for name, _ in table.meshes]
+    pool = [s for s in (source, target) if s is not None] + [TensorSharding.replicated("mesh", len(shape))]
+    for _ in range(3):
+        name = rng.choice(names)
+        pool.append(_sharding(rng, table[name], name, len(shape), [], set()))
+    ty = "tensor<" + "".join(f"{d}x" for d in shape) + "f32>"
+    lines, values = [], ["%arg0"]
+    for i in range(rng.randint(2, 8)):
+        value = values[-1] if rng.random() < 0.8 else rng.choice(values)
+        kind = rng.random()
+        if kind < 0.65:
+            lines.append(f"  %{i} = sdy.reshard {value} {rng.choice(pool).body()} : {ty}")
+        elif kind < 0.8:
+            lines.append(f"  %{i} = sdy.propagation_barrier {value} allowed_direction=NONE : {ty}")
+        else:
+            lines.append(f"  %{i} = stablehlo.negate {value} : {ty}")
+        values.append(f"%{i}")
+    outs = [values[-1]] + ([rng.choice(values[1:])] if rng.random() < 0.3 else [])
+    types = ", ".join([ty] * len(outs))
+    attr = "" if source is None else f" {{sdy.sharding = {source}}}"
+    return (f"{table}\nfunc.func @f(%arg0: {ty}{attr}) -> ({types}) {{\n" + "\n".join(lines)
+            + f"\n  return {', '.join(outs)} : {types}\n}}\n")
+
+
+def test_chained_reshards_use_the_first_ones_collectives():
+    # What jaxlib's pipeline makes of `jax.sharding.reshard` twice; the second reshard used to be
+    # rewritten on the first one's erased result.
+    text = ('sdy.mesh @mesh = <["x"=2, "y"=2]>\n'
+            'func.func @f(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> tensor<8x8xf32> {\n'
+            '  %0 = sdy.reshard %arg0 <@mesh, [{"x"}, {"y"}]> : tensor<8x8xf32>\n'
+            '  %1 = sdy.reshard %0 <@mesh, [{"y"}, {"x"}]> : tensor<8x8xf32>\n'
+            '  return %1 : tensor<8x8xf32>\n}\n')
+    got = _run(text, PIPELINE % "false")
+    assert '"sdy.reshard"' not in got
+    assert got.index('"sdy.all_slice"(%arg0)') < got.index('"sdy.collective_permute"(%0)')
+
+
+@pytest.mark.jaxlib
+@settings(max_examples=2, deadline=None)
+@given(st.integers(0, 2**32))
+def test_random_reshard_chains_match_jaxlib(seed):
+    from tests.jaxlib_child import run_child
+
+    rng = random.Random(seed)
+    items = [(_chain_module(rng), PIPELINE % keep) for _ in range(60) for keep in ("false", "true")]
+    code = """
+from jax._src.interpreters import mlir as jax_mlir
+from jax._src.lib.mlir import ir, passmanager
+ctx = jax_mlir.make_ir_context()
+ctx.enable_multithreading(False)
+RESULT = []
+with ctx, ir.Location.unknown():
+    for text, pipeline in PAYLOAD:
+        try:
+            module = ir.Module.parse(text)
+            passmanager.PassManager.parse(pipeline).run(module.operation)
+        except ir.MLIRError as e:
+            RESULT.append({"error": e.error_diagnostics[0].message})
+            continue
+        RESULT.append({"ok": module.operation.get_asm(print_generic_op_form=True)})
+"""
+    for (text, pipeline), result in zip(items, run_child(code, items)):
+        try:
+            got = {"ok": _run(text, pipeline)}
+        except SdyError as e:
+            got = {"error": e.message}
+        if "ok" in result and "ok" in got:
+            assert_same_up_to_ssa(got["ok"], result["ok"])
+        else:
+            assert got == result, (text, pipeline)
 
 
 @needs_shared(EXPORT)

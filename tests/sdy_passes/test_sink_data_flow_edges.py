@@ -4,6 +4,7 @@ pass), and our sink on jaxlib's propagated module must print what jaxlib's sink 
 
 import pytest
 
+from tests.conftest import needs_shared
 from tests.sdy_passes.propagation_oracle import (
     CASES_DIR, D2_CASES, case_path, populate_and_run, run_ours,
 )
@@ -15,7 +16,7 @@ CASES = [c for c in D2_CASES if c["pass"] == "sdy-add-data-flow-edges__sdy-basic
 
 
 @pytest.mark.jaxlib
-@pytest.mark.skipif(not CASES, reason=f"golden cases not found at {CASES_DIR}")
+@needs_shared(CASES_DIR)
 def test_sink_after_jaxlib_propagation_matches_jaxlib():
     texts = [case_path(c, "in.generic.mlir").read_text() for c in CASES]
     propagated = populate_and_run(texts, [PROPAGATE], populate=False)

@@ -1,11 +1,13 @@
 """The verifier: one test per message, and the same messages and locations as jaxlib."""
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from sdy_passes import FileLineColLoc, VerificationError, parse_module, verify_module
+from sdy_passes import FileLineColLoc, SdyError, VerificationError, parse_module, run_passes, verify_module
 from tests.conftest import SDY_CASES, needs_shared
 from tests.sdy_passes.pass_oracle import jaxlib_parse
+from tests.sdy_passes.module_gen import modules as module_texts
 from tests.sdy_passes.strategies import ir_examples, modules
 
 MESH = 'sdy.mesh @mesh = <["a"=2, "b"=2]>\n'
@@ -137,3 +139,75 @@ def test_dominance_and_isolation(text, where, message):
         parse_module(text)
     assert e.value.message == message
     assert (e.value.location.line, e.value.location.col) == where
+
+
+# Issue 37 item 14: with several broken ops, the one jaxlib's verifier reports.
+def _bad_edges(k, ind):
+    return (f"{ind}%x{k} = stablehlo.negate %arg0 : tensor<8xf32>\n{ind}%y{k} = sdy.data_flow_edge %x{k} : tensor<8xf32>\n"
+            f"{ind}%z{k} = sdy.data_flow_edge %y{k} : tensor<8xf32>\n")
+
+
+def _while(k, body="", cond=""):
+    return (f"    %w{k}:1 = stablehlo.while(%i{k} = %arg0) : tensor<8xf32>\n    cond {{\n{cond}"
+            f"      %c{k} = stablehlo.constant dense<true> : tensor<i1>\n      stablehlo.return %c{k} : tensor<i1>\n"
+            f"    }} do {{\n{body}      stablehlo.return %i{k} : tensor<8xf32>\n    }}\n")
+
+
+def _manual(k, ind):
+    return (f"{ind}%m{k} = sdy.manual_computation(%arg0) in_shardings=[<@m, [{{}}]>] out_shardings=[<@m, [{{}}]>] "
+            f"manual_axes={{}} (%a{k}: tensor<8xf32>) {{\n" + _bad_edges(k, ind + "  ").replace("%arg0", f"%a{k}")
+            + f"{ind}  sdy.return %a{k} : tensor<8xf32>\n{ind}}} : (tensor<8xf32>) -> tensor<8xf32>\n")
+
+
+def _func_text(name, body):
+    return (f"  func.func @{name}(%arg0: tensor<8xf32>) -> tensor<8xf32> {{\n{body}"
+            "    return %arg0 : tensor<8xf32>\n  }\n")
+
+
+def _order_cases():
+    w, o = "      ", "    "
+    bodies = [
+        _while(1, _bad_edges(1, w)) + _bad_edges(2, o), _bad_edges(2, o) + _while(1, _bad_edges(1, w)),
+        _while(1, _bad_edges("B", w), _bad_edges("A", w)), _while(1, _while(2, _bad_edges("A", w)) + _bad_edges("B", w)),
+        _while(1, _bad_edges("A", w)) + _while(2, _while(3, _bad_edges("B", w))),
+        _while(1, _bad_edges("A", w) + _while(3, _bad_edges("B", w))), _bad_edges(1, o) + _bad_edges(2, o),
+        _while(1, _manual(1, w)) + _bad_edges(2, o), _while(1, _manual(1, w)) + _manual(2, o),
+        _manual(2, o) + _while(1, _manual(1, w)) + _manual(3, o), _manual(1, o) + _manual(2, o) + _bad_edges(3, o),
+    ]
+    texts = ['module {\n  sdy.mesh @m = <["x"=2]>\n' + _func_text("f", b) + "}" for b in bodies]
+    texts.append('module {\n  sdy.mesh @m = <["x"=2]>\n' + _func_text("f", _bad_edges(1, "    ")) + _func_text("g", _manual(2, "    "))
+                 + _func_text("h", "") + "}")
+    texts.append('module {\n  sdy.mesh @m = <["x"=2]>\n' + _func_text("f", _bad_edges(1, "    "))
+                 + "  module @inner {\n" + _func_text("g", _bad_edges(2, "    ")) + _func_text("h", _bad_edges(3, "    ")) + "  }\n}")
+    return texts
+
+
+@pytest.mark.jaxlib
+def test_the_reported_error_is_the_one_jaxlib_reports():
+    from tests.sdy_passes.pass_oracle import jaxlib_parse
+
+    texts = _order_cases()
+    for text, result in zip(texts, jaxlib_parse(texts)):
+        with pytest.raises(VerificationError) as info:
+            parse_module(text)
+        assert str(info.value.location) == result["error"].split(": ")[0], text
+
+
+@pytest.mark.jaxlib
+@settings(max_examples=1, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(module_texts(), min_size=60, max_size=60))
+def test_import_pipeline_over_manual_computations_with_edges_fails_where_jaxlib_does(texts):
+    """The issue's instance: modules whose computations already carry edges fail after
+    sdy-import-pipeline in both, at the op jaxlib names."""
+    from tests.sdy_passes.pass_oracle import run_jaxlib_passes
+
+    passes = ["sdy-add-data-flow-edges", "sdy-import-pipeline"]
+    for text, verdict in zip(texts, run_jaxlib_passes([(t, passes) for t in texts])):
+        if verdict.crashed:
+            continue
+        try:
+            run_passes(parse_module(text), passes)
+        except SdyError as e:
+            assert not verdict.ok and str(e.location) == verdict.errors[0].split(": ")[0], (text, verdict.errors)
+        else:
+            assert verdict.ok, (text, verdict.errors)
