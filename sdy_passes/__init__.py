@@ -22,6 +22,7 @@
 
 from sdy_passes.attributes import *  # noqa: F401,F403
 from sdy_passes.attributes import __all__ as _attributes_all
+from sdy_passes.cost_report import CostReport, cost_report
 from sdy_passes._lazy import load
 from sdy_passes.errors import IRParseError, PassFailedError, SdyError, SdyWarning, VerificationError
 from sdy_passes.ir import (
@@ -45,10 +46,9 @@ __all__ = [
 
 
 _LAZY = {"interpret": "sdy_passes.interpreter", "ExecutionError": "sdy_passes.interpreter",
-         "UnsupportedOpError": "sdy_passes.interpreter", "cost_report": "sdy_passes.cost_report",
-         "CostReport": "sdy_passes.cost_report"}
-"""Names whose modules import numpy, ml_dtypes or xarray (seconds): loaded on first use, under
-the fork lock of `_lazy`, so that `import sdy_passes` stays light."""
+         "UnsupportedOpError": "sdy_passes.interpreter"}
+"""Names whose module imports ml_dtypes (a second): loaded on first use, under the fork lock of
+`_lazy`, so that `import sdy_passes` stays light."""
 
 
 def __getattr__(name):

@@ -48,7 +48,7 @@ from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as dist_version
 
 from sdy_passes.attributes import FileLineColLoc
-from sdy_passes._lazy import load
+from sdy_passes.cost_report import cost_report
 from sdy_passes.errors import IRParseError, SdyError, SdyWarning, source_line
 from sdy_passes.parser import parse_module, split_input
 from sdy_passes.pass_manager import PASSES, PIPELINES, build_pipeline, get_pass, run_passes
@@ -190,7 +190,7 @@ def _process(padded: str, filename: str, pipeline: list[str], opts) -> tuple[str
                 out = str(explain(padded, opts["explain"], pipeline=pipeline or PIPELINE))
             else:
                 run_passes(module, pipeline)
-                out = (str(load("sdy_passes.cost_report").cost_report(module)) + "\n" if opts["cost"] else
+                out = (str(cost_report(module)) + "\n" if opts["cost"] else
                        print_module(module, generic=opts["generic"], print_locations=opts["locs"],
                                     mlir_names=True))
         except SdyError as e:

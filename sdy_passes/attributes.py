@@ -513,9 +513,8 @@ class DenseElementsAttr(Attribute):
 
     def to_numpy(self):
         """The value as a read-only numpy array (ml_dtypes for bf16, f8, int4; decoded once)."""
-        from sdy_passes.element_types import dense_to_numpy  # numpy only when values are read
-
-        return dense_to_numpy(self.body, self.type)
+        # numpy only when values are read
+        return load("sdy_passes.element_types").dense_to_numpy(self.body, self.type)
 
 
 @dataclass(frozen=True, slots=True)

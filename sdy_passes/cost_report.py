@@ -29,6 +29,7 @@ from sharding import Mesh, MeshTable, ShardingError, TensorSharding
 from sharding.cost import alpha_beta, default_links
 from sharding.reshard import ReshardPlan, ReshardStep, reshard_plan
 
+from sdy_passes._lazy import load
 from sdy_passes.attributes import ComplexType, FloatType, IntegerType, RankedTensorType
 from sdy_passes.common._value_shardings import COLLECTIVE_OPS, get_sharding
 from sdy_passes.errors import SdyError
@@ -65,10 +66,11 @@ class CostReport:
 
     def plot(self, path: str):
         """Seconds per op and bytes per mesh axis per op, saved to `path`."""
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        try:
+            load("matplotlib").use("Agg")
+            plt = load("matplotlib.pyplot")
+        except ImportError:
+            raise SdyError("cost_report's plot needs matplotlib: install layout-toolkit[plot]") from None
 
         ds = self.dataset
         fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
@@ -151,7 +153,7 @@ def cost_report(module: Module | str, mesh: Mesh | MeshTable | None = None, *, l
     `sdy-propagation-pipeline` or `sdy-export-pipeline`), see the module docstring. `mesh` binds
     the shardings' mesh names (default: the module's `sdy.mesh` symbols); `links`
     (`{axis: (alpha seconds, beta bytes/s)}`) overrides `sharding.cost.default_links`."""
-    import xarray as xr  # only here: importing it costs a CLI run about a second
+    xr = load("xarray")  # only here: importing it costs a CLI run about a second
 
     if isinstance(module, str):
         module = parse_module(module)
