@@ -16,12 +16,12 @@ import sys
 
 import numpy as np
 
-from tiling.codec import allocate
+from tiling.codec import allocate, encode
 from tiling.errors import LayoutError
 from tiling.indexing import (
     byte_size, check_encodable, linear_index, logical_index, num_elements, tiled_dimensions,
 )
-from tiling.layout import Shape
+from tiling.layout import Layout, Shape
 
 
 def _format_index(e) -> str:
@@ -157,9 +157,6 @@ def _load_npy(path: str) -> np.ndarray:
 
 
 def _cmd_encode(args) -> int:
-    from tiling.codec import encode
-    from tiling.layout import Layout
-
     target = args.layout
     target = Layout.parse(target) if target.lstrip().startswith("{") else Shape.parse(target)
     x = _load_npy(args.input)

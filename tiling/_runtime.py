@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import fcntl
 import glob
+import importlib
+import logging  # noqa: F401 (its at-fork handlers registered before ours, which must run first)
 import math
 import os
 import sys
@@ -64,12 +66,22 @@ _reference_seconds = 0.0
 
 
 def load_kernels():
-    """Imports `tiling._kernels` (and numba); later calls always take the Numba engine."""
+    """Imports `tiling._kernels` (and numba, whose 0.5-1 s `import tiling` must not pay); later
+    calls always take the Numba engine."""
     global _kernels
     if _kernels is None:
-        from tiling import _kernels as kernels
-        _kernels = kernels
+        _kernels = guarded_import("tiling._kernels")
     return _kernels
+
+
+def guarded_import(name: str):
+    """The module `name`, imported on first need (numba's kernels; jax for `Layout.to_jax`)
+    under _FIRST_CALL_LOCK, which a fork waits for ("Fork safety"): a child never inherits the
+    module lock of an import half done in another thread. `tiling` imports nothing else inside
+    a function (tests/tiling/test_exit_and_fork.py checks it)."""
+    _register_fork_handlers()
+    with _FIRST_CALL_LOCK:
+        return importlib.import_module(name)
 
 
 def on_reference(nbytes: int, fast_format: bool) -> bool:
@@ -83,7 +95,7 @@ def on_reference(nbytes: int, fast_format: bool) -> bool:
     if _reference_seconds < REFERENCE_BUDGET_SECONDS and nbytes <= (
             FAST_REFERENCE_BYTES if fast_format else SMALL_BYTES):
         return True
-    if not BACKGROUND_COMPILE or _LOAD in _FOREGROUND:
+    if not _background(_LOAD):
         return False
     _queue(_LOAD, ())
     return True
@@ -108,7 +120,7 @@ _flock_handle = None  # the lock file while a first call holds its flock
 def call(kernel, *args) -> None:
     if kernel in _WARM:
         kernel(*args)
-    elif not BACKGROUND_COMPILE or kernel in _FOREGROUND:
+    elif not _background(kernel):
         _first_call(kernel, args)
     else:
         _queue(kernel, args)
@@ -118,16 +130,23 @@ def call(kernel, *args) -> None:
 # ---------------------------------------------------------------------------------------------
 # Background compiles. No public call waits for numba: a call that needs a kernel that has not
 # had its first call in this process (a compile, or a load from the on-disk cache) queues that
-# first call on one daemon thread and raises NotReady, which `encode_into`, `decode_into`,
+# first call on one thread and raises NotReady, which `encode_into`, `decode_into`,
 # `relayout_into` and `tiling.codec` answer with the numpy reference (bit-identical); once the
 # thread has compiled the kernel, calls take it. Loading numba itself goes the same way (`_LOAD`).
 # The thread runs one job at a time under _FIRST_CALL_LOCK, so a fork waits for at most the
 # compile in progress (see "Fork safety"); a forked child starts its own thread when it needs
 # one. A job that fails leaves its kernel to the caller's own first call (`_FOREGROUND`), where
 # the error surfaces as it would have without the thread.
+# Exit: interpreter shutdown must never meet a compile in flight (LLVM, torn down under it,
+# aborted, asserted or segfaulted in 3-6 of 10 scripts that exited mid-compile: issue 37). So
+# the thread is not a daemon: an exit (a return from the script, `sys.exit`, an uncaught
+# exception) joins it before finalising, and once the main thread has ended the thread starts
+# no further job. An exit therefore waits for at most the job in progress (one compile, a few
+# seconds at most), whose kernel is then cached on disk for the next run. Calls made during
+# shutdown (atexit handlers) compile in the calling thread (`_background`).
 # BACKGROUND_COMPILE False (TILING_BACKGROUND_COMPILE=0): first calls compile in the calling
-# thread, as a script that runs a few calls and exits needs to fill the on-disk cache (the
-# thread is a daemon: an exit drops its compile), and the tests' kernel checks need.
+# thread, as the tests' kernel checks need; `tiling.precompile` does the same for its layouts
+# (`foreground`).
 
 BACKGROUND_COMPILE = os.environ.get("TILING_BACKGROUND_COMPILE", "1") != "0"
 
@@ -142,6 +161,25 @@ _QUEUED: set = set()  # every kernel queued or compiling (never twice)
 _FOREGROUND: set = set()  # jobs that failed on the thread: the caller does them itself
 _QUEUE_LOCK = threading.Lock()
 _worker: threading.Thread | None = None
+_HERE = threading.local()  # `foreground`: this thread's first calls compile in place
+
+
+def _background(kernel) -> bool:
+    """Whether `kernel`'s first call (or numba's load, `_LOAD`) goes to the thread."""
+    return (BACKGROUND_COMPILE and kernel not in _FOREGROUND
+            and not getattr(_HERE, "foreground", False)
+            and threading.main_thread().is_alive())
+
+
+class foreground:
+    """A context in which this thread's first calls compile in place (`tiling.precompile`)."""
+
+    def __enter__(self):
+        self.before = getattr(_HERE, "foreground", False)
+        _HERE.foreground = True
+
+    def __exit__(self, *exc):
+        _HERE.foreground = self.before
 
 
 def _queue(kernel, args) -> None:
@@ -154,24 +192,28 @@ def _queue(kernel, args) -> None:
         _QUEUE.append((kernel, tuple(kernel.typeof_pyval(a) for a in args)
                        if kernel is not _LOAD else ()))
         if _worker is None:
-            _worker = threading.Thread(target=_work, name="tiling-compile", daemon=True)
+            _worker = threading.Thread(target=_work, name="tiling-compile")
             _worker.start()
+
+
+def queued(kernel) -> bool:
+    """Whether `kernel` (or `_LOAD`) is queued or compiling on the thread."""
+    return kernel in _QUEUED and kernel not in _WARM and kernel not in _FOREGROUND
 
 
 def _work() -> None:
     global _worker
-    import logging  # noqa: F401 (its at-fork handlers first: ours must run before them)
     _register_fork_handlers()
     while True:
         with _QUEUE_LOCK:
-            if not _QUEUE:
+            if not _QUEUE or not threading.main_thread().is_alive():  # (exiting: see above)
+                _QUEUE.clear()
                 _worker = None
                 return
             kernel, signature = _QUEUE.pop(0)
         try:
             if kernel is _LOAD:
-                with _FIRST_CALL_LOCK:
-                    load_kernels()
+                load_kernels()
             else:
                 _first_call(kernel, signature=signature)
         except Exception:
@@ -218,8 +260,7 @@ def _first_call(kernel, args=(), signature=None) -> None:
             except Exception:
                 if not _kernels.CACHE_ENABLED:
                     raise
-                from numba.core.caching import NullCache
-                kernel._cache = NullCache()
+                kernel._cache = _kernels.NullCache()
                 run(*args)
         finally:
             _close_flock()
@@ -369,8 +410,7 @@ def call_fast(kernel, par, nbytes, *args) -> None:
     """`par(*args)` when allowed (see above), else `kernel(*args)`; `par` None means serial.
     (`call` written out: this runs on every call of the fast paths.)"""
     if (par is not None and nbytes >= _parallel_bytes
-            and (par in _WARM or not BACKGROUND_COMPILE or par in _FOREGROUND)
-            and _PARALLEL_LOCK.acquire(False)):
+            and (par in _WARM or not _background(par)) and _PARALLEL_LOCK.acquire(False)):
         try:
             if _PARALLEL_PID is None:
                 _first_parallel_call(par, args)
@@ -382,8 +422,8 @@ def call_fast(kernel, par, nbytes, *args) -> None:
             _PARALLEL_LOCK.release()
     elif kernel in _WARM:
         kernel(*args)
-        if (par is not None and nbytes >= _parallel_bytes and par not in _WARM
-                and BACKGROUND_COMPILE and par not in _FOREGROUND):
+        if par is not None and nbytes >= _parallel_bytes and par not in _WARM \
+                and _background(par):
             _queue(par, args)
     else:
         call(kernel, *args)

@@ -237,7 +237,7 @@ def test_sizes_are_refused_before_allocating(call, needed):
     (lambda: Layout((0,), 5), "tiles must be a sequence, found 5"),
     (lambda: Layout(3), "minor_to_major must be a sequence"),
     (lambda: Layout((0,), (5,)), "a tile must be a sequence"),
-    (lambda: Shape("f32", None), "dimensions must be a sequence, found None"),
+    (lambda: Shape("f32", None), "dimensions must be a sequence of ints, found None"),
     (lambda: Shape("f32", (3,), None, 7), "dynamic_dimensions must be a sequence"),
     (lambda: tiling.encode([[1, 2], [3]], "{1,0}"), "one shape"),
     (lambda: linear_index([[1, 2], [3]], "f32[3,5]"), "one shape"),
