@@ -13,10 +13,11 @@ import argparse
 import math
 import os
 import sys
+from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
 
-from tiling.codec import allocate, encode
+from tiling.codec import allocate, decode, encode
 from tiling.errors import LayoutError
 from tiling.indexing import (
     byte_size, check_encodable, linear_index, logical_index, num_elements, tiled_dimensions,
@@ -182,8 +183,6 @@ def _cmd_encode(args) -> int:
 
 
 def _cmd_decode(args) -> int:
-    from tiling.codec import decode
-
     shape = Shape.parse(args.shape)
     nbytes = byte_size(shape, allow_nested_padding=args.allow_nested_padding)
     if os.path.isdir(args.input):
@@ -255,7 +254,6 @@ def _count(text: str) -> int:
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
     try:
         return version("layout-toolkit")
     except PackageNotFoundError:

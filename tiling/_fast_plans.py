@@ -168,5 +168,6 @@ def fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool,
             call_fast(kernel, par, nbytes, (buf if used == buf.size else buf[:used]).view(word),
                       *args, span(out), step, *tail)
     # (`logical`: `tiling.codec` may skip the container view, see `span`)
-    return Plan(kernel.__name__, run, args, par is not None, stream if last else 0, True)
+    return Plan(kernel.__name__, run, args, par is not None, stream if last else 0, True,
+                (kernel,), par)
 

@@ -68,7 +68,10 @@ def generic_plan(a: np.ndarray, layout: Layout, element: ElementType,
                 return
             src = stored(buf, element, nbits, natural, n_final, used, word)
             call(move, sizes, src, *layout_args, _span(_words(out)), *array_args)
-    return Plan("move", run, (sizes,) + tuple(array_args) + tuple(layout_args))
+    kernels = _runtime.load_kernels()
+    packing = ((kernels.pack_bits if encode else kernels.unpack_bits),) if nbits < 8 else ()
+    return Plan("move", run, (sizes,) + tuple(array_args) + tuple(layout_args),
+                dispatchers=(move,) + packing)
 
 
 def stored(buf, element, nbits, natural, n_final, used, word):
@@ -111,10 +114,10 @@ def perm_plan(dims, layout: Layout, word: np.dtype, used: int, n_final: int,
                 dst.fill(0)
             call(scatter, x.reshape(-1), perm, dst)
             out[used:] = 0
-        return Plan("scatter", run, (perm,))
+        return Plan("scatter", run, (perm,), dispatchers=(scatter,))
     gather = kernels.gather
 
     def run(buf, out):
         call(gather, buf[:used].view(word), perm, out.reshape(-1))
-    return Plan("gather", run, (perm,))
+    return Plan("gather", run, (perm,), dispatchers=(gather,))
 

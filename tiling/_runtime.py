@@ -39,11 +39,11 @@ from tiling._tuning import (
 class Plan:
     """What every call of one kind (direction, layout, array geometry) runs, decided once.
 
-    `run(src, dst)` does the work; the other fields say what it does, for tests and readers:
-    the kernel it calls (as `tiling._kernels` names it; "copy" for a byte copy, or the
-    relayout's strategy), that kernel's index arguments, whether the kernel's `_par` twin may
-    run (numba's threads, decided again on each call: `call_fast`), and its stores (0 plain,
-    1 streaming: `stream_mode`).
+    `run(src, dst)` does the work; the other fields say what it does, for tests, readers and
+    `tiling.engine_info`: the kernel it calls (as `tiling._kernels` names it; "copy" for a
+    byte copy, or the relayout's strategy), that kernel's index arguments, whether the kernel's
+    `_par` twin may run (numba's threads, decided again on each call: `call_fast`), its stores
+    (0 plain, 1 streaming: `stream_mode`), and the numba dispatchers it calls.
     """
 
     kernel: str
@@ -52,6 +52,8 @@ class Plan:
     threads: bool = False
     stream: int = 0
     logical: bool = False  # `run` takes the logical array, not only its container view
+    dispatchers: tuple = field(default=(), repr=False)  # the serial kernels `run` calls
+    parallel: object = field(default=None, repr=False)  # the `_par` twin it may call instead
 
 
 # ---------------------------------------------------------------------------------------------
@@ -156,8 +158,8 @@ class NotReady(Exception):
 
 
 _LOAD = "load numba"  # the job that imports `tiling._kernels`
-_QUEUE: list = []  # [(kernel or _LOAD, numba signature)], oldest first
-_QUEUED: set = set()  # every kernel queued or compiling (never twice)
+_QUEUE: list = []  # [(key: a kernel, _LOAD or a precompile's, job)], oldest first
+_QUEUED: set = set()  # every key queued, running or done (never twice)
 _FOREGROUND: set = set()  # jobs that failed on the thread: the caller does them itself
 _QUEUE_LOCK = threading.Lock()
 _worker: threading.Thread | None = None
@@ -183,14 +185,25 @@ class foreground:
 
 
 def _queue(kernel, args) -> None:
-    """Queues `kernel`'s first call for the types of `args`, starting the thread if none runs."""
+    """Queues `kernel`'s first call for the types of `args` (or numba's load, `_LOAD`)."""
+    if kernel in _QUEUED:  # (checked again under the lock; this skips typing the arguments)
+        return
+    if kernel is _LOAD:
+        queue_job(_LOAD, load_kernels)
+    else:
+        signature = tuple(kernel.typeof_pyval(a) for a in args)
+        queue_job(kernel, lambda: _first_call(kernel, signature=signature))
+
+
+def queue_job(key, job) -> None:
+    """Queues `job()` on the thread under `key` (once: a key queued or done is not queued
+    again), starting the thread if none runs."""
     global _worker
     with _QUEUE_LOCK:
-        if kernel in _QUEUED:
+        if key in _QUEUED:
             return
-        _QUEUED.add(kernel)
-        _QUEUE.append((kernel, tuple(kernel.typeof_pyval(a) for a in args)
-                       if kernel is not _LOAD else ()))
+        _QUEUED.add(key)
+        _QUEUE.append((key, job))
         if _worker is None:
             _worker = threading.Thread(target=_work, name="tiling-compile")
             _worker.start()
@@ -210,14 +223,11 @@ def _work() -> None:
                 _QUEUE.clear()
                 _worker = None
                 return
-            kernel, signature = _QUEUE.pop(0)
+            key, job = _QUEUE.pop(0)
         try:
-            if kernel is _LOAD:
-                load_kernels()
-            else:
-                _first_call(kernel, signature=signature)
+            job()
         except Exception:
-            _FOREGROUND.add(kernel)
+            _FOREGROUND.add(key)
 
 
 def _after_fork_in_queue_child() -> None:
@@ -427,6 +437,18 @@ def call_fast(kernel, par, nbytes, *args) -> None:
             _queue(par, args)
     else:
         call(kernel, *args)
+
+
+class serial:
+    """A context in which this thread's fast-path calls take the serial kernels (holding
+    _PARALLEL_LOCK, as another thread's parallel call would): `tiling.precompile`."""
+
+    def __enter__(self):
+        self.lock = _PARALLEL_LOCK
+        self.lock.acquire()
+
+    def __exit__(self, *exc):
+        self.lock.release()
 
 
 def _first_parallel_call(par, args) -> None:

@@ -135,9 +135,13 @@ class Layout:
     @classmethod
     def from_jax(cls, layout, dtype=None) -> Layout:
         """Reads jax's layout of an array: a `jax.Array`, its `.format` or `.format.layout`
-        (`Layout(major_to_minor, tiling, sub_byte_element_size_in_bits)`, jax 0.10). Sub-byte
-        types (int4, ...) get `E(bits)` as jax's `_to_xla_layout` fills it in; give `dtype`
-        when passing a Format or Layout of such an array."""
+        (`Layout(major_to_minor, tiling, sub_byte_element_size_in_bits)`, jax 0.10).
+
+        Sub-byte types (int4, uint2, float4_e2m1fn, ...) get `E(bits)`, as XLA prints their
+        layouts (`s4[4,8]{1,0:E(4)}`) though jax's layout leaves the field 0. A Format or Layout
+        does not say its element type: pass `dtype` with one whose element size is not set
+        (`Layout.from_jax(x.format, x.dtype)`); without it such a layout is refused rather than
+        read without its `E(n)`."""
         dtype = getattr(layout, "dtype", dtype)
         for name in ("format", "layout"):  # an array, then its Format
             if not hasattr(layout, "major_to_minor") and hasattr(layout, name):
@@ -145,12 +149,19 @@ class Layout:
         m2m = getattr(layout, "major_to_minor", None)
         if not isinstance(m2m, (tuple, list)):
             raise LayoutError(f"expected a jax array, Format or Layout with a concrete layout "
-                              f"(major_to_minor), found {layout!r}")
-        bits = layout.sub_byte_element_size_in_bits
-        if not bits and dtype is not None:
+                              f"(major_to_minor), found {type(layout).__name__}")
+        bits = read_int(layout.sub_byte_element_size_in_bits, "sub_byte_element_size_in_bits", 0)
+        if not bits:
+            if dtype is None:
+                raise LayoutError(
+                    f"jax's {type(layout).__name__} {layout} does not say its element type, "
+                    "which decides E(n) (XLA stores int4 as {...:E(4)}): pass dtype, e.g. "
+                    "Layout.from_jax(x.format, x.dtype), or the array itself")
             et = element_type_for_dtype(dtype)
             bits = et.bit_width if et.bit_width < 8 and et.name != "pred" else 0
-        return cls(tuple(m2m)[::-1], tuple(tuple(t) for t in layout.tiling or ()), bits)
+        return cls(tuple(m2m)[::-1], tuple(read_sequence(t, "a tile")
+                                           for t in read_sequence(layout.tiling or (), "tiling")),
+                   bits)
 
     def to_jax(self):
         """This layout as jax's `Layout` (for `jax.device_put(x, Format(layout, sharding))`);
