@@ -33,12 +33,12 @@ def read_int(value, what: str, low: int = INT64_MIN, high: int = INT64_MAX) -> i
     """`value` as a Python int in [low, high], or LayoutError: Python and numpy integers (anything
     with `__index__`) only; never bool, str, float or an array."""
     if isinstance(value, (bool, np.bool_, str, bytes)):
-        raise LayoutError(f"{what} must be an integer, found {type(value).__name__} {value!r:.60}")
+        raise LayoutError(f"{what} must be an integer, found {type(value).__name__} {describe(value)}")
     try:
         number = operator.index(value)
     except TypeError:
         raise LayoutError(f"{what} must be an integer, found {type(value).__name__} "
-                          f"{_short_repr(value)}") from None
+                          f"{describe(value)}") from None
     if not low <= number <= high:
         bound = (f">= {int_text(low)}" if high == INT64_MAX
                  else f"at most {int_text(high)}" if low == INT64_MIN
@@ -56,7 +56,7 @@ def read_ints(values, what: str, low: int = INT64_MIN, high: int = INT64_MAX) ->
 
 def read_sequence(value, what: str, kind: str = "a sequence") -> tuple:
     if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__iter__"):
-        raise LayoutError(f"{what} must be {kind}, found {_short_repr(value)}")
+        raise LayoutError(f"{what} must be {kind}, found {describe(value)}")
     try:
         return tuple(value)
     except Exception as e:  # (an iterable that fails while iterating: its own error, reported)
@@ -64,7 +64,8 @@ def read_sequence(value, what: str, kind: str = "a sequence") -> tuple:
                           f"{e}") from None
 
 
-def _short_repr(value) -> str:
+def describe(value) -> str:
+    """`repr(value)` for a message: at most 80 characters, never failing."""
     try:
         text = repr(value)
     except Exception:  # (a repr that fails, or an int past 4,300 digits inside it)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tiling import _engine, _runtime
-from tiling._checks import read_sequence
+from tiling._checks import describe, read_sequence
 from tiling._tuning import MAX_CALLS, WORKQUEUE_PARALLEL_BYTES
 from tiling.dtypes import ELEMENT_TYPES, ElementType, element_type_for_dtype
 from tiling.errors import LayoutError
@@ -54,7 +54,7 @@ def _shape_for_array(x: np.ndarray, layout: Layout | Shape | str) -> Shape:
             raise LayoutError(f"array has shape {x.shape} but {layout} expects "
                               f"{layout.dimensions}")
         return layout
-    raise LayoutError(f"expected a Layout, a Shape or their text, found {layout!r}")
+    raise LayoutError(f"expected a Layout, a Shape or their text, found {describe(layout)}")
 
 
 # One cache, keyed by value: per direction, `layout`/`shape` as the caller gave it (a `Layout`
@@ -228,7 +228,9 @@ def encode(array, layout: Layout | Shape | str, *, out: np.ndarray | None = None
     key = (layout, dtype, x.shape, x.strides, allow_nested_padding)
     try:
         call = _CALLS[key]
-    except (KeyError, TypeError):
+    except (KeyError, TypeError):  # (a new kind of call, or an unhashable layout)
+        call = None
+    if call is None:  # (out of the except block: its errors are not chained onto a KeyError)
         call = _encode_call(key, x, layout, allow_nested_padding)
     buf = out_buffer(out, call.nbytes, x, "the input array", call.shape)
     # (a repeated call: the key's lookup, the checks of `out`, and `work`)
@@ -263,6 +265,8 @@ def decode(buffer, shape: Shape | str, *, out: np.ndarray | None = None,
     try:
         call = _CALLS[key]
     except (KeyError, TypeError):
+        call = None
+    if call is None:
         call = _decode_call(key, shape, allow_nested_padding)
     buf = in_buffer(buffer, call.nbytes)
     array = _out_array(out, call, buf)
@@ -436,8 +440,8 @@ def engine_info(shape, *, dtype=None, direction: str = "encode",
     >>> engine_info("f32[8,128]{1,0:T(8,128)}")
     {'engine': 'numpy', 'kernel': 'copy', 'state': 'ready'}
     """
-    if direction not in _DIRECTIONS:
-        raise LayoutError(f"direction must be 'encode' or 'decode', found {direction!r:.60}")
+    if not isinstance(direction, str) or direction not in _DIRECTIONS:
+        raise LayoutError(f"direction must be 'encode' or 'decode', found {describe(direction)}")
     shape = _engine_shape(shape, dtype, "engine_info")
     check_encodable(shape, allow_nested_padding=allow_nested_padding)
     nbytes = byte_size(shape, allow_nested_padding=allow_nested_padding)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
+from tiling._checks import describe
 from tiling.errors import LayoutError
 
 __all__ = ["ELEMENT_TYPES", "ElementType", "element_type", "element_type_for_dtype"]
@@ -89,7 +90,7 @@ def element_type(name: str) -> ElementType:
     et = ELEMENT_TYPES.get(name.lower()) if isinstance(name, str) else None
     if et is None:
         raise LayoutError(
-            f"unknown element type {name!r:.60}; expected one of {', '.join(ELEMENT_TYPES)}")
+            f"unknown element type {describe(name)}; expected one of {', '.join(ELEMENT_TYPES)}")
     return et
 
 

@@ -141,14 +141,16 @@ def _element_size_problem(et: ElementType, bits: int) -> str | None:
     return None
 
 
-def check_encodable(shape: Shape, *, allow_nested_padding: bool = False) -> None:
-    """Raises `UnsupportedLayoutError` unless `shape` has a well-defined dense buffer.
+def check_encodable(shape: Shape | str, *, allow_nested_padding: bool = False) -> None:
+    """Raises `UnsupportedLayoutError` unless `shape` (a Shape or its text) has a well-defined
+    dense buffer.
 
     Refused: dynamic dims, `E(n)` the element type cannot be stored in (XLA's parser accepts
     `f32[3]{0:E(300)}`), `M(n)` metadata, and (unless `allow_nested_padding`) a tile after
     the first that pads again. XLA sizes buffers from the first tile only, so for such layouts
     XLA's buffer is smaller than the definition's (`f32[4,4]{1,0:T(4,4)(3)}`: 64 vs 96 bytes).
     """
+    shape = as_shape(shape)
     _check_static(shape)
     problem = _element_size_problem(ELEMENT_TYPES[shape.element_type],
                                     shape.layout.element_size_in_bits)

@@ -20,7 +20,7 @@ import numpy as np
 
 from tiling import _runtime
 from tiling._checks import (
-    COMBINE_DIMENSION, INT64_MAX, UNBOUNDED_SIZE, int_text, minor_to_major_problem, read_int,
+    COMBINE_DIMENSION, INT64_MAX, UNBOUNDED_SIZE, describe, int_text, minor_to_major_problem, read_int,
     read_ints, read_sequence, tile_problem,
 )
 from tiling._parser import _Parser
@@ -122,7 +122,7 @@ class Layout:
     @classmethod
     def default(cls, rank: int) -> Layout:
         """XLA's default (row-major) layout, `{rank-1,...,0}`."""
-        return cls(tuple(range(rank - 1, -1, -1)))
+        return cls(tuple(range(read_int(rank, "rank", 0, 1 << 16) - 1, -1, -1)))
 
     @classmethod
     def parse(cls, text: str) -> Layout:
@@ -225,7 +225,7 @@ class Shape:
     def __post_init__(self):
         if not isinstance(self.element_type, str):
             raise LayoutError(f"element_type must be a name like 'f32', found "
-                              f"{self.element_type!r}")
+                              f"{describe(self.element_type)}")
         et = element_type(self.element_type)
         object.__setattr__(self, "element_type", et.name)
         dims = read_ints(self.dimensions, "dimensions")
@@ -241,7 +241,7 @@ class Shape:
                 raise LayoutError(f"dimension sizes must be >= 0, found {int_text(d)}")
         layout = Layout.default(len(dims)) if self.layout is None else self.layout
         if not isinstance(layout, Layout):
-            raise LayoutError(f"expected a Layout, found {layout!r}")
+            raise LayoutError(f"expected a Layout, found {describe(layout)}")
         object.__setattr__(self, "layout", layout)
         if layout.rank != len(dims):
             raise LayoutError(f"Dimensions size is {len(dims)}, but minor to major size is "
@@ -301,7 +301,7 @@ def as_shape(shape: Shape | str) -> Shape:
         return shape
     if isinstance(shape, str):
         return Shape.parse(shape)
-    raise LayoutError(f"expected a Shape or shape text like 'f32[3,5]{{1,0}}', found {shape!r}")
+    raise LayoutError(f"expected a Shape or shape text like 'f32[3,5]{{1,0}}', found {describe(shape)}")
 
 
 def as_layout(layout: Layout | str) -> Layout:
@@ -310,5 +310,5 @@ def as_layout(layout: Layout | str) -> Layout:
     if isinstance(layout, str):
         return Layout.parse(layout)
     raise LayoutError(f"expected a Layout or layout text like '{{1,0:T(8,128)}}', "
-                      f"found {layout!r}")
+                      f"found {describe(layout)}")
 

@@ -23,6 +23,7 @@ from tiling._runtime import NotReady, Plan, call, load_kernels, on_reference, ti
 from tiling._geometry import (
     _add_word_dim, _kernel_args, _loop, _num_final, _side_for_layout, _storage_bits,
 )
+from tiling._checks import describe
 from tiling._tuning import BAND_BYTES, BAND_MAX_BYTES
 from tiling.codec import in_buffer, out_buffer
 from tiling.dtypes import ELEMENT_TYPES, ElementType
@@ -78,7 +79,7 @@ def relayout(buffer, src_shape: Shape | str, dst_layout: Layout | Shape | str, *
         dst_layout = dst_layout.layout
     if not isinstance(dst_layout, Layout):
         raise LayoutError(f"expected a Layout, a Shape or their text for the destination, "
-                          f"found {dst_layout!r}")
+                          f"found {describe(dst_layout)}")
     if dst_layout.rank != src.rank:
         raise LayoutError(f"destination layout {dst_layout} has rank {dst_layout.rank} but the "
                           f"source {src} has rank {src.rank}")
