@@ -245,14 +245,14 @@ def _run(plan: Plan | None, reference, src, layout: Layout, element: ElementType
 # What serves a kind of call now (`tiling.engine_info`), and warming it (`tiling.precompile`)
 
 
-def kernel_state(kernel) -> str:
-    """"ready" (loaded in this process), "compiling" (queued or compiling on the thread),
-    "cached" (not loaded; the disk cache holds entries for it) or "absent"."""
+def kernel_state(kernel: _runtime.Kernel) -> str:
+    """"ready" (loaded in this process for these arguments), "compiling" (queued or compiling
+    on the thread), "cached" (not loaded; the disk cache holds entries for it) or "absent"."""
     if kernel in _runtime._WARM:
         return "ready"
-    if _runtime.queued(kernel):
+    if _runtime.queued(kernel.dispatcher):
         return "compiling"
-    return "cached" if _on_disk(kernel) else "absent"
+    return "cached" if _on_disk(kernel.dispatcher) else "absent"
 
 
 def _on_disk(kernel) -> bool:
@@ -279,18 +279,17 @@ def engine_now(like: np.ndarray, layout: Layout, element: ElementType, nbytes: i
     plan = cached_plan((layout, encode, like.shape, like.strides, like.dtype, element.name),
                        lambda: make_plan(like, layout, element, encode))
     states = [kernel_state(k) for k in plan.dispatchers]
-    info = dict(kernel=plan.kernel,
-                state=("ready" if all(s == "ready" for s in states)
-                       else next(s for s in ("compiling", "absent", "cached") if s in states)))
+    state = ("ready" if all(s == "ready" for s in states)
+             else next(s for s in ("compiling", "absent", "cached") if s in states))
     par = plan.parallel
-    parallel = (par is not None and like.nbytes >= _runtime._parallel_bytes
-                and (par in _runtime._WARM or not _runtime.BACKGROUND_COMPILE))
-    if parallel:
-        info["engine"] = "parallel"
-    elif info["state"] == "ready" or not _runtime.BACKGROUND_COMPILE:
-        info["engine"] = "serial"
+    if (par is not None and like.nbytes >= _runtime._parallel_bytes
+            and (par in _runtime._WARM or not _runtime.BACKGROUND_COMPILE)):
+        engine = "parallel"
+    elif state == "ready" or not _runtime.BACKGROUND_COMPILE:
+        engine = "serial"
     else:
-        info["engine"] = "numpy"
+        engine = "numpy"
+    info = dict(engine=engine, kernel=plan.kernel, state=state)
     if par is not None:
         info.update(parallel_kernel=par.__name__, parallel_state=kernel_state(par))
     return info

@@ -114,18 +114,51 @@ def timed(fn, *args) -> None:
 # Calling kernels: the first call of each kernel in a process runs under a file lock
 
 
-_WARM: set = set()  # the kernels past their first call in this process
+class Kernel:
+    """A numba dispatcher called with one kind of arguments (`facts`: their dtypes and
+    contiguity, fixed by the plans that call it): what `_WARM` holds. A dispatcher compiles once
+    per argument types, so the packed kernel warm for uint16 arrays is not yet for uint8 ones,
+    whose first call would otherwise compile in the caller's thread. One object per
+    (dispatcher, facts) (`specialised`), hashed by identity: `in _WARM` stays a pointer lookup."""
+
+    __slots__ = ("dispatcher", "facts", "__name__")
+
+    def __init__(self, dispatcher, facts: tuple):
+        self.dispatcher, self.facts = dispatcher, facts
+        self.__name__ = dispatcher.__name__
+
+    def __repr__(self) -> str:
+        return f"Kernel({self.__name__}, {self.facts})"
+
+
+_KERNELS: dict = {}
+
+
+def specialised(dispatcher, *facts) -> Kernel:
+    """The `Kernel` of `dispatcher` for arguments described by `facts`."""
+    key = (dispatcher, facts)
+    found = _KERNELS.get(key)
+    return found if found is not None else _KERNELS.setdefault(key, Kernel(dispatcher, facts))
+
+
+def _compiled(dispatcher, args) -> bool:
+    """Whether `dispatcher` has code for the types of `args` in this process already."""
+    return tuple(dispatcher.typeof_pyval(a) for a in args) in dispatcher.overloads
+
+
+_WARM: set = set()  # the `Kernel`s past their first call in this process
 _FIRST_CALL_LOCK = threading.Lock()  # held by a thread through a kernel's first call
 _flock_handle = None  # the lock file while a first call holds its flock
 
 
-def call(kernel, *args) -> None:
+def call(kernel: Kernel, *args) -> None:
     if kernel in _WARM:
-        kernel(*args)
-    elif not _background(kernel):
-        _first_call(kernel, args)
+        kernel.dispatcher(*args)
+    elif not _background(kernel.dispatcher) or _compiled(kernel.dispatcher, args):
+        _first_call(kernel.dispatcher, args)
+        _WARM.add(kernel)
     else:
-        _queue(kernel, args)
+        _queue(kernel.dispatcher, args)
         raise NotReady
 
 
@@ -158,9 +191,10 @@ class NotReady(Exception):
 
 
 _LOAD = "load numba"  # the job that imports `tiling._kernels`
-_QUEUE: list = []  # [(key: a kernel, _LOAD or a precompile's, job)], oldest first
+_QUEUE: list = []  # [(key, job, tracked)]: a kernel's compile, numba's load, a precompile
 _QUEUED: set = set()  # every key queued, running or done (never twice)
 _FOREGROUND: set = set()  # jobs that failed on the thread: the caller does them itself
+_IN_FLIGHT: dict = {}  # dispatcher -> its compiles queued or running
 _QUEUE_LOCK = threading.Lock()
 _worker: threading.Thread | None = None
 _HERE = threading.local()  # `foreground`: this thread's first calls compile in place
@@ -185,33 +219,45 @@ class foreground:
 
 
 def _queue(kernel, args) -> None:
-    """Queues `kernel`'s first call for the types of `args` (or numba's load, `_LOAD`)."""
-    if kernel in _QUEUED:  # (checked again under the lock; this skips typing the arguments)
-        return
+    """Queues the dispatcher `kernel`'s compile for the types of `args` (or numba's load,
+    `_LOAD`)."""
     if kernel is _LOAD:
         queue_job(_LOAD, load_kernels)
-    else:
-        signature = tuple(kernel.typeof_pyval(a) for a in args)
-        queue_job(kernel, lambda: _first_call(kernel, signature=signature))
+        return
+    signature = tuple(kernel.typeof_pyval(a) for a in args)
+    if (kernel, signature) in _QUEUED:
+        return
+
+    def job():
+        try:
+            _first_call(kernel, signature=signature)
+        except Exception:
+            _FOREGROUND.add(kernel)
+            raise
+    queue_job((kernel, signature), job, kernel)
 
 
-def queue_job(key, job) -> None:
+def queue_job(key, job, tracked=None) -> None:
     """Queues `job()` on the thread under `key` (once: a key queued or done is not queued
-    again), starting the thread if none runs."""
+    again), starting the thread if none runs; `queued(tracked)` holds until it has run."""
     global _worker
     with _QUEUE_LOCK:
         if key in _QUEUED:
             return
         _QUEUED.add(key)
-        _QUEUE.append((key, job))
+        _QUEUE.append((key, job, tracked))
+        _IN_FLIGHT[tracked] = _IN_FLIGHT.get(tracked, 0) + 1
         if _worker is None:
             _worker = threading.Thread(target=_work, name="tiling-compile")
             _worker.start()
 
 
 def queued(kernel) -> bool:
-    """Whether `kernel` (or `_LOAD`) is queued or compiling on the thread."""
-    return kernel in _QUEUED and kernel not in _WARM and kernel not in _FOREGROUND
+    """Whether the dispatcher `kernel` (or numba's load, `_LOAD`, or what `queue_job` was told
+    it tracks) has a compile queued or running on the thread."""
+    if kernel is _LOAD:
+        return _LOAD in _QUEUED and _kernels is None and _LOAD not in _FOREGROUND
+    return _IN_FLIGHT.get(kernel, 0) > 0
 
 
 def _work() -> None:
@@ -221,13 +267,17 @@ def _work() -> None:
         with _QUEUE_LOCK:
             if not _QUEUE or not threading.main_thread().is_alive():  # (exiting: see above)
                 _QUEUE.clear()
+                _IN_FLIGHT.clear()
                 _worker = None
                 return
-            key, job = _QUEUE.pop(0)
+            key, job, tracked = _QUEUE.pop(0)
         try:
             job()
         except Exception:
             _FOREGROUND.add(key)
+        finally:
+            with _QUEUE_LOCK:
+                _IN_FLIGHT[tracked] -= 1
 
 
 def _after_fork_in_queue_child() -> None:
@@ -236,6 +286,7 @@ def _after_fork_in_queue_child() -> None:
     _QUEUE_LOCK = threading.Lock()
     _QUEUE.clear()
     _QUEUED.clear()
+    _IN_FLIGHT.clear()
     _worker = None
 
 
@@ -274,7 +325,6 @@ def _first_call(kernel, args=(), signature=None) -> None:
                 run(*args)
         finally:
             _close_flock()
-        _WARM.add(kernel)
 
 
 def _close_flock() -> None:
@@ -416,25 +466,27 @@ def parallel_allowed(nbytes: int) -> bool:
             and _kernels.numba.config.NUMBA_NUM_THREADS > 1)
 
 
-def call_fast(kernel, par, nbytes, *args) -> None:
-    """`par(*args)` when allowed (see above), else `kernel(*args)`; `par` None means serial.
+def call_fast(kernel: Kernel, par: Kernel | None, nbytes, *args) -> None:
+    """`par`'s code when allowed (see above), else `kernel`'s; `par` None means serial.
     (`call` written out: this runs on every call of the fast paths.)"""
     if (par is not None and nbytes >= _parallel_bytes
-            and (par in _WARM or not _background(par)) and _PARALLEL_LOCK.acquire(False)):
+            and (par in _WARM or not _background(par.dispatcher)
+                 or _compiled(par.dispatcher, args))
+            and _PARALLEL_LOCK.acquire(False)):
         try:
             if _PARALLEL_PID is None:
                 _first_parallel_call(par, args)
             elif par in _WARM:
-                par(*args)
+                par.dispatcher(*args)
             else:
-                _first_call(par, args)
+                call(par, *args)
         finally:
             _PARALLEL_LOCK.release()
     elif kernel in _WARM:
-        kernel(*args)
+        kernel.dispatcher(*args)
         if par is not None and nbytes >= _parallel_bytes and par not in _WARM \
-                and _background(par):
-            _queue(par, args)
+                and _background(par.dispatcher):
+            _queue(par.dispatcher, args)
     else:
         call(kernel, *args)
 

@@ -417,7 +417,7 @@ def precompile(shapes, *, dtype=None, wait: bool = True,
         if wait:
             job()
         else:
-            _runtime.queue_job(("precompile", shape, encode), job)
+            _runtime.queue_job(("precompile", shape, encode), job, ("precompile", shape, encode))
 
 
 def engine_info(shape, *, dtype=None, direction: str = "encode",
@@ -426,10 +426,12 @@ def engine_info(shape, *, dtype=None, direction: str = "encode",
 
     Returns a dict: `engine` is "numpy" (the bit-identical numpy engine: a byte copy, numba not
     loaded yet, or the kernel still compiling), "serial" or "parallel" (numba's threads);
-    `kernel` names the kernel (None before numba loads; "copy" for a byte copy); `state` is
-    "ready" (loaded in this process), "compiling" (on the background thread), "cached" (not
-    loaded, in the disk cache) or "absent". A kernel with a parallel twin adds
-    `parallel_kernel` and `parallel_state`. Nothing loads or compiles to answer.
+    `kernel` names the kernel ("copy" for a byte copy); `state` is "ready" (loaded in this
+    process for these argument types), "compiling" (on the background thread), "cached" (not
+    loaded; the disk cache holds code of this kernel, for these or other argument types) or
+    "absent". A kernel with a parallel twin adds `parallel_kernel` and `parallel_state`. Before
+    numba loads, `kernel` is None and `state` is "compiling" while numba loads on the thread,
+    else "absent". Nothing loads or compiles to answer.
 
     Parameters
     ----------
@@ -448,7 +450,10 @@ def engine_info(shape, *, dtype=None, direction: str = "encode",
     et = ELEMENT_TYPES[shape.element_type]
     like = np.lib.stride_tricks.as_strided(np.empty(0, et.container), shape.dimensions,
                                            _c_strides(shape.dimensions, et.container.itemsize))
-    return _engine.engine_now(like, shape.layout, et, nbytes, direction == "encode")
+    info = _engine.engine_now(like, shape.layout, et, nbytes, direction == "encode")
+    if info["state"] != "ready" and _runtime.queued(("precompile", shape, direction == "encode")):
+        info["state"] = "compiling"  # (a `precompile(..., wait=False)` of it not yet run)
+    return info
 
 
 def _c_strides(dims: tuple[int, ...], itemsize: int) -> tuple[int, ...]:

@@ -285,6 +285,7 @@ class Slow:
     # longer, as a long cold compile or cache load would, so that the fork below lands inside it.
     def __init__(self, real):
         self.real = real
+        self.__name__ = real.__name__
 
     def typeof_pyval(self, value):
         return self.real.typeof_pyval(value)
@@ -294,6 +295,10 @@ class Slow:
             in_call.set()
             time.sleep(1.0)
             return self.real.compile(signature)
+
+    @property
+    def overloads(self):
+        return self.real.overloads
 
     def __call__(self, *args):
         return self.real(*args)
