@@ -154,7 +154,10 @@ _flock_handle = None  # the lock file while a first call holds its flock
 def call(kernel: Kernel, *args) -> None:
     if kernel in _WARM:
         kernel.dispatcher(*args)
-    elif not _background(kernel.dispatcher) or _compiled(kernel.dispatcher, args):
+    elif _compiled(kernel.dispatcher, args):  # (by the thread, or for another plan: no lock,
+        _WARM.add(kernel)                     # which the thread may hold for its next compile)
+        kernel.dispatcher(*args)
+    elif not _background(kernel.dispatcher):
         _first_call(kernel.dispatcher, args)
         _WARM.add(kernel)
     else:
