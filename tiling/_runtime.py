@@ -362,15 +362,21 @@ def _register_fork_handlers() -> None:
 
 
 def _numba_locks() -> tuple:
-    """numba's compiler lock, once numba is loaded (it may be loading on the compile thread)."""
+    """numba's compiler lock, once numba is loaded (a module half imported has none yet)."""
     module = sys.modules.get("numba.core.compiler_lock")
-    return () if module is None else (module.global_compiler_lock._lock,)
+    lock = getattr(getattr(module, "global_compiler_lock", None), "_lock", None)
+    return () if lock is None else (lock,)
 
 
 def _before_fork() -> None:
     global _locks_at_fork
-    _locks_at_fork = (_FIRST_CALL_LOCK,) + _numba_locks()
-    for lock in _locks_at_fork:
+    # _FIRST_CALL_LOCK first: numba's import runs under it, so numba's lock is looked up after
+    # the import in progress (if any) has ended
+    _locks_at_fork = (_FIRST_CALL_LOCK,)
+    if _FIRST_CALL_LOCK.acquire(timeout=FORK_WAIT_SECONDS):
+        _HELD_AT_FORK.append(_FIRST_CALL_LOCK)
+    for lock in _numba_locks():
+        _locks_at_fork += (lock,)
         if lock.acquire(timeout=FORK_WAIT_SECONDS):
             _HELD_AT_FORK.append(lock)
 
@@ -448,9 +454,17 @@ _PARALLEL_LOCK = threading.Lock()
 _PARALLEL_PID: int | None = None  # the process that launched a `_par` kernel, once one has
 
 
+def _threads_launched() -> bool:
+    """Whether numba has started its threading layer in this process: it does on loading or
+    compiling a `_par` kernel, before any runs (the compile thread, `tiling.precompile`), and
+    numba's OpenMP layer then terminates (SIGTERM) a forked child that launches a region."""
+    module = sys.modules.get("numba.np.ufunc.parallel")
+    return bool(getattr(module, "_is_initialized", False))
+
+
 def _after_fork_in_child() -> None:
     global _parallel_bytes, _PARALLEL_LOCK
-    if _PARALLEL_PID is not None:  # the parent launched a `_par` kernel: stay serial
+    if _PARALLEL_PID is not None or _threads_launched():  # the parent's threads: stay serial
         _parallel_bytes = math.inf
     _PARALLEL_LOCK = threading.Lock()  # a parent thread's hold on it ends with the fork
 
