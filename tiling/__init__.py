@@ -6,7 +6,7 @@
 ('bf16[4,8]{1,0:T(2,4)(2,1)}', 64)
 """
 
-from tiling.codec import decode, encode
+from tiling.codec import decode, encode, engine_info, precompile
 from tiling.dtypes import ELEMENT_TYPES, ElementType
 from tiling.errors import LayoutError, LayoutParseError, UnsupportedLayoutError
 from tiling.indexing import (
@@ -23,6 +23,6 @@ from tiling.tpu import tpu_layout
 __all__ = [
     "COMBINE_DIMENSION", "ELEMENT_TYPES", "ElementType", "Layout", "LayoutError",
     "LayoutParseError", "Shape", "Tile", "UnsupportedLayoutError", "byte_size",
-    "check_encodable", "decode", "encode", "linear_index", "logical_index", "relayout",
-    "tiled_dimensions", "tpu_layout",
+    "check_encodable", "decode", "encode", "engine_info", "linear_index", "logical_index",
+    "precompile", "relayout", "tiled_dimensions", "tpu_layout",
 ]

@@ -13,15 +13,16 @@ import argparse
 import math
 import os
 import sys
+from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
 
-from tiling.codec import allocate
+from tiling.codec import allocate, decode, encode
 from tiling.errors import LayoutError
 from tiling.indexing import (
     byte_size, check_encodable, linear_index, logical_index, num_elements, tiled_dimensions,
 )
-from tiling.layout import Shape
+from tiling.layout import Layout, Shape
 
 
 def _format_index(e) -> str:
@@ -161,9 +162,6 @@ def _load_npy(path: str) -> np.ndarray:
 
 
 def _cmd_encode(args) -> int:
-    from tiling.codec import encode
-    from tiling.layout import Layout
-
     target = args.layout
     target = Layout.parse(target) if target.lstrip().startswith("{") else Shape.parse(target)
     x = _load_npy(args.input)
@@ -189,8 +187,6 @@ def _cmd_encode(args) -> int:
 
 
 def _cmd_decode(args) -> int:
-    from tiling.codec import decode
-
     shape = Shape.parse(args.shape)
     nbytes = byte_size(shape, allow_nested_padding=args.allow_nested_padding)
     if os.path.isdir(args.input):
@@ -262,7 +258,6 @@ def _count(text: str) -> int:
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
     try:
         return version("layout-toolkit")
     except PackageNotFoundError:

@@ -140,7 +140,8 @@ def make_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool,
             tmp = np.empty(out.shape, out.dtype)
             run(buf, tmp)
             out[...] = tmp
-    return Plan(inner.kernel, copied, inner.geometry, inner.threads, inner.stream)
+    return Plan(inner.kernel, copied, inner.geometry, inner.threads, inner.stream, False,
+                inner.dispatchers, inner.parallel)
 
 
 def _exports_buffer(dtype: np.dtype) -> bool:
@@ -238,3 +239,74 @@ def _run(plan: Plan | None, reference, src, layout: Layout, element: ElementType
         except NotReady:
             pass
     timed(reference, src, layout, element, dst)
+
+
+# ---------------------------------------------------------------------------------------------
+# What serves a kind of call now (`tiling.engine_info`), and warming it (`tiling.precompile`)
+
+
+def kernel_state(kernel: _runtime.Kernel) -> str:
+    """"ready" (loaded in this process for these arguments), "compiling" (queued or compiling
+    on the thread), "cached" (not loaded; the disk cache holds entries for it) or "absent"."""
+    if kernel in _runtime._WARM:
+        return "ready"
+    if _runtime.queued(kernel.dispatcher):
+        return "compiling"
+    return "cached" if _on_disk(kernel.dispatcher) else "absent"
+
+
+def _on_disk(kernel) -> bool:
+    cache_file = getattr(getattr(kernel, "_cache", None), "_cache_file", None)
+    try:
+        return bool(cache_file is not None and cache_file._load_index())
+    except Exception:  # (an unreadable index: numba would recompile, so none to load)
+        return False
+
+
+def engine_now(like: np.ndarray, layout: Layout, element: ElementType, nbytes: int,
+               encode: bool) -> dict:
+    """Which engine serves a call like `like` (container view) now, without loading numba or
+    compiling anything: a mapping of `engine` ("numpy", "serial" or "parallel"), `kernel`
+    (None before numba loads), `state` (`kernel_state`, or for numba itself "compiling" while
+    it loads on the thread), and with a `_par` twin `parallel_kernel`, `parallel_state`."""
+    if like.flags.c_contiguous and is_row_major(like.shape, layout, element):
+        return dict(engine="numpy", kernel="copy", state="ready")
+    if _runtime._kernels is None:
+        loading = _runtime.queued(_runtime._LOAD)
+        serves = (_on_reference(nbytes, layout, element) if not loading else True)
+        return dict(engine="numpy" if serves or _runtime.BACKGROUND_COMPILE else "serial",
+                    kernel=None, state="compiling" if loading else "absent")
+    plan = cached_plan((layout, encode, like.shape, like.strides, like.dtype, element.name),
+                       lambda: make_plan(like, layout, element, encode))
+    states = [kernel_state(k) for k in plan.dispatchers]
+    state = ("ready" if all(s == "ready" for s in states)
+             else next(s for s in ("compiling", "absent", "cached") if s in states))
+    par = plan.parallel
+    if (par is not None and like.nbytes >= _runtime._parallel_bytes
+            and (par in _runtime._WARM or not _runtime.BACKGROUND_COMPILE)):
+        engine = "parallel"
+    elif state == "ready" or not _runtime.BACKGROUND_COMPILE:
+        engine = "serial"
+    else:
+        engine = "numpy"
+    info = dict(engine=engine, kernel=plan.kernel, state=state)
+    if par is not None:
+        info.update(parallel_kernel=par.__name__, parallel_state=kernel_state(par))
+    return info
+
+
+def warm(like: np.ndarray, layout: Layout, element: ElementType, nbytes: int,
+         encode: bool) -> None:
+    """Gives every kernel a call like `like` (a scratch container array) may run its first call
+    in this thread: the plan runs once on scratch memory (the `_par` twin where the call would
+    take it), and once more on the serial kernel when there is a twin."""
+    load_kernels()
+    plan = cached_plan((layout, encode, like.shape, like.strides, like.dtype, element.name),
+                       lambda: make_plan(like, layout, element, encode))
+    buf = np.zeros(nbytes, np.uint8)
+    src, dst = (like, buf) if encode else (buf, like)
+    with _runtime.foreground():
+        plan.run(src, dst)
+        if plan.parallel is not None:
+            with _runtime.serial():
+                plan.run(src, dst)

@@ -23,7 +23,9 @@ from tiling._geometry import (
     _batch_offsets, _fast_form, _geometry, _num_final, _paired_rows, _span, _square_rows,
     _storage_bits,
 )
-from tiling._runtime import NO_CARRY, Plan, call_fast, parallel_allowed, stream_mode
+from tiling._runtime import (
+    NO_CARRY, Plan, call_fast, parallel_allowed, specialised, stream_mode,
+)
 from tiling._tuning import PERM_MAX, PERM_RUN
 from tiling.dtypes import ElementType
 from tiling.layout import COMBINE_DIMENSION, Layout
@@ -149,6 +151,11 @@ def fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool,
     # microseconds of Python per call.
     contiguous = a.flags.c_contiguous  # (every array a plan serves has a's strides)
     target, container = unit or a.dtype, a.dtype
+    name = kernel.__name__
+    # the argument types the kernels get (array dtypes and contiguity): `_runtime.Kernel`
+    facts = (target.str, word.str, contiguous, bool(carry), encode)
+    kernel = specialised(kernel, *facts)
+    par = None if par is None else specialised(par, *facts)
 
     def span(x):  # x: `a`'s kind of container view, or the logical array (same item size;
         # as `a` first: numpy's as_strided, under `_span`, refuses ml_dtypes' float8 types)
@@ -168,5 +175,5 @@ def fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool,
             call_fast(kernel, par, nbytes, (buf if used == buf.size else buf[:used]).view(word),
                       *args, span(out), step, *tail)
     # (`logical`: `tiling.codec` may skip the container view, see `span`)
-    return Plan(kernel.__name__, run, args, par is not None, stream if last else 0, True)
+    return Plan(name, run, args, par is not None, stream if last else 0, True, (kernel,), par)
 

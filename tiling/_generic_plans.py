@@ -18,7 +18,7 @@ from tiling._geometry import (
     _add_word_dim, _buffer_positions, _geometry, _kernel_args, _loop, _num_final,
     _side_for_array, _side_for_layout, _span, _storage_bits, _words,
 )
-from tiling._runtime import Plan, call
+from tiling._runtime import Plan, call, specialised
 from tiling._tuning import PERM_MAX, PERM_RUN
 from tiling.dtypes import ElementType
 from tiling.layout import Layout
@@ -29,7 +29,7 @@ def generic_plan(a: np.ndarray, layout: Layout, element: ElementType,
     strides that are not whole elements; `a` is the logical container array."""
     if _geometry(a) is None:
         return None
-    move = _runtime.load_kernels().move
+    kernels = _runtime.load_kernels()
     dims = a.shape
     nbits = _storage_bits(layout, element)
     natural = a.itemsize * 8
@@ -48,6 +48,7 @@ def generic_plan(a: np.ndarray, layout: Layout, element: ElementType,
     if (words == 1 and nbits == natural and 0 < a.size <= PERM_MAX and a.flags.c_contiguous
             and min(array_args[4], layout_args[4]) <= PERM_RUN):
         return perm_plan(dims, layout, word, used, n_final, encode)
+    move = specialised(kernels.move, word.str, a.flags.c_contiguous, encode)
 
     if encode:
         def run(x, out):
@@ -68,7 +69,10 @@ def generic_plan(a: np.ndarray, layout: Layout, element: ElementType,
                 return
             src = stored(buf, element, nbits, natural, n_final, used, word)
             call(move, sizes, src, *layout_args, _span(_words(out)), *array_args)
-    return Plan("move", run, (sizes,) + tuple(array_args) + tuple(layout_args))
+    packing = (specialised(kernels.pack_bits if encode else kernels.unpack_bits),) \
+        if nbits < 8 else ()
+    return Plan("move", run, (sizes,) + tuple(array_args) + tuple(layout_args),
+                dispatchers=(move,) + packing)
 
 
 def stored(buf, element, nbits, natural, n_final, used, word):
@@ -77,7 +81,7 @@ def stored(buf, element, nbits, natural, n_final, used, word):
         return buf[:used].view(word)
     if nbits < 8:
         values = np.empty(n_final, np.uint8)
-        call(_runtime.load_kernels().unpack_bits, buf, nbits, values)
+        call(specialised(_runtime.load_kernels().unpack_bits), buf, nbits, values)
         return values
     return np.ascontiguousarray(_reference.unpack(buf, element, nbits, n_final))
 
@@ -89,7 +93,7 @@ def store(values, element, nbits, natural, used, out):
         _reference.pack(values, element, nbits, out)
         return
     if nbits < 8:
-        call(_runtime.load_kernels().pack_bits, values, nbits, out[:used])
+        call(specialised(_runtime.load_kernels().pack_bits), values, nbits, out[:used])
     out[used:] = 0
 
 
@@ -103,7 +107,7 @@ def perm_plan(dims, layout: Layout, word: np.dtype, used: int, n_final: int,
     perm = _buffer_positions(dims, layout)
     kernels = _runtime.load_kernels()
     if encode:
-        scatter = kernels.scatter
+        scatter = specialised(kernels.scatter, word.str)
 
         def run(x, out):
             dst = out[:used].view(word)
@@ -111,10 +115,10 @@ def perm_plan(dims, layout: Layout, word: np.dtype, used: int, n_final: int,
                 dst.fill(0)
             call(scatter, x.reshape(-1), perm, dst)
             out[used:] = 0
-        return Plan("scatter", run, (perm,))
-    gather = kernels.gather
+        return Plan("scatter", run, (perm,), dispatchers=(scatter,))
+    gather = specialised(kernels.gather, word.str)
 
     def run(buf, out):
         call(gather, buf[:used].view(word), perm, out.reshape(-1))
-    return Plan("gather", run, (perm,))
+    return Plan("gather", run, (perm,), dispatchers=(gather,))
 

@@ -1,19 +1,20 @@
 """The text form of shapes and layouts: a tokenizer and recursive-descent parser for XLA's HLO
 grammar (spec `tiled_layout.md` §2.2), behind `Shape.parse` and `Layout.parse`.
 
-Kept apart from the values it builds so `tiling.layout` reads as the data model; errors carry a
-position and a caret (`LayoutParseError`), and reuse the constructors' checks so text and
-constructor calls are refused for the same reasons.
+Kept apart from the values so `tiling.layout` reads as the data model: the parser returns the
+fields (`layout()` the `Layout` constructor's keyword arguments, `shape()` the `Shape`'s
+arguments), which `tiling.layout` builds, so this module imports no value type. Errors carry a
+position and a caret (`LayoutParseError`), and reuse the constructors' checks
+(`tiling._checks`) so text and constructor calls are refused for the same reasons.
 """
 
 from __future__ import annotations
 
+from tiling._checks import (
+    COMBINE_DIMENSION, INT64_MAX, UNBOUNDED_SIZE, int_text, minor_to_major_problem, tile_problem,
+)
 from tiling.dtypes import ELEMENT_TYPES
 from tiling.errors import LayoutError, LayoutParseError
-from tiling.layout import (
-    _INT64_MAX, COMBINE_DIMENSION, UNBOUNDED_SIZE, Layout, Shape, Tile, _minor_to_major_problem,
-    _tile_problem,
-)
 
 _ATTRIBUTE_ORDER = ("D", "T", "L", "#", "*", "E", "S", "SC", "P", "M")
 _SPARSE_ONLY = {
@@ -100,8 +101,9 @@ class _Parser:
     def int64(self, what: str, low: int = 0) -> int:
         pos = self.pos()
         value = self.expect("int", what)
-        if not low <= value <= _INT64_MAX:
-            raise LayoutParseError(f"{what} must be >= {low}, found {value}", self.text, pos)
+        if not low <= value <= INT64_MAX:
+            raise LayoutParseError(f"{what} must be >= {int_text(low)}, found {int_text(value)}",
+                                   self.text, pos)
         return value
 
     def paren_int(self, what: str, low: int) -> int:
@@ -111,7 +113,8 @@ class _Parser:
         return value
 
     # -- grammar --
-    def shape(self) -> Shape:
+    def shape(self) -> tuple:
+        """(element type, dimensions, layout fields or None, dynamic dimensions)."""
         pos = self.pos()
         name = self.expect("id", "an element type like f32")
         if name.lower() not in ELEMENT_TYPES:
@@ -137,13 +140,14 @@ class _Parser:
                              "(XLA reads no layout here, then fails on the '{')")
         if self.kind() == "{":
             layout = self.layout()
-            if layout.rank != len(dims):
+            if len(layout["minor_to_major"]) != len(dims):
                 raise LayoutParseError(
                     f"Dimensions size is {len(dims)}, but minor to major size is "
-                    f"{layout.rank}.", self.text, layout_pos)
-        return Shape(name, tuple(dims), layout, tuple(dyn))
+                    f"{len(layout['minor_to_major'])}.", self.text, layout_pos)
+        return name, tuple(dims), layout, tuple(dyn)
 
-    def layout(self) -> Layout:
+    def layout(self) -> dict:
+        """The `Layout` constructor's keyword arguments."""
         self.expect("{", "'{' starting a layout")
         m2m, m2m_pos = [], []
         if self.kind() == "int":
@@ -152,10 +156,10 @@ class _Parser:
                 m2m.append(self.int64("a minor_to_major entry"))
                 if not self.eat(","):
                     break
-        problem = _minor_to_major_problem(tuple(m2m))
+        problem = minor_to_major_problem(tuple(m2m))
         if problem:
             raise LayoutParseError(problem[1], self.text, m2m_pos[problem[0]])
-        fields = {}
+        fields = {"minor_to_major": tuple(m2m)}
         if self.eat(":"):
             done = -1  # index in _ATTRIBUTE_ORDER of the last attribute parsed
             while self.kind() != "}":
@@ -184,7 +188,7 @@ class _Parser:
                 else:
                     fields["dynamic_shape_metadata_prefix_bytes"] = self.paren_int("M(n)", 0)
         self.expect("}", "'}' closing the layout")
-        return Layout(tuple(m2m), **fields)
+        return fields
 
     def _attribute_name(self) -> str:
         kind, value, pos = self.tokens[self.i]
@@ -197,7 +201,7 @@ class _Parser:
             f"expected a layout attribute (one of {' '.join(_ATTRIBUTE_ORDER)}) or '}}', "
             f"found {found}", self.text, pos)
 
-    def _tiles(self) -> tuple[Tile, ...]:
+    def _tiles(self) -> tuple[tuple[int, ...], ...]:
         tiles = []
         while self.kind() == "(":
             start = self.pos()
@@ -213,11 +217,11 @@ class _Parser:
                     if not self.eat(","):
                         break
             self.expect(")", "',' or ')' in a tile")
-            problem = _tile_problem(tuple(dims))
+            problem = tile_problem(tuple(dims))
             if problem:
                 raise LayoutParseError(problem[1], self.text,
                                        dim_pos[problem[0]] if dims else start)
-            tiles.append(Tile(tuple(dims)))
+            tiles.append(tuple(dims))
         if not tiles:
             raise self.error("expected '(' starting a tile after T")
         return tuple(tiles)

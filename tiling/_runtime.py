@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import fcntl
 import glob
+import importlib
+import logging  # noqa: F401 (its at-fork handlers registered before ours, which must run first)
 import math
 import os
 import sys
@@ -37,11 +39,11 @@ from tiling._tuning import (
 class Plan:
     """What every call of one kind (direction, layout, array geometry) runs, decided once.
 
-    `run(src, dst)` does the work; the other fields say what it does, for tests and readers:
-    the kernel it calls (as `tiling._kernels` names it; "copy" for a byte copy, or the
-    relayout's strategy), that kernel's index arguments, whether the kernel's `_par` twin may
-    run (numba's threads, decided again on each call: `call_fast`), and its stores (0 plain,
-    1 streaming: `stream_mode`).
+    `run(src, dst)` does the work; the other fields say what it does, for tests, readers and
+    `tiling.engine_info`: the kernel it calls (as `tiling._kernels` names it; "copy" for a
+    byte copy, or the relayout's strategy), that kernel's index arguments, whether the kernel's
+    `_par` twin may run (numba's threads, decided again on each call: `call_fast`), its stores
+    (0 plain, 1 streaming: `stream_mode`), and the numba dispatchers it calls.
     """
 
     kernel: str
@@ -50,6 +52,8 @@ class Plan:
     threads: bool = False
     stream: int = 0
     logical: bool = False  # `run` takes the logical array, not only its container view
+    dispatchers: tuple = field(default=(), repr=False)  # the serial kernels `run` calls
+    parallel: object = field(default=None, repr=False)  # the `_par` twin it may call instead
 
 
 # ---------------------------------------------------------------------------------------------
@@ -64,12 +68,22 @@ _reference_seconds = 0.0
 
 
 def load_kernels():
-    """Imports `tiling._kernels` (and numba); later calls always take the Numba engine."""
+    """Imports `tiling._kernels` (and numba, whose 0.5-1 s `import tiling` must not pay); later
+    calls always take the Numba engine."""
     global _kernels
     if _kernels is None:
-        from tiling import _kernels as kernels
-        _kernels = kernels
+        _kernels = guarded_import("tiling._kernels")
     return _kernels
+
+
+def guarded_import(name: str):
+    """The module `name`, imported on first need (numba's kernels; jax for `Layout.to_jax`)
+    under _FIRST_CALL_LOCK, which a fork waits for ("Fork safety"): a child never inherits the
+    module lock of an import half done in another thread. `tiling` imports nothing else inside
+    a function (tests/tiling/test_exit_and_fork.py checks it)."""
+    _register_fork_handlers()
+    with _FIRST_CALL_LOCK:
+        return importlib.import_module(name)
 
 
 def on_reference(nbytes: int, fast_format: bool) -> bool:
@@ -83,7 +97,7 @@ def on_reference(nbytes: int, fast_format: bool) -> bool:
     if _reference_seconds < REFERENCE_BUDGET_SECONDS and nbytes <= (
             FAST_REFERENCE_BYTES if fast_format else SMALL_BYTES):
         return True
-    if not BACKGROUND_COMPILE or _LOAD in _FOREGROUND:
+    if not _background(_LOAD):
         return False
     _queue(_LOAD, ())
     return True
@@ -100,34 +114,77 @@ def timed(fn, *args) -> None:
 # Calling kernels: the first call of each kernel in a process runs under a file lock
 
 
-_WARM: set = set()  # the kernels past their first call in this process
+class Kernel:
+    """A numba dispatcher called with one kind of arguments (`facts`: their dtypes and
+    contiguity, fixed by the plans that call it): what `_WARM` holds. A dispatcher compiles once
+    per argument types, so the packed kernel warm for uint16 arrays is not yet for uint8 ones,
+    whose first call would otherwise compile in the caller's thread. One object per
+    (dispatcher, facts) (`specialised`), hashed by identity: `in _WARM` stays a pointer lookup."""
+
+    __slots__ = ("dispatcher", "facts", "__name__")
+
+    def __init__(self, dispatcher, facts: tuple):
+        self.dispatcher, self.facts = dispatcher, facts
+        self.__name__ = dispatcher.__name__
+
+    def __repr__(self) -> str:
+        return f"Kernel({self.__name__}, {self.facts})"
+
+
+_KERNELS: dict = {}
+
+
+def specialised(dispatcher, *facts) -> Kernel:
+    """The `Kernel` of `dispatcher` for arguments described by `facts`."""
+    key = (dispatcher, facts)
+    found = _KERNELS.get(key)
+    return found if found is not None else _KERNELS.setdefault(key, Kernel(dispatcher, facts))
+
+
+def _compiled(dispatcher, args) -> bool:
+    """Whether `dispatcher` has code for the types of `args` in this process already."""
+    return tuple(dispatcher.typeof_pyval(a) for a in args) in dispatcher.overloads
+
+
+_WARM: set = set()  # the `Kernel`s past their first call in this process
 _FIRST_CALL_LOCK = threading.Lock()  # held by a thread through a kernel's first call
 _flock_handle = None  # the lock file while a first call holds its flock
 
 
-def call(kernel, *args) -> None:
+def call(kernel: Kernel, *args) -> None:
     if kernel in _WARM:
-        kernel(*args)
-    elif not BACKGROUND_COMPILE or kernel in _FOREGROUND:
-        _first_call(kernel, args)
+        kernel.dispatcher(*args)
+    elif _compiled(kernel.dispatcher, args):  # (by the thread, or for another plan: no lock,
+        _WARM.add(kernel)                     # which the thread may hold for its next compile)
+        kernel.dispatcher(*args)
+    elif not _background(kernel.dispatcher):
+        _first_call(kernel.dispatcher, args)
+        _WARM.add(kernel)
     else:
-        _queue(kernel, args)
+        _queue(kernel.dispatcher, args)
         raise NotReady
 
 
 # ---------------------------------------------------------------------------------------------
 # Background compiles. No public call waits for numba: a call that needs a kernel that has not
 # had its first call in this process (a compile, or a load from the on-disk cache) queues that
-# first call on one daemon thread and raises NotReady, which `encode_into`, `decode_into`,
+# first call on one thread and raises NotReady, which `encode_into`, `decode_into`,
 # `relayout_into` and `tiling.codec` answer with the numpy reference (bit-identical); once the
 # thread has compiled the kernel, calls take it. Loading numba itself goes the same way (`_LOAD`).
 # The thread runs one job at a time under _FIRST_CALL_LOCK, so a fork waits for at most the
 # compile in progress (see "Fork safety"); a forked child starts its own thread when it needs
 # one. A job that fails leaves its kernel to the caller's own first call (`_FOREGROUND`), where
 # the error surfaces as it would have without the thread.
+# Exit: interpreter shutdown must never meet a compile in flight (LLVM, torn down under it,
+# aborted, asserted or segfaulted in 3-6 of 10 scripts that exited mid-compile: issue 37). So
+# the thread is not a daemon: an exit (a return from the script, `sys.exit`, an uncaught
+# exception) joins it before finalising, and once the main thread has ended the thread starts
+# no further job. An exit therefore waits for at most the job in progress (one compile, a few
+# seconds at most), whose kernel is then cached on disk for the next run. Calls made during
+# shutdown (atexit handlers) compile in the calling thread (`_background`).
 # BACKGROUND_COMPILE False (TILING_BACKGROUND_COMPILE=0): first calls compile in the calling
-# thread, as a script that runs a few calls and exits needs to fill the on-disk cache (the
-# thread is a daemon: an exit drops its compile), and the tests' kernel checks need.
+# thread, as the tests' kernel checks need; `tiling.precompile` does the same for its layouts
+# (`foreground`).
 
 BACKGROUND_COMPILE = os.environ.get("TILING_BACKGROUND_COMPILE", "1") != "0"
 
@@ -137,45 +194,93 @@ class NotReady(Exception):
 
 
 _LOAD = "load numba"  # the job that imports `tiling._kernels`
-_QUEUE: list = []  # [(kernel or _LOAD, numba signature)], oldest first
-_QUEUED: set = set()  # every kernel queued or compiling (never twice)
+_QUEUE: list = []  # [(key, job, tracked)]: a kernel's compile, numba's load, a precompile
+_QUEUED: set = set()  # every key queued, running or done (never twice)
 _FOREGROUND: set = set()  # jobs that failed on the thread: the caller does them itself
+_IN_FLIGHT: dict = {}  # dispatcher -> its compiles queued or running
 _QUEUE_LOCK = threading.Lock()
 _worker: threading.Thread | None = None
+_HERE = threading.local()  # `foreground`: this thread's first calls compile in place
+
+
+def _background(kernel) -> bool:
+    """Whether `kernel`'s first call (or numba's load, `_LOAD`) goes to the thread."""
+    return (BACKGROUND_COMPILE and kernel not in _FOREGROUND
+            and not getattr(_HERE, "foreground", False)
+            and threading.main_thread().is_alive())
+
+
+class foreground:
+    """A context in which this thread's first calls compile in place (`tiling.precompile`)."""
+
+    def __enter__(self):
+        self.before = getattr(_HERE, "foreground", False)
+        _HERE.foreground = True
+
+    def __exit__(self, *exc):
+        _HERE.foreground = self.before
 
 
 def _queue(kernel, args) -> None:
-    """Queues `kernel`'s first call for the types of `args`, starting the thread if none runs."""
+    """Queues the dispatcher `kernel`'s compile for the types of `args` (or numba's load,
+    `_LOAD`)."""
+    if kernel is _LOAD:
+        queue_job(_LOAD, load_kernels)
+        return
+    signature = tuple(kernel.typeof_pyval(a) for a in args)
+    if (kernel, signature) in _QUEUED:
+        return
+
+    def job():
+        try:
+            _first_call(kernel, signature=signature)
+        except Exception:
+            _FOREGROUND.add(kernel)
+            raise
+    queue_job((kernel, signature), job, kernel)
+
+
+def queue_job(key, job, tracked=None) -> None:
+    """Queues `job()` on the thread under `key` (once: a key queued or done is not queued
+    again), starting the thread if none runs; `queued(tracked)` holds until it has run."""
     global _worker
     with _QUEUE_LOCK:
-        if kernel in _QUEUED:
+        if key in _QUEUED:
             return
-        _QUEUED.add(kernel)
-        _QUEUE.append((kernel, tuple(kernel.typeof_pyval(a) for a in args)
-                       if kernel is not _LOAD else ()))
+        _QUEUED.add(key)
+        _QUEUE.append((key, job, tracked))
+        _IN_FLIGHT[tracked] = _IN_FLIGHT.get(tracked, 0) + 1
         if _worker is None:
-            _worker = threading.Thread(target=_work, name="tiling-compile", daemon=True)
+            _worker = threading.Thread(target=_work, name="tiling-compile")
             _worker.start()
+
+
+def queued(kernel) -> bool:
+    """Whether the dispatcher `kernel` (or numba's load, `_LOAD`, or what `queue_job` was told
+    it tracks) has a compile queued or running on the thread."""
+    if kernel is _LOAD:
+        return _LOAD in _QUEUED and _kernels is None and _LOAD not in _FOREGROUND
+    return _IN_FLIGHT.get(kernel, 0) > 0
 
 
 def _work() -> None:
     global _worker
-    import logging  # noqa: F401 (its at-fork handlers first: ours must run before them)
     _register_fork_handlers()
     while True:
         with _QUEUE_LOCK:
-            if not _QUEUE:
+            if not _QUEUE or not threading.main_thread().is_alive():  # (exiting: see above)
+                _QUEUE.clear()
+                _IN_FLIGHT.clear()
                 _worker = None
                 return
-            kernel, signature = _QUEUE.pop(0)
+            key, job, tracked = _QUEUE.pop(0)
         try:
-            if kernel is _LOAD:
-                with _FIRST_CALL_LOCK:
-                    load_kernels()
-            else:
-                _first_call(kernel, signature=signature)
+            job()
         except Exception:
-            _FOREGROUND.add(kernel)
+            _FOREGROUND.add(key)
+        finally:
+            with _QUEUE_LOCK:
+                _IN_FLIGHT[tracked] -= 1
 
 
 def _after_fork_in_queue_child() -> None:
@@ -184,6 +289,7 @@ def _after_fork_in_queue_child() -> None:
     _QUEUE_LOCK = threading.Lock()
     _QUEUE.clear()
     _QUEUED.clear()
+    _IN_FLIGHT.clear()
     _worker = None
 
 
@@ -218,12 +324,10 @@ def _first_call(kernel, args=(), signature=None) -> None:
             except Exception:
                 if not _kernels.CACHE_ENABLED:
                     raise
-                from numba.core.caching import NullCache
-                kernel._cache = NullCache()
+                kernel._cache = _kernels.NullCache()
                 run(*args)
         finally:
             _close_flock()
-        _WARM.add(kernel)
 
 
 def _close_flock() -> None:
@@ -258,15 +362,21 @@ def _register_fork_handlers() -> None:
 
 
 def _numba_locks() -> tuple:
-    """numba's compiler lock, once numba is loaded (it may be loading on the compile thread)."""
+    """numba's compiler lock, once numba is loaded (a module half imported has none yet)."""
     module = sys.modules.get("numba.core.compiler_lock")
-    return () if module is None else (module.global_compiler_lock._lock,)
+    lock = getattr(getattr(module, "global_compiler_lock", None), "_lock", None)
+    return () if lock is None else (lock,)
 
 
 def _before_fork() -> None:
     global _locks_at_fork
-    _locks_at_fork = (_FIRST_CALL_LOCK,) + _numba_locks()
-    for lock in _locks_at_fork:
+    # _FIRST_CALL_LOCK first: numba's import runs under it, so numba's lock is looked up after
+    # the import in progress (if any) has ended
+    _locks_at_fork = (_FIRST_CALL_LOCK,)
+    if _FIRST_CALL_LOCK.acquire(timeout=FORK_WAIT_SECONDS):
+        _HELD_AT_FORK.append(_FIRST_CALL_LOCK)
+    for lock in _numba_locks():
+        _locks_at_fork += (lock,)
         if lock.acquire(timeout=FORK_WAIT_SECONDS):
             _HELD_AT_FORK.append(lock)
 
@@ -344,9 +454,17 @@ _PARALLEL_LOCK = threading.Lock()
 _PARALLEL_PID: int | None = None  # the process that launched a `_par` kernel, once one has
 
 
+def _threads_launched() -> bool:
+    """Whether numba has started its threading layer in this process: it does on loading or
+    compiling a `_par` kernel, before any runs (the compile thread, `tiling.precompile`), and
+    numba's OpenMP layer then terminates (SIGTERM) a forked child that launches a region."""
+    module = sys.modules.get("numba.np.ufunc.parallel")
+    return bool(getattr(module, "_is_initialized", False))
+
+
 def _after_fork_in_child() -> None:
     global _parallel_bytes, _PARALLEL_LOCK
-    if _PARALLEL_PID is not None:  # the parent launched a `_par` kernel: stay serial
+    if _PARALLEL_PID is not None or _threads_launched():  # the parent's threads: stay serial
         _parallel_bytes = math.inf
     _PARALLEL_LOCK = threading.Lock()  # a parent thread's hold on it ends with the fork
 
@@ -365,28 +483,41 @@ def parallel_allowed(nbytes: int) -> bool:
             and _kernels.numba.config.NUMBA_NUM_THREADS > 1)
 
 
-def call_fast(kernel, par, nbytes, *args) -> None:
-    """`par(*args)` when allowed (see above), else `kernel(*args)`; `par` None means serial.
+def call_fast(kernel: Kernel, par: Kernel | None, nbytes, *args) -> None:
+    """`par`'s code when allowed (see above), else `kernel`'s; `par` None means serial.
     (`call` written out: this runs on every call of the fast paths.)"""
     if (par is not None and nbytes >= _parallel_bytes
-            and (par in _WARM or not BACKGROUND_COMPILE or par in _FOREGROUND)
+            and (par in _WARM or not _background(par.dispatcher)
+                 or _compiled(par.dispatcher, args))
             and _PARALLEL_LOCK.acquire(False)):
         try:
             if _PARALLEL_PID is None:
                 _first_parallel_call(par, args)
             elif par in _WARM:
-                par(*args)
+                par.dispatcher(*args)
             else:
-                _first_call(par, args)
+                call(par, *args)
         finally:
             _PARALLEL_LOCK.release()
     elif kernel in _WARM:
-        kernel(*args)
-        if (par is not None and nbytes >= _parallel_bytes and par not in _WARM
-                and BACKGROUND_COMPILE and par not in _FOREGROUND):
-            _queue(par, args)
+        kernel.dispatcher(*args)
+        if par is not None and nbytes >= _parallel_bytes and par not in _WARM \
+                and _background(par.dispatcher):
+            _queue(par.dispatcher, args)
     else:
         call(kernel, *args)
+
+
+class serial:
+    """A context in which this thread's fast-path calls take the serial kernels (holding
+    _PARALLEL_LOCK, as another thread's parallel call would): `tiling.precompile`."""
+
+    def __enter__(self):
+        self.lock = _PARALLEL_LOCK
+        self.lock.acquire()
+
+    def __exit__(self, *exc):
+        self.lock.release()
 
 
 def _first_parallel_call(par, args) -> None:

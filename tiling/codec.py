@@ -26,14 +26,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tiling import _engine
-from tiling._tuning import MAX_CALLS
+from tiling import _engine, _runtime
+from tiling._checks import describe, read_sequence
+from tiling._tuning import MAX_CALLS, WORKQUEUE_PARALLEL_BYTES
 from tiling.dtypes import ELEMENT_TYPES, ElementType, element_type_for_dtype
 from tiling.errors import LayoutError
 from tiling.indexing import byte_size, check_encodable
 from tiling.layout import Layout, Shape, as_shape
 
-__all__ = ["encode", "decode"]
+__all__ = ["encode", "decode", "engine_info", "precompile"]
 
 def _shape_for_array(x: np.ndarray, layout: Layout | Shape | str) -> Shape:
     """The `Shape` `x` is encoded as; checks dtype, rank and dimensions against `layout`."""
@@ -53,7 +54,7 @@ def _shape_for_array(x: np.ndarray, layout: Layout | Shape | str) -> Shape:
             raise LayoutError(f"array has shape {x.shape} but {layout} expects "
                               f"{layout.dimensions}")
         return layout
-    raise LayoutError(f"expected a Layout, a Shape or their text, found {layout!r}")
+    raise LayoutError(f"expected a Layout, a Shape or their text, found {describe(layout)}")
 
 
 # One cache, keyed by value: per direction, `layout`/`shape` as the caller gave it (a `Layout`
@@ -227,7 +228,9 @@ def encode(array, layout: Layout | Shape | str, *, out: np.ndarray | None = None
     key = (layout, dtype, x.shape, x.strides, allow_nested_padding)
     try:
         call = _CALLS[key]
-    except (KeyError, TypeError):
+    except (KeyError, TypeError):  # (a new kind of call, or an unhashable layout)
+        call = None
+    if call is None:  # (out of the except block: its errors are not chained onto a KeyError)
         call = _encode_call(key, x, layout, allow_nested_padding)
     buf = out_buffer(out, call.nbytes, x, "the input array", call.shape)
     # (a repeated call: the key's lookup, the checks of `out`, and `work`)
@@ -262,6 +265,8 @@ def decode(buffer, shape: Shape | str, *, out: np.ndarray | None = None,
     try:
         call = _CALLS[key]
     except (KeyError, TypeError):
+        call = None
+    if call is None:
         call = _decode_call(key, shape, allow_nested_padding)
     buf = in_buffer(buffer, call.nbytes)
     array = _out_array(out, call, buf)
@@ -331,3 +336,129 @@ def _out_array(out, call: _Call, buf: np.ndarray) -> np.ndarray:
     if np.may_share_memory(out, buf):
         raise LayoutError("out must not overlap the buffer")
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The engine made visible: what serves a shape now, and warming it before the first call
+
+_DIRECTIONS = ("encode", "decode")
+
+
+def _engine_shape(item, dtype, what: str) -> Shape:
+    """A Shape, its text, or a Layout (or its text) with `dtype`: then a C-order shape of that
+    layout's rank, two tile rows of at least 8 MiB (the fast paths' kernels serve every size
+    with the same compiled code; this size takes their parallel twins)."""
+    if isinstance(item, str):
+        item = Layout.parse(item) if item.lstrip().startswith("{") else Shape.parse(item)
+    if isinstance(item, Shape):
+        if dtype is not None:
+            raise LayoutError(f"{what}: {item} already names its element type; pass dtype only "
+                              "with layouts")
+        return item
+    if not isinstance(item, Layout):
+        raise LayoutError(f"{what} takes Shapes, Layouts (with dtype) or their text, found "
+                          f"{type(item).__name__}")
+    if dtype is None:
+        raise LayoutError(f"{what}: the layout {item} does not say its element type; pass "
+                          "dtype= or a shape like 'bf16[256,512]{1,0:T(8,128)(2,1)}'")
+    et = element_type_for_dtype(dtype)
+    first = item.tiles[0].dimensions if item.tiles else (128,)
+    cols = max(first[-1], 1) * -(-1024 // max(first[-1], 1))
+    rows = max(first[-2], 1) if len(first) > 1 and first[-2] > 0 else 8
+    rows *= -(-WORKQUEUE_PARALLEL_BYTES // (rows * cols * et.dtype.itemsize))
+    physical = ((1,) * (item.rank - 2) + (rows, cols) if item.rank >= 2
+                else (rows * cols,) * item.rank)
+    dims = [0] * item.rank
+    for size, axis in zip(physical, item.major_to_minor):
+        dims[axis] = size
+    return Shape(et.name, tuple(dims), item)
+
+
+def _container_array(shape: Shape, et: ElementType) -> np.ndarray:
+    return allocate(shape.dimensions, et.container, f"the scratch array of {shape}")
+
+
+def precompile(shapes, *, dtype=None, wait: bool = True,
+               allow_nested_padding: bool = False) -> None:
+    """Readies the kernels that encode and decode C-order arrays of `shapes` in this process,
+    so that their first calls run at kernel speed: each kernel loads from the disk cache (a
+    fraction of a second) or compiles (seconds, once per machine).
+
+    Parameters
+    ----------
+    shapes : Shape, Layout, str, or a sequence of them
+        `"bf16[4096,4096]{1,0:T(8,128)(2,1)}"`; a layout (`"{1,0:T(8,128)(2,1)}"`) with
+        `dtype` stands for arrays of every size in it (its kernels, serial and parallel).
+    dtype : numpy dtype, optional
+        The element type of the layouts in `shapes`.
+    wait : bool
+        Return once every kernel is ready (default); False queues them on the background
+        compile thread and returns at once (`engine_info` shows their progress).
+    allow_nested_padding : bool
+        As for `encode`.
+
+    >>> precompile("f32[8,128]{1,0:T(8,128)}")
+    >>> engine_info("f32[8,128]{1,0:T(8,128)}")["engine"]
+    'numpy'
+    """
+    items = [shapes] if isinstance(shapes, (str, Shape, Layout)) else read_sequence(
+        shapes, "shapes")
+    jobs = []
+    for item in items:
+        shape = _engine_shape(item, dtype, "precompile")
+        check_encodable(shape, allow_nested_padding=allow_nested_padding)
+        nbytes = byte_size(shape, allow_nested_padding=allow_nested_padding)
+        et = ELEMENT_TYPES[shape.element_type]
+        for encode in (True, False):
+            jobs.append((shape, et, nbytes, encode))
+    for shape, et, nbytes, encode in jobs:
+        def job(shape=shape, et=et, nbytes=nbytes, encode=encode):
+            _engine.warm(_container_array(shape, et), shape.layout, et, nbytes, encode)
+        if wait:
+            job()
+        else:
+            _runtime.queue_job(("precompile", shape, encode), job, ("precompile", shape, encode))
+
+
+def engine_info(shape, *, dtype=None, direction: str = "encode",
+                allow_nested_padding: bool = False) -> dict:
+    """Which engine serves a call of `shape` (C-order arrays) now, and its kernel's state.
+
+    Returns a dict: `engine` is "numpy" (the bit-identical numpy engine: a byte copy, numba not
+    loaded yet, or the kernel still compiling), "serial" or "parallel" (numba's threads);
+    `kernel` names the kernel ("copy" for a byte copy); `state` is "ready" (loaded in this
+    process for these argument types), "compiling" (on the background thread), "cached" (not
+    loaded; the disk cache holds code of this kernel, for these or other argument types) or
+    "absent". A kernel with a parallel twin adds `parallel_kernel` and `parallel_state`. Before
+    numba loads, `kernel` is None and `state` is "compiling" while numba loads on the thread,
+    else "absent". Nothing loads or compiles to answer.
+
+    Parameters
+    ----------
+    shape : Shape, Layout or str
+        As one item of `precompile` (a layout needs `dtype`).
+    direction : {"encode", "decode"}
+
+    >>> engine_info("f32[8,128]{1,0:T(8,128)}")
+    {'engine': 'numpy', 'kernel': 'copy', 'state': 'ready'}
+    """
+    if not isinstance(direction, str) or direction not in _DIRECTIONS:
+        raise LayoutError(f"direction must be 'encode' or 'decode', found {describe(direction)}")
+    shape = _engine_shape(shape, dtype, "engine_info")
+    check_encodable(shape, allow_nested_padding=allow_nested_padding)
+    nbytes = byte_size(shape, allow_nested_padding=allow_nested_padding)
+    et = ELEMENT_TYPES[shape.element_type]
+    like = np.lib.stride_tricks.as_strided(np.empty(0, et.container), shape.dimensions,
+                                           _c_strides(shape.dimensions, et.container.itemsize))
+    info = _engine.engine_now(like, shape.layout, et, nbytes, direction == "encode")
+    if info["state"] != "ready" and _runtime.queued(("precompile", shape, direction == "encode")):
+        info["state"] = "compiling"  # (a `precompile(..., wait=False)` of it not yet run)
+    return info
+
+
+def _c_strides(dims: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    strides, step = [], itemsize
+    for d in reversed(dims):
+        strides.insert(0, step)
+        step *= max(d, 1)
+    return tuple(strides)

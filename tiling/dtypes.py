@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
+from tiling._checks import describe
 from tiling.errors import LayoutError
 
 __all__ = ["ELEMENT_TYPES", "ElementType", "element_type", "element_type_for_dtype", "mlir_element_type"]
@@ -86,10 +87,10 @@ _BY_DTYPE = {et.dtype: et for et in ELEMENT_TYPES.values()}
 
 def element_type(name: str) -> ElementType:
     """The `ElementType` named `name` (case-insensitive: the design doc writes `F32`)."""
-    et = ELEMENT_TYPES.get(name.lower())
+    et = ELEMENT_TYPES.get(name.lower()) if isinstance(name, str) else None
     if et is None:
         raise LayoutError(
-            f"unknown element type {name!r}; expected one of {', '.join(ELEMENT_TYPES)}")
+            f"unknown element type {describe(name)}; expected one of {', '.join(ELEMENT_TYPES)}")
     return et
 
 
@@ -99,8 +100,8 @@ def element_type_for_dtype(dtype) -> ElementType:
         raise LayoutError("expected a numpy dtype, found None")
     try:
         dt = np.dtype(dtype)
-    except (TypeError, ValueError) as e:
-        raise LayoutError(f"expected a numpy dtype, found {dtype!r}") from e
+    except Exception:  # (numpy's TypeError, or whatever an object's `dtype` attribute raises)
+        raise LayoutError(f"expected a numpy dtype, found {type(dtype).__name__}") from None
     if dt.byteorder not in "=|":
         dt = dt.newbyteorder("=")
     et = _BY_DTYPE.get(dt)

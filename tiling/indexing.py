@@ -22,7 +22,8 @@ import numpy as np
 
 from tiling.dtypes import ELEMENT_TYPES, ElementType
 from tiling.errors import LayoutError, UnsupportedLayoutError
-from tiling.layout import _INT64_MAX, COMBINE_DIMENSION, Shape, Tile, as_shape
+from tiling._checks import COMBINE_DIMENSION, INT64_MAX, int_text
+from tiling.layout import Shape, Tile, as_shape
 
 __all__ = [
     "TileStep", "tile_steps", "tiled_dimensions", "linear_index", "logical_index", "byte_size",
@@ -140,14 +141,16 @@ def _element_size_problem(et: ElementType, bits: int) -> str | None:
     return None
 
 
-def check_encodable(shape: Shape, *, allow_nested_padding: bool = False) -> None:
-    """Raises `UnsupportedLayoutError` unless `shape` has a well-defined dense buffer.
+def check_encodable(shape: Shape | str, *, allow_nested_padding: bool = False) -> None:
+    """Raises `UnsupportedLayoutError` unless `shape` (a Shape or its text) has a well-defined
+    dense buffer.
 
     Refused: dynamic dims, `E(n)` the element type cannot be stored in (XLA's parser accepts
     `f32[3]{0:E(300)}`), `M(n)` metadata, and (unless `allow_nested_padding`) a tile after
     the first that pads again. XLA sizes buffers from the first tile only, so for such layouts
     XLA's buffer is smaller than the definition's (`f32[4,4]{1,0:T(4,4)(3)}`: 64 vs 96 bytes).
     """
+    shape = as_shape(shape)
     _check_static(shape)
     problem = _element_size_problem(ELEMENT_TYPES[shape.element_type],
                                     shape.layout.element_size_in_bits)
@@ -180,7 +183,14 @@ def byte_size(shape: Shape | str, *, allow_nested_padding: bool = False) -> int:
     """
     shape = as_shape(shape)
     check_encodable(shape, allow_nested_padding=allow_nested_padding)
-    return -(-num_elements(shape) * shape.element_size_in_bits // 8)
+    slots = num_elements(shape)
+    if slots > INT64_MAX:  # (XLA's sizes are int64)
+        raise UnsupportedLayoutError(f"{shape} has more than 2**63 element slots")
+    nbytes = -(-slots * shape.element_size_in_bits // 8)
+    if nbytes > INT64_MAX:
+        raise UnsupportedLayoutError(f"{shape} takes {int_text(nbytes)} bytes, more than "
+                                     "int64 (2**63 - 1) can count")
+    return nbytes
 
 
 def _int_array(value, what: str) -> np.ndarray:
@@ -212,7 +222,7 @@ def linear_index(index, shape: Shape | str):
                           f"shape {idx.shape}")
     steps = tile_steps(shape.physical_dimensions, shape.layout.tiles)
     final = steps[-1].after if steps else shape.physical_dimensions
-    if math.prod(final) > _INT64_MAX:
+    if math.prod(final) > INT64_MAX:
         raise UnsupportedLayoutError(f"{shape} has more than 2**63 element slots")
     dims = np.asarray(shape.dimensions, dtype=np.int64)
     bad = (idx < 0) | (idx >= dims) if idx.dtype.kind == "i" else idx >= dims
@@ -271,7 +281,7 @@ def logical_index(slots, shape: Shape | str):
         raise LayoutError(f"slots must hold integers, found dtype {slots.dtype}")
     steps = tile_steps(shape.physical_dimensions, shape.layout.tiles)
     final = steps[-1].after if steps else shape.physical_dimensions
-    if math.prod(final) > _INT64_MAX:
+    if math.prod(final) > INT64_MAX:
         raise UnsupportedLayoutError(f"{shape} has more than 2**63 element slots")
     valid = (slots >= 0) & (slots < math.prod(final))
     rest = np.where(valid, slots, 0).astype(np.int64)

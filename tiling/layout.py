@@ -18,62 +18,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tiling.dtypes import ELEMENT_TYPES, element_type
+from tiling import _runtime
+from tiling._checks import (
+    COMBINE_DIMENSION, INT64_MAX, UNBOUNDED_SIZE, describe, int_text, minor_to_major_problem, read_int,
+    read_ints, read_sequence, tile_problem,
+)
+from tiling._parser import _Parser
+from tiling.dtypes import ELEMENT_TYPES, element_type, element_type_for_dtype
 from tiling.errors import LayoutError
 
 __all__ = ["COMBINE_DIMENSION", "UNBOUNDED_SIZE", "Tile", "Layout", "Shape"]
-
-COMBINE_DIMENSION = -(2**63)
-"""XLA's `Tile::kCombineDimension` (INT64_MIN), printed `*`: merge with the next minor dim."""
-UNBOUNDED_SIZE = -(2**63)
-"""XLA's `Shape::kUnboundedSize`, the size of a `?` dimension."""
-_INT64_MAX = 2**63 - 1
-
-
-# ---------------------------------------------------------------------------------------------
-# Checks shared by the constructors (plain LayoutError) and the parser (with a position).
-# Each returns (offending item number, message) or None.
-
-
-def _tile_problem(dims: tuple[int, ...]) -> tuple[int, str] | None:
-    if not dims:
-        return 0, "a tile needs at least one dimension, found T()"
-    for i, d in enumerate(dims):
-        if d == COMBINE_DIMENSION:
-            continue  # (a last '*' is text XLA accepts, refused by `tile_steps`)
-        if d < 0:
-            return i, f"tile dimension {d} is negative; write '*' (not -1) for a combined " \
-                      "dimension"
-        elif d == 0:
-            return i, "tile dimension 0: tile sizes must be >= 1"
-        elif d > _INT64_MAX:
-            return i, f"tile dimension {d} does not fit in int64"
-    return None
-
-
-def _minor_to_major_problem(m2m: tuple[int, ...]) -> tuple[int, str] | None:
-    seen = set()
-    for i, d in enumerate(m2m):
-        if not 0 <= d < len(m2m):
-            return i, (f"minor_to_major entry {d} is out of range: expected a permutation of "
-                       f"0..{len(m2m) - 1}")
-        if d in seen:
-            return i, (f"minor_to_major entry {d} is repeated: expected a permutation of "
-                       f"0..{len(m2m) - 1}")
-        seen.add(d)
-    return None
-
-
-def _as_tuple(value, what: str) -> tuple:
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
-        raise LayoutError(f"{what} must be a sequence, found {value!r}")
-    return tuple(value)
-
-
-def _as_int(value, what: str) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise LayoutError(f"{what} must be an integer, found {value!r}")
-    return int(value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -92,10 +46,9 @@ class Tile:
     """Tile sizes, major to minor; `COMBINE_DIMENSION` merges a dim with its minor neighbour."""
 
     def __post_init__(self):
-        dims = tuple(_as_int(d, "a tile dimension")
-                     for d in _as_tuple(self.dimensions, "a tile's dimensions"))
+        dims = read_ints(self.dimensions, "a tile's dimensions")
         object.__setattr__(self, "dimensions", dims)
-        problem = _tile_problem(dims)
+        problem = tile_problem(dims)
         if problem:
             raise LayoutError(f"invalid tile {dims}: {problem[1]}")
 
@@ -131,21 +84,17 @@ class Layout:
     """The value's hash, computed once: the codec's caches are keyed by layout."""
 
     def __post_init__(self):
-        m2m = tuple(_as_int(d, "a minor_to_major entry")
-                    for d in _as_tuple(self.minor_to_major, "minor_to_major"))
+        m2m = read_ints(self.minor_to_major, "minor_to_major")
         object.__setattr__(self, "minor_to_major", m2m)
-        problem = _minor_to_major_problem(m2m)
+        problem = minor_to_major_problem(m2m)
         if problem:
             raise LayoutError(f"invalid minor_to_major {m2m}: {problem[1]}")
-        tiles = tuple(t if isinstance(t, Tile) else Tile(_as_tuple(t, "a tile"))
-                      for t in _as_tuple(self.tiles, "tiles"))
+        tiles = tuple(t if isinstance(t, Tile) else Tile(read_sequence(t, "a tile"))
+                      for t in read_sequence(self.tiles, "tiles"))
         object.__setattr__(self, "tiles", tiles)
         for name, low in (("element_size_in_bits", 0), ("tail_padding_alignment_in_elements", 1),
                           ("memory_space", -2**63), ("dynamic_shape_metadata_prefix_bytes", 0)):
-            value = _as_int(getattr(self, name), name)
-            if not low <= value <= _INT64_MAX:
-                raise LayoutError(f"{name} must be >= {low}, found {value}")
-            object.__setattr__(self, name, value)
+            object.__setattr__(self, name, read_int(getattr(self, name), name, low))
         # XLA keeps the memory space in 8 bits: S(128) prints S(-128), S(256) is S(0)
         object.__setattr__(self, "memory_space", (self.memory_space + 128) % 256 - 128)
         object.__setattr__(self, "_hash", hash(self._values()))
@@ -173,23 +122,26 @@ class Layout:
     @classmethod
     def default(cls, rank: int) -> Layout:
         """XLA's default (row-major) layout, `{rank-1,...,0}`."""
-        return cls(tuple(range(rank - 1, -1, -1)))
+        return cls(tuple(range(read_int(rank, "rank", 0, 1 << 16) - 1, -1, -1)))
 
     @classmethod
     def parse(cls, text: str) -> Layout:
         """Parses `{1,0:T(8,128)(2,1)}`; raises `LayoutParseError` with a caret."""
-        from tiling._parser import _Parser  # (it imports this module)
         p = _Parser(text)
-        layout = p.layout()
+        fields = p.layout()
         p.expect_end()
-        return layout
+        return cls(**fields)
 
     @classmethod
     def from_jax(cls, layout, dtype=None) -> Layout:
         """Reads jax's layout of an array: a `jax.Array`, its `.format` or `.format.layout`
-        (`Layout(major_to_minor, tiling, sub_byte_element_size_in_bits)`, jax 0.10). Sub-byte
-        types (int4, ...) get `E(bits)` as jax's `_to_xla_layout` fills it in; give `dtype`
-        when passing a Format or Layout of such an array."""
+        (`Layout(major_to_minor, tiling, sub_byte_element_size_in_bits)`, jax 0.10).
+
+        Sub-byte types (int4, uint2, float4_e2m1fn, ...) get `E(bits)`, as XLA prints their
+        layouts (`s4[4,8]{1,0:E(4)}`) though jax's layout leaves the field 0. A Format or Layout
+        does not say its element type: pass `dtype` with one whose element size is not set
+        (`Layout.from_jax(x.format, x.dtype)`); without it such a layout is refused rather than
+        read without its `E(n)`."""
         dtype = getattr(layout, "dtype", dtype)
         for name in ("format", "layout"):  # an array, then its Format
             if not hasattr(layout, "major_to_minor") and hasattr(layout, name):
@@ -197,13 +149,19 @@ class Layout:
         m2m = getattr(layout, "major_to_minor", None)
         if not isinstance(m2m, (tuple, list)):
             raise LayoutError(f"expected a jax array, Format or Layout with a concrete layout "
-                              f"(major_to_minor), found {layout!r}")
-        bits = layout.sub_byte_element_size_in_bits
-        if not bits and dtype is not None:
-            from tiling.dtypes import element_type_for_dtype
+                              f"(major_to_minor), found {type(layout).__name__}")
+        bits = read_int(layout.sub_byte_element_size_in_bits, "sub_byte_element_size_in_bits", 0)
+        if not bits:
+            if dtype is None:
+                raise LayoutError(
+                    f"jax's {type(layout).__name__} {layout} does not say its element type, "
+                    "which decides E(n) (XLA stores int4 as {...:E(4)}): pass dtype, e.g. "
+                    "Layout.from_jax(x.format, x.dtype), or the array itself")
             et = element_type_for_dtype(dtype)
             bits = et.bit_width if et.bit_width < 8 and et.name != "pred" else 0
-        return cls(tuple(m2m)[::-1], tuple(tuple(t) for t in layout.tiling or ()), bits)
+        return cls(tuple(m2m)[::-1], tuple(read_sequence(t, "a tile")
+                                           for t in read_sequence(layout.tiling or (), "tiling")),
+                   bits)
 
     def to_jax(self):
         """This layout as jax's `Layout` (for `jax.device_put(x, Format(layout, sharding))`);
@@ -211,7 +169,7 @@ class Layout:
         if (self.tail_padding_alignment_in_elements != 1 or self.memory_space
                 or self.dynamic_shape_metadata_prefix_bytes):
             raise LayoutError(f"{self}: jax's Layout holds only minor_to_major, tiles and E(n)")
-        from jax.experimental.layout import Layout as JaxLayout
+        JaxLayout = _runtime.guarded_import("jax.experimental.layout").Layout
         return JaxLayout(self.major_to_minor, tuple(t.dimensions for t in self.tiles),
                          self.element_size_in_bits)
 
@@ -267,22 +225,23 @@ class Shape:
     def __post_init__(self):
         if not isinstance(self.element_type, str):
             raise LayoutError(f"element_type must be a name like 'f32', found "
-                              f"{self.element_type!r}")
+                              f"{describe(self.element_type)}")
         et = element_type(self.element_type)
         object.__setattr__(self, "element_type", et.name)
-        dims = tuple(_as_int(d, "a dimension") for d in _as_tuple(self.dimensions, "dimensions"))
+        dims = read_ints(self.dimensions, "dimensions")
         object.__setattr__(self, "dimensions", dims)
-        dyn = (tuple(bool(d) for d in _as_tuple(self.dynamic_dimensions, "dynamic_dimensions"))
+        dyn = (tuple(bool(d) for d in read_sequence(self.dynamic_dimensions,
+                                                      "dynamic_dimensions"))
                or (False,) * len(dims))
         if len(dyn) != len(dims):
             raise LayoutError(f"dynamic_dimensions has {len(dyn)} entries for rank {len(dims)}")
         object.__setattr__(self, "dynamic_dimensions", dyn)
         for d, is_dyn in zip(dims, dyn):
-            if not (0 <= d <= _INT64_MAX or (is_dyn and d == UNBOUNDED_SIZE)):
-                raise LayoutError(f"dimension sizes must be >= 0, found {d} in {dims}")
+            if not (0 <= d or (is_dyn and d == UNBOUNDED_SIZE)):
+                raise LayoutError(f"dimension sizes must be >= 0, found {int_text(d)}")
         layout = Layout.default(len(dims)) if self.layout is None else self.layout
         if not isinstance(layout, Layout):
-            raise LayoutError(f"expected a Layout, found {layout!r}")
+            raise LayoutError(f"expected a Layout, found {describe(layout)}")
         object.__setattr__(self, "layout", layout)
         if layout.rank != len(dims):
             raise LayoutError(f"Dimensions size is {len(dims)}, but minor to major size is "
@@ -320,11 +279,10 @@ class Shape:
     @classmethod
     def parse(cls, text: str) -> Shape:
         """Parses `bf16[256,512]{1,0:T(8,128)(2,1)}`; raises `LayoutParseError` with a caret."""
-        from tiling._parser import _Parser  # (it imports this module)
         p = _Parser(text)
-        shape = p.shape()
+        name, dims, layout, dynamic = p.shape()
         p.expect_end()
-        return shape
+        return cls(name, dims, None if layout is None else Layout(**layout), dynamic)
 
     def __repr__(self) -> str:
         return f"Shape({str(self)!r})"
@@ -343,7 +301,7 @@ def as_shape(shape: Shape | str) -> Shape:
         return shape
     if isinstance(shape, str):
         return Shape.parse(shape)
-    raise LayoutError(f"expected a Shape or shape text like 'f32[3,5]{{1,0}}', found {shape!r}")
+    raise LayoutError(f"expected a Shape or shape text like 'f32[3,5]{{1,0}}', found {describe(shape)}")
 
 
 def as_layout(layout: Layout | str) -> Layout:
@@ -352,5 +310,5 @@ def as_layout(layout: Layout | str) -> Layout:
     if isinstance(layout, str):
         return Layout.parse(layout)
     raise LayoutError(f"expected a Layout or layout text like '{{1,0:T(8,128)}}', "
-                      f"found {layout!r}")
+                      f"found {describe(layout)}")
 

@@ -19,10 +19,13 @@ from tiling import _reference
 from tiling._engine import cached_plan, decode_into, encode_into
 from tiling._fast_plans import fast_plan
 from tiling._generic_plans import store, stored
-from tiling._runtime import NotReady, Plan, call, load_kernels, on_reference, timed
+from tiling._runtime import (
+    NotReady, Plan, call, load_kernels, on_reference, specialised, timed,
+)
 from tiling._geometry import (
     _add_word_dim, _kernel_args, _loop, _num_final, _side_for_layout, _storage_bits,
 )
+from tiling._checks import describe
 from tiling._tuning import BAND_BYTES, BAND_MAX_BYTES
 from tiling.codec import in_buffer, out_buffer
 from tiling.dtypes import ELEMENT_TYPES, ElementType
@@ -78,7 +81,7 @@ def relayout(buffer, src_shape: Shape | str, dst_layout: Layout | Shape | str, *
         dst_layout = dst_layout.layout
     if not isinstance(dst_layout, Layout):
         raise LayoutError(f"expected a Layout, a Shape or their text for the destination, "
-                          f"found {dst_layout!r}")
+                          f"found {describe(dst_layout)}")
     if dst_layout.rank != src.rank:
         raise LayoutError(f"destination layout {dst_layout} has rank {dst_layout.rank} but the "
                           f"source {src} has rank {src.rank}")
@@ -253,9 +256,9 @@ def relayout_plan(dims, src: Layout, dst: Layout, element: ElementType) -> Plan:
               or _transposed_relayout(dims, src, dst, element))
     if banded is not None:
         return banded
-    move = load_kernels().move
     words = 2 if container.itemsize == 16 else 1
     word = np.dtype(np.uint64) if words == 2 else container
+    move = specialised(load_kernels().move, word.str, "relayout")
     natural = container.itemsize * 8
     order, sizes = _loop(dims, dst, words)
     sides = []
@@ -279,7 +282,7 @@ def relayout_plan(dims, src: Layout, dst: Layout, element: ElementType) -> Plan:
             d = (np.zeros if has_padding else np.empty)(d_final, container)
         call(move, sizes, s, *sides[0], d, *sides[1])
         store(d, element, d_bits, natural, d_used, out)
-    return Plan("move", run, (sizes, *sides))
+    return Plan("move", run, (sizes, *sides), dispatchers=(move,))
 
 
 def relayout_into(buf: np.ndarray, dims: tuple[int, ...], src: Layout, dst: Layout,

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+from tiling._checks import read_int, read_ints
 from tiling.dtypes import ElementType, element_type, element_type_for_dtype
 from tiling.errors import LayoutError
 from tiling.layout import Layout
@@ -65,14 +66,9 @@ def tpu_layout(element_type, dims, *, pred_bits: int = 8) -> Layout:
         Storage of PRED: one byte (what TPUs do today) or one bit (the doc's denser format).
     """
     et = _element(element_type)
-    try:
-        dims = tuple(int(d) for d in dims)
-    except TypeError as e:
-        raise LayoutError(f"dims must be a sequence of ints, found {dims!r}") from e
-    if any(d < 0 for d in dims):
-        raise LayoutError(f"dimension sizes must be >= 0, found {dims}")
-    if pred_bits not in (1, 8):
-        raise LayoutError(f"pred_bits must be 8 (one byte) or 1 (one bit), found {pred_bits!r}")
+    dims = read_ints(dims, "dims", 0)
+    if read_int(pred_bits, "pred_bits") not in (1, 8):
+        raise LayoutError(f"pred_bits must be 8 (one byte) or 1 (one bit), found {pred_bits}")
     rank = len(dims)
     m2m = tuple(range(rank - 1, -1, -1))
     if rank == 0:

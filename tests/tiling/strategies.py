@@ -127,8 +127,9 @@ def kernels_called(monkeypatch):
     runtime itself (which thread runs a `_par` kernel); dispatch tests inspect `plan_of`."""
     names = []
     real = _runtime._first_call
-    # with no kernel ever warm, every kernel call goes through `_first_call`
+    # with no kernel ever warm or compiled, every kernel call goes through `_first_call`
     monkeypatch.setattr(_runtime, "_WARM", _NeverWarm())
+    monkeypatch.setattr(_runtime, "_compiled", lambda dispatcher, args: False)
     monkeypatch.setattr(_runtime, "_first_call",
                         lambda k, a: names.append(k.__name__) or real(k, a))
     _engine.forget_plans()

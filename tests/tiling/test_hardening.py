@@ -237,7 +237,7 @@ def test_sizes_are_refused_before_allocating(call, needed):
     (lambda: Layout((0,), 5), "tiles must be a sequence, found 5"),
     (lambda: Layout(3), "minor_to_major must be a sequence"),
     (lambda: Layout((0,), (5,)), "a tile must be a sequence"),
-    (lambda: Shape("f32", None), "dimensions must be a sequence, found None"),
+    (lambda: Shape("f32", None), "dimensions must be a sequence of ints, found None"),
     (lambda: Shape("f32", (3,), None, 7), "dynamic_dimensions must be a sequence"),
     (lambda: tiling.encode([[1, 2], [3]], "{1,0}"), "one shape"),
     (lambda: linear_index([[1, 2], [3]], "f32[3,5]"), "one shape"),
@@ -285,6 +285,7 @@ class Slow:
     # longer, as a long cold compile or cache load would, so that the fork below lands inside it.
     def __init__(self, real):
         self.real = real
+        self.__name__ = real.__name__
 
     def typeof_pyval(self, value):
         return self.real.typeof_pyval(value)
@@ -294,6 +295,10 @@ class Slow:
             in_call.set()
             time.sleep(1.0)
             return self.real.compile(signature)
+
+    @property
+    def overloads(self):
+        return self.real.overloads
 
     def __call__(self, *args):
         return self.real(*args)

@@ -32,6 +32,7 @@ them for large arrays only, with the disk cache on (they compile 2.5x slower), a
 """
 
 import numba
+from numba.core.caching import NullCache
 
 from tiling._kernels.generic import gather, move, pack_bits, scatter, unpack_bits
 from tiling._kernels.jit import CACHE_DIR, CACHE_ENABLED
@@ -45,7 +46,7 @@ from tiling._kernels.tiled import decode_tiled, encode_tiled
 from tiling._kernels.tiny import TINY_TILES, tiny_tiles
 
 __all__ = [
-    "CACHE_DIR", "CACHE_ENABLED", "TINY_TILES", "decode_packed", "decode_packed_par",
+    "CACHE_DIR", "CACHE_ENABLED", "NullCache", "TINY_TILES", "decode_packed", "decode_packed_par",
     "decode_square", "decode_square_par", "decode_tiled", "decode_tiled_par", "encode_packed",
     "encode_packed_par", "encode_square", "encode_square_par", "encode_tiled", "encode_tiled_par",
     "gather", "move", "numba", "pack_bits", "scatter", "tiny_tiles", "unpack_bits",
