@@ -21,9 +21,12 @@ import re
 import shutil
 import sys
 
+from ._checks import parse_mesh
 from .errors import ShardingError
-from .mesh import Mesh, MeshTable
+from .hlo import to_hlo_sharding
+from .reshard import reshard_plan
 from .tensor_sharding import TensorSharding
+from .visualization import visualize
 
 
 def parse_shape(text: str) -> tuple[int, ...]:
@@ -39,12 +42,6 @@ def parse_shape(text: str) -> tuple[int, ...]:
     if not all(re.fullmatch(r"[0-9]{1,19}", p) for p in parts):  # ASCII, and within int64
         raise ShardingError(f"expected a shape such as 6x8, 6,8 or tensor<6x8xf32>, got: {text!r}")
     return tuple(int(p) for p in parts)
-
-
-def parse_mesh_arg(text: str) -> Mesh | MeshTable:
-    if "sdy.mesh" in text and "@" in text:
-        return MeshTable.parse(text)
-    return Mesh.parse(text)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,12 +82,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args) -> int:
     if args.command == "reshard":
-        from .reshard import reshard_plan
-
         if args.png:
             _check_output(args.png, ".png")
         plan = reshard_plan(TensorSharding.parse(args.source), TensorSharding.parse(args.target),
-                            parse_mesh_arg(args.mesh), parse_shape(args.shape), dtype=args.dtype)
+                            parse_mesh(args.mesh), parse_shape(args.shape), dtype=args.dtype)
         print("\n".join(map(str, plan.steps)) if plan.steps else "(no collectives: the reshard is a no-op)")
         print()
         print(plan.report())
@@ -98,15 +93,11 @@ def _run(args) -> int:
         if args.png:
             plan.plot(args.png)
         return 0
-    mesh = parse_mesh_arg(args.mesh)
+    mesh = parse_mesh(args.mesh)
     sharding = TensorSharding.parse(args.sharding)
     if args.command == "hlo":
-        from .hlo import to_hlo_sharding
-
         print(to_hlo_sharding(sharding, mesh))
         return 0
-    from .visualization import visualize
-
     outputs = [(path, suffix) for path, suffix in ((args.svg, ".svg"), (args.png, ".png")) if path]
     for path, suffix in outputs:  # before any output, so a bad path leaves nothing half done
         _check_output(path, suffix)

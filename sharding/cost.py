@@ -23,8 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._imports import load
+from ._moves import messages, moves
 from ._traffic import move_figures
-from .collectives import messages, moves
 from .errors import ShardingError
 
 __all__ = ["plan_traffic", "record_traffic", "default_links", "alpha_beta", "StepCosts",
@@ -37,8 +38,7 @@ INTER_HOST = (2.7e-6, 87.7e9 * 0.22)
 def _dataset(n_steps: int, devices, axes: list[str], rows, figures=()):
     """`rows`: per-message arrays of a step; `figures`: a step's per-device figures
     (`_traffic.move_figures`)."""
-    import xarray as xr
-
+    xr = load("xarray")  # a plan's traffic may be asked for without the simulation loaded
     devices = np.asarray(devices, np.int64)
     index = np.zeros(int(devices.max()) + 1 if len(devices) else 1, np.int64)
     index[devices] = np.arange(len(devices))
@@ -295,10 +295,8 @@ def report(plan, links=None) -> str:
 
 def plot(plan, path: str, links=None):
     """Bytes per device per step (bars per device) and time per step; saved to `path`."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    load("matplotlib").use("Agg")
+    plt = load("matplotlib.pyplot")
 
     tr = plan.traffic
     ring, bidi = alpha_beta(plan, links), alpha_beta(plan, links, algorithm="bidirectional_ring")

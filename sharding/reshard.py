@@ -24,12 +24,15 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
+from ._checks import check_full_axes, check_shape, check_uneven, parse_mesh, resolve
+from ._imports import load
 from .axes import AxisRef, can_coexist, can_merge, contains, merge, overlap, overlaps
 from .axes import prefix_without_overlap, suffix_without_overlap
 from .errors import ShardingError
 from .mesh import Mesh, MeshTable, device_order, same_device_set
 from .syntax import AllToAllParam, AllToAllParamList, ListOfAxisRefLists
 from .tensor_sharding import DimensionSharding, TensorSharding
+from .verify import verify
 
 __all__ = ["ReshardStep", "ReshardPlan", "reshard_plan", "plan_reshard", "COLLECTIVE_KINDS"]
 
@@ -550,21 +553,16 @@ def plan_reshard(source: TensorSharding | None, target: TensorSharding, lookup: 
 
 
 def _dtype(dtype) -> "object":
-    import numpy as np
-
+    np = load("numpy")  # the plan itself needs no numpy; `sdy_passes` imports this module
     if isinstance(dtype, str):
         names = {"bf16": "bfloat16", "f16": "float16", "f32": "float32", "f64": "float64", "i8": "int8",
                  "i16": "int16", "i32": "int32", "i64": "int64", "s8": "int8", "s16": "int16", "s32": "int32",
                  "s64": "int64", "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
                  "pred": "bool", "i1": "bool", "f8e4m3fn": "float8_e4m3fn", "f8e5m2": "float8_e5m2"}
         name = names.get(dtype, dtype)
-        try:
-            import ml_dtypes
-
-            if hasattr(ml_dtypes, name):
-                return np.dtype(getattr(ml_dtypes, name))
-        except ImportError:  # pragma: no cover - ml_dtypes is a dependency
-            pass
+        ml_dtypes = load("ml_dtypes")
+        if hasattr(ml_dtypes, name):
+            return np.dtype(getattr(ml_dtypes, name))
         dtype = name
     try:
         return np.dtype(dtype)
@@ -598,16 +596,12 @@ class ReshardPlan:
 
     @property
     def itemsize(self) -> int:
-        import numpy as np
-
-        return np.dtype(self.dtype).itemsize
+        return load("numpy").dtype(self.dtype).itemsize
 
     def final_sharding(self) -> TensorSharding:
         return self.steps[-1].out_sharding if self.steps else self.source
 
     def mesh_of(self, sharding: TensorSharding) -> Mesh:
-        from ._placement import resolve
-
         return resolve(sharding, self.mesh)
 
     @property
@@ -618,42 +612,35 @@ class ReshardPlan:
         few ms; per message only where the closed form does not apply (a result mesh in another
         device order, sub-axes that do not nest)."""
         if "traffic" not in self._cache:
-            from .cost import plan_traffic
-
-            self._cache["traffic"] = plan_traffic(self)
+            self._cache["traffic"] = _cost().plan_traffic(self)
         return self._cache["traffic"]
 
     def cost(self, links=None, *, algorithm: str = "ring"):
         """Alpha-beta time per step (seconds); see `sharding.cost.alpha_beta`."""
-        from .cost import alpha_beta
-
-        return alpha_beta(self, links, algorithm=algorithm)
+        return _cost().alpha_beta(self, links, algorithm=algorithm)
 
     def dtensor_cost(self, **kwargs):
         """PyTorch DTensor's `redistribute_cost` for the same reshard (µs); see `sharding.cost`."""
-        from .cost import dtensor_redistribute_cost
-
-        return dtensor_redistribute_cost(self, **kwargs)
+        return _cost().dtensor_redistribute_cost(self, **kwargs)
 
     def report(self, links=None) -> str:
         """A text table: each step, its bytes and messages, its estimated time."""
-        from .cost import report
-
-        return report(self, links)
+        return _cost().report(self, links)
 
     def plot(self, path: str, links=None):
         """Saves a picture of bytes per device per step and time per step."""
-        from .cost import plot
-
-        return plot(self, path, links)
+        return _cost().plot(self, path, links)
 
     def __str__(self) -> str:
         return "\n".join(map(str, self.steps))
 
 
-def _resolve(s: TensorSharding, mesh, what: str) -> Mesh:
-    from ._placement import resolve
+def _cost():
+    """`sharding.cost` (numpy, xarray), loaded when a plan's traffic or cost is first asked for."""
+    return load("sharding.cost")
 
+
+def _resolve(s: TensorSharding, mesh, what: str) -> Mesh:
     if not isinstance(s, TensorSharding):
         raise ShardingError(f"expected a TensorSharding for the {what}, got: {type(s).__name__}")
     return resolve(s, mesh)
@@ -671,18 +658,12 @@ def reshard_plan(source: TensorSharding | str, target: TensorSharding | str, mes
     them silently), shapes that do not fit the shardings.
     `uneven="ragged"` (DTensor's ragged shards, full axes only) changes the traffic, not the steps.
     """
-    from ._placement import check_shape
-    from ._ragged import check_full_axes, check_uneven
-    from .verify import verify
-
     if isinstance(source, str):
         source = TensorSharding.parse(source)
     if isinstance(target, str):
         target = TensorSharding.parse(target)
     if isinstance(mesh, str):
-        from .__main__ import parse_mesh_arg
-
-        mesh = parse_mesh_arg(mesh)
+        mesh = parse_mesh(mesh)
     dims = check_shape(shape)
     if check_uneven(uneven) == "ragged":
         check_full_axes(source)
@@ -714,8 +695,6 @@ def check_steps(source: TensorSharding, steps, lookup: Callable[[object], Mesh],
     """The verifier message jaxlib gives the first emitted op that breaks a rule, if any (spec
     §5.5): an `out_sharding` the sharding verifier rejects (overlapping sub-axes), a
     collective-permute whose sharded sizes differ or that only renames the mesh."""
-    from .verify import verify
-
     prev = source
     for step in steps:
         mesh = lookup(step.out_sharding.mesh_or_ref)

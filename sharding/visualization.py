@@ -26,8 +26,14 @@ import textwrap
 from dataclasses import dataclass
 from html import escape
 
+from ._checks import check_full_axes, check_uneven
+from ._imports import load
 from ._placement import Placement, place
+from .axes import AxisRef
 from .errors import ShardingError
+from .hlo import to_hlo_sharding
+from .mesh import Mesh, MeshAxis
+from .tensor_sharding import DimensionSharding, TensorSharding
 
 __all__ = ["Block", "ShardingPicture", "visualize"]
 
@@ -133,8 +139,6 @@ class ShardingPicture:
         return lines
 
     def header(self) -> list[str]:
-        from .hlo import to_hlo_sharding
-
         p = self.placement
         def dims(shape):
             return "x".join(map(str, shape)) or "()"
@@ -262,18 +266,14 @@ class ShardingPicture:
                 f.write(self.svg())
             return
         if not name.lower().endswith(".png"):
-            from .errors import ShardingError
-
             raise ShardingError(f"expected a .svg or .png file name, got: {name}")
         self._save_png(name)
 
     def _save_png(self, name: str) -> None:
         try:
-            import matplotlib
-
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-            from matplotlib.patches import Rectangle
+            load("matplotlib").use("Agg")
+            plt = load("matplotlib.pyplot")
+            Rectangle = load("matplotlib.patches").Rectangle
         except ImportError:
             raise ShardingError("PNG output needs matplotlib (pip install 'layout-toolkit[plot]'); .svg works "
                                 "without it") from None
@@ -322,8 +322,6 @@ def visualize(sharding, mesh=None, global_shape=None, *, uneven: str | None = No
         if uneven is not None and uneven != mesh.uneven:
             raise ShardingError(f"uneven={uneven!r} differs from the device mesh's {mesh.uneven!r}")
         return ShardingPicture(mesh.placement(sharding, global_shape))
-    from ._ragged import check_full_axes, check_uneven
-
     if check_uneven(uneven or "padded") == "ragged":
         check_full_axes(sharding)
     return ShardingPicture(place(sharding, mesh, global_shape, uneven=uneven or "padded"))
@@ -332,10 +330,6 @@ def visualize(sharding, mesh=None, global_shape=None, *, uneven: str | None = No
 def _from_jax(jax_sharding, rank: int):
     """`(TensorSharding, Mesh)` of a JAX `NamedSharding` or `SingleDeviceSharding`, through their
     public attributes. Device ids stay JAX's when they are 0..N-1, else become their ranks."""
-    from .mesh import Mesh, MeshAxis
-    from .tensor_sharding import DimensionSharding, TensorSharding
-    from .axes import AxisRef
-
     kind = type(jax_sharding).__name__
     if kind == "SingleDeviceSharding":
         (device,) = jax_sharding.device_set
