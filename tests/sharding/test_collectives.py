@@ -224,6 +224,7 @@ def test_device_by_device_moves_agree_with_the_vectorized_ones():
             key = lambda m: sorted(zip(m.receiver.tolist(), m.sender.tolist(), m.elements.tolist(),  # noqa: E731
                                        m.local.tolist(), map(tuple, m.lo.tolist()), map(tuple, m.crossing.tolist())))
             assert key(a) == key(b), (str(prev), str(step))
+            assert a.partial.tolist() == b.partial.tolist(), (str(prev), str(step))
             prev = step.out_sharding
             checked += 1
 
