@@ -45,6 +45,8 @@ class DaskBackend:
     """Lazy device arrays: one dask chunk per device, replicas aliases of one task."""
 
     name = "dask"
+    fuses_moves = False
+    """The graph is the plan's communication pattern: one layer per step."""
 
     def owns(self, data) -> bool:
         """Whether `data` is a dask collection (without importing dask)."""

@@ -23,6 +23,9 @@ class NumpyBackend:
     """Device arrays in memory (the default)."""
 
     name = "numpy"
+    fuses_moves = True
+    """A plan's result depends only on its operand's data: several moves may run as one direct
+    move (each block copied once; the transfer record still lists every step's messages)."""
 
     def owns(self, data) -> bool:
         return isinstance(data, np.ndarray)
@@ -111,7 +114,7 @@ def _device_view(values: np.ndarray, p: Placement, fill: np.ndarray, copy: bool)
     view = np.expand_dims(view, others) if others else view
     full = p.piece_sizes + local
     if p.unreduced_pieces and p.sharding.reduction_op == "sum":
-        out = np.array(np.broadcast_to(view, full))
+        out = np.array(np.broadcast_to(view, full), order="C")  # each device's buffer contiguous
         zero = identity(values.dtype)
         for coords in np.ndindex(*[p.pieces[i].size for i in p.unreduced_pieces]):
             if any(coords):  # position 0 along the unreduced axes keeps the data
@@ -122,7 +125,7 @@ def _device_view(values: np.ndarray, p: Placement, fill: np.ndarray, copy: bool)
         out.flags.writeable = copy
         return out
     if copy:
-        return np.array(np.broadcast_to(view, full)) if others else view
+        return np.array(np.broadcast_to(view, full), order="C") if others else view
     return np.broadcast_to(view, full)  # read-only, replicas share memory
 
 
@@ -184,14 +187,19 @@ def _execute(m: Moves, buffers: list[np.ndarray], pads: np.ndarray, out: np.ndar
     for r in range(n):
         a, b = bounds[r], bounds[r + 1]
         start = m.new_start[r]
-        if out is None and b - a == 1 and m.in_local == new_shape and int(m.elements[a]) == size:
+        if out is None and b - a == 1 and m.in_local == new_shape:
             s = m.sender[a]
             if np.array_equal(m.lo[a], m.old_start[s]) and np.array_equal(m.lo[a], start):
                 result[r] = buffers[s]  # the sender's whole buffer, at the same place
                 continue
         buf = out[r] if out is not None else np.empty(new_shape, pads.dtype)
-        if b - a == 0 or int(np.sum(m.elements[a:b])) != size:
+        if b - a == 0:
             buf[...] = pads[r]
+        elif int(np.sum(m.elements[a:b])) != size:
+            # The blocks cover the tile's data, at the start of the buffer: fill only the rest.
+            extent = np.max(m.hi[a:b] - start, axis=0)
+            for d, e in enumerate(extent):
+                buf[(slice(None),) * d + (slice(int(e), None),)] = pads[r]
         for k in range(a, b):
             s = m.sender[k]
             src_lo = m.lo[k] - m.old_start[s]

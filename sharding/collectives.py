@@ -17,24 +17,18 @@ message geometry (`_moves`), the backends, then this module and `simulate`.
 
 from __future__ import annotations
 
-import dataclasses
-import math
-
-import numpy as np
-
-from . import _backends
-from ._moves import Moves, Transfer, messages, moves, transfers
-from ._placement import place, same_data
-from ._sharded import ShardedArray, device_array, placement, wrap
-from .axes import AxisRef, overlaps
+from . import _runtime
+from ._moves import Moves, Transfer, messages, moves
+from .axes import AxisRef
 from .errors import ShardingError
 from .mesh import Mesh
-from .reshard import gather_along_dim, reshard_plan, slice_along_dim
+from .reshard import gather_along_dim, slice_along_dim
+from .simulate import ShardedArray, wrap
 from .syntax import AllToAllParam, AllToAllParamList, ListOfAxisRefLists
 from .tensor_sharding import DimensionSharding, TensorSharding
 
 __all__ = ["Transfer", "Moves", "moves", "messages", "all_gather", "all_slice", "all_to_all", "collective_permute",
-           "all_reduce", "reduce_scatter", "apply_step", "run_plan"]
+           "all_reduce", "reduce_scatter", "apply_step"]
 
 
 def _mesh_of(x, sharding: TensorSharding, mesh: Mesh | None) -> Mesh:
@@ -48,17 +42,7 @@ def move(x: ShardedArray, target: TensorSharding, *, mesh: Mesh | None = None, f
     """`x` resharded to `target` by one move (any collective that moves data); appends its
     messages to `record` (a list of `Transfer`) when given."""
     out_mesh = _mesh_of(x, target, mesh)
-    m = moves(x.sharding, target, x.mesh, out_mesh, x.placement.shape, x.placement.uneven)
-    if record is not None:
-        record.extend(transfers(m, x.data.dtype.itemsize, step, [a.name for a in x.mesh.axes]))
-    return _run(x, [m], target, out_mesh, fill)
-
-
-def _run(x: ShardedArray, ms: list[Moves], target: TensorSharding, out_mesh: Mesh, fill) -> ShardedArray:
-    data = device_array(x)
-    po = placement(x, target, out_mesh)
-    out = _backends.of(data).run(data, x.placement, ms, po, np.array(fill, x.data.dtype))
-    return wrap(x, target, out_mesh, out)
+    return wrap(x, target, out_mesh, _runtime.move(x, target, out_mesh, fill=fill, step=step, record=record))
 
 
 def _with_dims(x, dims: list[tuple[AxisRef, ...]]) -> TensorSharding:
@@ -144,60 +128,11 @@ def reduce_scatter(x, axes_per_dim, *, fill=0, record=None):
 
 
 def _reduce(x, axes: list[AxisRef], slices, record, fill=0):
-    s = x.sharding
-    unreduced = list(s.unreduced_axes)
-    for ref in axes:
-        if ref not in unreduced:
-            raise ShardingError(f"reduction axis {ref} is not an unreduced axis of {s}")
-    keep = tuple(a for a in unreduced if a not in axes)
-    reduced = TensorSharding(s.mesh_or_ref, s.dim_shardings, s.replicated_axes, keep, s.reduction_op)
-    p = x.placement
-    red = tuple(i for i, pc in enumerate(p.pieces) if any(overlaps(pc.axis_ref(), a) for a in axes))
-    dtype = x.data.dtype
-    g = math.prod(p.pieces[i].size for i in red)
-    if record is not None and g > 1:  # direct exchange: reduce-scatter then all-gather, B/g each
-        b = math.prod(p.local_shape) * dtype.itemsize // g
-        names = [a.name for a in x.mesh.axes]
-        coords = {int(d): np.unravel_index(pos, x.mesh.shape) for pos, d in enumerate(x.mesh.devices)}
-        for group in p.device_groups(red):
-            for s_ in group:
-                for r_ in group:
-                    if s_ != r_:
-                        crossed = tuple(a for a, cs, cr in zip(names, coords[int(s_)], coords[int(r_)]) if cs != cr)
-                        record.append(Transfer(0, int(s_), int(r_), 2 * b, crossed))
-    data = device_array(x)
-    backend = _backends.of(data)
-    total = backend.reduce(data, p, red, s.reduction_op)  # same positions, the reduced sharding's pieces
-    out = wrap(x, reduced, x.mesh, backend.relabel(total, placement(x, reduced, x.mesh).piece_sizes, p.local_shape))
+    data, reduced = _runtime.all_reduce(x, axes, record)
+    out = wrap(x, reduced, x.mesh, data)
     return all_slice(out, slices, fill=fill, record=record) if slices is not None else out
 
 
 def apply_step(x, step, *, mesh: Mesh | None = None, fill=0, record=None, index: int = 0):
     """Runs one `ReshardStep` of a plan on `x` (its result is exactly `step.out_sharding`)."""
     return move(x, step.out_sharding, mesh=mesh, fill=fill, step=index, record=record)
-
-
-def run_plan(x: ShardedArray, target: TensorSharding, bound, *, fill=0):
-    """`DeviceMesh.reshard`: plans with `reshard_plan`, runs the steps on per-device buffers
-    (intermediate buffers are not wrapped) and returns `(ShardedArray, plan)`; the plan carries
-    the transfer record (`plan.transfers`)."""
-    uneven = x.placement.uneven
-    shape = x.placement.shape
-    plan = reshard_plan(x.sharding, target, bound, shape, dtype=x.data.dtype, uneven=uneven)
-    if plan.error is not None:
-        raise ShardingError(f"jaxlib's plan from {x.sharding} to {target} fails its verifier: {plan.error}")
-    final = plan.final_sharding()
-    pf, pt = place(final, bound, shape, uneven=uneven), place(target, bound, shape, uneven=uneven)
-    same = pf.index_map() == pt.index_map() if uneven == "ragged" else same_data(pf, pt)
-    if not plan.reaches_target and not same:
-        raise ShardingError(f"Shardy's plan from {x.sharding} to {target} stops at {final} (spec collectives.md "
-                            "§5.5); reshard there, or to a target it reaches")
-    axes = [a.name for a in x.mesh.axes]
-    ms, record = [], []
-    prev, prev_mesh = x.sharding, x.mesh
-    for i, step in enumerate(plan.steps):  # the messages, from shapes alone
-        out_mesh = plan.mesh_of(step.out_sharding)
-        ms.append(moves(prev, step.out_sharding, prev_mesh, out_mesh, shape, uneven))
-        record.extend(transfers(ms[-1], x.data.dtype.itemsize, i, axes))
-        prev, prev_mesh = step.out_sharding, out_mesh
-    return _run(x, ms, target, prev_mesh, fill), dataclasses.replace(plan, transfers=tuple(record))

@@ -12,19 +12,22 @@
 np.True_
 
 The shards live in one array backend (`_backends`: numpy, or dask), chosen once by `shard`;
-moves and reductions run there (`collectives`). `sharding` loads this module on first use.
+moves and reductions run there (`_runtime`). This is the only module of the package that imports
+xarray (`sharding` loads it, and `collectives` above it, on first use).
 """
 
 from __future__ import annotations
+
+from typing import Iterator
 
 import numpy as np
 import xarray as xr
 
 from . import _backends
-from ._placement import Placement, check_shape, place, same_data
 from ._checks import check_full_axes, check_uneven
-from ._sharded import ShardedArray, coords, device_array, like
-from .collectives import run_plan
+from ._placement import Placement, check_shape, place, same_data
+from ._ragged import trim
+from ._runtime import device_array, placement, run_plan
 from .errors import ShardingError
 from .mesh import Mesh, MeshTable, check_devices
 from .tensor_sharding import TensorSharding, as_sharding
@@ -102,8 +105,9 @@ class DeviceMesh:
         `copy=True` gives every device its own writable buffer.
 
         Unreduced axes (partial results): with `sum`, the position 0 along them holds the data
-        and the others the additive identity (`-0.0`, `0`, `False`); with `max`/`min` every
-        position holds the data. `unshard` reduces them back.
+        and the others the additive identity of the dtype (`-0.0`, `0`, `False`), padding
+        included; with `max`/`min` every position holds the data. `unshard` reduces them back
+        (`sharding._partials`: the one definition `reshard` and the collectives keep).
 
         `backend="dask"`, or a dask array / dask-backed DataArray as `array`, gives lazy shards:
         `data` is a dask-backed DataArray with one chunk per device whose buffers are the same
@@ -119,7 +123,7 @@ class DeviceMesh:
         names = tuple(str(d) for d in like_.dims) if like_ is not None else tuple(f"dim_{i}" for i in range(values.ndim))
         p, labels, fill_value = self._checked(sharding, values.shape, values.dtype, names, fill)
         data = xr.DataArray(backend.device_array(values, p, fill_value, copy), dims=labels + names,
-                            coords=coords(p, labels, names), name=None if like_ is None else like_.name)
+                            coords=_coords(p, labels, names), name=None if like_ is None else like_.name)
         return ShardedArray(data, sharding, self.mesh, p, names, like_)
 
     def _checked(self, sharding, shape, dtype, names, fill):
@@ -163,7 +167,7 @@ class DeviceMesh:
         if set(data.dims) != set(expected):
             raise ShardingError(f"expected the shards' dims {list(expected)}, found {list(data.dims)}")
         out = _backends.of(data.data).global_array(device_array(sharded), p)
-        return out if sharded.like is None else like(out, sharded.like)
+        return out if sharded.like is None else _like(out, sharded.like)
 
     def reshard(self, sharded: ShardedArray, target: TensorSharding | str, *, fill=0):
         """Moves `sharded` to `target` with the collectives Shardy's `sdy-reshard-to-collectives`
@@ -178,7 +182,102 @@ class DeviceMesh:
             raise ShardingError(f"the array's shards are {sharded.placement.uneven}, this device mesh is {self.uneven}")
         if self.uneven == "ragged":
             check_full_axes(target)
-        return run_plan(sharded, target, self._bound(), fill=fill)
+        data, mesh, plan = run_plan(sharded, target, self._bound(), fill=fill)
+        return wrap(sharded, target, mesh, data), plan
+
+
+class ShardedArray:
+    """Per-device shards of a global array, backed by an `xarray.DataArray`.
+
+    `data` has one leading dim per mesh piece (a mesh axis, or a sub-axis such as `x:(2)2` when a
+    sharding cuts the axis) and the tensor's local dims after them. Coordinates: `device_id`
+    over the mesh dims, and `global_<dim>` giving each local element's global index (-1 in
+    padding).
+    """
+
+    __slots__ = ("data", "sharding", "mesh", "placement", "dims", "like")
+
+    def __init__(self, data: xr.DataArray, sharding: TensorSharding, mesh: Mesh, placement: Placement,
+                 dims: tuple[str, ...], like: xr.DataArray | None):
+        self.data = data
+        self.sharding = sharding
+        self.mesh = mesh
+        self.placement = placement
+        self.dims = dims
+        """Names of the tensor dims (the trailing dims of `data`)."""
+        self.like = like
+        """The DataArray given to `shard`, if any (for its coords and attrs)."""
+
+    @property
+    def global_shape(self) -> tuple[int, ...]:
+        return self.placement.shape
+
+    @property
+    def local_shape(self) -> tuple[int, ...]:
+        return self.placement.local_shape
+
+    def index_map(self) -> dict[int, tuple[slice, ...]]:
+        return self.placement.index_map()
+
+    def local(self, device_id: int) -> np.ndarray:
+        """The buffer of one device (padding included; a ragged shard has none). Computes only
+        that device's chunk of lazy shards."""
+        grid = self.placement.device_grid()
+        where = np.argwhere(grid == device_id)
+        if len(where) == 0:
+            raise ShardingError(f"device {device_id} is not in mesh {self.mesh.body()}")
+        pos = tuple(where[0])
+        return self._trim(np.asarray(self.data.data[pos]), pos)
+
+    def per_device(self) -> Iterator[tuple[int, np.ndarray]]:
+        """`(device_id, local buffer)` for every device, in device-id order (computes lazy shards)."""
+        grid = self.placement.device_grid()
+        values = self.data.values
+        for pos in sorted(np.ndindex(grid.shape), key=lambda q: grid[q]):
+            yield int(grid[pos]), self._trim(values[pos], pos)
+
+    def _trim(self, buffer: np.ndarray, pos) -> np.ndarray:
+        p = self.placement
+        if p.uneven != "ragged":
+            return buffer
+        return trim(buffer, p, tuple(int(t) for t in p.tile_indices()[pos]))
+
+    def __repr__(self) -> str:
+        return (f"ShardedArray({self.sharding}, mesh={self.mesh.body()}, global_shape={self.global_shape}, "
+                f"local_shape={self.local_shape}, dtype={self.data.dtype})")
+
+
+def _like(out, like: xr.DataArray) -> xr.DataArray:
+    return xr.DataArray(out, coords=like.coords, dims=like.dims, name=like.name, attrs=like.attrs)
+
+
+def wrap(x: ShardedArray, target: TensorSharding, mesh: Mesh, data) -> ShardedArray:
+    """A ShardedArray of the device array `data` (laid out as `_runtime.placement(x, target,
+    mesh)` says) under `target`, labelled like `shard` labels it."""
+    p = placement(x, target, mesh)
+    labels = tuple(pc.label for pc in p.pieces)
+    array = xr.DataArray(data, dims=labels + x.dims, coords=_coords(p, labels, x.dims), name=x.data.name)
+    return ShardedArray(array, target, mesh, p, x.dims, x.like)
+
+
+def _coords(p: Placement, labels: tuple[str, ...], names: tuple[str, ...]) -> dict:
+    out = {"device_id": (labels, p.device_grid())}
+    for d, (dims, size, c, name) in enumerate(zip(p.dim_pieces, p.shape, p.local_shape, names)):
+        order = sorted(dims)  # mesh order, as the leading dims of the array
+        sizes = [p.pieces[i].size for i in order]
+        grids = np.indices(sizes, dtype=np.int64) if sizes else np.zeros((0,), np.int64)
+        tile = np.zeros(sizes, np.int64)
+        for i in dims:  # mixed radix in the sharding's order
+            tile = tile * p.pieces[i].size + grids[order.index(i)]
+        if p.uneven == "ragged":
+            starts, stops = p.dim_bounds(d)
+            index = starts[tile][..., None] + np.arange(c)
+            index[index >= stops[tile][..., None]] = -1
+        else:
+            index = tile[..., None] * c + np.arange(c)
+            index[index >= size] = -1
+        out[f"global_{name}"] = (tuple(labels[i] for i in order) + (name,), index)
+    return out
 
 
 def _placement_of(pair, global_shape) -> Placement:
