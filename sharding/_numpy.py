@@ -183,6 +183,7 @@ def _execute(m: Moves, buffers: list[np.ndarray], pads: np.ndarray, out: np.ndar
     bounds = np.searchsorted(m.receiver, np.arange(n + 1))
     new_shape = m.out_local
     size = math.prod(new_shape)
+    received = np.bincount(m.receiver, m.elements, n) if n else np.zeros(0)
     copies = []  # (destination, source) block views; copied below
     for r in range(n):
         a, b = bounds[r], bounds[r + 1]
@@ -195,7 +196,7 @@ def _execute(m: Moves, buffers: list[np.ndarray], pads: np.ndarray, out: np.ndar
         buf = out[r] if out is not None else np.empty(new_shape, pads.dtype)
         if b - a == 0:
             buf[...] = pads[r]
-        elif int(np.sum(m.elements[a:b])) != size:
+        elif received[r] != size:
             # The blocks cover the tile's data, at the start of the buffer: fill only the rest.
             extent = np.max(m.hi[a:b] - start, axis=0)
             for d, e in enumerate(extent):

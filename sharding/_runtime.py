@@ -27,7 +27,8 @@ __all__ = ["device_array", "placement", "move", "all_reduce", "run_plan"]
 
 def device_array(x):
     """`x`'s device array in the order `(pieces..., local...)` (numpy, or lazy)."""
-    return x.data.transpose(*(tuple(pc.label for pc in x.placement.pieces) + x.dims)).data
+    order = tuple(pc.label for pc in x.placement.pieces) + x.dims
+    return x.data.data if x.data.dims == order else x.data.transpose(*order).data
 
 
 def placement(x, target: TensorSharding, mesh: Mesh) -> Placement:

@@ -1,4 +1,4 @@
-"""Fork safety of the package's deferred imports (issue 37 item 2).
+"""Fork safety of the package's deferred imports, and its import layering (issue 37 item 2).
 
 A child forked while another thread imports inherits the held module lock and hangs on its own
 first use of that module. Here one thread makes a first use of `DeviceMesh` (shard, reshard,
@@ -12,6 +12,7 @@ survive a fork: that is dask's rule, not an import).
 
 from __future__ import annotations
 
+import ast
 import pathlib
 import subprocess
 import sys
@@ -82,3 +83,46 @@ def test_children_forked_during_a_first_use_finish(warm):
     summary = out.stdout.strip().splitlines()[-1]
     assert " hung=0 failed=0 " in summary, out.stdout + out.stderr[-3000:]
     assert int(summary.split()[0].split("=")[1]) >= 3  # forks landed during the first use
+
+
+RUNTIME = ["__init__", "_backends", "_checks", "_dask", "_imports", "_moves", "_numpy", "_partials", "_placement",
+           "_ragged", "_runtime", "_traffic", "collectives", "cost", "reshard", "simulate", "visualization"]
+
+
+def _imports(path: pathlib.Path):
+    """`(module-level relative imports, nested import statements)` of a module."""
+    tree = ast.parse(path.read_text())
+    top = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            top.update([node.module] if node.module else [a.name for a in node.names])
+    nested = [node.lineno for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+              and node not in tree.body]
+    return top, nested
+
+
+def test_runtime_imports_at_module_level_without_circles():
+    """The runtime's modules import at module level only (deferred imports go through
+    `_imports.load`, which the at-fork handler covers), no library module imports the CLI, and
+    the package's module-level imports have no circle."""
+    package = pathlib.Path(ROOT) / "sharding"
+    graph = {}
+    for path in package.glob("*.py"):
+        top, nested = _imports(path)
+        graph[path.stem] = top
+        if path.stem in RUNTIME:
+            assert not nested, f"sharding/{path.name}: imports inside functions at lines {nested}"
+        if path.stem != "__main__":
+            assert "__main__" not in top, f"sharding/{path.name} imports the CLI"
+    done: set = set()
+
+    def visit(module, path):
+        assert module not in path, "import circle: " + " -> ".join(path[path.index(module):] + [module])
+        if module in done:
+            return
+        for dep in graph.get(module, ()):
+            visit(dep, path + [module])
+        done.add(module)
+
+    for module in graph:
+        visit(module, [])
