@@ -3,8 +3,9 @@
 A backend holds every device's buffer of a `ShardedArray` (its device array, `(pieces...,
 local...)`) and runs the runtime's operations on it: `device_array` (shard), `global_array`
 (unshard), `run` (the moves of a plan, `_moves.Moves`), `reduce` (all-reduce), `relabel`
-(other leading dims), `as_input`, `owns`. `choose` picks one for new shards (`backend=` or the
-input's type); `of` finds the one that holds existing shards. Nothing else asks numpy-or-dask.
+(other leading dims), `as_input`, `owns`, and says whether a plan's moves may run as one
+(`fuses_moves`). `choose` picks one for new shards (`backend=` or the input's type); `of` finds
+the one that holds existing shards. Nothing else asks numpy-or-dask.
 """
 
 from __future__ import annotations

@@ -79,8 +79,8 @@ class DaskBackend:
         if not ms:
             return self.relabel(data, lead, pi.local_shape)
         op = pi.sharding.reduction_op
-        token = _token(data.name, [(m.lo.tobytes(), m.sender.tobytes(), m.receiver.tobytes()) for m in ms],
-                       fill.tobytes(), op)
+        token = _token(data.name, [(m.lo.tobytes(), m.sender.tobytes(), m.receiver.tobytes(), m.partial.tobytes())
+                                   for m in ms], fill.tobytes(), op)
         out, n = data, len(pi.pieces)
         for i, m in enumerate(ms):
             out_lead = lead if i == len(ms) - 1 else (len(m.out_devices),)
