@@ -13,6 +13,7 @@ survive a fork: that is dask's rule, not an import).
 from __future__ import annotations
 
 import ast
+import os
 import pathlib
 import subprocess
 import sys
@@ -74,6 +75,7 @@ print(f"forks={len(children)} hung={hung} failed={failed} first_use={time.perf_c
 """
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 @pytest.mark.parametrize("warm", [False, True], ids=["cold", "warm"])
 def test_children_forked_during_a_first_use_finish(warm):
     script = (_SCRIPT.replace("ROOT", repr(ROOT)).replace("WARM", str(warm)).replace("FORKS", "10" if warm else "8")
