@@ -6,8 +6,11 @@ unshard, the plan's traffic) while the main thread forks at many moments of it; 
 makes the same use and must finish (a hung child is ended by `SIGALRM` and counted). Cold: a
 fresh interpreter that has only run `import sharding`; warm: the simulation already loaded and
 used once, then used again (`sharding.DeviceMesh` with xarray, dask and the plan's cost).
-The children compute dask graphs in their own thread (dask's thread pool, like any, does not
-survive a fork: that is dask's rule, not an import).
+The parent's thread computes no dask graph and the children compute theirs in their own thread:
+a lock that another thread holds at the fork (dask's thread pool, Python 3.11's
+`functools.cached_property` lock inside a dask graph) stays held in the child whatever this
+package does; the imports are what this test is about (xarray imports dask even for numpy
+shards).
 """
 
 from __future__ import annotations
@@ -23,16 +26,16 @@ import pytest
 ROOT = str(pathlib.Path(__file__).resolve().parents[2])
 
 _SCRIPT = r"""
-import os, signal, sys, threading, time
+import faulthandler, os, signal, sys, threading, time, traceback
 sys.path.insert(0, ROOT)
 import numpy as np
 import sharding
 
-def use():
+def use(backends=("numpy", "dask")):
     dm = sharding.DeviceMesh('<["x"=2, "y"=2]>')
     s = sharding.TensorSharding.parse('<@m, [{"x"}, {}], unreduced={"y"}>')
     t = sharding.TensorSharding.parse('<@m, [{}, {"x"}], unreduced={"y"}>')
-    for backend in ("numpy", "dask"):
+    for backend in backends:
         x = dm.shard(np.arange(30.0).reshape(5, 6), s, backend=backend)
         y, plan = dm.reshard(x, t)
         assert (np.asarray(dm.unshard(y)) == np.arange(30.0).reshape(5, 6)).all()
@@ -42,36 +45,36 @@ def use():
 if WARM:
     use()
 done = threading.Event()
-worker = threading.Thread(target=lambda: (use(), done.set()))
+worker = threading.Thread(target=lambda: (use(("numpy",)), done.set()))
 start = time.perf_counter()
 worker.start()
 children = []
 while len(children) < FORKS:
+    during = not done.is_set()  # the fork is asked for during the first use (it may wait for imports)
     pid = os.fork()
     if pid == 0:
+        faulthandler.dump_traceback_later(TIMEOUT - 10)  # where a hung child waits
         signal.alarm(TIMEOUT)  # a hung child dies here (status: SIGALRM)
         try:
             import dask  # dask's thread pool does not survive a fork (its threads stay behind)
             with dask.config.set(scheduler="synchronous"):
                 use()
-        except BaseException as e:
-            print(f"child failed: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+        except BaseException:
+            print("child failed: " + traceback.format_exc(), file=sys.stderr, flush=True)
             os._exit(3)
         os._exit(0)
-    children.append((pid, time.perf_counter() - start))
-    if done.is_set():
-        break
+    children.append((pid, time.perf_counter() - start, during))
     time.sleep(STEP)
 worker.join()
 hung = failed = 0
-for pid, at in children:
+for pid, at, _ in children:
     _, status = os.waitpid(pid, 0)
     if os.WIFSIGNALED(status):
         hung += 1
         print(f"child forked at {at:.3f} s: signal {os.WTERMSIG(status)}", flush=True)
     elif os.WEXITSTATUS(status):
         failed += 1
-print(f"forks={len(children)} hung={hung} failed={failed} first_use={time.perf_counter() - start:.2f}s")
+print(f"forks={len(children)} hung={hung} failed={failed} during_first_use={sum(c[2] for c in children)}")
 """
 
 
@@ -79,12 +82,12 @@ print(f"forks={len(children)} hung={hung} failed={failed} first_use={time.perf_c
 @pytest.mark.parametrize("warm", [False, True], ids=["cold", "warm"])
 def test_children_forked_during_a_first_use_finish(warm):
     script = (_SCRIPT.replace("ROOT", repr(ROOT)).replace("WARM", str(warm)).replace("FORKS", "10" if warm else "8")
-              .replace("TIMEOUT", "90").replace("STEP", "0.02" if warm else "0.1"))
+              .replace("TIMEOUT", "90").replace("STEP", "0.003" if warm else "0.1"))
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=280)
     assert out.returncode == 0, out.stderr[-3000:]
     summary = out.stdout.strip().splitlines()[-1]
     assert " hung=0 failed=0 " in summary, out.stdout + out.stderr[-3000:]
-    assert int(summary.split()[0].split("=")[1]) >= 3  # forks landed during the first use
+    assert int(summary.split("during_first_use=")[1]) >= 2, summary  # forks landed during the use
 
 
 RUNTIME = ["__init__", "_backends", "_checks", "_dask", "_imports", "_moves", "_numpy", "_partials", "_placement",
