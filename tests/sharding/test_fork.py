@@ -5,7 +5,8 @@ first use of that module. Here one thread makes a first use of `DeviceMesh` (sha
 unshard, the plan's traffic) while the main thread forks at many moments of it; every child
 makes the same use and must finish (a hung child is ended by `SIGALRM` and counted). Cold: a
 fresh interpreter that has only run `import sharding`; warm: the simulation already loaded and
-used once, then used again (`sharding.DeviceMesh` with xarray, dask and the plan's cost).
+used once, then used again, ten times (`sharding.DeviceMesh` with xarray, dask and the plan's
+cost).
 The parent's thread computes no dask graph and the children compute theirs in their own thread:
 a lock that another thread holds at the fork (dask's thread pool, Python 3.11's
 `functools.cached_property` lock inside a dask graph) stays held in the child whatever this
@@ -45,7 +46,7 @@ def use(backends=("numpy", "dask")):
 if WARM:
     use()
 done = threading.Event()
-worker = threading.Thread(target=lambda: (use(("numpy",)), done.set()))
+worker = threading.Thread(target=lambda: ([use(("numpy",)) for _ in range(REPEAT)], done.set()))
 start = time.perf_counter()
 worker.start()
 children = []
@@ -82,7 +83,8 @@ print(f"forks={len(children)} hung={hung} failed={failed} during_first_use={sum(
 @pytest.mark.parametrize("warm", [False, True], ids=["cold", "warm"])
 def test_children_forked_during_a_first_use_finish(warm):
     script = (_SCRIPT.replace("ROOT", repr(ROOT)).replace("WARM", str(warm)).replace("FORKS", "10" if warm else "8")
-              .replace("TIMEOUT", "90").replace("STEP", "0.003" if warm else "0.1"))
+              .replace("TIMEOUT", "90").replace("STEP", "0.003" if warm else "0.1")
+              .replace("REPEAT", "10" if warm else "1"))
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=280)
     assert out.returncode == 0, out.stderr[-3000:]
     summary = out.stdout.strip().splitlines()[-1]
