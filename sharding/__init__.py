@@ -10,14 +10,13 @@
 '#sdy.sharding<@m, [{"x"}, {"y", ?}p1]>'
 """
 
-from . import syntax  # the parsers `Mesh.parse` and `TensorSharding.parse` call, loaded now
+from . import syntax  # noqa: F401 - the parsers `Mesh.parse` and `TensorSharding.parse` call (axes.PARSERS), loaded now
 from ._imports import load
 from .axes import AxisRef, SubAxisInfo
 from .errors import InvalidMeshError, InvalidShardingError, ShardingError, ShardingParseError
 from .mesh import Mesh, MeshAxis, MeshTable
 from .tensor_sharding import DimensionSharding, ManualAxes, TensorSharding, TensorShardingPerValue
 from .verify import verify, verify_mesh  # after the submodule import, so `sharding.verify` is the function
-from . import syntax  # noqa: F401 - the text parsers behind the values' `parse` methods (axes.PARSERS)
 
 __all__ = [
     "AxisRef", "SubAxisInfo", "Mesh", "MeshAxis", "MeshTable", "DimensionSharding",
