@@ -24,6 +24,7 @@ import numpy as np
 import xarray as xr
 
 from . import _backends
+from ._imports import load
 from ._checks import check_full_axes, check_uneven
 from ._placement import Placement, check_shape, place, same_data
 from ._ragged import trim
@@ -33,7 +34,6 @@ from .hlo import is_named_sharding, mesh_from_jax, to_sdy
 from .mesh import Mesh, MeshTable, check_devices
 from .tensor_sharding import TensorSharding, as_sharding
 from .verify import verify_mesh
-from .visualization import device_mesh_html, sharded_array_html
 
 __all__ = ["DeviceMesh", "ShardedArray", "equivalent"]
 
@@ -80,7 +80,7 @@ class DeviceMesh:
         return f"DeviceMesh({label}{self.mesh.body()}{extra})"
 
     def _repr_html_(self) -> str:
-        return device_mesh_html(self)
+        return _visualization().device_mesh_html(self)
 
     def _bound(self):
         return self.mesh if self.name is None else MeshTable(((self.name, self.mesh),))
@@ -264,7 +264,13 @@ class ShardedArray:
                 f"local_shape={self.local_shape}, dtype={self.data.dtype})")
 
     def _repr_html_(self) -> str:
-        return sharded_array_html(self)
+        return _visualization().sharded_array_html(self)
+
+
+def _visualization():
+    """`sharding.visualization` (and `cost` under it), loaded when a notebook first shows a mesh or
+    an array: the simulation does not need them."""
+    return load("sharding.visualization")
 
 
 def _like(out, like: xr.DataArray) -> xr.DataArray:
