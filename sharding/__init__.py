@@ -10,12 +10,13 @@
 '#sdy.sharding<@m, [{"x"}, {"y", ?}p1]>'
 """
 
+from . import syntax  # noqa: F401 - the parsers `Mesh.parse` and `TensorSharding.parse` call (axes.PARSERS), loaded now
+from ._imports import load
 from .axes import AxisRef, SubAxisInfo
 from .errors import InvalidMeshError, InvalidShardingError, ShardingError, ShardingParseError
 from .mesh import Mesh, MeshAxis, MeshTable
 from .tensor_sharding import DimensionSharding, ManualAxes, TensorSharding, TensorShardingPerValue
 from .verify import verify, verify_mesh  # after the submodule import, so `sharding.verify` is the function
-from . import syntax  # noqa: F401 - the text parsers behind the values' `parse` methods (axes.PARSERS)
 
 __all__ = [
     "AxisRef", "SubAxisInfo", "Mesh", "MeshAxis", "MeshTable", "DimensionSharding",
@@ -25,7 +26,8 @@ __all__ = [
     "to_named_sharding", "from_named_sharding", "visualize", "ShardingPicture", "reshard_plan", "ReshardPlan", "ReshardStep",
 ]
 
-# Simulation (xarray), conversions and pictures load on first use.
+# Simulation (xarray), conversions and pictures (numpy) load on first use, through the fork-safe
+# `_imports.load` (a child forked while another thread loads them would otherwise hang).
 _LAZY = {"DeviceMesh": "simulate", "ShardedArray": "simulate", "equivalent": "simulate",
          "HloSharding": "hlo", "to_hlo_sharding": "hlo", "from_hlo_sharding": "hlo",
          "to_named_sharding": "hlo", "from_named_sharding": "hlo", "visualize": "visualization", "ShardingPicture": "visualization",
@@ -38,7 +40,5 @@ def __dir__():
 
 def __getattr__(name):
     if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+        return getattr(load(f"{__name__}.{_LAZY[name]}"), name)
     raise AttributeError(name)

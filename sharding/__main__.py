@@ -25,13 +25,14 @@ import re
 import shutil
 import sys
 
+from ._checks import parse_mesh
 from ._mlir_lexer import to_int
 from .cost import ALGORITHMS, default_links
 from .errors import INT64_MAX, ShardingError, shown
-from .mesh import Mesh, MeshTable
+from .hlo import to_hlo_sharding
 from .reshard import reshard_plan
 from .tensor_sharding import TensorSharding
-from .visualization import TrafficPicture
+from .visualization import TrafficPicture, visualize
 
 
 def parse_shape(text: str) -> tuple[int, ...]:
@@ -48,12 +49,6 @@ def parse_shape(text: str) -> tuple[int, ...]:
     if not all(0 <= d <= INT64_MAX for d in dims):
         raise ShardingError(f"expected a shape such as 6x8, 6,8 or tensor<6x8xf32> (int64 dims), got: {shown(text)}")
     return dims
-
-
-def parse_mesh_arg(text: str) -> Mesh | MeshTable:
-    if "sdy.mesh" in text and "@" in text:
-        return MeshTable.parse(text)
-    return Mesh.parse(text)
 
 
 _NUMBER = r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
@@ -138,7 +133,7 @@ def _run(args) -> int:
             if path:
                 _check_output(path, suffix)
         plan = reshard_plan(TensorSharding.parse(args.source), TensorSharding.parse(args.target),
-                            parse_mesh_arg(args.mesh), parse_shape(args.shape), dtype=args.dtype)
+                            parse_mesh(args.mesh), parse_shape(args.shape), dtype=args.dtype)
         algorithms = (args.algorithm,) if args.algorithm else ALGORITHMS
         if args.json:
             print(json.dumps(_plan_json(plan, args.links, algorithms), indent=1))
@@ -152,15 +147,11 @@ def _run(args) -> int:
         if args.png:
             plan.plot(args.png, args.links)
         return 0
-    mesh = parse_mesh_arg(args.mesh)
+    mesh = parse_mesh(args.mesh)
     sharding = TensorSharding.parse(args.sharding)
     if args.command == "hlo":
-        from .hlo import to_hlo_sharding
-
         print(to_hlo_sharding(sharding, mesh))
         return 0
-    from .visualization import visualize
-
     outputs = [(path, suffix) for path, suffix in ((args.svg, ".svg"), (args.png, ".png")) if path]
     for path, suffix in outputs:  # before any output, so a bad path leaves nothing half done
         _check_output(path, suffix)

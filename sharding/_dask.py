@@ -6,7 +6,7 @@ is built (and held) once. A collective is one layer of tasks built from the same
 the in-memory path: a *message* task copies the block one device sends another, and each
 receiver's task assembles its new buffer from its messages and its own old buffer, so the
 graph is the communication pattern and the computed buffers equal the in-memory ones bit for
-bit. dask is imported only here and only when lazy shards are asked for.
+bit. dask is loaded (`_imports.load`) only when lazy shards are asked for.
 """
 
 from __future__ import annotations
@@ -16,69 +16,105 @@ from functools import partial
 
 import numpy as np
 
-from .errors import ShardingError, shown
+from ._imports import load
+from ._moves import Moves
+from ._partials import bits, identity, pad_values, reduce, reduce_partials
+from ._placement import Placement
+from .errors import ShardingError
 
-BACKENDS = ("numpy", "dask")
-
-
-def is_dask(a) -> bool:
-    """Whether `a` is a dask collection (without importing dask)."""
-    return type(a).__module__.split(".")[0] == "dask" and hasattr(a, "__dask_graph__")
-
-
-def _da():
-    try:
-        import dask.array as da
-    except ImportError:
-        raise ShardingError("lazy shards need dask: pip install 'layout-toolkit[dask]'") from None
-    return da
+__all__ = ["DaskBackend"]
 
 
-def check_backend(backend, array) -> bool:
-    """Whether `shard` goes lazy: `backend="dask"`, or a dask input with no backend given."""
-    if backend is not None and backend not in BACKENDS:
-        raise ShardingError(f"unknown backend={shown(backend)}: expected one of {', '.join(map(repr, BACKENDS))}")
-    if backend is None:
-        data = getattr(array, "data", None) if type(array).__name__ == "DataArray" else array
-        return is_dask(data)
-    if backend == "dask":
-        _da()
-        return True
-    return False
+class _Dask:
+    """The dask modules, loaded on first use."""
+
+    def __getattr__(self, name):
+        try:
+            modules = {"array": load("dask.array"), "core": load("dask.core"), "base": load("dask.base"),
+                       "highlevelgraph": load("dask.highlevelgraph"), "task_spec": load("dask._task_spec")}
+        except ImportError:
+            raise ShardingError("lazy shards need dask: pip install 'layout-toolkit[dask]'") from None
+        self.__dict__.update(modules)
+        return modules[name]
 
 
-def as_array(values):
-    """A dask array as is, anything else as a numpy array (`shard` chunks it by the shards)."""
-    if is_dask(values):
-        if any(c != c for dim in values.chunks for c in dim):
-            raise ShardingError(f"the dask array has unknown chunk sizes (shape {values.shape}); call "
-                                "compute_chunk_sizes() first")
-        return values
-    try:
-        return np.asarray(values)
-    except ValueError as e:
-        raise ShardingError(f"expected an array or a rectangular nested list: {e}") from None
+_dask = _Dask()
+
+
+class DaskBackend:
+    """Lazy device arrays: one dask chunk per device, replicas aliases of one task."""
+
+    name = "dask"
+    fuses_moves = False
+    """The graph is the plan's communication pattern: one layer per step."""
+
+    def owns(self, data) -> bool:
+        """Whether `data` is a dask collection (without importing dask)."""
+        return type(data).__module__.split(".")[0] == "dask" and hasattr(data, "__dask_graph__")
+
+    def require(self) -> None:
+        _dask.array  # noqa: B018 - refuses now, with the install hint, when dask is missing
+
+    def as_input(self, values):
+        """A dask array as is, anything else as a numpy array (`shard` chunks it by the shards)."""
+        if self.owns(values):
+            if any(c != c for dim in values.chunks for c in dim):
+                raise ShardingError(f"the dask array has unknown chunk sizes (shape {values.shape}); call "
+                                    "compute_chunk_sizes() first")
+            return values
+        try:
+            return np.asarray(values)
+        except ValueError as e:
+            raise ShardingError(f"expected an array or a rectangular nested list: {e}") from None
+
+    def device_array(self, values, p: Placement, fill: np.ndarray, copy: bool):
+        return shard(values, p, fill)  # dask chunks are never written: `copy` does not apply
+
+    def global_array(self, data, p: Placement):
+        return unshard(data, p)
+
+    def run(self, data, pi: Placement, ms: list[Moves], po: Placement, fill: np.ndarray):
+        """The moves `ms` as dask layers, one after another."""
+        lead = po.piece_sizes
+        if not ms:
+            return self.relabel(data, lead, pi.local_shape)
+        op = pi.sharding.reduction_op
+        token = _token(data.name, [(m.lo.tobytes(), m.sender.tobytes(), m.receiver.tobytes(), m.partial.tobytes())
+                                   for m in ms], fill.tobytes(), op)
+        out, n = data, len(pi.pieces)
+        for i, m in enumerate(ms):
+            out_lead = lead if i == len(ms) - 1 else (len(m.out_devices),)
+            out = move(m, out, n, out_lead, pad_values(fill, m.partial, op),
+                       f"collective-{i}-{token}-{'x'.join(map(str, out_lead))}")
+            n = len(out_lead)
+        return out
+
+    def reduce(self, data, p: Placement, red: tuple[int, ...], op: str):
+        return all_reduce(data, p, red, op, "all_reduce-" + _token(data.name, red, op))
+
+    def relabel(self, data, lead: tuple[int, ...], local: tuple[int, ...]):
+        """A lazy device array under other leading dims (same positions, row-major)."""
+        if data.shape[:data.ndim - len(local)] == lead:
+            return data
+        data, keys = _positions(data, data.ndim - len(local))
+        name = f"relabel-{data.name}-{'x'.join(map(str, lead))}"
+        task = partial(_lead, len(lead), len(local))
+        layer = {(name, *pos, *(0,) * len(local)): (task, k) for pos, k in zip(np.ndindex(lead), keys)}
+        return _array(name, layer, [data], tuple((1,) * n for n in lead) + tuple((c,) for c in local), data.dtype)
 
 
 def _keys(arr) -> list:
     """The chunk keys of `arr` in row-major block order."""
-    from dask.core import flatten
-
-    return list(flatten(arr.__dask_keys__())) if arr.ndim else [(arr.name,)]
+    return list(_dask.core.flatten(arr.__dask_keys__())) if arr.ndim else [(arr.name,)]
 
 
 def _array(name, layer: dict, deps, chunks, dtype):
-    from dask.highlevelgraph import HighLevelGraph
-
-    da = _da()
-    graph = HighLevelGraph.from_collections(name, layer, dependencies=deps)
-    return da.Array(graph, name, chunks, meta=np.empty((0,) * len(chunks), dtype))
+    graph = _dask.highlevelgraph.HighLevelGraph.from_collections(name, layer, dependencies=deps)
+    return _dask.array.Array(graph, name, chunks, meta=np.empty((0,) * len(chunks), dtype))
 
 
 def _token(*parts) -> str:
-    from dask.base import tokenize
-
-    return tokenize(*parts)
+    return _dask.base.tokenize(*parts)
 
 
 def _device_chunks(p, lead: tuple[int, ...]) -> tuple:
@@ -132,19 +168,15 @@ def _gather(lead: int, local: tuple[int, ...], fill, places, covered: bool, *blo
 
 
 def _reduce_group(op: str, group: tuple[int, ...], axes: tuple[int, ...], lead: int, *buffers):
-    from .simulate import _REDUCE
-
     local = buffers[0].shape[lead:]
     values = np.stack([b.reshape(local) for b in buffers]).reshape(group + local)
-    total = _REDUCE[op].reduce(values, axis=axes, keepdims=True, dtype=values.dtype) if axes else values
+    total = reduce(values, axes, op) if axes else values
     return total.reshape((1,) * lead + local)
 
 
 def _unshard_tile(group: tuple[int, ...], unreduced: tuple[int, ...], op: str, devices, extent, *buffers):
     """One global block from the buffers of the devices that hold it (`group`-shaped): partials
     reduced, replicas compared bit for bit, padding dropped."""
-    from .simulate import _bits, _reduce_partials
-
     lead = len(group)
     local = buffers[0].shape[buffers[0].ndim - len(extent):]
     if len(buffers) == 1:
@@ -152,11 +184,11 @@ def _unshard_tile(group: tuple[int, ...], unreduced: tuple[int, ...], op: str, d
     else:
         values = np.stack([b.reshape(local) for b in buffers]).reshape(group + local)
     for i in unreduced:
-        values = _reduce_partials(values, i, op)
-    bits = _bits(np.ascontiguousarray(values))
-    first = bits[(0,) * lead]
+        values = reduce_partials(values, i, op)
+    patterns = bits(np.ascontiguousarray(values))
+    first = patterns[(0,) * lead]
     for pos in np.ndindex(values.shape[:lead]):
-        if not np.array_equal(bits[pos], first):
+        if not np.array_equal(patterns[pos], first):
             grid = np.asarray(devices).reshape(group)
             raise ShardingError(f"replicas disagree: device {int(grid[pos])} holds different data than device "
                                 f"{int(grid[(0,) * lead])}")
@@ -182,8 +214,8 @@ def shard(values, p, fill):
     """The `(pieces..., local...)` device array of a dask (or numpy) array: one task per distinct
     shard; the input is rechunked to the shards first when its chunks do not line up."""
     sizes, index = _tile_grid(p)
-    if not is_dask(values):
-        values = _da().from_array(values, chunks=tuple(sizes) or ())
+    if not isinstance(values, _dask.array.Array):
+        values = _dask.array.from_array(values, chunks=tuple(sizes) or ())
     elif values.chunks != tuple(sizes):
         values = values.rechunk(tuple(sizes))
     in_keys = _keys(values)
@@ -192,16 +224,14 @@ def shard(values, p, fill):
     name = "shard-" + _token(values.name, str(p.sharding), p.mesh.body(), p.uneven, fill.tobytes(), str(fill.dtype))
     layer: dict = {}
     tiles = p.tile_indices()
-    identity = None
+    zero = None
     if p.unreduced_pieces and p.sharding.reduction_op == "sum":
-        from .simulate import _unreduced_identity
-
-        identity = (name + "-identity",)
-        layer[identity] = (partial(_identity, lead, local, _unreduced_identity(fill.dtype)),)
+        zero = (name + "-identity",)
+        layer[zero] = (partial(_identity, lead, local, identity(fill.dtype)),)
     for pos in np.ndindex(p.piece_sizes):
         key = (name,) + pos + (0,) * len(local)
-        if identity is not None and any(pos[i] for i in p.unreduced_pieces):
-            layer[key] = identity
+        if zero is not None and any(pos[i] for i in p.unreduced_pieces):
+            layer[key] = zero
             continue
         tile = tuple(int(t) for t in tiles[pos])
         tkey = (name + "-tile",) + tile
@@ -255,22 +285,19 @@ def unshard(data, p):
                                           extent), *hkeys)
     chunks = tuple(sizes)
     if any(s == (0,) for s in sizes):  # an empty dim: one empty chunk, nothing to read
-        from dask.array import empty
-
-        return empty(p.shape, dtype=data.dtype, chunks=p.shape)
+        return _dask.array.empty(p.shape, dtype=data.dtype, chunks=p.shape)
     return _array(name, layer, [data], chunks, data.dtype)
 
 
 def _resolve(graph, key):
     """`key` with aliases followed (chunks of replicas resolve to one task)."""
-    from dask._task_spec import Alias
-
+    alias = _dask.task_spec.Alias
     for _ in range(8):
         try:
             value = graph[key]
         except KeyError:
             return key
-        if isinstance(value, Alias):
+        if isinstance(value, alias):
             key = value.target
         elif isinstance(value, (tuple, str)) and not (isinstance(value, tuple) and value and callable(value[0])):
             try:
@@ -287,10 +314,10 @@ def _resolve(graph, key):
 # -- collectives ---------------------------------------------------------------------------------
 
 
-def move(m, data, npieces: int, out_lead: tuple[int, ...], fill, name: str):
-    """One move (`collectives.Moves`) on a device array; returns the result's device array with
-    leading dims `out_lead` (the result's pieces). A receiver whose new buffer is exactly a
-    sender's whole buffer aliases it (no copy, like the in-memory path)."""
+def move(m: Moves, data, npieces: int, out_lead: tuple[int, ...], pads: np.ndarray, name: str):
+    """One move on a device array; returns the result's device array with leading dims
+    `out_lead` (the result's pieces); `pads[r]` fills receiver `r`'s padding. A receiver whose
+    new buffer is exactly a sender's whole buffer aliases it (no copy, like the in-memory path)."""
     data, keys = _positions(data, npieces)
     n = len(m.out_devices)
     lead = len(out_lead)
@@ -322,12 +349,12 @@ def move(m, data, npieces: int, out_lead: tuple[int, ...], fill, name: str):
                 places.append((dst, None))
                 deps.append(msg)
         covered = int(np.sum(m.elements[a:b])) == math.prod(local)
-        layer[key] = (partial(_gather, lead, local, fill, tuple(places), covered), *deps)
+        layer[key] = (partial(_gather, lead, local, pads[r:r + 1].reshape(()), tuple(places), covered), *deps)
     chunks = tuple((1,) * s for s in out_lead) + tuple((c,) for c in local)
-    return _array(name, layer, [data], chunks, fill.dtype)
+    return _array(name, layer, [data], chunks, pads.dtype)
 
 
-def reduce(data, p, red: tuple[int, ...], op: str, name: str):
+def all_reduce(data, p, red: tuple[int, ...], op: str, name: str):
     """All-reduce along the pieces `red`: one task per group, its members alias the result."""
     data, keys = _positions(data, len(p.pieces))
     sizes = p.piece_sizes

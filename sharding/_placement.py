@@ -15,14 +15,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import _ragged
+from ._checks import check_shape, resolve
 from .axes import AxisRef
-from ._ragged import bounds, largest
-from .errors import ShardingError, as_shape
-from .mesh import Mesh, MeshTable, check_devices
+from .errors import ShardingError
+from .mesh import Mesh, check_devices
 from .tensor_sharding import TensorSharding, as_sharding
 from .verify import verify
 
-__all__ = ["Piece", "Placement", "place", "check_shape"]
+__all__ = ["Piece", "Placement", "place", "same_data", "check_shape", "resolve"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,11 +46,6 @@ class Piece:
 
     def axis_ref(self) -> AxisRef:
         return AxisRef(self.name) if self.is_full else AxisRef.sub(self.name, self.pre_size, self.size)
-
-
-def check_shape(shape) -> tuple[int, ...]:
-    """A global shape as a tuple of non-negative ints, or a clear error."""
-    return as_shape(shape)
 
 
 def _ref_bounds(ref: AxisRef, mesh: Mesh) -> tuple[int, int]:
@@ -93,8 +89,7 @@ class Placement:
     def local_shape(self) -> tuple[int, ...]:
         """Every device's buffer shape: `ceil(D / tiles)` per dim (`ragged`: the largest shard's)."""
         if self.uneven == "ragged":
-
-            return tuple(largest(d, sizes) for d, sizes in zip(self.shape, self.ref_sizes))
+            return tuple(_ragged.largest(d, sizes) for d, sizes in zip(self.shape, self.ref_sizes))
         return tuple(-(-d // n) for d, n in zip(self.shape, self.num_tiles))
 
     @property
@@ -122,8 +117,7 @@ class Placement:
     def dim_bounds(self, d: int) -> tuple[np.ndarray, np.ndarray]:
         """`(starts, stops)`: the data part of every tile along dim `d` (global indices)."""
         if self.uneven == "ragged":
-
-            return bounds(self.shape[d], self.ref_sizes[d])
+            return _ragged.bounds(self.shape[d], self.ref_sizes[d])
         t, c = np.arange(self.num_tiles[d], dtype=np.int64), self.local_shape[d]
         return np.minimum(t * c, self.shape[d]), np.minimum((t + 1) * c, self.shape[d])
 
@@ -159,22 +153,20 @@ class Placement:
         return dict(sorted(found.items()))
 
 
-def resolve(sharding: TensorSharding, mesh) -> Mesh:
-    """The `Mesh` a sharding is bound to; a single `Mesh` binds whatever name it uses."""
-    if not isinstance(sharding, TensorSharding):
-        raise ShardingError(f"expected a TensorSharding, got: {type(sharding).__name__}")
-    if isinstance(mesh, str):  # mesh text, as the command line takes it
-        mesh = MeshTable.parse(mesh) if mesh.lstrip().startswith("sdy.mesh") else Mesh.parse(mesh)
-    if isinstance(sharding.mesh_or_ref, Mesh):
-        if isinstance(mesh, Mesh) and mesh != sharding.mesh_or_ref:
-            raise ShardingError(f"the sharding's inlined mesh {sharding.mesh_or_ref.body()} differs from the "
-                                f"given mesh {mesh.body()}")
-        return sharding.mesh_or_ref
-    if mesh is None:
-        raise ShardingError(f"the sharding names mesh @{sharding.mesh_or_ref}: pass its Mesh or a MeshTable")
-    if not isinstance(mesh, (Mesh, MeshTable)):
-        raise ShardingError(f"expected a Mesh or a MeshTable, got: {type(mesh).__name__}")
-    return sharding.resolve_mesh(mesh)
+def same_data(a: Placement, b: Placement) -> bool:
+    """Whether two placements put the same data on the same devices: the same slices
+    (`index_map`) and, with unreduced axes, the same groups of devices holding the partial values
+    of one slice, reduced the same way."""
+    if a.index_map() != b.index_map():
+        return False
+    if not a.unreduced_pieces and not b.unreduced_pieces:
+        return True
+    return a.sharding.reduction_op == b.sharding.reduction_op and _partial_groups(a) == _partial_groups(b)
+
+
+def _partial_groups(p: Placement) -> frozenset:
+    """Devices that hold the partial values of one slice, grouped."""
+    return frozenset(frozenset(int(d) for d in g) for g in p.device_groups(p.unreduced_pieces))
 
 
 def place(sharding: TensorSharding, mesh, shape, *, cut_by_replicated: bool = False, cuts=(),

@@ -20,25 +20,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import ShardingError, shown
-
-UNEVEN = ("padded", "ragged")
-
-
-def check_uneven(value) -> str:
-    if value not in UNEVEN:
-        raise ShardingError(f"unknown uneven={shown(value)}: expected one of {', '.join(map(repr, UNEVEN))}")
-    return value
-
-
-def check_full_axes(sharding) -> None:
-    """Sub-axes have no DTensor meaning: refuse them under `ragged`."""
-    for ref in [r for d in sharding.dim_shardings for r in d.axes] + list(sharding.unreduced_axes):
-        if ref.sub_axis_info is not None:
-            raise ShardingError(f"sub-axis {ref} in {sharding} has no DTensor meaning: uneven='ragged' shards by "
-                                "full mesh axes only (use uneven='padded')")
-
-
 def largest(size: int, ref_sizes) -> int:
     """The first (largest) shard's length: `ceil` applied once per axis."""
     for k in ref_sizes:

@@ -28,6 +28,7 @@ import math
 
 import numpy as np
 
+from ._moves import nested, refs
 from ._placement import place
 from .mesh import Mesh
 from .tensor_sharding import TensorSharding
@@ -67,10 +68,8 @@ def move_figures(source: TensorSharding, target: TensorSharding, in_mesh: Mesh, 
                  uneven: str, itemsize: int):
     """`(devices, sent, received, crossing per mesh axis, messages)` of the move from `source` to
     `target` (devices in mesh order, bytes), or None where the per-message path must count."""
-    from .collectives import _nested, _refs
-
-    cuts = _refs(source) + _refs(target)
-    if in_mesh.axes != out_mesh.axes or not _nested(cuts, in_mesh):
+    cuts = refs(source) + refs(target)
+    if in_mesh.axes != out_mesh.axes or not nested(cuts, in_mesh):
         return None
     dev = np.asarray(in_mesh.devices, np.int64).reshape(-1) if in_mesh.axes else np.zeros(1, np.int64)
     out_dev = np.asarray(out_mesh.devices, np.int64).reshape(-1) if out_mesh.axes else np.zeros(1, np.int64)

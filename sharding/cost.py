@@ -24,8 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._imports import load
+from ._moves import messages, moves
 from ._traffic import move_figures
-from .collectives import messages, moves
 from .errors import ShardingError, shown
 
 __all__ = ["plan_traffic", "record_traffic", "default_links", "alpha_beta", "StepCosts",
@@ -39,8 +40,7 @@ ALGORITHMS = ("ring", "bidirectional_ring")
 def _dataset(n_steps: int, devices, axes: list[str], rows, figures=()):
     """`rows`: per-message arrays of a step; `figures`: a step's per-device figures
     (`_traffic.move_figures`)."""
-    import xarray as xr
-
+    xr = load("xarray")  # a plan's traffic may be asked for without the simulation loaded
     devices = np.asarray(devices, np.int64)
     index = np.zeros(int(devices.max()) + 1 if len(devices) else 1, np.int64)
     index[devices] = np.arange(len(devices))
@@ -323,10 +323,8 @@ def step_messages(plan, i: int):
 def plot(plan, path: str, links=None):
     """Bytes per device per step (bars per device) and time per step; saved to `path`."""
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        load("matplotlib").use("Agg")
+        plt = load("matplotlib.pyplot")
     except ImportError:
         raise ShardingError("plan.plot needs matplotlib (pip install 'layout-toolkit[plot]'); the text report "
                             "(plan.report()) and the SVG traffic picture (sharding.visualize(plan)) work without it") from None

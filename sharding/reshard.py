@@ -24,14 +24,15 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable
 
+from ._checks import check_full_axes, check_shape, check_uneven, parse_mesh, resolve
+from ._imports import load
 from .axes import AxisRef, can_coexist, can_merge, contains, merge, overlap, overlaps
 from .axes import prefix_without_overlap, suffix_without_overlap
 from .errors import ShardingError, shown
-from .hlo import to_sdy
 from .mesh import Mesh, MeshTable, device_order, same_device_set
 from .syntax import AllToAllParam, AllToAllParamList, ListOfAxisRefLists
-from .tensor_sharding import DimensionSharding, TensorSharding
-from .visualization import plan_html
+from .tensor_sharding import DimensionSharding, TensorSharding, as_sharding
+from .verify import verify
 
 __all__ = ["ReshardStep", "ReshardPlan", "reshard_plan", "plan_reshard", "COLLECTIVE_KINDS"]
 
@@ -556,12 +557,10 @@ def plan_reshard(source: TensorSharding | None, target: TensorSharding, lookup: 
 
 
 def _dtype(dtype) -> "object":
-    import numpy as np
-
-    from tiling.dtypes import ELEMENT_TYPES, mlir_element_type  # the project's one dtype table
-
+    np = load("numpy")  # the plan itself needs no numpy; `sdy_passes` imports this module
     if isinstance(dtype, str):
-        et = ELEMENT_TYPES.get(dtype.lower()) or mlir_element_type(dtype)
+        dtypes = load("tiling.dtypes")  # the project's one dtype table
+        et = dtypes.ELEMENT_TYPES.get(dtype.lower()) or dtypes.mlir_element_type(dtype)
         if et is not None:
             return et.dtype
     try:
@@ -596,16 +595,12 @@ class ReshardPlan:
 
     @property
     def itemsize(self) -> int:
-        import numpy as np
-
-        return np.dtype(self.dtype).itemsize
+        return load("numpy").dtype(self.dtype).itemsize
 
     def final_sharding(self) -> TensorSharding:
         return self.steps[-1].out_sharding if self.steps else self.source
 
     def mesh_of(self, sharding: TensorSharding) -> Mesh:
-        from ._placement import resolve
-
         return resolve(sharding, self.mesh)
 
     @property
@@ -616,45 +611,46 @@ class ReshardPlan:
         few ms; per message only where the closed form does not apply (a result mesh in another
         device order, sub-axes that do not nest)."""
         if "traffic" not in self._cache:
-            from .cost import plan_traffic
-
-            self._cache["traffic"] = plan_traffic(self)
+            self._cache["traffic"] = _cost().plan_traffic(self)
         return self._cache["traffic"]
 
     def cost(self, links=None, *, algorithm: str = "ring"):
         """Alpha-beta time per step (seconds); see `sharding.cost.alpha_beta`."""
-        from .cost import alpha_beta
-
-        return alpha_beta(self, links, algorithm=algorithm)
+        return _cost().alpha_beta(self, links, algorithm=algorithm)
 
     def dtensor_cost(self, **kwargs):
         """PyTorch DTensor's `redistribute_cost` for the same reshard (µs); see `sharding.cost`."""
-        from .cost import dtensor_redistribute_cost
-
-        return dtensor_redistribute_cost(self, **kwargs)
+        return _cost().dtensor_redistribute_cost(self, **kwargs)
 
     def report(self, links=None, *, algorithms=("ring", "bidirectional_ring")) -> str:
         """A text table: each step, its bytes and messages, its estimated time."""
-        from .cost import report
-
-        return report(self, links, algorithms)
+        return _cost().report(self, links, algorithms)
 
     def plot(self, path: str, links=None):
         """Saves a picture of bytes per device per step and time per step."""
-        from .cost import plot
-
-        return plot(self, path, links)
+        return _cost().plot(self, path, links)
 
     def __str__(self) -> str:
         return "\n".join(map(str, self.steps))
 
     def _repr_html_(self) -> str:
-        return plan_html(self)
+        return load("sharding.visualization").plan_html(self)
+
+
+def _cost():
+    """`sharding.cost` (numpy, xarray), loaded when a plan's traffic or cost is first asked for."""
+    return load("sharding.cost")
+
+
+def _sharding(value, ndim: int) -> TensorSharding:
+    """A `TensorSharding`, its text, or a JAX `NamedSharding` (through `sharding.hlo`, loaded only
+    for one: it needs numpy)."""
+    if isinstance(value, (TensorSharding, str)):
+        return as_sharding(value)
+    return load("sharding.hlo").to_sdy(value, ndim)
 
 
 def _resolve(s: TensorSharding, mesh, what: str) -> Mesh:
-    from ._placement import resolve
-
     if not isinstance(s, TensorSharding):
         raise ShardingError(f"expected a TensorSharding for the {what}, got: {type(s).__name__}")
     return resolve(s, mesh)
@@ -675,16 +671,12 @@ def reshard_plan(source: TensorSharding | str, target: TensorSharding | str, mes
     them silently), shapes that do not fit the shardings.
     `uneven="ragged"` (DTensor's ragged shards, full axes only) changes the traffic, not the steps.
     """
-    from ._placement import check_shape
-    from ._ragged import check_full_axes, check_uneven
-    from .verify import verify
-
     if shape is None:
         raise ShardingError("expected the array's shape: reshard_plan(source, target, mesh, shape)")
     dims = check_shape(shape)
-    source, target = to_sdy(source, len(dims)), to_sdy(target, len(dims))
+    source, target = _sharding(source, len(dims)), _sharding(target, len(dims))
     if isinstance(mesh, str):
-        mesh = MeshTable.parse(mesh) if "sdy.mesh" in mesh and "@" in mesh else Mesh.parse(mesh)
+        mesh = parse_mesh(mesh)
     if check_uneven(uneven) == "ragged":
         check_full_axes(source)
         check_full_axes(target)
@@ -715,8 +707,6 @@ def check_steps(source: TensorSharding, steps, lookup: Callable[[object], Mesh],
     """The verifier message jaxlib gives the first emitted op that breaks a rule, if any (spec
     §5.5): an `out_sharding` the sharding verifier rejects (overlapping sub-axes), a
     collective-permute whose sharded sizes differ or that only renames the mesh."""
-    from .verify import verify
-
     prev = source
     for step in steps:
         mesh = lookup(step.out_sharding.mesh_or_ref)

@@ -11,7 +11,9 @@
 >>> (dm.unshard(sh) == np.arange(48).reshape(6, 8)).all()
 np.True_
 
-This is the only module of the package that imports xarray.
+The shards live in one array backend (`_backends`: numpy, or dask), chosen once by `shard`;
+moves and reductions run there (`_runtime`). This is the only module of the package that imports
+xarray (`sharding` loads it, and `collectives` above it, on first use).
 """
 
 from __future__ import annotations
@@ -21,30 +23,19 @@ from typing import Iterator
 import numpy as np
 import xarray as xr
 
-from ._placement import Placement, check_shape, place
+from . import _backends
+from ._imports import load
+from ._checks import check_full_axes, check_uneven
+from ._placement import Placement, check_shape, place, same_data
+from ._ragged import trim
+from ._runtime import device_array, placement, run_plan
 from .errors import ShardingError, as_int, shown
 from .hlo import is_named_sharding, mesh_from_jax, to_sdy
 from .mesh import Mesh, MeshTable, check_devices
 from .tensor_sharding import TensorSharding, as_sharding
-from .visualization import device_mesh_html, sharded_array_html
+from .verify import verify_mesh
 
 __all__ = ["DeviceMesh", "ShardedArray", "equivalent"]
-
-
-def _bits(a: np.ndarray) -> np.ndarray:
-    """The array's bit patterns, so NaN payloads, -0.0 and bf16/int4 compare exactly."""
-    if a.dtype.itemsize in (1, 2, 4, 8):
-        return a.view(f"u{a.dtype.itemsize}")
-    return np.ascontiguousarray(a).view(np.uint8)
-
-
-def _unreduced_identity(dtype: np.dtype):
-    # -0.0 is the exact additive identity of IEEE floats (x + -0.0 == x bit for bit, even -0.0).
-    zero = np.zeros((), dtype)
-    return zero if dtype.kind == "b" else -zero
-
-
-_REDUCE = {"sum": np.add, "max": np.maximum, "min": np.minimum}
 
 
 class DeviceMesh:
@@ -69,12 +60,8 @@ class DeviceMesh:
             mesh = Mesh.parse(mesh)
         if not isinstance(mesh, Mesh):
             raise ShardingError(f"expected a Mesh or mesh text, got: {type(mesh).__name__}")
-        from .verify import verify_mesh
-
         verify_mesh(mesh)
         check_devices(mesh.total_size, len(mesh.axes))
-        from ._ragged import check_uneven
-
         self.uneven = check_uneven(uneven)
         self.mesh = mesh
         self.name = name
@@ -93,7 +80,7 @@ class DeviceMesh:
         return f"DeviceMesh({label}{self.mesh.body()}{extra})"
 
     def _repr_html_(self) -> str:
-        return device_mesh_html(self)
+        return _visualization().device_mesh_html(self)
 
     def _bound(self):
         return self.mesh if self.name is None else MeshTable(((self.name, self.mesh),))
@@ -106,8 +93,6 @@ class DeviceMesh:
             raise ShardingError(f"the sharding's inlined mesh {sharding.mesh_or_ref.body()} is not this "
                                 f"device mesh {self.mesh.body()}")
         if self.uneven == "ragged":
-            from ._ragged import check_full_axes
-
             check_full_axes(sharding)
         return place(sharding, self._bound(), global_shape, cut_by_replicated=cut_by_replicated, uneven=self.uneven)
 
@@ -133,8 +118,9 @@ class DeviceMesh:
         `copy=True` gives every device its own writable buffer.
 
         Unreduced axes (partial results): with `sum`, the position 0 along them holds the data
-        and the others the additive identity (`-0.0`, `0`, `False`); with `max`/`min` every
-        position holds the data. `unshard` reduces them back.
+        and the others the additive identity of the dtype (`-0.0`, `0`, `False`), padding
+        included; with `max`/`min` every position holds the data. `unshard` reduces them back
+        (`sharding._partials`: the one definition `reshard` and the collectives keep).
 
         `backend="dask"`, or a dask array / dask-backed DataArray as `array`, gives lazy shards:
         `data` is a dask-backed DataArray with one chunk per device whose buffers are the same
@@ -143,30 +129,15 @@ class DeviceMesh:
         with the shards is rechunked to them (`dask.array.Array.rechunk`) first. `copy` does
         not apply (dask chunks are never written). `backend="numpy"` computes a dask input.
         """
-        from ._dask import check_backend, is_dask
-
-        sharding = to_sdy(sharding, np.ndim(array)) if is_named_sharding(sharding) else as_sharding(sharding)
-        source = array
-        lazy = check_backend(backend, array)
-        if lazy:
-            return self._shard_lazy(array, sharding, fill)
-        if isinstance(array, xr.DataArray) and is_dask(array.data):
-            array = array.compute()
-        if isinstance(array, xr.DataArray):
-            values = array.values
-            names = tuple(str(d) for d in array.dims)
-        else:
-            try:
-                values = np.asarray(array)
-            except ValueError as e:  # ragged nested lists
-                raise ShardingError(f"expected an array or a rectangular nested list: {e}") from None
-            names = tuple(f"dim_{i}" for i in range(values.ndim))
+        backend = _backends.choose(backend, array)
+        like_ = array if isinstance(array, xr.DataArray) else None
+        values = backend.as_input(array.data if like_ is not None else array)
+        names = tuple(str(d) for d in like_.dims) if like_ is not None else tuple(f"dim_{i}" for i in range(values.ndim))
+        sharding = to_sdy(sharding, values.ndim) if is_named_sharding(sharding) else as_sharding(sharding)
         p, labels, fill_value = self._checked(sharding, values.shape, values.dtype, names, fill)
-        view = _device_view(values, p, fill_value, copy)
-        data = xr.DataArray(view, dims=labels + names, coords=_coords(p, labels, names),
-                            name=source.name if isinstance(source, xr.DataArray) else None)
-        like = source if isinstance(source, xr.DataArray) else None
-        return ShardedArray(data, sharding, self.mesh, p, names, like)
+        data = xr.DataArray(backend.device_array(values, p, fill_value, copy), dims=labels + names,
+                            coords=_coords(p, labels, names), name=None if like_ is None else like_.name)
+        return ShardedArray(data, sharding, self.mesh, p, names, like_)
 
     def _checked(self, sharding, shape, dtype, names, fill):
         """The placement, mesh labels and fill value `shard` needs (and its checks)."""
@@ -189,17 +160,6 @@ class DeviceMesh:
             raise ShardingError(f"fill {shown(fill)} does not fit dtype {dtype}: {e}") from None
         return p, labels, fill_value
 
-    def _shard_lazy(self, array, sharding, fill) -> ShardedArray:
-        from ._dask import as_array, shard
-
-        like = array if isinstance(array, xr.DataArray) else None
-        values = as_array(array.data if like is not None else array)
-        names = tuple(str(d) for d in like.dims) if like is not None else tuple(f"dim_{i}" for i in range(values.ndim))
-        p, labels, fill_value = self._checked(sharding, values.shape, values.dtype, names, fill)
-        data = xr.DataArray(shard(values, p, fill_value), dims=labels + names, coords=_coords(p, labels, names),
-                            name=None if like is None else like.name)
-        return ShardedArray(data, sharding, self.mesh, p, names, like)
-
     def unshard(self, sharded: ShardedArray) -> np.ndarray | xr.DataArray:
         """The global array back from its shards: the exact inverse of `shard`.
 
@@ -219,32 +179,12 @@ class DeviceMesh:
         expected = labels + sharded.dims
         if set(data.dims) != set(expected):
             raise ShardingError(f"expected the shards' dims {list(expected)}, found {list(data.dims)}")
-        from ._dask import is_dask
-
-        if is_dask(data.data):
-            from ._dask import unshard
-
-            out = unshard(data.transpose(*expected).data, p)
-            return out if sharded.like is None else _like(out, sharded.like)
-        values = data.transpose(*expected).values
-        if values.shape != p.piece_sizes + p.local_shape:
-            raise ShardingError(f"expected shards of shape {p.piece_sizes + p.local_shape}, "
-                                f"found {values.shape}")
-        for i in p.unreduced_pieces:
-            values = _reduce_partials(values, i, p.sharding.reduction_op)
-        tiles = set(p.tile_pieces)
-        for i in range(len(p.pieces)):
-            if i not in tiles and i not in p.unreduced_pieces:
-                _check_replicas(values, i, p)
-        index = tuple(slice(None) if i in tiles else 0 for i in range(len(p.pieces)))
-        out = _assemble(values[index], p)
+        out = _backends.of(data.data).global_array(device_array(sharded), p)
         return out if sharded.like is None else _like(out, sharded.like)
 
     def reshard(self, sharded: ShardedArray, target: TensorSharding | str, *, fill=0):
         """Moves `sharded` to `target` with the collectives Shardy's `sdy-reshard-to-collectives`
         emits; returns `(ShardedArray, ReshardPlan)` (the plan holds the transfer record)."""
-        from .collectives import run_plan
-
         if not isinstance(sharded, ShardedArray):
             raise ShardingError(f"expected a ShardedArray, got: {type(sharded).__name__}")
         target = to_sdy(target, len(sharded.global_shape))
@@ -257,14 +197,9 @@ class DeviceMesh:
         if sharded.placement.uneven != self.uneven:
             raise ShardingError(f"the array's shards are {sharded.placement.uneven}, this device mesh is {self.uneven}")
         if self.uneven == "ragged":
-            from ._ragged import check_full_axes
-
             check_full_axes(target)
-        return run_plan(sharded, target, self._bound(), fill=fill)
-
-
-def _like(out, like: xr.DataArray) -> xr.DataArray:
-    return xr.DataArray(out, coords=like.coords, dims=like.dims, name=like.name, attrs=like.attrs)
+        data, mesh, plan = run_plan(sharded, target, self._bound(), fill=fill)
+        return wrap(sharded, target, mesh, data), plan
 
 
 class ShardedArray:
@@ -322,8 +257,6 @@ class ShardedArray:
         p = self.placement
         if p.uneven != "ragged":
             return buffer
-        from ._ragged import trim
-
         return trim(buffer, p, tuple(int(t) for t in p.tile_indices()[pos]))
 
     def __repr__(self) -> str:
@@ -331,72 +264,30 @@ class ShardedArray:
                 f"local_shape={self.local_shape}, dtype={self.data.dtype})")
 
     def _repr_html_(self) -> str:
-        return sharded_array_html(self)
+        return _visualization().sharded_array_html(self)
 
 
-def _device_view(values: np.ndarray, p: Placement, fill: np.ndarray, copy: bool) -> np.ndarray:
-    """The `(pieces..., local...)` array of every device's buffer.
-
-    Without `copy`: a read-only view of `values` (of a padded copy when uneven) in which replicas
-    share memory. With `copy`: writable, and no two devices share memory.
-    """
-    tiles, local = p.num_tiles, p.local_shape
-    padded_shape = tuple(n * c for n, c in zip(tiles, local))
-    replicas = any(i not in {j for dims in p.dim_pieces for j in dims} for i in range(len(p.pieces)))
-    if p.uneven == "ragged" and padded_shape != values.shape:
-        from ._ragged import to_storage
-
-        values = to_storage(values, p, fill)  # ragged shards at the start of equal buffers
-    if padded_shape != values.shape:
-        padded = np.empty(padded_shape, values.dtype)
-        for d, size in enumerate(values.shape):  # fill only the padding, then copy the data once
-            padded[(slice(None),) * d + (slice(size, None),)] = fill
-        padded[tuple(slice(0, d) for d in values.shape)] = values
-        values = padded
-    elif copy and not replicas:
-        values = values.copy()  # a plain memcpy; the per-device views below do not overlap
-    # Split every dim into (its pieces' sizes, as written..., local size), then bring the pieces
-    # into mesh order in front; pieces that shard nothing become broadcast (replica) dims.
-    split, pos, where = [], 0, {}
-    for dims, c in zip(p.dim_pieces, local):
-        for i in dims:
-            where[i] = pos
-            split.append(p.pieces[i].size)
-            pos += 1
-        split.append(c)
-        pos += 1
-    view = values.reshape(split)
-    view = view.transpose([where[i] for i in p.tile_pieces] + _local_positions(p))
-    others = tuple(i for i in range(len(p.pieces)) if i not in where)
-    view = np.expand_dims(view, others) if others else view
-    full = p.piece_sizes + local
-    if p.unreduced_pieces and p.sharding.reduction_op == "sum":
-        out = np.array(np.broadcast_to(view, full))
-        identity = _unreduced_identity(values.dtype)
-        for coords in np.ndindex(*[p.pieces[i].size for i in p.unreduced_pieces]):
-            if any(coords):  # position 0 along the unreduced axes keeps the data
-                index = [slice(None)] * out.ndim
-                for i, c in zip(p.unreduced_pieces, coords):
-                    index[i] = c
-                out[tuple(index)] = identity
-        out.flags.writeable = copy
-        return out
-    if copy:
-        return np.array(np.broadcast_to(view, full)) if others else view
-    return np.broadcast_to(view, full)  # read-only, replicas share memory
+def _visualization():
+    """`sharding.visualization` (and `cost` under it), loaded when a notebook first shows a mesh or
+    an array: the simulation does not need them."""
+    return load("sharding.visualization")
 
 
-def _local_positions(p: Placement) -> list[int]:
-    out, pos = [], 0
-    for dims in p.dim_pieces:
-        pos += len(dims)
-        out.append(pos)
-        pos += 1
-    return out
+def _like(out, like: xr.DataArray) -> xr.DataArray:
+    return xr.DataArray(out, coords=like.coords, dims=like.dims, name=like.name, attrs=like.attrs)
+
+
+def wrap(x: ShardedArray, target: TensorSharding, mesh: Mesh, data) -> ShardedArray:
+    """A ShardedArray of the device array `data` (laid out as `_runtime.placement(x, target,
+    mesh)` says) under `target`, labelled like `shard` labels it."""
+    p = placement(x, target, mesh)
+    labels = tuple(pc.label for pc in p.pieces)
+    array = xr.DataArray(data, dims=labels + x.dims, coords=_coords(p, labels, x.dims), name=x.data.name)
+    return ShardedArray(array, target, mesh, p, x.dims, x.like)
 
 
 def _coords(p: Placement, labels: tuple[str, ...], names: tuple[str, ...]) -> dict:
-    coords = {"device_id": (labels, p.device_grid())}
+    out = {"device_id": (labels, p.device_grid())}
     for d, (dims, size, c, name) in enumerate(zip(p.dim_pieces, p.shape, p.local_shape, names)):
         order = sorted(dims)  # mesh order, as the leading dims of the array
         sizes = [p.pieces[i].size for i in order]
@@ -411,59 +302,8 @@ def _coords(p: Placement, labels: tuple[str, ...], names: tuple[str, ...]) -> di
         else:
             index = tile[..., None] * c + np.arange(c)
             index[index >= size] = -1
-        coords[f"global_{name}"] = (tuple(labels[i] for i in order) + (name,), index)
-    return coords
-
-
-def _reduce_partials(values: np.ndarray, axis: int, op: str) -> np.ndarray:
-    """Reduces partial results along one mesh dim (kept, size 1).
-
-    When the partials are exactly what `shard` made (identity, or copies for max/min), the data
-    is taken as is: arithmetic would quiet signalling NaNs and so not be bit-exact.
-    """
-    first = np.take(values, [0], axis=axis)
-    rest = np.take(values, range(1, values.shape[axis]), axis=axis)
-    made = first if op != "sum" else np.broadcast_to(np.asarray(_unreduced_identity(values.dtype)), first.shape)
-    if (_bits(rest) == _bits(np.ascontiguousarray(made))).all():
-        return first
-    return _REDUCE[op].reduce(values, axis=axis, keepdims=True, dtype=values.dtype)
-
-
-def _check_replicas(values: np.ndarray, axis: int, p: Placement) -> None:
-    if values.shape[axis] <= 1 or values.strides[axis] == 0:
-        return  # views of one buffer agree by construction
-    bits = _bits(values)
-    before = (slice(None),) * axis
-    first = bits[before + (0,)]
-    for k in range(1, values.shape[axis]):
-        other = bits[before + (k,)]
-        if np.array_equal(first, other):
-            continue
-        where = tuple(int(i) for i in np.argwhere(first != other)[0])
-        grid = p.device_grid()
-        pos = where[:axis] + (k,) + where[axis: grid.ndim - 1]
-        ref = pos[:axis] + (0,) + pos[axis + 1:]
-        raise ShardingError(f"replicas disagree along mesh dim {shown(p.pieces[axis].label)}: device {int(grid[pos])} "
-                            f"holds different data than device {int(grid[ref])}")
-
-
-def _assemble(tiles: np.ndarray, p: Placement) -> np.ndarray:
-    """`(tile pieces in mesh order..., local...)` back to the global array (a fresh copy)."""
-    tile_pieces = p.tile_pieces
-    k = len(tile_pieces)
-    order = []
-    for d, dims in enumerate(p.dim_pieces):
-        order.extend(tile_pieces.index(i) for i in dims)
-        order.append(k + d)
-    padded = tiles.transpose(order).reshape(tuple(n * c for n, c in zip(p.num_tiles, p.local_shape)))
-    if p.uneven == "ragged":
-        from ._ragged import from_storage
-
-        return from_storage(padded, p)
-    out = padded[tuple(slice(0, d) for d in p.shape)]
-    if out.shape != padded.shape or np.may_share_memory(padded, tiles):
-        return np.array(out, copy=True)  # compact, and never a view of the shards
-    return out  # the reshape already copied
+        out[f"global_{name}"] = (tuple(labels[i] for i in order) + (name,), index)
+    return out
 
 
 def _placement_of(pair, global_shape) -> Placement:
@@ -483,15 +323,4 @@ def equivalent(a, b, global_shape) -> bool:
     partial results of one value (and how they reduce).
     """
     shape = check_shape(global_shape)
-    pa, pb = _placement_of(a, shape), _placement_of(b, shape)
-    if pa.index_map() != pb.index_map():
-        return False
-    if not pa.unreduced_pieces and not pb.unreduced_pieces:
-        return True
-    return (pa.sharding.reduction_op == pb.sharding.reduction_op
-            and _partial_groups(pa) == _partial_groups(pb))
-
-
-def _partial_groups(p: Placement) -> frozenset:
-    """Devices that hold the partial results of one slice, grouped."""
-    return frozenset(frozenset(int(d) for d in g) for g in p.device_groups(p.unreduced_pieces))
+    return same_data(_placement_of(a, shape), _placement_of(b, shape))

@@ -64,8 +64,8 @@ def verify(
     enclosing `sdy.manual_computation` ops. The sharding and the mesh may be given as text.
     """
     sharding = as_sharding(sharding)
-    if not isinstance(sharding.mesh_or_ref, Mesh) and not isinstance(mesh, (Mesh, MeshTable)):
-        raise ShardingError(f"expected a Mesh or a MeshTable for @{sharding.mesh_or_ref}, got: {type(mesh).__name__}")
+    if mesh is not None or not isinstance(sharding.mesh_or_ref, Mesh):
+        mesh = as_mesh(mesh)  # mesh text parsed; a `@name` needs a Mesh or a MeshTable (an inlined mesh none)
     if not isinstance(check_divisibility, bool):
         raise ShardingError(f"expected a bool check_divisibility, got: {shown(check_divisibility)}")
     manual_axes = as_tuple(manual_axes, "manual axis names")
@@ -112,7 +112,9 @@ def sharding_errors(
     names have bad sub-axes any of their messages may come first: all of them are returned
     (the first is the one `verify` raises).
     """
-    sharding, mesh = as_sharding(sharding), as_mesh(mesh)
+    sharding = as_sharding(sharding)
+    if mesh is not None or not isinstance(sharding.mesh_or_ref, Mesh):
+        mesh = as_mesh(mesh)
     if isinstance(sharding.mesh_or_ref, Mesh):
         resolved = sharding.mesh_or_ref
     elif isinstance(mesh, MeshTable):

@@ -28,8 +28,9 @@ from html import escape
 
 import numpy as np
 
-from ._placement import Placement, check_shape, place
-from ._ragged import check_full_axes, check_uneven
+from ._checks import check_full_axes, check_shape, check_uneven
+from ._imports import load
+from ._placement import Placement, place
 from .cost import report_table, step_messages
 from .errors import ShardingError, as_int, shown
 from .hlo import from_named_sharding, is_named_sharding, to_hlo_sharding, to_sdy
@@ -346,11 +347,9 @@ class ShardingPicture:
 
     def _save_png(self, name: str) -> None:
         try:
-            import matplotlib
-
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-            from matplotlib.patches import Rectangle
+            load("matplotlib").use("Agg")
+            plt = load("matplotlib.pyplot")
+            Rectangle = load("matplotlib.patches").Rectangle
         except ImportError:
             raise ShardingError("PNG output needs matplotlib (pip install 'layout-toolkit[plot]'); .svg works "
                                 "without it") from None

@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import tomllib
 
 import pytest
 
@@ -67,11 +68,17 @@ print(json.dumps(mismatches))
 
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory):
-    """A scratch directory with `python` and `sdy-opt` on PATH, as the README's venv has them."""
+    """A scratch directory with `python` and every `[project.scripts]` entry point on PATH, as
+    the README's venv has them."""
     where = tmp_path_factory.mktemp("readme")
     bin_dir = where / "bin"
     bin_dir.mkdir()
-    for name, run in (("python", ""), ("sdy-opt", " -m sdy_passes")):
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    runs = {"python": ""}
+    for name, target in scripts.items():
+        module, func = target.split(":")
+        runs[name] = f" -c 'import sys; from {module} import {func}; sys.argv[0] = \"{name}\"; sys.exit({func}())'"
+    for name, run in runs.items():
         (bin_dir / name).write_text(f'#!/bin/sh\nexec "{sys.executable}"{run} "$@"\n')
         (bin_dir / name).chmod(0o755)
     env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", PYTHONPATH=str(ROOT),

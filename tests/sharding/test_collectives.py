@@ -18,7 +18,7 @@ from sharding import DeviceMesh, ShardingError, TensorSharding
 from sharding.collectives import all_gather, all_reduce, all_slice, all_to_all, apply_step, collective_permute
 from sharding.collectives import reduce_scatter
 from sharding.cost import record_traffic
-from sharding.simulate import _bits
+from sharding._partials import bits as _bits
 from tests.sharding.reshard_cases import random_triple
 
 DTYPES = [np.float32, np.float64, ml_dtypes.bfloat16, np.int8, np.int64, np.uint16, np.bool_, np.complex64,
@@ -205,7 +205,7 @@ def test_sub_axes_that_do_not_nest():
 
 
 def test_device_by_device_moves_agree_with_the_vectorized_ones():
-    from sharding.collectives import _moves_by_device, moves
+    from sharding._moves import moves, moves_by_device as _moves_by_device
 
     rng = random.Random(1)
     checked = 0
@@ -224,6 +224,7 @@ def test_device_by_device_moves_agree_with_the_vectorized_ones():
             key = lambda m: sorted(zip(m.receiver.tolist(), m.sender.tolist(), m.elements.tolist(),  # noqa: E731
                                        m.local.tolist(), map(tuple, m.lo.tolist()), map(tuple, m.crossing.tolist())))
             assert key(a) == key(b), (str(prev), str(step))
+            assert a.partial.tolist() == b.partial.tolist(), (str(prev), str(step))
             prev = step.out_sharding
             checked += 1
 
@@ -239,7 +240,7 @@ def test_reshard_global_copy_matches_block_copies(source, target, monkeypatch):
     """An unpadded `shard` of a numpy array is views of one global array; `reshard` then copies
     that array once (no per-block copies) and gives the same bits as block copies from separate
     buffers (`copy=True`), in memory of its own."""
-    import sharding.collectives as coll
+    import sharding._numpy as coll
 
     dm = DeviceMesh('<["x"=2, "y"=4]>')
     g = np.arange(16 * 24, dtype=np.float32).reshape(16, 24)
