@@ -12,7 +12,7 @@ func is walked in post-order, terminators skipped:
 * any other op: operands unreduced along axes the first result is not get an `sdy.all_reduce`;
   then, for an op with a (non-custom) rule whose shardings share one non-maximal mesh, the
   full version picks a common sharding per factor (`find_common_axes`) and reshards operands
-  and results to it, the default version only reshards a dot's result (`_process_dot`);
+  and results to it, the default version only reshards a dot's result (`process_dot`);
   reduction factors sharded along axes the result is not unreduced along get an all-reduce
   after the op.
 
@@ -23,7 +23,9 @@ ones it adds and, on the full version, an `sdy.reshard` when still not equivalen
 `mhlo.ragged_dot` and concatenates whose operand shardings differ from the result's get it.
 
 Where jaxlib aborts (an `SDY_CHECK`: unreduced operands of an op without results, unreduced
-axes across different meshes, ...) the pass fails with the check's message instead.
+axes across different meshes, ...) the pass fails with the check's message instead; where it
+segfaults (an op on an inlined mesh, a func declaration) with a message of its own. On a
+reshape with overflow axes to a scalar (a segfault too) it does what Shardy `7994ecea` does.
 """
 
 from __future__ import annotations
@@ -31,23 +33,25 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from sharding import AxisRef, DimensionSharding, Mesh, TensorSharding
+from sharding import AxisRef, Mesh, TensorSharding, TensorShardingPerValue
 from sharding.axes import difference, overlaps, sort_and_merge, suffix_without_overlap
 from sharding.syntax import AxisRefList, ListOfAxisRefLists
 
-from sdy_passes.attributes import OpShardingRule
+from sdy_passes.attributes import ArrayAttr, DictionaryAttr, OpShardingRule
 from sdy_passes.common._value_shardings import (
-    MANUAL_COMPUTATION, NAMED_COMPUTATION, erase_manual_axes, first_free_axis, func_arg_sharding,
+    COLLECTIVE_OPS, DATA_FLOW_OPS, MANUAL_COMPUTATION, NAMED_COMPUTATION, SHARDING,
+    SINGLE_SHARDING_OPS, edge_owner_sharding, erase_manual_axes, first_free_axis, func_arg_sharding,
     func_result_sharding, get_sharding, is_static_shaped, rank_of, set_sharding,
 )
 from sdy_passes.dialects._base import has_trait
 from sdy_passes.errors import PassFailedError
 from sdy_passes.ir import BlockArgument, Operation, OpResult, Value
-from sdy_passes.op_sharding_rules import get_or_create_sharding_rule
+from sdy_passes.op_sharding_rules import SHARDING_RULE, get_or_create_sharding_rule
 from sdy_passes.pass_manager import FUNC, Pass
+from sdy_passes.propagation.populate_op_sharding_rules import CONTEXT_DEPENDENT
 from sdy_passes.propagation.sharding_projection import (
     PrefixStatus, ShardingProjection, TensorFactorShardings, add_axis_or_merge,
-    is_axis_list_prefix_of, is_strict_prefix, prefix_of, prefix_without_overlap_in,
+    is_axis_list_prefix_of, is_strict_prefix, prefix_without_overlap_in,
     total_axes_size,
 )
 
@@ -66,44 +70,108 @@ class InsertExplicitReshardsPass(Pass):
         _Run(func, self.options["enable-full-version"]).run()
 
 
-# -- insertion points (MLIR's rewriter: new ops go before an anchor op, or at a block's end) ----
+# -- insertion points --------------------------------------------------------------------------
 
-class _Point:
-    __slots__ = ("block", "anchor")
+class _Inserter:
+    """MLIR's rewriter insertion points, with each block's op list rebuilt once at the end
+    (inserting into a long block one op at a time would be quadratic).
 
-    def __init__(self, block, anchor: Operation | None):
-        self.block, self.anchor = block, anchor
+    New ops wait in groups, one per real op (or block end) they go before, in final order; a
+    point is (group, the pending op to insert before, or None for the group's end). `remove`d
+    real ops leave at the rebuild.
+    """
 
-    @classmethod
-    def before(cls, op: Operation) -> _Point:
-        return cls(op.parent, op)
+    def __init__(self):
+        self.groups: dict = {}  # (block, anchor op or None) -> pending ops before it
+        self.pending: dict[Operation, list[Operation]] = {}  # pending op -> its group
+        self.removed: set[Operation] = set()
 
-    @classmethod
-    def after(cls, op: Operation) -> _Point:
-        return cls(op.parent, op.next_op)
+    def group(self, block, anchor: Operation | None) -> list[Operation]:
+        key = (block, anchor)
+        found = self.groups.get(key)
+        if found is None:
+            found = self.groups[key] = []
+        return found
 
-    @classmethod
-    def after_value(cls, value: Value) -> _Point:
+    def before(self, op: Operation):
+        """Right before `op` (a real op): after what was already inserted before it."""
+        return (self.group(op.parent, op), None)
+
+    def after(self, op: Operation):
+        """Right after `op`, real or pending."""
+        group = self.pending.get(op)
+        if group is not None:
+            i = next(k for k, o in enumerate(group) if o is op)
+            return (group, group[i + 1] if i + 1 < len(group) else None)
+        group = self.group(op.parent, op.next_op)
+        return (group, group[0] if group else None)
+
+    def after_value(self, value: Value):
         if isinstance(value, BlockArgument):
-            return cls(value.owner, value.owner.first_op)
-        return cls.after(value.owner)
+            block = value.owner
+            group = self.group(block, block.first_op)
+            return (group, group[0] if group else None)
+        return self.after(value.owner)
 
-    def insert(self, op: Operation) -> Operation:
-        if self.anchor is None:
-            self.block.append(op)
+    def insert(self, point, op: Operation) -> Operation:
+        group, before = point
+        if before is None:
+            group.append(op)
         else:
-            op.insert_before(self.anchor)
+            group.insert(next(k for k, o in enumerate(group) if o is before), op)
+        self.pending[op] = group
         return op
+
+    def apply(self) -> None:
+        blocks = {}
+        for block, _ in self.groups:
+            blocks.setdefault(id(block), block)
+        for block in blocks.values():
+            ops = []
+            for op in block.ops:
+                ops.extend(self.groups.get((block, op), ()))
+                if op not in self.removed:
+                    ops.append(op)
+            ops.extend(self.groups.get((block, None), ()))
+            block.set_ops(ops)
+
+
+def _sharding(value: Value) -> TensorSharding | None:
+    """`get_sharding`, with a shortcut for the result of an op that keeps its shardings in
+    `sdy.sharding` (most of them)."""
+    if isinstance(value, OpResult):
+        op = value.owner
+        name = op.name
+        if name not in DATA_FLOW_OPS and name not in SINGLE_SHARDING_OPS and name not in COLLECTIVE_OPS:
+            attr = op.attributes.get(SHARDING)
+            if isinstance(attr, TensorShardingPerValue) and attr.shardings:
+                return attr.shardings[value.index]
+            return None
+    return get_sharding(value)
+
+
+def _has_inlined_mesh(func: Operation) -> bool:
+    """Whether any sharding in the func (its argument and result attributes included) has an
+    inlined mesh."""
+    def found(attr) -> bool:
+        if isinstance(attr, TensorSharding):
+            return isinstance(attr.mesh_or_ref, Mesh)
+        if isinstance(attr, TensorShardingPerValue):
+            return any(found(s) for s in attr.shardings)
+        if isinstance(attr, ArrayAttr):
+            return any(found(a) for a in attr.elements)
+        if isinstance(attr, DictionaryAttr):
+            return any(found(a) for a in attr.as_dict().values())
+        return False
+    keys = ("sharding", "out_sharding", "in_shardings", "out_shardings", "arg_attrs", "res_attrs")
+    return any(found(op.attributes.get(SHARDING)) or any(found(op.properties.get(k)) for k in keys)
+               for op in func.walk())
 
 
 def _location(value: Value):
     return value.owner.location if isinstance(value, OpResult) else value.location
 
 
-def _create(point: _Point, name: str, value: Value, properties: dict) -> Value:
-    op = Operation.create(name, [value], [value.type], properties=dict(sorted(properties.items())),
-                          location=_location(value))
-    return point.insert(op).result
 
 
 # -- sharding helpers --------------------------------------------------------------------------
@@ -166,6 +234,12 @@ class _Run:
     def __init__(self, func: Operation, full: bool):
         self.func = func
         self.full = full
+        self.inserter = _Inserter()
+        self.rules: dict = {}
+        self.asked: set = set()
+        self.plans: dict = {}
+        self.dot_plans: dict = {}
+        self.inlined_meshes = _has_inlined_mesh(func)
         module_ops = func.parent.ops if func.parent is not None else []
         self.meshes: dict[str, Mesh] = {}
         self.funcs: dict[str, Operation] = {}
@@ -178,8 +252,15 @@ class _Run:
             elif op.name == "func.func":
                 self.funcs[name.value] = op
 
+    def create(self, point, name: str, value: Value, properties: dict) -> Value:
+        op = Operation.create(name, [value], [value.type],
+                              properties=dict(sorted(properties.items())), location=_location(value))
+        return self.inserter.insert(point, op).result
+
     def mesh(self, sharding: TensorSharding) -> Mesh:
-        ref = sharding.mesh_or_ref
+        return self.mesh_named(sharding.mesh_or_ref)
+
+    def mesh_named(self, ref) -> Mesh:
         if isinstance(ref, Mesh):
             return ref
         found = self.meshes.get(ref)
@@ -190,22 +271,40 @@ class _Run:
     # -- the walk ---------------------------------------------------------------------------
 
     def run(self) -> None:
+        if not self.func.regions or not self.func.regions[0].blocks:
+            # jaxlib looks for the body's terminator regardless (and segfaults)
+            raise PassFailedError("'func.func' op: explicit reshards need a func body, found a "
+                                  "declaration", self.func.location)
         for op in list(self.func.walk(post_order=True)):
             if op is self.func or has_trait(op, "Terminator"):
                 continue
             self.visit(op)
         body = self.func.regions[0].block
         ret = body.terminator
-        point = _Point.before(ret)
+        point = self.inserter.before(ret)
         for index in range(ret.num_operands):
             self.to_target(ret, index, func_result_sharding(self.func, index), point, self.full)
+        self.inserter.apply()
+
+    def rule(self, op: Operation) -> OpShardingRule | None:
+        """The op's rule or the registry's (`getOrCreateShardingRule`, not attached), built once
+        per distinct op where it depends only on the op itself."""
+        own = op.attributes.get(SHARDING_RULE)
+        if isinstance(own, OpShardingRule) or op.name in CONTEXT_DEPENDENT:
+            return get_or_create_sharding_rule(op)
+        key = (op.name, tuple(v.type for v in op.operands), tuple(r.type for r in op.results),
+               tuple(op.properties.items()))
+        rule = self.rules.get(key, self.rules)
+        if rule is self.rules:
+            rule = self.rules[key] = get_or_create_sharding_rule(op)
+        return rule
 
     def on_full_version(self, op: Operation) -> bool:
         if self.full or op.name in ("mhlo.ragged_dot", "func.call"):
             return True
         if op.name == "stablehlo.concatenate" and op.results:
-            result = get_sharding(op.results[0])
-            return any(get_sharding(v) != result for v in op.operands)
+            result = _sharding(op.results[0])
+            return any(_sharding(v) != result for v in op.operands)
         return False
 
     def visit(self, op: Operation) -> None:
@@ -218,20 +317,37 @@ class _Run:
             return
         if op.name == RESHARD and self.reshard_to_unreduced_collectives(op):
             return
-        self.all_reduce_unreduced_operands(op)
-        rule = get_or_create_sharding_rule(op)
+        first = self.all_reduce_unreduced_operands(op)
+        changes = full or op.name in DOTS or (first is not None and first.unreduced_axes)
+        if not changes and not self.inlined_meshes:
+            # The default version changes only dots and ops with unreduced results: all that
+            # is left is the rule registry's once-per-process warning for unknown ops.
+            if not isinstance(op.attributes.get(SHARDING_RULE), OpShardingRule):
+                key = (op.name, op.properties.get("call_target_name"))
+                if key not in self.asked:
+                    self.asked.add(key)
+                    get_or_create_sharding_rule(op)
+            return
+        rule = self.rule(op)
         if not isinstance(rule, OpShardingRule) or rule.is_custom_rule:
             return
         in_shardings = [_sharding_past_barriers(v) for v in op.operands]
         out_shardings = [_sharding_past_barriers(v) for v in op.results]
-        mesh_name = self.common_mesh(in_shardings, out_shardings)
+        mesh_name = self.common_mesh(op, in_shardings, out_shardings)
         if mesh_name is None:
             return
+        if not changes:
+            return
         mesh = self.meshes[mesh_name]
-        projection = ShardingProjection.build(in_shardings, out_shardings, rule, mesh,
-                                              closed_if_missing=True)
-        common = self.process_op(op, projection, in_shardings, out_shardings, rule, mesh_name,
-                                 mesh, full)
+        projection, common = None, []
+        if full:
+            common = self.process_op_full(op, in_shardings, out_shardings, rule, mesh_name, mesh)
+        else:
+            if op.name in DOTS:
+                self.process_dot(op, in_shardings, out_shardings, rule, mesh_name, mesh)
+            if first is not None and first.unreduced_axes:
+                projection = ShardingProjection.build(in_shardings, out_shardings, rule, mesh,
+                                                      closed_if_missing=True)
         self.all_reduce_reduction_factors(op, projection, common, rule, mesh_name, mesh, full)
 
     # -- data-flow ops and calls ---------------------------------------------------------------
@@ -239,7 +355,7 @@ class _Run:
     def data_flow_op(self, op: Operation, full: bool) -> None:
         for owner, target in _edge_owner_targets(op):
             for user, index in _edge_sources(op, owner):
-                point = _Point.after_value(user.operands[index])
+                point = self.inserter.after_value(user.operands[index])
                 self.to_target(user, index, target, point, full)
 
     def call_op(self, call: Operation, full: bool) -> None:
@@ -249,12 +365,12 @@ class _Run:
             raise PassFailedError(f"Failed to lookup function: {name}", call.location)
         targets = self.func_arg_shardings(callee)
         if targets is None:
-            mesh_or_ref = self.first_non_maximal(get_sharding(v) for v in call.operands)
+            mesh_or_ref = self.first_non_maximal(_sharding(v) for v in call.operands)
             if mesh_or_ref is None:
                 return
             targets = [_closed_replicated(mesh_or_ref, rank_of(v.type)) for v in call.operands]
         for index, target in enumerate(targets):
-            self.to_target(call, index, target, _Point.after_value(call.operands[index]), full)
+            self.to_target(call, index, target, self.inserter.after_value(call.operands[index]), full)
 
     def first_non_maximal(self, shardings):
         for s in shardings:
@@ -263,23 +379,23 @@ class _Run:
         return None
 
     def func_arg_shardings(self, func: Operation):
-        args = func.regions[0].block.arguments
-        mesh_or_ref = self.first_non_maximal(func_arg_sharding(func, i) for i in range(len(args)))
+        inputs = func.properties["function_type"].type.inputs
+        mesh_or_ref = self.first_non_maximal(func_arg_sharding(func, i) for i in range(len(inputs)))
         if mesh_or_ref is None:
             return None
         out = []
-        for i, arg in enumerate(args):
+        for i, type_ in enumerate(inputs):
             s = func_arg_sharding(func, i)
             out.append(s if s is not None else TensorSharding.replicated(
-                mesh_or_ref, rank_of(arg.type), is_closed=False))
+                mesh_or_ref, rank_of(type_), is_closed=False))
         return out
 
     # -- to target ------------------------------------------------------------------------------
 
     def to_target(self, user: Operation, index: int, target: TensorSharding | None,
-                  point: _Point, full: bool) -> None:
+                  point, full: bool) -> None:
         """`insertExplicitReshardsToTargetSharding` for operand `index` of `user`."""
-        current = get_sharding(user.operands[index])
+        current = _sharding(user.operands[index])
         if current is not None:
             current = self.all_reduce_to_replicated(user, index, current, target, point)
         new = self.unreduced_collectives(user, index, target, point)
@@ -289,10 +405,10 @@ class _Run:
             value = user.operands[index]
             sharding = target if target is not None else _closed_replicated(
                 current.mesh_or_ref, current.rank)
-            user.set_operand(index, _create(point, RESHARD, value, {"sharding": sharding}))
+            user.set_operand(index, self.create(point, RESHARD, value, {"sharding": sharding}))
 
     def all_reduce_to_replicated(self, user: Operation, index: int, source: TensorSharding | None,
-                                 target: TensorSharding | None, point: _Point):
+                                 target: TensorSharding | None, point):
         """`insertAllReduceIfUnreducedToReplicated`: the source's unreduced axes the user does
         not keep unreduced are all-reduced; returns the sharding after it."""
         if source is None or not source.unreduced_axes:
@@ -308,19 +424,19 @@ class _Run:
         if not axes:
             return source
         sharding = replace(source, unreduced_axes=_set_diff(source.unreduced_axes, axes, mesh))
-        value = _create(point, "sdy.all_reduce", user.operands[index],
+        value = self.create(point, "sdy.all_reduce", user.operands[index],
                         {"reduction_axes": AxisRefList(tuple(axes)), "out_sharding": sharding})
         user.set_operand(index, value)
         return sharding
 
     def unreduced_collectives(self, user: Operation, index: int, out: TensorSharding | None,
-                              point: _Point) -> TensorSharding | None:
+                              point) -> TensorSharding | None:
         """`insertUnreducedCollectives`: axes `out` has unreduced and the operand has not become
         unreduced (sharded dims it cuts to a prefix by `sharded_to_unreduced`, others by
         `replicated_to_unreduced`, after a reshard of the other mismatching dims). Returns the
         sharding reached, or None when nothing was inserted."""
         value = user.operands[index]
-        source = get_sharding(value)
+        source = _sharding(value)
         if source is None or out is None or not out.unreduced_axes:
             return None
         mesh = self.mesh(source)
@@ -355,17 +471,17 @@ class _Run:
                 need_reshard = True
         result = value
         if need_reshard:
-            result = _create(point, RESHARD, result,
+            result = self.create(point, RESHARD, result,
                              {"sharding": replace(source, dim_shardings=tuple(tmp_dims))})
-        last = get_sharding(result)
+        last = _sharding(result)
         r2u = _set_diff(new_unreduced, s2u, mesh)
         if r2u:
             last = TensorSharding(source.mesh_or_ref, tuple(tmp_dims), out.replicated_axes,
                                   sort_and_merge([*source.unreduced_axes, *r2u], mesh))
-            result = _create(point, "sdy.replicated_to_unreduced", result,
+            result = self.create(point, "sdy.replicated_to_unreduced", result,
                              {"axes": AxisRefList(tuple(r2u)), "out_sharding": last})
         if s2u:
-            result = _create(point, "sdy.sharded_to_unreduced", result,
+            result = self.create(point, "sdy.sharded_to_unreduced", result,
                              {"axes": ListOfAxisRefLists(tuple(axes_per_dim)), "out_sharding": out})
             last = out
         if result is value:
@@ -374,40 +490,42 @@ class _Run:
         return last
 
     def reshard_to_unreduced_collectives(self, op: Operation) -> bool:
-        if self.unreduced_collectives(op, 0, op.properties["sharding"], _Point.before(op)) is None:
+        if self.unreduced_collectives(op, 0, op.properties["sharding"], self.inserter.before(op)) is None:
             return False
         op.result.replace_all_uses_with(op.operands[0])
-        op.erase()
+        op.drop_operand_uses()
+        self.inserter.removed.add(op)
         return True
 
     # -- unreduced operands and reduction factors ------------------------------------------------
 
-    def all_reduce_unreduced_operands(self, op: Operation) -> None:
-        """`insertAllReduceOnOpIfUnreducedToReplicated`."""
+    def all_reduce_unreduced_operands(self, op: Operation) -> TensorSharding | None:
+        """`insertAllReduceOnOpIfUnreducedToReplicated`; returns the first result's sharding."""
         if not op.results:
             if any(s is not None and s.unreduced_axes for s in map(get_sharding, op.operands)):
                 raise PassFailedError("Some operands have unreduced axes but the operation has "
                                       "no results.", op.location)
-            return
-        first = get_sharding(op.results[0])
+            return None
+        first = _sharding(op.results[0])
         first_unreduced = first.unreduced_axes if first is not None else ()
         for result in op.results[1:]:
-            s = get_sharding(result)
+            s = _sharding(result)
             if (s.unreduced_axes if s is not None else ()) != first_unreduced:
                 raise PassFailedError("Unreduced axes mismatch between results for multi-result "
                                       "op.", op.location)
-        point = _Point.before(op)
+        point = self.inserter.before(op)
         for index, value in enumerate(op.operands):
-            s = get_sharding(value)
+            s = _sharding(value)
             if s is not None:
                 self.all_reduce_to_replicated(op, index, s, first, point)
+        return first
 
     def all_reduce_reduction_factors(self, op, projection, common, rule, mesh_name, mesh,
                                      full) -> None:
         """`insertAllReducesForReductionFactors`."""
         if not op.results:
             return
-        first = get_sharding(op.results[0])
+        first = _sharding(op.results[0])
         first_unreduced = first.unreduced_axes if first is not None else ()
         axes: list[AxisRef] = []
         if full:
@@ -427,21 +545,25 @@ class _Run:
         if not axes:
             return
         axes = sort_and_merge(axes, mesh)
-        point = _Point.after(op)
+        point = self.inserter.after(op)
         for result in op.results:
-            sharding = get_sharding(result)
+            sharding = _sharding(result)
             if sharding is None:
                 sharding = _closed_replicated(mesh_name, rank_of(result.type))
-            reduced = _create(point, "sdy.all_reduce", result,
+            reduced = self.create(point, "sdy.all_reduce", result,
                               {"reduction_axes": AxisRefList(tuple(axes)), "out_sharding": sharding})
             result.replace_all_uses_except(reduced, [reduced.owner])
 
     # -- the op's mesh -----------------------------------------------------------------------------
 
-    def common_mesh(self, in_shardings, out_shardings) -> str | None:
+    def common_mesh(self, op, in_shardings, out_shardings) -> str | None:
         """`getMesh`: the name of the most common mesh when all shardings' meshes agree up to
         device order and are not maximal, else None."""
         shardings = [*in_shardings, *out_shardings]
+        refs = {s.mesh_or_ref for s in shardings if s is not None}
+        if len(refs) == 1 and not self.inlined_meshes:  # (the usual case: one mesh by name)
+            ref = refs.pop()
+            return None if self.mesh_named(ref).is_maximal else ref
         ref, mesh = None, None
         for s in shardings:
             if s is None:
@@ -456,12 +578,21 @@ class _Run:
                 return None
             if not other.device_ids:  # prefer iota device ids
                 ref, mesh = s.mesh_or_ref, other
-        if ref is None or not isinstance(ref, str) or mesh.is_maximal:
+        if ref is None:
+            return None
+        inlined = [s for s in shardings if s is not None and isinstance(s.mesh_or_ref, Mesh)]
+        if isinstance(ref, Mesh) or not mesh.is_maximal and any(
+                not _fully_replicated(s) for s in inlined):
+            # jaxlib takes the mesh for a symbol reference here (and segfaults).
+            raise PassFailedError(f"'{op.name}' op: explicit reshards need meshes referenced by "
+                                  "name, found an inlined mesh (run sdy-lift-inlined-meshes first)",
+                                  op.location)
+        if mesh.is_maximal:
             return None
         counts: dict[str, int] = {}
         best, best_count = ref, 0
         for s in shardings:
-            if not _fully_replicated(s) and isinstance(s.mesh_or_ref, str):
+            if not _fully_replicated(s):
                 counts[s.mesh_or_ref] = counts.get(s.mesh_or_ref, 0) + 1
                 if counts[s.mesh_or_ref] > best_count:
                     best, best_count = s.mesh_or_ref, counts[s.mesh_or_ref]
@@ -469,96 +600,88 @@ class _Run:
 
     # -- processOp ----------------------------------------------------------------------------------
 
-    def process_op(self, op, projection, in_shardings, out_shardings, rule, mesh_name, mesh,
-                   full):
-        if not full:
-            if op.name in DOTS:
-                self.process_dot(op, projection, out_shardings, rule, mesh_name, mesh)
-            return []
+    def process_op_full(self, op, in_shardings, out_shardings, rule, mesh_name, mesh):
+        """`processOp` on the full version: reshards every operand and result that does not
+        match the common sharding per factor; returns the common axes per factor. The plan is
+        a function of the op's rule and shardings, so equal ops share it."""
+        direct = _sharding(op.operands[0]) if op.name == "stablehlo.reshape" else None
+        key = (op.name, rule, tuple(in_shardings), tuple(out_shardings), direct,
+               tuple(_tensor_sizes(op)))
+        plan = self.plans.get(key)
+        if plan is None:
+            plan = self.plans[key] = self.plan_full(op, in_shardings, out_shardings, rule,
+                                                    mesh_name, mesh, direct)
+        common, operand_targets, result_targets = plan
+        point = self.inserter.before(op)
+        for index, new in enumerate(operand_targets):
+            if new is not None:
+                op.set_operand(index, self.create(point, RESHARD, op.operands[index],
+                                                  {"sharding": new}))
+        point = self.inserter.after(op)
+        for index, new in enumerate(result_targets):
+            if new is not None:
+                result = op.results[index]
+                old = _sharding(result)
+                if old is None:
+                    old = _closed_replicated(mesh_name, rank_of(result.type))
+                reshard = self.create(point, RESHARD, result, {"sharding": old})
+                result.replace_all_uses_except(reshard, [reshard.owner])
+                set_sharding(result, new)
+        return common
+
+    def plan_full(self, op, in_shardings, out_shardings, rule, mesh_name, mesh, direct):
+        """(common axes per factor, new sharding per operand and per result or None)."""
+        projection = ShardingProjection.build(in_shardings, out_shardings, rule, mesh,
+                                              closed_if_missing=True)
         update_operands = [_has_overflow(t) for t in projection.operands]
         update_results = [_has_overflow(t) for t in projection.results]
         if (any(update_operands) or any(update_results)) and op.name == "stablehlo.reshape":
-            return self.reshape_with_overflow_axes(op, projection, out_shardings, rule,
+            return self.reshape_with_overflow_axes(projection, direct, out_shardings, rule,
                                                    mesh_name, mesh)
         common = find_common_axes(projection, rule, _tensor_sizes(op), mesh)
         for factor, axes in enumerate(common):
             ops_changed, results_changed = projection.update(factor, axes, [])
             update_operands = [a or b for a, b in zip(update_operands, ops_changed)]
             update_results = [a or b for a, b in zip(update_results, results_changed)]
-        self.insert_reshards(op, in_shardings, out_shardings, projection, update_operands,
-                             update_results, rule, mesh_name, mesh)
-        return common
+        return (common, *self.reshard_targets(in_shardings, out_shardings, projection,
+                                              update_operands, update_results, rule,
+                                              mesh_name, mesh))
 
-    def insert_reshards(self, op, in_shardings, out_shardings, projection, update_operands,
-                        update_results, rule, mesh_name, mesh) -> None:
+    def reshard_targets(self, in_shardings, out_shardings, projection, update_operands,
+                        update_results, rule, mesh_name, mesh):
         """`insertExplicitReshards`: operands and results the projection changed (or on a mesh
         with another device order) are resharded to / from the projection's shardings."""
-        point = _Point.before(op)
-        for index, sharding in enumerate(in_shardings):
-            if update_operands[index] or self.other_device_order(sharding, mesh):
-                new = projection.operands[index].to_tensor_sharding(
-                    rule.operand_mappings[index], rule.factor_sizes, mesh_name, mesh)
-                op.set_operand(index, _create(point, RESHARD, op.operands[index], {"sharding": new}))
-        point = _Point.after(op)
-        for index, sharding in enumerate(out_shardings):
-            if update_results[index] or self.other_device_order(sharding, mesh):
-                result = op.results[index]
-                new = projection.results[index].to_tensor_sharding(
-                    rule.result_mappings[index], rule.factor_sizes, mesh_name, mesh)
-                old = get_sharding(result)
-                if old is None:
-                    old = _closed_replicated(mesh_name, rank_of(result.type))
-                reshard = _create(point, RESHARD, result, {"sharding": old})
-                result.replace_all_uses_except(reshard, [reshard.owner])
-                set_sharding(result, new)
+        def side(shardings, tensors, mappings, update):
+            return [tensor.to_tensor_sharding(mapping, rule.factor_sizes, mesh_name, mesh)
+                    if changed or self.other_device_order(sharding, mesh) else None
+                    for sharding, tensor, mapping, changed in zip(shardings, tensors, mappings,
+                                                                  update)]
+        return (side(in_shardings, projection.operands, rule.operand_mappings, update_operands),
+                side(out_shardings, projection.results, rule.result_mappings, update_results))
 
     def other_device_order(self, sharding, mesh: Mesh) -> bool:
         return not _fully_replicated(sharding) and self.mesh(sharding).device_ids != mesh.device_ids
 
-    def process_dot(self, op, projection, out_shardings, rule, mesh_name, mesh) -> None:
-        """`processDot` (default version): see spec export.md §2.8 step 7."""
-        lhs, rhs = projection.operands[0], projection.operands[1]
-        result = projection.results[0]
-        lhs_size, rhs_size = _num_elements(op.operands[0].type), _num_elements(op.operands[1].type)
-        result_size = _num_elements(op.results[0].type)
-        conflicting = None
-        conflicting_axes: list[AxisRef] = []
-        reduction_axes: list[AxisRef] = []
-        seen: list[AxisRef] = []
-        for factor in range(len(rule.factor_sizes)):
-            lhs_fs, rhs_fs = lhs.factors.get(factor), rhs.factors.get(factor)
-            if lhs_fs is not None and rhs_fs is not None:
-                axes = lhs_fs.axes
-                max_size = max(lhs_size, rhs_size)
-                if lhs_fs.axes != rhs_fs.axes:
-                    return
-                if factor in rule.reduction_factors:
-                    reduction_axes.extend(axes)
-                    continue
-            else:
-                axes = (lhs_fs or rhs_fs).axes
-                max_size = lhs_size if lhs_fs is not None else rhs_size
-                for axis in axes:
-                    if any(overlaps(a, axis) for a in seen):
-                        return
-                    seen.append(axis)
-            if result.factors[factor].axes != axes:
-                if not axes or conflicting is not None or result_size > max_size:
-                    return
-                conflicting, conflicting_axes = factor, list(axes)
-        if conflicting is None:
+    def process_dot(self, op, in_shardings, out_shardings, rule, mesh_name, mesh) -> None:
+        """`processDot` (default version): the result takes the operand's axes along the one
+        factor it disagrees on, and a reshard after the dot restores its sharding (spec
+        export.md §2.8 step 7). Equal dots share the decision."""
+        sizes = tuple(_tensor_sizes(op))
+        key = (rule, tuple(in_shardings), tuple(out_shardings), sizes)
+        new = self.dot_plans.get(key, self.dot_plans)
+        if new is self.dot_plans:
+            projection = ShardingProjection.build(in_shardings, out_shardings, rule, mesh,
+                                                  closed_if_missing=True)
+            new = self.dot_plans[key] = _dot_result_sharding(projection, rule, sizes, mesh_name, mesh)
+        if new is None:
             return
-        result_axes = result.factors[conflicting].axes
-        if not result_axes or result_axes != reduction_axes:
-            return
-        result.factors[conflicting].axes = conflicting_axes
         value = op.results[0]
-        set_sharding(value, result.to_tensor_sharding(rule.result_mappings[0], rule.factor_sizes,
-                                                      mesh_name, mesh))
-        reshard = _create(_Point.after(op), RESHARD, value, {"sharding": out_shardings[0]})
+        set_sharding(value, new)
+        reshard = self.create(self.inserter.after(op), RESHARD, value, {"sharding": out_shardings[0]})
         value.replace_all_uses_except(reshard, [reshard.owner])
 
-    def reshape_with_overflow_axes(self, op, projection, out_shardings, rule, mesh_name, mesh):
+    def reshape_with_overflow_axes(self, projection, direct, out_shardings, rule, mesh_name,
+                                   mesh):
         """`processReshapeWithOverflowAxes`: the axes of the larger-sharded side are spread over
         both sides' factors again, and each side is resharded to their common prefix."""
         operand, result = projection.operands[0], projection.results[0]
@@ -584,11 +707,50 @@ class _Run:
                                             mesh_name, mesh)
         new_out = result.to_tensor_sharding(rule.result_mappings[0], rule.factor_sizes,
                                             mesh_name, mesh)
-        update_operands = [not _equivalent(get_sharding(op.operands[0]), new_in)]
+        update_operands = [not _equivalent(direct, new_in)]
         update_results = [not _equivalent(new_out, out_shardings[0])]
-        self.insert_reshards(op, [get_sharding(op.operands[0])], out_shardings, projection,
-                             update_operands, update_results, rule, mesh_name, mesh)
-        return common
+        return (common, *self.reshard_targets([direct], out_shardings, projection,
+                                              update_operands, update_results, rule,
+                                              mesh_name, mesh))
+
+
+def _dot_result_sharding(projection, rule, sizes, mesh_name, mesh):
+    """`processDot`'s decision: the dot's new result sharding, or None."""
+    lhs, rhs = projection.operands[0], projection.operands[1]
+    result = projection.results[0]
+    lhs_size, rhs_size, result_size = sizes
+    conflicting = None
+    conflicting_axes: list[AxisRef] = []
+    reduction_axes: list[AxisRef] = []
+    seen: list[AxisRef] = []
+    for factor in range(len(rule.factor_sizes)):
+        lhs_fs, rhs_fs = lhs.factors.get(factor), rhs.factors.get(factor)
+        if lhs_fs is not None and rhs_fs is not None:
+            axes = lhs_fs.axes
+            max_size = max(lhs_size, rhs_size)
+            if lhs_fs.axes != rhs_fs.axes:
+                return None
+            if factor in rule.reduction_factors:
+                reduction_axes.extend(axes)
+                continue
+        else:
+            axes = (lhs_fs or rhs_fs).axes
+            max_size = lhs_size if lhs_fs is not None else rhs_size
+            for axis in axes:
+                if any(overlaps(a, axis) for a in seen):
+                    return None
+                seen.append(axis)
+        if result.factors[factor].axes != axes:
+            if not axes or conflicting is not None or result_size > max_size:
+                return None
+            conflicting, conflicting_axes = factor, list(axes)
+    if conflicting is None:
+        return None
+    result_axes = result.factors[conflicting].axes
+    if not result_axes or result_axes != reduction_axes:
+        return None
+    result.factors[conflicting].axes = conflicting_axes
+    return result.to_tensor_sharding(rule.result_mappings[0], rule.factor_sizes, mesh_name, mesh)
 
 
 # -- data-flow edges ---------------------------------------------------------------------------
@@ -610,7 +772,8 @@ def _edge_owner_targets(op: Operation):
                 s = _add_free_axes(s, erase_manual_axes(s, manual), manual)
             out.append((arg, s))
         return out
-    return [(r, get_sharding(r)) for r in op.results]
+    # (the op's own `sdy.sharding`, not a data-flow edge's that may still follow the result)
+    return [(r, edge_owner_sharding(op, r)) for r in op.results]
 
 
 def _add_free_axes(outer: TensorSharding, new: TensorSharding, manual) -> TensorSharding:
@@ -644,7 +807,7 @@ def _edge_sources(op: Operation, owner: Value) -> list[tuple[Operation, int]]:
 def _sharding_past_barriers(value: Value) -> TensorSharding | None:
     while isinstance(value, OpResult) and value.owner.name == BARRIER:
         value = value.owner.operands[0]
-    return get_sharding(value)
+    return _sharding(value)
 
 
 def _num_elements(type_) -> int:
