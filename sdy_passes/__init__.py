@@ -40,12 +40,16 @@ __all__ = [
     "SdyError", "IRParseError", "VerificationError", "PassFailedError", "SdyWarning",
     *_attributes_all,
 ]
-__all__.append("explain")
+__all__ += ["explain", "interpret", "ExecutionError", "UnsupportedOpError"]
 
 
 def __getattr__(name):
-    # `explain` (sdy_passes.explanation) imports the propagation passes: only on first use.
+    # `explain` (sdy_passes.explanation) imports the propagation passes, `interpret` numpy and
+    # ml_dtypes: only on first use.
     if name == "explain":
         from sdy_passes.explanation import explain
         return explain
+    if name in ("interpret", "ExecutionError", "UnsupportedOpError"):
+        from sdy_passes import interpreter
+        return getattr(interpreter, name)
     raise AttributeError(f"module 'sdy_passes' has no attribute '{name}'")

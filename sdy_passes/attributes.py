@@ -292,26 +292,20 @@ def _round_to(value: float, type: Type) -> float:
 
 def _round_numpy(value: float, name: str) -> float:
     import numpy as np
-    if name == "f32":
-        return float(np.float32(value))
-    if name == "f16":
-        return float(np.float16(value))
-    import ml_dtypes
-    dtype = getattr(ml_dtypes, {"bf16": "bfloat16"}.get(name, name.lower().replace("f8e", "float8_e")), None)
+
+    from sdy_passes.element_types import numpy_dtype  # numpy only when a float is rounded
+    dtype = numpy_dtype(FloatType(name))
     return float(np.array(value).astype(dtype)) if dtype is not None else value
 
 
 def _float_hex(value: float, type: Type) -> str:
     import numpy as np
-    name = type.name if isinstance(type, FloatType) else "f64"
-    if name == "f32":
-        return f"0x{np.array(value, np.float32).view(np.uint32).item():08X}"
-    if name == "f16":
-        return f"0x{np.array(value, np.float16).view(np.uint16).item():04X}"
-    if name == "bf16":
-        import ml_dtypes
-        return f"0x{np.array(value, ml_dtypes.bfloat16).view(np.uint16).item():04X}"
-    return f"0x{np.array(value, np.float64).view(np.uint64).item():016X}"
+
+    from sdy_passes.element_types import numpy_dtype
+    dtype = numpy_dtype(type) if isinstance(type, FloatType) and type.name in ("f16", "bf16", "f32") else None
+    dtype = np.dtype(np.float64) if dtype is None else dtype
+    bits = np.array(value).astype(dtype).view(f"u{dtype.itemsize}").item()
+    return f"0x{bits:0{2 * dtype.itemsize}X}"
 
 
 # --------------------------------------------------------------------------------------------
@@ -493,6 +487,12 @@ class DenseElementsAttr(Attribute):
 
     def __str__(self) -> str:
         return f"dense<{self.body}> : {self.type}"
+
+    def to_numpy(self):
+        """The value as a read-only numpy array (ml_dtypes for bf16, f8, int4; decoded once)."""
+        from sdy_passes.element_types import dense_to_numpy  # numpy only when values are read
+
+        return dense_to_numpy(self.body, self.type)
 
 
 @dataclass(frozen=True, slots=True)

@@ -71,3 +71,33 @@ def emit_warning_once(key: str, message: str, location) -> None:
     if key not in _WARNED:
         _WARNED.add(key)
         warnings.warn(SdyWarning(message, location), stacklevel=2)
+
+
+class ExecutionError(SdyError):
+    """A program that cannot run as given: bad arguments (naming the argument, expected and
+    found), a malformed op met while running; `str(e)` starts with the op's `line:col`."""
+
+    def __init__(self, message: str, location=None):
+        self.message = message
+        self.location = location
+        where = _position(location)
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+class UnsupportedOpError(ExecutionError):
+    """An op (or custom_call target) the interpreter has no evaluator for."""
+
+
+def _position(location) -> str:
+    """`line:col` of a file location (the first one inside a name/callsite/fused location)."""
+    if location is None:
+        return ""
+    line, col = getattr(location, "line", None), getattr(location, "col", None)
+    if line is not None:
+        return f"{line}:{col}"
+    for child in (getattr(location, "child", None), getattr(location, "callee", None),
+                  *getattr(location, "locations", ())):
+        where = _position(child)
+        if where:
+            return where
+    return str(location) if type(location).__name__ != "UnknownLoc" else ""

@@ -1386,13 +1386,13 @@ def _float_width(t: FloatType) -> int:
 
 
 def _float_from_bits(bits: int, t: FloatType) -> float:
-    import ml_dtypes
     import numpy as np
-    dt = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "bf16": ml_dtypes.bfloat16}.get(t.name)
+
+    from sdy_passes.element_types import numpy_dtype  # numpy only when a float is read from bits
+    dt = numpy_dtype(t) if t.name in ("f16", "bf16", "f32", "f64") else None
     if dt is None:
         return float("nan")
-    ut = {2: np.uint16, 4: np.uint32, 8: np.uint64}[np.dtype(dt).itemsize]
-    return float(np.array(bits, ut).view(dt))
+    return float(np.array(bits, f"u{dt.itemsize}").view(dt))
 
 
 _DENSE_TOKEN = re.compile(r"\s*(?:(\[)|(\])|(,)|(\()|(\))|(true|false)|([-+]?(?:0x[0-9A-Fa-f]+|[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|inf|nan)))")

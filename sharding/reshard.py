@@ -552,20 +552,12 @@ def plan_reshard(source: TensorSharding | None, target: TensorSharding, lookup: 
 def _dtype(dtype) -> "object":
     import numpy as np
 
-    if isinstance(dtype, str):
-        names = {"bf16": "bfloat16", "f16": "float16", "f32": "float32", "f64": "float64", "i8": "int8",
-                 "i16": "int16", "i32": "int32", "i64": "int64", "s8": "int8", "s16": "int16", "s32": "int32",
-                 "s64": "int64", "u8": "uint8", "u16": "uint16", "u32": "uint32", "u64": "uint64",
-                 "pred": "bool", "i1": "bool", "f8e4m3fn": "float8_e4m3fn", "f8e5m2": "float8_e5m2"}
-        name = names.get(dtype, dtype)
-        try:
-            import ml_dtypes
+    from tiling.dtypes import ELEMENT_TYPES, mlir_element_type  # the project's one dtype table
 
-            if hasattr(ml_dtypes, name):
-                return np.dtype(getattr(ml_dtypes, name))
-        except ImportError:  # pragma: no cover - ml_dtypes is a dependency
-            pass
-        dtype = name
+    if isinstance(dtype, str):
+        et = ELEMENT_TYPES.get(dtype.lower()) or mlir_element_type(dtype)
+        if et is not None:
+            return et.dtype
     try:
         return np.dtype(dtype)
     except TypeError:

@@ -21,7 +21,7 @@ import numpy as np
 
 from tiling.errors import LayoutError
 
-__all__ = ["ELEMENT_TYPES", "ElementType", "element_type", "element_type_for_dtype"]
+__all__ = ["ELEMENT_TYPES", "ElementType", "element_type", "element_type_for_dtype", "mlir_element_type"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,3 +108,21 @@ def element_type_for_dtype(dtype) -> ElementType:
         raise LayoutError(f"dtype {dt} has no XLA element type; supported: "
                           + ", ".join(str(d) for d in _BY_DTYPE))
     return et
+
+
+def mlir_element_type(name: str) -> ElementType | None:
+    """The `ElementType` of an MLIR element type as StableHLO writes it (`i1`, `i32`, `ui8`,
+    `si16`, `bf16`, `f8E4M3FN`, `complex<f32>`), or None (`index`, `tf32`, opaque types).
+
+    >>> mlir_element_type("ui4").name, mlir_element_type("f8E4M3FN").name, mlir_element_type("i1").name
+    ('u4', 'f8e4m3fn', 'pred')
+    """
+    if name == "i1":
+        return ELEMENT_TYPES["pred"]
+    if name.startswith("complex<"):
+        inner = {"f32": "c64", "f64": "c128"}.get(name[len("complex<"):-1])
+        return ELEMENT_TYPES.get(inner) if inner else None
+    for prefix, xla in (("ui", "u"), ("si", "s"), ("i", "s")):
+        if name.startswith(prefix) and name[len(prefix):].isdigit():
+            return ELEMENT_TYPES.get(xla + name[len(prefix):])
+    return ELEMENT_TYPES.get(name.lower()) if name[:1] in "fb" else None

@@ -31,12 +31,15 @@ if TYPE_CHECKING:
 
     from sdy_passes.ir import Module
 
-__all__ = ["OpDef", "OPS", "lookup", "has_trait", "VerifyContext", "fail", "add_operands", "set_results", "attr_dict_for",
+__all__ = ["OpDef", "OPS", "EVAL", "lookup", "has_trait", "VerifyContext", "fail", "add_operands", "set_results", "attr_dict_for",
            "opt_dict", "no_sharding_rule", "parse_attrs_and_signature", "print_type_signature", "short_name", "parse_return", "print_return",
            "parse_constant", "print_constant", "verify_constant", "constant_names"]
 
 VARIADIC = None
 """An operand or result count that is not fixed."""
+
+EVAL = "sdy_passes.interpreter."
+"""Prefix of `OpDef.evaluator` names: `EVAL + "elementwise:add"`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +78,10 @@ class OpDef:
     attribute_kinds: tuple[tuple[str, str], ...] = ()
     """(inherent attribute, ODS constraint) pairs, e.g. `("sym_name", "string attribute")`:
     the parser refuses another kind of attribute there, the verifier a wrong width."""
+    evaluator: str | None = None
+    """`"sdy_passes.interpreter.<family>:<function>"`: the op's evaluator for `interpret`
+    (`evaluate(op, args, ctx) -> results`), imported on first use (the `PASSES` idiom, so the
+    table does not import the interpreter); None: the interpreter refuses the op."""
 
 
 def _is_function_type_attr(a) -> bool:

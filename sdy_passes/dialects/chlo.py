@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sdy_passes.attributes import I64, IntegerAttr, print_function_type
-from sdy_passes.dialects._base import OpDef, add_operands, attr_dict_for, opt_dict, set_results
+from sdy_passes.dialects._base import EVAL, OpDef, add_operands, attr_dict_for, opt_dict, set_results
 
 UNARY = ("acos acosh asin asinh atan atanh bessel_i1e conj cosh digamma erf erf_inv erfc "
          "is_inf is_neg_inf is_pos_inf lgamma sinh square tan").split()
@@ -69,17 +69,19 @@ _PURE = frozenset({"NoMemoryEffect"})
 """Every chlo op here is `Pure` (`ChloOps.td`); the `broadcast_*` ops are `BroadcastingElementwise`."""
 OPS = (
     *(OpDef(f"chlo.{n}", num_operands=1, num_results=1, parse=_parse_elementwise,
-            print=_print_elementwise, traits=_PURE | {"Elementwise"}) for n in UNARY),
+            print=_print_elementwise, traits=_PURE | {"Elementwise"}, evaluator=f"{EVAL}chlo:{n}") for n in UNARY),
     *(OpDef(f"chlo.{n}", _BROADCAST_PROPS if n.startswith("broadcast_") else (), num_operands=2,
             num_results=1, parse=_parse_elementwise, print=_print_elementwise,
-            traits=_PURE | {"BroadcastingElementwise"} if n.startswith("broadcast_") else _PURE)
+            traits=_PURE | {"BroadcastingElementwise"} if n.startswith("broadcast_") else _PURE,
+            evaluator=f"{EVAL}chlo:{n}")
       for n in BINARY),
     OpDef("chlo.broadcast_compare", ("broadcast_dimensions", "comparison_direction", "compare_type"),
-          traits=_PURE | {"BroadcastingElementwise"}),
+          traits=_PURE | {"BroadcastingElementwise"}, evaluator=EVAL + "chlo:broadcast_compare"),
     OpDef("chlo.top_k", ("k",), ("k",), 1, 2, parse=_parse_top_k, print=_print_top_k,
-          result_names=lambda op: ("values", "indices"), traits=_PURE),
-    OpDef("chlo.constant", ("value",), ("value",), 0, 1, traits=_PURE | {"ConstantLike"}),
+          result_names=lambda op: ("values", "indices"), traits=_PURE, evaluator=EVAL + "chlo:top_k"),
+    OpDef("chlo.constant", ("value",), ("value",), 0, 1, traits=_PURE | {"ConstantLike"},
+          evaluator=EVAL + "movement:constant"),
     OpDef("chlo.constant_like", ("value",), ("value",), 1, 1,
-          traits=_PURE | {"BroadcastingElementwise"}),
+          traits=_PURE | {"BroadcastingElementwise"}, evaluator=EVAL + "chlo:constant_like"),
     OpDef("chlo.ragged_dot", ("ragged_dot_dimension_numbers", "precision_config"), traits=_PURE),
 )

@@ -11,7 +11,7 @@ from sdy_passes.attributes import (
     print_function_type, print_symbol_name,
 )
 from sdy_passes.dialects._base import (
-    OpDef, attr_dict_for, fail, no_sharding_rule, opt_dict, parse_attrs_and_signature, parse_return,
+    EVAL, OpDef, attr_dict_for, fail, no_sharding_rule, opt_dict, parse_attrs_and_signature, parse_return,
     print_return, short_name,
 )
 from sdy_passes.dialects.sdy import check_sharding
@@ -202,7 +202,8 @@ OPS = (
     OpDef("func.call", ("callee", "arg_attrs", "res_attrs", "no_inline"), ("callee",),
           parse=_parse_call, print=_print_call, verify=_verify_call,
           attribute_kinds=(("callee", "flat symbol reference attribute"),),
-          traits=frozenset({"CallOpInterface"}), sharding_rule=no_sharding_rule),
+          traits=frozenset({"CallOpInterface"}), sharding_rule=no_sharding_rule,
+          evaluator=EVAL + "control:call"),
     OpDef("func.return", num_results=0, parse=parse_return, print=print_return,
           traits=frozenset({"Terminator", "NoMemoryEffect"})),
 )

@@ -16,7 +16,7 @@ from sharding.syntax import AllToAllParamList, AxisRefList, ListOfAxisRefLists, 
 
 from sdy_passes import _sdy_syntax as sdy_syntax
 from sdy_passes.common._value_shardings import get_sharding
-from sdy_passes.dialects._base import OpDef, VerifyContext, add_operands, attr_dict_for, fail, opt_dict, set_results
+from sdy_passes.dialects._base import EVAL, OpDef, VerifyContext, add_operands, attr_dict_for, fail, opt_dict, set_results
 from sdy_passes.ir import Operation
 
 # op -> (parameter property, its value class, its syntax kind)
@@ -244,6 +244,7 @@ _VERIFY = {
 
 OPS = tuple(
     OpDef(name, (key, "out_sharding") if key else ("out_sharding",), (key, "out_sharding") if key else ("out_sharding",),
-          1, 1, parse=_parse, print=_print, verify=_verify, traits=frozenset({"CollectiveOpInterface"}))
+          1, 1, parse=_parse, print=_print, verify=_verify, traits=frozenset({"CollectiveOpInterface"}),
+          evaluator=EVAL + "control:identity")  # the global value is unchanged (execute.md §4.9)
     for name, (key, _, _) in _PARAMS.items()
 )

@@ -10,7 +10,7 @@ from sdy_passes.attributes import (
     print_symbol_name,
 )
 from sdy_passes.dialects._base import (
-    OpDef, add_operands, attr_dict_for, constant_names, no_sharding_rule, opt_dict, parse_constant,
+    EVAL, OpDef, add_operands, attr_dict_for, constant_names, no_sharding_rule, opt_dict, parse_constant,
     parse_return, print_constant, print_return, set_results, verify_constant,
 )
 from sdy_passes.dialects.stablehlo_attributes import (
@@ -1022,6 +1022,33 @@ _SHARDING_RULES = {
 `optimization_barrier` get none as `ShardableDataFlowOpInterface` ops."""
 
 
+_EVALUATORS = {
+    **{n: f"elementwise:{n}" for n in (
+        "abs add atan2 cbrt ceil clamp compare complex convert cosine count_leading_zeros divide "
+        "exponential exponential_minus_one floor imag is_finite log log_plus_one logistic maximum minimum "
+        "multiply negate popcnt power real reduce_precision remainder round_nearest_afz round_nearest_even "
+        "rsqrt select shift_left shift_right_arithmetic shift_right_logical sign sine sqrt subtract tan "
+        "tanh xor bitcast_convert").split()},
+    "and": "elementwise:and_", "or": "elementwise:or_", "not": "elementwise:not_",
+    **{n: f"movement:{n}" for n in (
+        "constant iota broadcast_in_dim reshape transpose slice dynamic_slice dynamic_update_slice pad "
+        "concatenate reverse gather scatter").split()},
+    **{n: f"reduction:{n}" for n in (
+        "reduce reduce_window select_and_scatter dot_general dot convolution sort fft").split()},
+    "while": "control:while_", "case": "control:case", "if": "control:if_", "tuple": "control:tuple_",
+    "get_tuple_element": "control:get_tuple_element", "optimization_barrier": "control:identity",
+    **{n: f"collectives:{n}" for n in (
+        "all_reduce all_gather reduce_scatter all_to_all collective_permute collective_broadcast "
+        "partition_id replica_id").split()},
+    "custom_call": "custom_call:custom_call", "rng_bit_generator": "rng:rng_bit_generator",
+    "composite": "control:composite", "map": "control:map_", "after_all": "control:token",
+    "create_token": "control:token", "broadcast": "movement:broadcast",
+    "get_dimension_size": "movement:get_dimension_size", "cholesky": "custom_call:cholesky",
+    "triangular_solve": "custom_call:triangular_solve",
+}
+"""Op -> its evaluator in `sdy_passes.interpreter` (`family:function`)."""
+
+
 _RESULT_NAMES = {
     "constant": constant_names,
     "rng_bit_generator": lambda op: ("output_state", "output") if len(op.results) == 2 else None,
@@ -1038,7 +1065,8 @@ def _opdef(name: str) -> OpDef:
                  num_regions=_REGIONS.get(name), parse=parse, print=print_,
                  traits=frozenset(_TRAITS.get(name, ())), sharding_rule=_SHARDING_RULES.get(name),
                  result_names=_RESULT_NAMES.get(name),
-                 block_arg_name="iterArg" if name == "while" else None)
+                 block_arg_name="iterArg" if name == "while" else None,
+                 evaluator=EVAL + _EVALUATORS[name] if name in _EVALUATORS else None)
 
 
 OPS = tuple(_opdef(n) for n in dict.fromkeys([*ELEMENTWISE, *FUNCTIONAL, "select", *_PROPERTIES,
