@@ -40,7 +40,8 @@ __all__ = [
     "SdyError", "IRParseError", "VerificationError", "PassFailedError", "SdyWarning",
     *_attributes_all,
 ]
-__all__ += ["explain", "interpret", "ExecutionError", "UnsupportedOpError"]
+__all__ += ["explain", "interpret", "ExecutionError", "UnsupportedOpError", "partition", "execute", "Execution",
+            "DEFAULT_EXECUTE_PIPELINE"]
 
 
 def __getattr__(name):
@@ -49,6 +50,12 @@ def __getattr__(name):
     if name == "explain":
         from sdy_passes.explanation import explain
         return explain
+    if name in ("partition", "DEFAULT_EXECUTE_PIPELINE"):
+        from sdy_passes import partition
+        return getattr(partition, name)
+    if name in ("execute", "Execution"):
+        from sdy_passes import execute
+        return getattr(execute, name)
     if name in ("interpret", "ExecutionError", "UnsupportedOpError"):
         from sdy_passes import interpreter
         return getattr(interpreter, name)

@@ -1,0 +1,492 @@
+"""`sdy-convert-global-to-local`: the global program (after full explicit reshards and
+`sdy-reshard-to-collectives`) becomes the program one device runs (spec execute.md §5, §6).
+
+Every sharded value gets its local type (`TensorSharding.local_shape`); ops whose local form is
+the same op on local shapes keep their kind; `iota` and non-splat constants on sharded dims read
+the device's offset from a table indexed by `stablehlo.partition_id` (offsets from
+`sharding.DeviceMesh`'s placement, §5.3); sdy collectives become StableHLO collectives with
+`replica_groups` of device ids (`all_slice` a `dynamic_slice` at a per-device offset); an
+`sdy.all_reduce` takes the reducer of the op that made its partial value (a `stablehlo.reduce`'s
+body, else `add`; §5.5). Manual computations are inlined (their bodies are already local on the
+manual axes).
+
+Not built yet (refused with `UnsupportedOpError` at the op): uneven sharded dims (the padding masks
+of §5.4), and ops whose local form needs offsets or halos on a sharded dim (`slice`, `pad`,
+`reverse`, `concatenate`, `reduce_window`, `gather`, `scatter`, `dynamic_slice`, ... on a sharded
+dim; convolutions with sharded spatial or grouped feature dims; variadic reductions over a sharded
+dim).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+
+import numpy as np
+
+from sharding import TensorSharding
+from sharding.simulate import DeviceMesh
+
+from sdy_passes.attributes import RankedTensorType
+from sdy_passes.common._value_shardings import get_sharding
+from sdy_passes.dialects._base import has_trait
+from sdy_passes.errors import UnsupportedOpError
+from sdy_passes.ir import Operation, OpResult
+from sdy_passes.op_sharding_rules import create_op_sharding_rule
+from sdy_passes.pass_manager import Pass
+
+__all__ = ["ConvertGlobalToLocalPass", "replica_groups", "dim_offsets"]
+
+# Ops whose local form is the op itself on local shapes whatever their sharding (after step 3
+# made them conflict-free): shape-only attributes come from the (converted) result types.
+_LOCAL = frozenset({
+    "stablehlo.broadcast_in_dim", "stablehlo.transpose", "stablehlo.reshape", "stablehlo.dot_general",
+    "stablehlo.dot", "stablehlo.select", "stablehlo.clamp", "stablehlo.convert", "stablehlo.bitcast_convert",
+    "stablehlo.compare", "stablehlo.optimization_barrier", "stablehlo.while", "stablehlo.case",
+    "stablehlo.return", "func.return", "func.call", "stablehlo.reduce", "stablehlo.sort", "stablehlo.map",
+    "stablehlo.reduce_precision", "stablehlo.is_finite", "stablehlo.get_tuple_element", "stablehlo.tuple",
+    "stablehlo.partition_id", "stablehlo.replica_id", "stablehlo.all_reduce", "stablehlo.all_gather",
+    "stablehlo.all_to_all", "stablehlo.reduce_scatter", "stablehlo.collective_permute",
+    "stablehlo.collective_broadcast", "sdy.return",
+})
+# Position-dependent ops: local only when no operand or result dim is sharded.
+_SDY_IDENTITY = frozenset({"sdy.sharding_constraint", "sdy.data_flow_edge", "sdy.propagation_barrier"})
+_COLLECTIVES = frozenset({"sdy.all_gather", "sdy.all_slice", "sdy.all_to_all", "sdy.collective_permute",
+                          "sdy.all_reduce", "sdy.reduce_scatter"})
+
+
+def _mesh_of(sharding: TensorSharding, meshes: dict):
+    m = sharding.mesh_or_ref
+    return meshes[m] if isinstance(m, str) else m
+
+
+def _device_coords(mesh):
+    """`{device id: {axis: coordinate}}` in the mesh's row-major order."""
+    names, sizes = mesh.axis_names, mesh.shape
+    return {int(d): dict(zip(names, (int(c) for c in np.unravel_index(p, sizes))))
+            for p, d in enumerate(mesh.devices)}
+
+
+def _sub_coordinate(ref, coords, mesh) -> tuple[int, int]:
+    full = mesh.axis_size(ref.name)
+    if ref.sub_axis_info is None:
+        return coords[ref.name], full
+    pre, size = ref.sub_axis_info.pre_size, ref.sub_axis_info.size
+    return (coords[ref.name] // (full // (pre * size))) % size, size
+
+
+def replica_groups(mesh, axes) -> np.ndarray:
+    """Device ids grouped by the (sub-)axes `axes`: devices of a group differ only in those
+    coordinates; members ordered by the mixed-radix index over `axes` (first major)."""
+    groups: dict = {}
+    for d, coords in _device_coords(mesh).items():
+        index, rest = 0, dict(coords)
+        for ref in axes:
+            c, size = _sub_coordinate(ref, coords, mesh)
+            index = index * size + c
+            full = mesh.axis_size(ref.name)
+            inner = full // (ref.sub_axis_info.pre_size * ref.sub_axis_info.size) if ref.sub_axis_info else 1
+            rest[ref.name] = rest[ref.name] - c * inner  # the coordinate without this (sub-)axis
+        groups.setdefault(tuple(sorted(rest.items())), {})[index] = d
+    return np.array([[g[i] for i in sorted(g)] for g in groups.values()], np.int64)
+
+
+def dim_offsets(mesh, sharding: TensorSharding, shape) -> np.ndarray:
+    """`[device id, dim]` -> the global offset of the device's tile (placement's index map)."""
+    imap = DeviceMesh(mesh).index_map(sharding, shape)
+    out = np.zeros((max(imap) + 1, len(shape)), np.int64)
+    for d, slices in imap.items():
+        out[d] = [s.start for s in slices]
+    return out
+
+
+def _uneven(t, sharding, mesh) -> bool:
+    return any(n > 1 and size % n for size, n in zip(t.shape, sharding.num_shards_per_dim(mesh)))
+
+
+def _dense(values: np.ndarray, dtype: str) -> str:
+    return f"dense<{np.asarray(values).tolist()}> : tensor<{'x'.join(map(str, values.shape))}x{dtype}>"
+
+
+class _Builder:
+    """Makes ops from MLIR text in front of an anchor op (the text's `%a<i>` are the operands)."""
+
+    def __init__(self, anchor: Operation):
+        self.anchor = anchor
+
+    def emit(self, text: str, operands=(), results: int = 1) -> list:
+        from sdy_passes.parser import parse_module  # parser imports the op table, which imports passes
+
+        args = ", ".join(f"%a{i}: {v.type}" for i, v in enumerate(operands))
+        module = parse_module(f"func.func @f({args}) {{\n{text}\n}}")
+        block = module.ops[0].regions[0].blocks[0]
+        ret = block.ops[-1]
+        outs = list(ret.operands)
+        ret.drop_operand_uses()
+        for arg, v in zip(block.arguments, operands):
+            arg.replace_all_uses_with(v)
+        for op in block.ops[:-1]:
+            op.detach()
+            op.insert_before(self.anchor)
+        return outs
+
+    def partition_id(self):
+        return self.emit("%p = stablehlo.partition_id : tensor<ui32>\nreturn %p : tensor<ui32>")[0]
+
+    def offset(self, table: np.ndarray, pid):
+        """The scalar `table[partition_id]` (i64)."""
+        n = len(table)
+        return self.emit(f"%t = stablehlo.constant {_dense(table, 'i64')}\n"
+                         f"%s = stablehlo.dynamic_slice %t, %a0, sizes = [1] : (tensor<{n}xi64>, tensor<ui32>) "
+                         "-> tensor<1xi64>\n"
+                         "%r = stablehlo.reshape %s : (tensor<1xi64>) -> tensor<i64>\nreturn %r : tensor<i64>",
+                         [pid])[0]
+
+
+class ConvertGlobalToLocalPass(Pass):
+    name = "sdy-convert-global-to-local"
+    summary = "Converts a program with global shapes and explicit collectives into the per-device program."
+    options = {"per-dim-all-gather": False, "combine-multi-dimension-reduce-scatter": False, "enable-rgv3": False}
+
+    def run(self, module) -> None:
+        meshes = {op.properties["sym_name"].value: op.properties["mesh"]
+                  for op in module.ops if op.name == "sdy.mesh"}
+        self.meshes = meshes
+        self.channel = itertools.count(1)
+        for func in [op for op in module.ops if op.name == "func.func" and op.regions and op.regions[0].blocks]:
+            self._inline_manual(func)
+            self._func(func)
+
+    # -- types ---------------------------------------------------------------------------------
+
+    def _local(self, value, op):
+        t = value.type
+        s = get_sharding(value)
+        if s is None or not isinstance(t, RankedTensorType) or not t.shape:
+            return t
+        mesh = _mesh_of(s, self.meshes)
+        if _uneven(t, s, mesh):
+            raise UnsupportedOpError(f"{op.name}: value of type '{t}' is sharded unevenly ({s}); the padding "
+                                     "masks of uneven shards are not built yet", op.location)
+        return RankedTensorType(tuple(s.local_shape(t.shape, mesh)), t.element_type, t.encoding)
+
+    def _func(self, func: Operation) -> None:
+        block = func.regions[0].blocks[0]
+        for a in block.arguments:
+            a.type = self._local(a, func)
+        ops = list(func.walk())[1:]
+        for op in ops:
+            self._op(op)
+        ft = func.properties["function_type"].type
+        ret = block.ops[-1]
+        new_ft = type(ft)(tuple(a.type for a in block.arguments), tuple(v.type for v in ret.operands))
+        func.properties["function_type"] = type(func.properties["function_type"])(new_ft)
+
+    def _op(self, op: Operation) -> None:
+        if op.parent is None:  # erased by an earlier rewrite
+            return
+        name = op.name
+        if name in _COLLECTIVES:
+            return self._collective(op)
+        if name in _SDY_IDENTITY:
+            op.result.replace_all_uses_with(op.operands[0])
+            op.erase(drop_uses=True)
+            return
+        if name == "sdy.reshard":
+            raise UnsupportedOpError("sdy.reshard: left by the pipeline (run sdy-reshard-to-collectives first)",
+                                     op.location)
+        old = [r.type for r in op.results]
+        for r in op.results:
+            r.type = self._local(r, op)
+        for region in op.regions:  # while/case bodies: block arguments follow the op's results
+            for b in region.blocks:
+                if op.name == "stablehlo.while":
+                    for a, r in zip(b.arguments, op.results):
+                        a.type = r.type
+        sharded = any(_is_sharded(v) for v in (*op.operands, *op.results))
+        if name == "stablehlo.reduce" and len(op.results) > 1 and self._reduced_sharded(op):
+            raise UnsupportedOpError(f"{name}: a variadic reduction over a sharded dim is not supported yet",
+                                     op.location)
+        if not sharded or name in _LOCAL or has_trait(op, "Elementwise") or has_trait(op, "Terminator"):
+            if name == "stablehlo.constant" and sharded:
+                return self._constant(op, old[0])
+            return None
+        if name == "stablehlo.iota":
+            return self._iota(op, old[0])
+        if name == "sdy.constant" or name == "stablehlo.constant":
+            return self._constant(op, old[0])
+        return self._pass_through(op, old)
+
+    def _pass_through(self, op, old) -> None:
+        """An op whose sharded dims all map to pass-through factors of its sharding rule runs
+        locally; attributes sized along those dims (slice limits, slice sizes) take the local
+        size, which the full explicit reshards make the whole dim."""
+        rule = create_op_sharding_rule(op)
+        if rule is None:
+            raise UnsupportedOpError(f"{op.name}: no sharding rule, so no local form for its sharded operands",
+                                     op.location)
+        special = set(rule.permutation_factors) | set(rule.need_replication_factors) | set(rule.reduction_factors)
+        values = [*op.operands, *op.results]
+        for v, mapping in zip(values, [*rule.operand_mappings, *rule.result_mappings]):
+            s = get_sharding(v) if isinstance(v.type, RankedTensorType) else None
+            if s is None:
+                continue
+            for d, factors in enumerate(mapping):
+                if s.dim_shardings[d].axes and set(factors) & special:
+                    raise UnsupportedOpError(f"{op.name}: dim {d} of an operand or result is sharded on a factor "
+                                             "that needs communication (permutation, replication or reduction); "
+                                             "no local form yet", op.location)
+        if op.name == "stablehlo.scatter":
+            return self._scatter(op)
+        sized = {"stablehlo.dynamic_slice": ("slice_sizes", op.operands[0]),
+                 "stablehlo.gather": ("slice_sizes", op.operands[0]),
+                 "stablehlo.slice": ("limit_indices", op.operands[0])}.get(op.name)
+        if sized is None:
+            return
+        key, operand = sized
+        attr = op.properties[key]
+        local = operand.type.shape
+        full = old[0].shape if op.name == "stablehlo.slice" else None
+        s = get_sharding(operand)
+        mesh = _mesh_of(s, self.meshes) if s is not None else None
+        shards = s.num_shards_per_dim(mesh) if s is not None else [1] * len(local)
+        vals = list(attr.values)
+        for d, n in enumerate(shards):
+            if n == 1:
+                continue
+            glob = local[d] * n
+            if vals[d] != glob or (op.name == "stablehlo.slice" and
+                                   (op.properties["start_indices"].values[d] != 0 or full[d] != glob)):
+                raise UnsupportedOpError(f"{op.name}: dim {d} is sharded but not taken whole; no local form yet",
+                                         op.location)
+            vals[d] = local[d]
+        op.properties[key] = replace(attr, values=tuple(vals))
+
+    def _reduced_sharded(self, op) -> bool:
+        dims = op.properties["dimensions"].values
+        s = get_sharding(op.operands[0])
+        return s is not None and any(s.dim_shardings[d].axes for d in dims)
+
+    # -- position-dependent ops ------------------------------------------------------------------
+
+    def _iota(self, op, global_type) -> None:
+        dim = op.properties["iota_dimension"].value
+        s = get_sharding(op.result)
+        mesh = _mesh_of(s, self.meshes)
+        if not s.dim_shardings[dim].axes:
+            return
+        b = _Builder(op.next_op)
+        table = dim_offsets(mesh, s, global_type.shape)[:, dim]
+        off = b.offset(table, b.partition_id())
+        t = op.result.type
+        el = t.element_type
+        (out,) = b.emit(f"%c = stablehlo.convert %a0 : (tensor<i64>) -> tensor<{el}>\n"
+                        f"%b = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<{el}>) -> {t}\n"
+                        f"%r = stablehlo.add %a1, %b : {t}\nreturn %r : {t}", [off, op.result])
+        op.result.replace_uses_where(out, lambda u: u.operation is not out.owner)
+
+    def _constant(self, op, global_type) -> None:
+        value = op.properties["value"]
+        t = op.result.type
+        if not value.body.startswith(("[", '"')):  # a splat
+            op.properties["value"] = type(value)(value.body, t)
+            if op.name == "sdy.constant":
+                op.name = "stablehlo.constant"
+            return
+        full = np.asarray(value.to_numpy())
+        s = get_sharding(op.result)
+        mesh = _mesh_of(s, self.meshes)
+        offsets = dim_offsets(mesh, s, global_type.shape)
+        tiles = np.stack([full[tuple(slice(o, o + n) for o, n in zip(offsets[d], t.shape))]
+                          for d in range(len(offsets))])
+        b = _Builder(op)
+        pid = b.partition_id()
+        raw = np.ascontiguousarray(tiles).view(np.uint8).tobytes().hex().upper()
+        el = t.element_type
+        tt = f"tensor<{'x'.join(map(str, tiles.shape))}x{el}>"
+        one = f"tensor<1x{'x'.join(map(str, t.shape))}x{el}>"
+        zeros = ", ".join(["%z"] * len(t.shape))
+        (out,) = b.emit(f'%t = stablehlo.constant dense<"0x{raw}"> : {tt}\n'
+                        "%z = stablehlo.constant dense<0> : tensor<ui32>\n"
+                        f"%s = stablehlo.dynamic_slice %t, %a0, {zeros}, sizes = [1, "
+                        f"{', '.join(map(str, t.shape))}] : ({tt}, tensor<ui32>"
+                        + ", tensor<ui32>" * len(t.shape) + f") -> {one}\n"
+                        f"%r = stablehlo.reshape %s : ({one}) -> {t}\nreturn %r : {t}", [pid])
+        op.result.replace_all_uses_with(out)
+        op.erase(drop_uses=True)
+
+    def _scatter(self, op) -> None:
+        """Operands sharded on a scattered dim of window size 1 (Shardy's trivial slice dims):
+        local indices are the global ones minus the device's offset; updates outside the shard
+        are out of bounds, which scatter skips."""
+        dn = op.properties["scatter_dimension_numbers"]
+        n = len(op.results)
+        operand, indices = op.operands[0], op.operands[n]
+        s = get_sharding(operand)
+        if s is None:
+            return
+        mesh = _mesh_of(s, self.meshes)
+        sharded = [d for d, ds in enumerate(s.dim_shardings) if ds.axes]
+        mapped = list(dn.scatter_dims_to_operand_dims)
+        if not any(d in mapped for d in sharded):
+            return
+        for d in sharded:
+            if d in mapped and d not in dn.inserted_window_dims:
+                raise UnsupportedOpError(f"{op.name}: operand dim {d} is sharded and scattered with a window "
+                                         "larger than 1; no local form yet", op.location)
+        local = operand.type.shape
+        glob = tuple(l * k for l, k in zip(local, s.num_shards_per_dim(mesh)))
+        offsets = dim_offsets(mesh, s, glob)
+        table = np.stack([offsets[:, d] for d in mapped], axis=1)  # [device, index component]
+        b = _Builder(op)
+        pid = b.partition_id()
+        k = len(mapped)
+        it = indices.type
+        el = it.element_type
+        ivd = dn.index_vector_dim
+        dims = "[]" if ivd >= len(it.shape) else f"[{ivd}]"
+        vec = f"tensor<{k}x{el}>" if dims != "[]" else f"tensor<{el}>"
+        rows = len(table)
+        (new,) = b.emit(f"%t = stablehlo.constant {_dense(table, 'i64')}\n"
+                        "%z = stablehlo.constant dense<0> : tensor<ui32>\n"
+                        f"%s = stablehlo.dynamic_slice %t, %a0, %z, sizes = [1, {k}] : (tensor<{rows}x{k}xi64>, "
+                        f"tensor<ui32>, tensor<ui32>) -> tensor<1x{k}xi64>\n"
+                        f"%r = stablehlo.reshape %s : (tensor<1x{k}xi64>) -> {vec.replace(str(el), 'i64')}\n"
+                        f"%c = stablehlo.convert %r : ({vec.replace(str(el), 'i64')}) -> {vec}\n"
+                        f"%b = stablehlo.broadcast_in_dim %c, dims = {dims} : ({vec}) -> {it}\n"
+                        f"%d = stablehlo.subtract %a1, %b : {it}\nreturn %d : {it}", [pid, indices])
+        op.set_operand(n, new)
+
+    # -- collectives -----------------------------------------------------------------------------
+
+    def _groups(self, mesh, axes) -> str:
+        return _dense(replica_groups(mesh, axes), "i64")
+
+    def _channel(self) -> str:
+        return f"#stablehlo.channel_handle<handle = {next(self.channel)}, type = 1>"
+
+    def _collective(self, op) -> None:
+        out_sharding = op.properties["out_sharding"]
+        mesh = _mesh_of(out_sharding, self.meshes)
+        x = op.operands[0]
+        in_sharding = get_sharding(x)
+        if in_sharding is None:
+            in_sharding = TensorSharding.replicated(out_sharding.mesh_or_ref, len(x.type.shape))
+        gshape = tuple(op.result.type.shape)
+        for s in (in_sharding, out_sharding):
+            if _uneven(op.result.type, s, mesh):
+                raise UnsupportedOpError(f"{op.name}: uneven sharding {s}: padding masks are not built yet",
+                                         op.location)
+        local_out = RankedTensorType(tuple(out_sharding.local_shape(gshape, mesh)), op.result.type.element_type)
+        b = _Builder(op)
+        cur = x
+        el = local_out.element_type
+        if op.name == "sdy.all_gather":
+            for d, axes in enumerate(op.properties["gathering_axes"].lists):
+                if not axes:
+                    continue
+                g = replica_groups(mesh, axes)
+                shape = list(cur.type.shape)
+                shape[d] *= g.shape[1]
+                t = RankedTensorType(tuple(shape), el)
+                (cur,) = b.emit(f'%r = "stablehlo.all_gather"(%a0) <{{all_gather_dim = {d} : i64, channel_handle = '
+                                f'{self._channel()}, replica_groups = {_dense(g, "i64")}, use_global_device_ids}}> '
+                                f": ({cur.type}) -> {t}\nreturn %r : {t}", [cur])
+        elif op.name == "sdy.all_to_all":
+            for p in op.properties["params"].params:
+                g = replica_groups(mesh, p.axes)
+                n = g.shape[1]
+                shape = list(cur.type.shape)
+                shape[p.src_dim] *= n
+                shape[p.tgt_dim] //= n
+                t = RankedTensorType(tuple(shape), el)
+                (cur,) = b.emit(f'%r = "stablehlo.all_to_all"(%a0) <{{channel_handle = {self._channel()}, '
+                                f"concat_dimension = {p.src_dim} : i64, replica_groups = {_dense(g, 'i64')}, "
+                                f"split_count = {n} : i64, split_dimension = {p.tgt_dim} : i64}}> "
+                                f": ({cur.type}) -> {t}\nreturn %r : {t}", [cur])
+        elif op.name == "sdy.collective_permute":
+            cur = self._permute(b, cur, in_sharding, out_sharding, mesh, gshape, local_out)
+        elif op.name in ("sdy.all_reduce", "sdy.reduce_scatter"):
+            if op.name == "sdy.all_reduce":
+                axes = list(op.properties["reduction_axes"].axes)
+            else:
+                axes = [r for ax in op.properties["reduce_scatter_axes"].lists for r in ax]
+            if axes:
+                g = replica_groups(mesh, axes)
+                body = self._reducer(x, el)
+                t = cur.type
+                (cur,) = b.emit(f'%r = "stablehlo.all_reduce"(%a0) <{{channel_handle = {self._channel()}, '
+                                f"replica_groups = {_dense(g, 'i64')}, use_global_device_ids}}> ({{\n{body}\n}}) "
+                                f": ({t}) -> {t}\nreturn %r : {t}", [cur])
+            if op.name == "sdy.reduce_scatter":
+                cur = self._slice(b, cur, in_sharding, out_sharding, mesh, gshape, local_out)
+        elif op.name == "sdy.all_slice":
+            cur = self._slice(b, cur, in_sharding, out_sharding, mesh, gshape, local_out)
+        op.result.replace_all_uses_with(cur)
+        op.erase(drop_uses=True)
+
+    def _reducer(self, x, el) -> str:
+        """The reduction body of an all-reduce of `x` (§5.5): the producing reduce's, else add."""
+        kind = "add"
+        if isinstance(x, OpResult) and x.owner.name == "stablehlo.reduce":
+            body = x.owner.regions[0].blocks[0]
+            inner = body.ops[0] if len(body.ops) == 2 else None
+            if inner is None or len(inner.operands) != 2 or not inner.name.startswith("stablehlo."):
+                raise UnsupportedOpError("sdy.all_reduce: the partial value's reduce body is not one binary op",
+                                         x.owner.location)
+            kind = inner.name.split(".", 1)[1]
+        if el.__str__() == "i1" and kind == "add":
+            kind = "or"
+        t = f"tensor<{el}>"
+        return (f"^bb0(%x: {t}, %y: {t}):\n%s = stablehlo.{kind} %x, %y : {t}\n"
+                f"stablehlo.return %s : {t}")
+
+    def _slice(self, b, cur, src, dst, mesh, gshape, local_out):
+        """`dynamic_slice` of the device's part of `dst` out of its `src` buffer."""
+        off = dim_offsets(mesh, dst, gshape) - dim_offsets(mesh, src, gshape)
+        pid = b.partition_id()
+        starts = []
+        for d in range(len(gshape)):
+            (o,) = b.emit(f"%c = stablehlo.convert %a0 : (tensor<i64>) -> tensor<ui32>\nreturn %c : tensor<ui32>",
+                          [b.offset(off[:, d], pid)])
+            starts.append(o)
+        names = ", ".join(f"%a{i + 1}" for i in range(len(starts)))
+        (out,) = b.emit(f"%r = stablehlo.dynamic_slice %a0, {names}, sizes = [{', '.join(map(str, local_out.shape))}] "
+                        f": ({cur.type}" + ", tensor<ui32>" * len(starts) + f") -> {local_out}\n"
+                        f"return %r : {local_out}", [cur, *starts])
+        return out
+
+    def _permute(self, b, cur, src, dst, mesh, gshape, local_out):
+        have = DeviceMesh(mesh).index_map(src, gshape)
+        want = DeviceMesh(mesh).index_map(dst, gshape)
+        pairs = []
+        for d, tile in want.items():
+            key = tuple((s.start, s.stop) for s in tile)
+            sources = [s for s, t in have.items() if tuple((x.start, x.stop) for x in t) == key]
+            pairs.append([d if d in sources else sources[0], d])
+        t = cur.type
+        (out,) = b.emit(f'%r = "stablehlo.collective_permute"(%a0) <{{channel_handle = {self._channel()}, '
+                        f"source_target_pairs = {_dense(np.array(pairs, np.int64), 'i64')}}}> "
+                        f": ({t}) -> {t}\nreturn %r : {t}", [cur])
+        return out
+
+    # -- manual computations -----------------------------------------------------------------------
+
+    def _inline_manual(self, func) -> None:
+        for op in [o for o in func.walk() if o.name == "sdy.manual_computation"]:
+            body = op.regions[0].blocks[0]
+            for a, v in zip(body.arguments, op.operands):
+                a.replace_all_uses_with(v)
+            ret = body.ops[-1]
+            for r, v in zip(op.results, ret.operands):
+                r.replace_all_uses_with(v)
+            ret.erase(drop_uses=True)
+            for inner in list(body.ops):
+                inner.detach()
+                inner.insert_before(op)
+            op.erase(drop_uses=True)
+
+
+def _is_sharded(v) -> bool:
+    s = get_sharding(v) if isinstance(v.type, RankedTensorType) else None
+    return s is not None and any(ds.axes for ds in s.dim_shardings)
