@@ -81,9 +81,19 @@ class Execution:
         self._values = values
 
     def global_outputs(self) -> tuple:
+        """The global value of each output, as JAX assembles it: each tile from the first device
+        (by id) holding it (replicas may differ after a manual computation without checks)."""
         if self.outputs is None:
             raise ExecutionError("a dry run has no values")
-        return tuple(np.asarray(self.mesh.unshard(o)) for o in self.outputs)
+        out = []
+        for o in self.outputs:
+            full = np.empty(o.global_shape, o.data.dtype)
+            index = o.index_map()
+            for d, buf in sorted(o.per_device(), reverse=True):
+                where = index[d]
+                full[where] = buf[tuple(slice(0, s.stop - s.start) for s in where)]
+            out.append(full)
+        return tuple(out)
 
     def values(self, name: str) -> dict:
         """`{device id: buffer}` of a local module's result value by its printed name (kept only

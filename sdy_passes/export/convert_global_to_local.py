@@ -111,8 +111,9 @@ def _dense(values: np.ndarray, dtype: str) -> str:
 class _Builder:
     """Makes ops from MLIR text in front of an anchor op (the text's `%a<i>` are the operands)."""
 
-    def __init__(self, anchor: Operation):
+    def __init__(self, anchor: Operation, location=None):
         self.anchor = anchor
+        self.location = location if location is not None else anchor.location
 
     def emit(self, text: str, operands=(), results: int = 1) -> list:
         from sdy_passes.parser import parse_module  # parser imports the op table, which imports passes
@@ -127,6 +128,8 @@ class _Builder:
             arg.replace_all_uses_with(v)
         for op in block.ops[:-1]:
             op.detach()
+            for inner in op.walk():
+                inner.location = self.location  # the op they implement
             op.insert_before(self.anchor)
         return outs
 
@@ -275,7 +278,7 @@ class ConvertGlobalToLocalPass(Pass):
         mesh = _mesh_of(s, self.meshes)
         if not s.dim_shardings[dim].axes:
             return
-        b = _Builder(op.next_op)
+        b = _Builder(op.next_op, op.location)
         table = dim_offsets(mesh, s, global_type.shape)[:, dim]
         off = b.offset(table, b.partition_id())
         t = op.result.type
