@@ -228,7 +228,9 @@ class ConvertGlobalToLocalPass(Pass):
         if rule is None:
             raise UnsupportedOpError(f"{op.name}: no sharding rule, so no local form for its sharded operands",
                                      op.location)
-        special = set(rule.permutation_factors) | set(rule.need_replication_factors) | set(rule.reduction_factors)
+        special = set(rule.permutation_factors) | set(rule.need_replication_factors)
+        if op.name != "stablehlo.convolution":  # a convolution's sharded contraction leaves partials (§5.2)
+            special |= set(rule.reduction_factors)
         values = [*op.operands, *op.results]
         for v, mapping in zip(values, [*rule.operand_mappings, *rule.result_mappings]):
             s = get_sharding(v) if isinstance(v.type, RankedTensorType) else None
@@ -241,6 +243,8 @@ class ConvertGlobalToLocalPass(Pass):
                                              "no local form yet", op.location)
         if op.name == "stablehlo.scatter":
             return self._scatter(op)
+        if op.name == "stablehlo.convolution":
+            return self._convolution(op)
         sized = {"stablehlo.dynamic_slice": ("slice_sizes", op.operands[0]),
                  "stablehlo.gather": ("slice_sizes", op.operands[0]),
                  "stablehlo.slice": ("limit_indices", op.operands[0])}.get(op.name)
@@ -317,6 +321,22 @@ class ConvertGlobalToLocalPass(Pass):
                         f"%r = stablehlo.reshape %s : ({one}) -> {t}\nreturn %r : {t}", [pid])
         op.result.replace_all_uses_with(out)
         op.erase(drop_uses=True)
+
+    def _convolution(self, op) -> None:
+        """Feature and batch groups split over the shards of the input's feature/batch dim."""
+        s = get_sharding(op.operands[0])
+        if s is None:
+            return
+        dn = op.properties["dimension_numbers"]
+        shards = s.num_shards_per_dim(_mesh_of(s, self.meshes))
+        for key, dim in (("feature_group_count", dn.input_feature_dimension),
+                         ("batch_group_count", dn.input_batch_dimension)):
+            attr = op.properties.get(key)
+            if attr is not None and attr.value > 1 and shards[dim] > 1:
+                if attr.value % shards[dim]:
+                    raise UnsupportedOpError(f"{op.name}: {key} {attr.value} is not divisible by the "
+                                             f"{shards[dim]} shards of input dim {dim}", op.location)
+                op.properties[key] = replace(attr, value=attr.value // shards[dim])
 
     def _scatter(self, op) -> None:
         """Operands sharded on a scattered dim of window size 1 (Shardy's trivial slice dims):
@@ -408,7 +428,7 @@ class ConvertGlobalToLocalPass(Pass):
                                 f"split_count = {n} : i64, split_dimension = {p.tgt_dim} : i64}}> "
                                 f": ({cur.type}) -> {t}\nreturn %r : {t}", [cur])
         elif op.name == "sdy.collective_permute":
-            cur = self._permute(b, cur, in_sharding, out_sharding, mesh, gshape, local_out)
+            cur = self._permute(b, cur, in_sharding, out_sharding, _mesh_of(in_sharding, self.meshes), mesh, gshape)
         elif op.name in ("sdy.all_reduce", "sdy.reduce_scatter"):
             if op.name == "sdy.all_reduce":
                 axes = list(op.properties["reduction_axes"].axes)
@@ -459,8 +479,8 @@ class ConvertGlobalToLocalPass(Pass):
                         f"return %r : {local_out}", [cur, *starts])
         return out
 
-    def _permute(self, b, cur, src, dst, mesh, gshape, local_out):
-        have = DeviceMesh(mesh).index_map(src, gshape)
+    def _permute(self, b, cur, src, dst, src_mesh, mesh, gshape):
+        have = DeviceMesh(src_mesh).index_map(src, gshape)
         want = DeviceMesh(mesh).index_map(dst, gshape)
         pairs = []
         for d, tile in want.items():
