@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from sdy_passes.export.export_pipeline import canonicalize_step
 from sdy_passes.ir import Module
 from sdy_passes.parser import parse_module
 from sdy_passes.pass_manager import run_passes
@@ -16,8 +17,8 @@ GLOBAL_STEPS = (
     "sdy-user-priority-propagate{keep-sharding-rules=true}, sdy-export-named-computations, "
     "sdy-propagate-to-func-results, sdy-unflatten-call-graph, symbol-dce, sdy-insert-func-call-reshards, "
     "sdy-export-pipeline{enable-insert-explicit-collectives=true}, "
-    "func.func(sdy-resolve-permutation-factors{enable-halo-exchange=true}), "
-    "func.func(sdy-reshard-to-collectives)")
+    "func.func(sdy-resolve-permutation-factors{enable-halo-exchange=true}), "  # its reshard chains folded:
+    + canonicalize_step("sdy-reshard") + ", func.func(sdy-reshard-to-collectives)")
 """Steps 2-5 of §2.1: the global program with every collective explicit."""
 
 DEFAULT_EXECUTE_PIPELINE = GLOBAL_STEPS + ", sdy-convert-global-to-local"

@@ -27,7 +27,7 @@ import numpy as np
 from sharding import TensorSharding
 from sharding.simulate import DeviceMesh
 
-from sdy_passes.attributes import RankedTensorType
+from sdy_passes.attributes import IntegerType, RankedTensorType
 from sdy_passes.common._value_shardings import get_sharding
 from sdy_passes.dialects._base import has_trait
 from sdy_passes.errors import UnsupportedOpError
@@ -39,6 +39,11 @@ __all__ = ["ConvertGlobalToLocalPass", "replica_groups", "dim_offsets"]
 
 # Ops whose local form is the op itself on local shapes whatever their sharding (after step 3
 # made them conflict-free): shape-only attributes come from the (converted) result types.
+_COLLECTIVES_NAMES = ("sdy.all_gather", "sdy.all_slice", "sdy.all_to_all", "sdy.collective_permute",
+                      "sdy.all_reduce", "sdy.reduce_scatter", "sdy.sharding_constraint", "sdy.data_flow_edge",
+                      "sdy.propagation_barrier")
+_I64 = IntegerType(64)
+_I1 = IntegerType(1)
 _LOCAL = frozenset({
     "stablehlo.broadcast_in_dim", "stablehlo.transpose", "stablehlo.reshape", "stablehlo.dot_general",
     "stablehlo.dot", "stablehlo.select", "stablehlo.clamp", "stablehlo.convert", "stablehlo.bitcast_convert",
@@ -49,6 +54,14 @@ _LOCAL = frozenset({
     "stablehlo.all_to_all", "stablehlo.reduce_scatter", "stablehlo.collective_permute",
     "stablehlo.collective_broadcast", "sdy.return",
 })
+_UNEVEN_OK = frozenset({
+    "stablehlo.broadcast_in_dim", "stablehlo.transpose", "stablehlo.select", "stablehlo.clamp", "stablehlo.convert",
+    "stablehlo.compare", "stablehlo.while", "stablehlo.case", "func.call", "func.return", "stablehlo.return",
+    "stablehlo.optimization_barrier", "stablehlo.reduce", "stablehlo.dot_general", "stablehlo.constant",
+    "sdy.constant", "stablehlo.iota", "stablehlo.scatter", "sdy.return",
+    *_COLLECTIVES_NAMES,
+})
+"""Ops whose local form is right on padded shards (padding masked where elements combine)."""
 # Position-dependent ops: local only when no operand or result dim is sharded.
 _SDY_IDENTITY = frozenset({"sdy.sharding_constraint", "sdy.data_flow_edge", "sdy.propagation_barrier"})
 _COLLECTIVES = frozenset({"sdy.all_gather", "sdy.all_slice", "sdy.all_to_all", "sdy.collective_permute",
@@ -104,6 +117,20 @@ def _uneven(t, sharding, mesh) -> bool:
     return any(n > 1 and size % n for size, n in zip(t.shape, sharding.num_shards_per_dim(mesh)))
 
 
+_NAN = {"f64": "0x7FF8000000000000", "f32": "0x7FC00000", "f16": "0x7E00", "bf16": "0x7FC0"}
+
+
+def _poison(el) -> str:
+    """What padding made here holds (spec §5.4: anything; a leak into data then shows): NaN, the
+    int max, true."""
+    name = str(el)
+    if name == "i1":
+        return "true"
+    if isinstance(el, IntegerType):
+        return str((1 << el.width) - 1 if el.signedness == "u" else (1 << (el.width - 1)) - 1)
+    return _NAN.get(name, "0.0")
+
+
 def _dense(values: np.ndarray, dtype: str) -> str:
     return f"dense<{np.asarray(values).tolist()}> : tensor<{'x'.join(map(str, values.shape))}x{dtype}>"
 
@@ -155,22 +182,36 @@ class ConvertGlobalToLocalPass(Pass):
         meshes = {op.properties["sym_name"].value: op.properties["mesh"]
                   for op in module.ops if op.name == "sdy.mesh"}
         self.meshes = meshes
+        self.globals = {}  # value -> its global type (uneven dims need it)
+        self.shardings = {}  # value made here -> the sharding of the value it stands for
         self.channel = itertools.count(1)
         for func in [op for op in module.ops if op.name == "func.func" and op.regions and op.regions[0].blocks]:
             self._inline_manual(func)
             self._func(func)
 
+    def _sharding(self, v):
+        """The value's sharding; values made here stand for the op they replaced and take its."""
+        s = self.shardings.get(v)
+        return s if s is not None else get_sharding(v)
+
+    def _is_sharded(self, v) -> bool:
+        s = self._sharding(v) if isinstance(v.type, RankedTensorType) else None
+        return s is not None and any(ds.axes for ds in s.dim_shardings)
+
+    def _replaced(self, old, new, sharding) -> None:
+        """`new` stands for `old` (a result with the global type `self.globals` or its own)."""
+        self.shardings[new] = sharding
+        self.globals[new] = self.globals.get(old, old.type)
+
     # -- types ---------------------------------------------------------------------------------
 
     def _local(self, value, op):
         t = value.type
-        s = get_sharding(value)
+        s = self._sharding(value)
         if s is None or not isinstance(t, RankedTensorType) or not t.shape:
             return t
         mesh = _mesh_of(s, self.meshes)
-        if _uneven(t, s, mesh):
-            raise UnsupportedOpError(f"{op.name}: value of type '{t}' is sharded unevenly ({s}); the padding "
-                                     "masks of uneven shards are not built yet", op.location)
+        self.globals[value] = t
         return RankedTensorType(tuple(s.local_shape(t.shape, mesh)), t.element_type, t.encoding)
 
     def _func(self, func: Operation) -> None:
@@ -206,10 +247,18 @@ class ConvertGlobalToLocalPass(Pass):
                 if op.name == "stablehlo.while":
                     for a, r in zip(b.arguments, op.results):
                         a.type = r.type
-        sharded = any(_is_sharded(v) for v in (*op.operands, *op.results))
+        sharded = any(self._is_sharded(v) for v in (*op.operands, *op.results))
         if name == "stablehlo.reduce" and len(op.results) > 1 and self._reduced_sharded(op):
             raise UnsupportedOpError(f"{name}: a variadic reduction over a sharded dim is not supported yet",
                                      op.location)
+        if any(self._uneven_dims(v) for v in (*op.operands, *op.results)) and name not in _UNEVEN_OK \
+                and not has_trait(op, "Elementwise") and not has_trait(op, "Terminator"):
+            raise UnsupportedOpError(f"{name}: an operand or result is sharded unevenly; this op's padding "
+                                     "handling is not built yet", op.location)
+        if name == "stablehlo.reduce":
+            self._mask_reduce(op)
+        elif name == "stablehlo.dot_general":
+            self._mask_dot(op)
         if not sharded or name in _LOCAL or has_trait(op, "Elementwise") or has_trait(op, "Terminator"):
             if name == "stablehlo.constant" and sharded:
                 return self._constant(op, old[0])
@@ -219,6 +268,61 @@ class ConvertGlobalToLocalPass(Pass):
         if name == "sdy.constant" or name == "stablehlo.constant":
             return self._constant(op, old[0])
         return self._pass_through(op, old)
+
+    # -- padding (§5.4) -----------------------------------------------------------------------------
+
+    def _uneven_dims(self, v) -> list[int]:
+        """Dims of `v` whose shards are padded (global size not a multiple of the shard count)."""
+        t = self.globals.get(v)
+        s = self._sharding(v) if t is not None else None
+        if s is None:
+            return []
+        shards = s.num_shards_per_dim(_mesh_of(s, self.meshes))
+        return [d for d, (size, n) in enumerate(zip(t.shape, shards)) if n > 1 and size % n]
+
+    def _masked(self, op, v, dims, fill):
+        """`v` with its padding along `dims` replaced by the scalar value `fill`."""
+        orig, s = v, self._sharding(v)
+        mesh = _mesh_of(s, self.meshes)
+        gt = self.globals[v]
+        offsets = dim_offsets(mesh, s, gt.shape)
+        b = _Builder(op)
+        pid = b.partition_id()
+        t = v.type
+        it = RankedTensorType(t.shape, _I64)
+        mt = RankedTensorType(t.shape, _I1)
+        for d in dims:
+            off = b.offset(offsets[:, d], pid)
+            (v,) = b.emit(f"%i = stablehlo.iota dim = {d} : {it}\n"
+                          f"%b = stablehlo.broadcast_in_dim %a0, dims = [] : (tensor<i64>) -> {it}\n"
+                          f"%g = stablehlo.add %i, %b : {it}\n"
+                          f"%l = stablehlo.constant dense<{gt.shape[d]}> : {it}\n"
+                          f"%m = stablehlo.compare LT, %g, %l, SIGNED : ({it}, {it}) -> {mt}\n"
+                          f"%f = stablehlo.broadcast_in_dim %a2, dims = [] : ({fill.type}) -> {t}\n"
+                          f"%r = stablehlo.select %m, %a1, %f : {mt}, {t}\nreturn %r : {t}", [off, v, fill])
+            self._replaced(orig, v, s)
+        return v
+
+    def _mask_reduce(self, op) -> None:
+        n = len(op.results)
+        dims = set(op.properties["dimensions"].values)
+        for i in range(n):
+            x = op.operands[i]
+            uneven = [d for d in self._uneven_dims(x) if d in dims]
+            if uneven:
+                op.set_operand(i, self._masked(op, x, uneven, op.operands[n + i]))
+
+    def _mask_dot(self, op) -> None:
+        dn = op.properties["dot_dimension_numbers"]
+        for i, contracting in ((0, dn.lhs_contracting_dimensions), (1, dn.rhs_contracting_dimensions)):
+            x = op.operands[i]
+            uneven = [d for d in self._uneven_dims(x) if d in contracting]
+            if uneven:
+                el = x.type.element_type
+                zero = "false" if str(el) == "i1" else "0" if str(el)[0] in "iu" else "0.0"
+                (z,) = _Builder(op).emit(f"%z = stablehlo.constant dense<{zero}> : tensor<{el}>\n"
+                                         f"return %z : tensor<{el}>")
+                op.set_operand(i, self._masked(op, x, uneven, z))
 
     def _pass_through(self, op, old) -> None:
         """An op whose sharded dims all map to pass-through factors of its sharding rule runs
@@ -233,7 +337,7 @@ class ConvertGlobalToLocalPass(Pass):
             special |= set(rule.reduction_factors)
         values = [*op.operands, *op.results]
         for v, mapping in zip(values, [*rule.operand_mappings, *rule.result_mappings]):
-            s = get_sharding(v) if isinstance(v.type, RankedTensorType) else None
+            s = self._sharding(v) if isinstance(v.type, RankedTensorType) else None
             if s is None:
                 continue
             for d, factors in enumerate(mapping):
@@ -254,7 +358,7 @@ class ConvertGlobalToLocalPass(Pass):
         attr = op.properties[key]
         local = operand.type.shape
         full = old[0].shape if op.name == "stablehlo.slice" else None
-        s = get_sharding(operand)
+        s = self._sharding(operand)
         mesh = _mesh_of(s, self.meshes) if s is not None else None
         shards = s.num_shards_per_dim(mesh) if s is not None else [1] * len(local)
         vals = list(attr.values)
@@ -271,14 +375,14 @@ class ConvertGlobalToLocalPass(Pass):
 
     def _reduced_sharded(self, op) -> bool:
         dims = op.properties["dimensions"].values
-        s = get_sharding(op.operands[0])
+        s = self._sharding(op.operands[0])
         return s is not None and any(s.dim_shardings[d].axes for d in dims)
 
     # -- position-dependent ops ------------------------------------------------------------------
 
     def _iota(self, op, global_type) -> None:
         dim = op.properties["iota_dimension"].value
-        s = get_sharding(op.result)
+        s = self._sharding(op.result)
         mesh = _mesh_of(s, self.meshes)
         if not s.dim_shardings[dim].axes:
             return
@@ -290,6 +394,7 @@ class ConvertGlobalToLocalPass(Pass):
         (out,) = b.emit(f"%c = stablehlo.convert %a0 : (tensor<i64>) -> tensor<{el}>\n"
                         f"%b = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<{el}>) -> {t}\n"
                         f"%r = stablehlo.add %a1, %b : {t}\nreturn %r : {t}", [off, op.result])
+        self._replaced(op.result, out, s)
         op.result.replace_uses_where(out, lambda u: u.operation is not out.owner)
 
     def _constant(self, op, global_type) -> None:
@@ -301,9 +406,11 @@ class ConvertGlobalToLocalPass(Pass):
                 op.name = "stablehlo.constant"
             return
         full = np.asarray(value.to_numpy())
-        s = get_sharding(op.result)
+        s = self._sharding(op.result)
         mesh = _mesh_of(s, self.meshes)
         offsets = dim_offsets(mesh, s, global_type.shape)
+        full = np.pad(full, [(0, max(0, int(offsets[:, d].max()) + t.shape[d] - full.shape[d]))
+                             for d in range(full.ndim)])  # padded tiles: zeros past the data
         tiles = np.stack([full[tuple(slice(o, o + n) for o, n in zip(offsets[d], t.shape))]
                           for d in range(len(offsets))])
         b = _Builder(op)
@@ -319,12 +426,13 @@ class ConvertGlobalToLocalPass(Pass):
                         f"{', '.join(map(str, t.shape))}] : ({tt}, tensor<ui32>"
                         + ", tensor<ui32>" * len(t.shape) + f") -> {one}\n"
                         f"%r = stablehlo.reshape %s : ({one}) -> {t}\nreturn %r : {t}", [pid])
+        self._replaced(op.result, out, s)
         op.result.replace_all_uses_with(out)
         op.erase(drop_uses=True)
 
     def _convolution(self, op) -> None:
         """Feature and batch groups split over the shards of the input's feature/batch dim."""
-        s = get_sharding(op.operands[0])
+        s = self._sharding(op.operands[0])
         if s is None:
             return
         dn = op.properties["dimension_numbers"]
@@ -345,7 +453,7 @@ class ConvertGlobalToLocalPass(Pass):
         dn = op.properties["scatter_dimension_numbers"]
         n = len(op.results)
         operand, indices = op.operands[0], op.operands[n]
-        s = get_sharding(operand)
+        s = self._sharding(operand)
         if s is None:
             return
         mesh = _mesh_of(s, self.meshes)
@@ -392,14 +500,12 @@ class ConvertGlobalToLocalPass(Pass):
         out_sharding = op.properties["out_sharding"]
         mesh = _mesh_of(out_sharding, self.meshes)
         x = op.operands[0]
-        in_sharding = get_sharding(x)
+        in_sharding = self._sharding(x)
         if in_sharding is None:
             in_sharding = TensorSharding.replicated(out_sharding.mesh_or_ref, len(x.type.shape))
         gshape = tuple(op.result.type.shape)
-        for s in (in_sharding, out_sharding):
-            if _uneven(op.result.type, s, mesh):
-                raise UnsupportedOpError(f"{op.name}: uneven sharding {s}: padding masks are not built yet",
-                                         op.location)
+        if op.name == "sdy.all_to_all" and any(_uneven(op.result.type, s, mesh) for s in (in_sharding, out_sharding)):
+            raise UnsupportedOpError(f"{op.name}: uneven sharding: padding handling not built yet", op.location)
         local_out = RankedTensorType(tuple(out_sharding.local_shape(gshape, mesh)), op.result.type.element_type)
         b = _Builder(op)
         cur = x
@@ -415,6 +521,14 @@ class ConvertGlobalToLocalPass(Pass):
                 (cur,) = b.emit(f'%r = "stablehlo.all_gather"(%a0) <{{all_gather_dim = {d} : i64, channel_handle = '
                                 f'{self._channel()}, replica_groups = {_dense(g, "i64")}, use_global_device_ids}}> '
                                 f": ({cur.type}) -> {t}\nreturn %r : {t}", [cur])
+                if shape[d] != local_out.shape[d]:  # padded tiles: the data is the first D elements
+                    if out_sharding.dim_shardings[d].axes:
+                        raise UnsupportedOpError(f"{op.name}: a partial all-gather of an uneven dim {d} is not "
+                                                 "built yet", op.location)
+                    shape[d] = local_out.shape[d]
+                    t2 = RankedTensorType(tuple(shape), el)
+                    (cur,) = b.emit(f"%r = stablehlo.slice %a0 [" + ", ".join(f"0:{k}" for k in shape)
+                                    + f"] : ({t}) -> {t2}\nreturn %r : {t2}", [cur])
         elif op.name == "sdy.all_to_all":
             for p in op.properties["params"].params:
                 g = replica_groups(mesh, p.axes)
@@ -445,6 +559,8 @@ class ConvertGlobalToLocalPass(Pass):
                 cur = self._slice(b, cur, in_sharding, out_sharding, mesh, gshape, local_out)
         elif op.name == "sdy.all_slice":
             cur = self._slice(b, cur, in_sharding, out_sharding, mesh, gshape, local_out)
+        self.shardings[cur] = out_sharding
+        self.globals[cur] = op.result.type
         op.result.replace_all_uses_with(cur)
         op.erase(drop_uses=True)
 
@@ -465,8 +581,25 @@ class ConvertGlobalToLocalPass(Pass):
                 f"stablehlo.return %s : {t}")
 
     def _slice(self, b, cur, src, dst, mesh, gshape, local_out):
+        self.location = b.location
         """`dynamic_slice` of the device's part of `dst` out of its `src` buffer."""
         off = dim_offsets(mesh, dst, gshape) - dim_offsets(mesh, src, gshape)
+        src_shards = src.num_shards_per_dim(mesh)
+        high = []
+        for d in range(len(gshape)):
+            need = off[:, d].max() + local_out.shape[d]
+            if need > cur.type.shape[d]:  # padded destination tiles: pad the (whole) source first
+                if src_shards[d] > 1:
+                    raise UnsupportedOpError(f"all-slice of an already sharded uneven dim {d} is not built yet",
+                                             self.location)
+            high.append(max(0, int(need) - cur.type.shape[d]))
+        if any(high):
+            t = RankedTensorType(tuple(k + h for k, h in zip(cur.type.shape, high)), cur.type.element_type)
+            el = cur.type.element_type
+            (cur,) = b.emit(f"%z = stablehlo.constant dense<{_poison(el)}> : tensor<{el}>\n"
+                            f"%r = stablehlo.pad %a0, %z, low = [{', '.join('0' for _ in high)}], high = "
+                            f"[{', '.join(map(str, high))}], interior = [{', '.join('0' for _ in high)}] "
+                            f": ({cur.type}, tensor<{el}>) -> {t}\nreturn %r : {t}", [cur])
         pid = b.partition_id()
         starts = []
         for d in range(len(gshape)):
@@ -510,6 +643,3 @@ class ConvertGlobalToLocalPass(Pass):
             op.erase(drop_uses=True)
 
 
-def _is_sharded(v) -> bool:
-    s = get_sharding(v) if isinstance(v.type, RankedTensorType) else None
-    return s is not None and any(ds.axes for ds in s.dim_shardings)

@@ -7,7 +7,7 @@ permutation factor maps to is resharded to replicated before the op (an `sdy.res
 `sdy-reshard-to-collectives` turns into an all-gather), the op's result dim likewise is computed
 replicated and resharded back to its sharding after it (an all-slice). Numbers are those of the
 halo exchange Shardy does with `enable-halo-exchange=true`; the traffic is larger (not built yet:
-the halo exchange itself).
+the halo exchange itself). Need-replication factors left sharded are replicated the same way.
 """
 
 from __future__ import annotations
@@ -44,9 +44,11 @@ class ResolvePermutationFactorsPass(Pass):
             if not op.results or op.name.startswith(("sdy.", "func.")):
                 continue
             rule = create_op_sharding_rule(op)
-            if rule is None or not rule.permutation_factors:
+            # need-replication factors the export left sharded (a concatenate's dim after jaxlib's
+            # insert-explicit-reshards, spec execute.md §2.3 `roll`) are replicated alike
+            factors = set(rule.permutation_factors) | set(rule.need_replication_factors) if rule else set()
+            if not factors:
                 continue
-            factors = set(rule.permutation_factors)
             for i, (value, mapping) in enumerate(zip(op.operands, rule.operand_mappings)):
                 s = get_sharding(value)
                 dims = _permutation_dims(mapping, factors)

@@ -30,16 +30,19 @@ def oracle_module():
     return mod
 
 
-def sharded_cases() -> Path:
-    """The folder holding one recorded case per sharded program (`NAME/meta.json`, ...)."""
-    key = hashlib.sha256(ORACLE.read_bytes() + CORPUS.read_bytes()
-                         + json.dumps([version("jax"), version("jaxlib"), sys.executable]).encode()).hexdigest()[:20]
+def sharded_cases(builtin: bool = False) -> Path:
+    """The folder holding one recorded case per sharded program (`NAME/meta.json`, ...): the
+    corpus programs of the oracle's `SHARDED_SPECS`, or (`builtin`) the oracle's own programs
+    (`uneven_slice_sum`, ...)."""
+    key = hashlib.sha256(ORACLE.read_bytes() + CORPUS.read_bytes() + json.dumps(
+        [version("jax"), version("jaxlib"), sys.executable, builtin]).encode()).hexdigest()[:20]
     out = Path(tempfile.gettempdir()) / f"layout-toolkit-execute-{key}"
+    args = [] if builtin else ["--corpus", str(ROOT), "--sharded"]
     with open(out.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         done = out / "done"
         if not done.exists():
-            subprocess.run([sys.executable, str(ORACLE), str(out), "--corpus", str(ROOT), "--sharded"],
+            subprocess.run([sys.executable, str(ORACLE), str(out), *args],
                            check=False, capture_output=True, timeout=1800)
             done.write_text("")
     return out

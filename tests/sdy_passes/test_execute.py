@@ -19,15 +19,13 @@ pytestmark = pytest.mark.skipif(ORACLE is None, reason="../shared/oracle not pre
 # Programs we run and match JAX on every device; the others fail located (what is not built yet).
 PASSING = [
     "attention", "concatenate", "conv2d", "cumsum_reduce_window", "dynamic_slice", "layer_norm", "matmul",
-    "matmul_batched", "mlp_grad", "one_hot", "pmax_pmin", "reduce_logsumexp", "reduce_max", "reduce_window_max",
+    "matmul_batched", "mlp_grad", "one_hot", "pad", "roll", "pmax_pmin", "reduce_logsumexp", "reduce_max", "reduce_window_max",
     "reshape", "reverse", "scatter_add", "shard_map_all_gather", "shard_map_all_to_all", "shard_map_axis_index",
     "shard_map_ppermute", "shard_map_psum", "shard_map_psum_scatter", "sharded_args", "sharded_donated",
     "sharded_matmul", "sharding_constraint", "slice", "sort", "train_step", "transformer_block", "transpose",
     "while_sharded_carry",
 ]
 NOT_YET = {
-    "pad": "uneven",  # all-slice to an uneven sharding: padding masks (§5.4) not built
-    "roll": "uneven",
     "reduce_argmax": "variadic",  # variadic all-reduce of (value, index) partials
     "gather": "no local form",  # gather on a sharded indexed dim (masked rows + all-reduce)
     "scan_layers": "using value defined outside",  # the export pipeline breaks its while body (export bug)
@@ -74,6 +72,21 @@ def test_every_device_equals_jax(cases, name):
     other = execute(text, *inputs, fill=0)
     for a, b in zip(run.global_outputs(), other.global_outputs()):
         assert np.array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+BUILTIN = ["int_mix", "matmul_xy", "sum_rows", "transpose_reshard", "uneven_slice_sum"]
+"""The oracle's own programs; `uneven_slice_sum` sums a slice sharded unevenly (§2.1, §5.4)."""
+
+
+@pytest.fixture(scope="module")
+def builtin_cases():
+    return execute_oracle.sharded_cases(builtin=True)
+
+
+@pytest.mark.parametrize("name", BUILTIN)
+def test_oracle_programs(builtin_cases, name):
+    c, text, inputs = _case(builtin_cases, name)
+    _check_devices(execute(text, *inputs), c)
 
 
 @pytest.mark.parametrize("name", sorted(NOT_YET))
