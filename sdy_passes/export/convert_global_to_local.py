@@ -248,9 +248,6 @@ class ConvertGlobalToLocalPass(Pass):
                     for a, r in zip(b.arguments, op.results):
                         a.type = r.type
         sharded = any(self._is_sharded(v) for v in (*op.operands, *op.results))
-        if name == "stablehlo.reduce" and len(op.results) > 1 and self._reduced_sharded(op):
-            raise UnsupportedOpError(f"{name}: a variadic reduction over a sharded dim is not supported yet",
-                                     op.location)
         if any(self._uneven_dims(v) for v in (*op.operands, *op.results)) and name not in _UNEVEN_OK \
                 and not has_trait(op, "Elementwise") and not has_trait(op, "Terminator"):
             raise UnsupportedOpError(f"{name}: an operand or result is sharded unevenly; this op's padding "
@@ -548,6 +545,9 @@ class ConvertGlobalToLocalPass(Pass):
                 axes = list(op.properties["reduction_axes"].axes)
             else:
                 axes = [r for ax in op.properties["reduce_scatter_axes"].lists for r in ax]
+            if axes and op.name == "sdy.all_reduce" and isinstance(x, OpResult) \
+                    and x.owner.name == "stablehlo.reduce" and len(x.owner.results) > 1:
+                return self._variadic_all_reduce(op, x.owner, axes, mesh, b)
             if axes:
                 g = replica_groups(mesh, axes)
                 body = self._reducer(x, el)
@@ -563,6 +563,37 @@ class ConvertGlobalToLocalPass(Pass):
         self.globals[cur] = op.result.type
         op.result.replace_all_uses_with(cur)
         op.erase(drop_uses=True)
+
+    def _variadic_all_reduce(self, op, reduce, axes, mesh, b) -> None:
+        """The partials of a variadic reduce (argmax's values and indices) are combined together,
+        with the reduce's own body (§5.5): one all-reduce of every result, replacing the
+        `sdy.all_reduce` of each."""
+        users = []
+        for r in reduce.results:
+            ars = [u.operation for u in r.uses if u.operation.name == "sdy.all_reduce"
+                   and list(u.operation.properties["reduction_axes"].axes) == axes]
+            if len(ars) != 1 or r.num_uses != 1:
+                raise UnsupportedOpError(f"{op.name}: each result of the variadic reduce at {reduce.location} "
+                                         "needs exactly one all-reduce over the same axes", op.location)
+            users.append(ars[0])
+        anchor = min(users, key=lambda u: u.parent.index_of(u))
+        b = _Builder(anchor, op.location)
+        t0 = reduce.results[0].type
+        (first,) = b.emit(f'%r = "stablehlo.all_reduce"(%a0) <{{channel_handle = {self._channel()}, '
+                          f"replica_groups = {_dense(replica_groups(mesh, axes), 'i64')}, use_global_device_ids}}> "
+                          f"({{\n{self._reducer(None, t0.element_type)}\n}}) : ({t0}) -> {t0}\nreturn %r : {t0}",
+                          [reduce.results[0]])
+        proto = first.owner
+        new = Operation.create("stablehlo.all_reduce", list(reduce.results), [r.type for r in reduce.results],
+                               properties=dict(proto.properties), location=op.location)
+        new.add_region(reduce.regions[0].clone({}, {}))
+        new.insert_before(anchor)
+        proto.erase(drop_uses=True)
+        for u, r in zip(users, new.results):
+            self.shardings[r] = u.properties["out_sharding"]
+            self.globals[r] = u.result.type
+            u.result.replace_all_uses_with(r)
+            u.erase(drop_uses=True)
 
     def _reducer(self, x, el) -> str:
         """The reduction body of an all-reduce of `x` (§5.5): the producing reduce's, else add."""

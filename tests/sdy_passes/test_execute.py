@@ -19,14 +19,13 @@ pytestmark = pytest.mark.skipif(ORACLE is None, reason="../shared/oracle not pre
 # Programs we run and match JAX on every device; the others fail located (what is not built yet).
 PASSING = [
     "attention", "concatenate", "conv2d", "cumsum_reduce_window", "dynamic_slice", "layer_norm", "matmul",
-    "matmul_batched", "mlp_grad", "one_hot", "pad", "roll", "pmax_pmin", "reduce_logsumexp", "reduce_max", "reduce_window_max",
+    "matmul_batched", "mlp_grad", "one_hot", "pad", "roll", "pmax_pmin", "reduce_argmax", "reduce_logsumexp", "reduce_max", "reduce_window_max",
     "reshape", "reverse", "scatter_add", "shard_map_all_gather", "shard_map_all_to_all", "shard_map_axis_index",
     "shard_map_ppermute", "shard_map_psum", "shard_map_psum_scatter", "sharded_args", "sharded_donated",
     "sharded_matmul", "sharding_constraint", "slice", "sort", "train_step", "transformer_block", "transpose",
     "while_sharded_carry",
 ]
 NOT_YET = {
-    "reduce_argmax": "variadic",  # variadic all-reduce of (value, index) partials
     "gather": "no local form",  # gather on a sharded indexed dim (masked rows + all-reduce)
     "scan_layers": "using value defined outside",  # the export pipeline breaks its while body (export bug)
     "iota_2d": "exactly one sdy.mesh",  # no mesh: one device
