@@ -330,7 +330,8 @@ class ConvertGlobalToLocalPass(Pass):
             raise UnsupportedOpError(f"{op.name}: no sharding rule, so no local form for its sharded operands",
                                      op.location)
         special = set(rule.permutation_factors) | set(rule.need_replication_factors)
-        if op.name != "stablehlo.convolution":  # a convolution's sharded contraction leaves partials (§5.2)
+        if op.name not in ("stablehlo.convolution", "stablehlo.gather"):
+            # a convolution's sharded contraction and a gather's sharded collapsed dim leave partials (§5.2)
             special |= set(rule.reduction_factors)
         values = [*op.operands, *op.results]
         for v, mapping in zip(values, [*rule.operand_mappings, *rule.result_mappings]):
@@ -359,8 +360,9 @@ class ConvertGlobalToLocalPass(Pass):
         mesh = _mesh_of(s, self.meshes) if s is not None else None
         shards = s.num_shards_per_dim(mesh) if s is not None else [1] * len(local)
         vals = list(attr.values)
+        collapsed = op.properties["dimension_numbers"].collapsed_slice_dims if op.name == "stablehlo.gather" else ()
         for d, n in enumerate(shards):
-            if n == 1:
+            if n == 1 or (d in collapsed and vals[d] == 1):
                 continue
             glob = local[d] * n
             if vals[d] != glob or (op.name == "stablehlo.slice" and
@@ -369,6 +371,89 @@ class ConvertGlobalToLocalPass(Pass):
                                          op.location)
             vals[d] = local[d]
         op.properties[key] = replace(attr, values=tuple(vals))
+        if op.name == "stablehlo.gather" and any(shards[d] > 1 for d in collapsed):
+            self._gather(op, s, mesh, shards)
+
+    def _gather(self, op, s, mesh, shards) -> None:
+        """A gather from an operand sharded on collapsed dims (Shardy's trivial slice dims, §5.2):
+        indices clamped as the global gather clamps them, made local (minus the device's offset);
+        rows another device holds become zeros, which the following all-reduce sums away."""
+        dn = op.properties["dimension_numbers"]
+        operand, indices = op.operands
+        gt = self.globals[operand]
+        offsets = dim_offsets(mesh, s, gt.shape)
+        local = operand.type.shape
+        sizes = op.properties["slice_sizes"].values
+        mapped = list(dn.start_index_map)
+        k = len(mapped)
+        off_table = np.stack([offsets[:, d] if shards[d] > 1 else 0 * offsets[:, d] for d in mapped], axis=1)
+        owns_row0 = np.all(offsets[:, [d for d in dn.collapsed_slice_dims if shards[d] > 1 and d not in mapped]] == 0,
+                           axis=1).astype(np.int64)
+        it = indices.type
+        el = it.element_type
+        ivd = dn.index_vector_dim
+        explicit = ivd < len(it.shape)
+        vec = RankedTensorType((k,), el) if explicit else RankedTensorType((), el)
+        vec64 = RankedTensorType(vec.shape, _I64)
+        dims = f"[{ivd}]" if explicit else "[]"
+        maxv = np.array([gt.shape[d] - (sizes[d] if shards[d] == 1 else 1) for d in mapped], np.int64)
+        limv = np.array([local[d] for d in mapped], np.int64)
+        sh = lambda a: a.reshape(vec.shape)  # noqa: E731
+        b = _Builder(op)
+        pid = b.partition_id()
+        rows = len(off_table)
+        bt = RankedTensorType(tuple(n for i, n in enumerate(it.shape) if i != ivd), _I1)
+        mt = RankedTensorType(it.shape, _I1)
+        lines = [
+            f"%t = stablehlo.constant {_dense(off_table, 'i64')}",
+            "%z = stablehlo.constant dense<0> : tensor<ui32>",
+            f"%s = stablehlo.dynamic_slice %t, %a0, %z, sizes = [1, {k}] : (tensor<{rows}x{k}xi64>, tensor<ui32>, "
+            f"tensor<ui32>) -> tensor<1x{k}xi64>",
+            f"%o64 = stablehlo.reshape %s : (tensor<1x{k}xi64>) -> {vec64}",
+            f"%o = stablehlo.convert %o64 : ({vec64}) -> {vec}",
+            f"%ob = stablehlo.broadcast_in_dim %o, dims = {dims} : ({vec}) -> {it}",
+            f"%mx64 = stablehlo.constant {_dense(sh(maxv), 'i64') if explicit else f'dense<{maxv[0]}> : tensor<i64>'}",
+            f"%mx = stablehlo.convert %mx64 : ({vec64}) -> {vec}",
+            f"%mxb = stablehlo.broadcast_in_dim %mx, dims = {dims} : ({vec}) -> {it}",
+            f"%zero = stablehlo.constant dense<0> : tensor<{el}>",
+            f"%zb = stablehlo.broadcast_in_dim %zero, dims = [] : (tensor<{el}>) -> {it}",
+            f"%c = stablehlo.clamp %zb, %a1, %mxb : {it}",
+            f"%l = stablehlo.subtract %c, %ob : {it}",
+            f"%lm64 = stablehlo.constant {_dense(sh(limv), 'i64') if explicit else f'dense<{limv[0]}> : tensor<i64>'}",
+            f"%lm = stablehlo.convert %lm64 : ({vec64}) -> {vec}",
+            f"%lmb = stablehlo.broadcast_in_dim %lm, dims = {dims} : ({vec}) -> {it}",
+            f"%ge = stablehlo.compare GE, %l, %zb, SIGNED : ({it}, {it}) -> {mt}",
+            f"%lt = stablehlo.compare LT, %l, %lmb, SIGNED : ({it}, {it}) -> {mt}",
+            f"%in = stablehlo.and %ge, %lt : {mt}",
+        ]
+        if explicit:
+            lines += ["%true = stablehlo.constant dense<true> : tensor<i1>",
+                      f"%rows = stablehlo.reduce(%in init: %true) applies stablehlo.and across dimensions = [{ivd}] "
+                      f": ({mt}, tensor<i1>) -> {bt}"]
+        else:
+            lines.append(f"%rows = stablehlo.reshape %in : ({mt}) -> {bt}")
+        lines += [f"%w = stablehlo.constant {_dense(owns_row0, 'i64')}",
+                  f"%w1 = stablehlo.dynamic_slice %w, %a0, sizes = [1] : (tensor<{rows}xi64>, tensor<ui32>) -> tensor<1xi64>",
+                  "%w0 = stablehlo.reshape %w1 : (tensor<1xi64>) -> tensor<i64>",
+                  "%one = stablehlo.constant dense<1> : tensor<i64>",
+                  "%own = stablehlo.compare EQ, %w0, %one, SIGNED : (tensor<i64>, tensor<i64>) -> tensor<i1>",
+                  f"%ownb = stablehlo.broadcast_in_dim %own, dims = [] : (tensor<i1>) -> {bt}",
+                  f"%keep = stablehlo.and %rows, %ownb : {bt}",
+                  f"return %l, %keep : {it}, {bt}"]
+        local_idx, keep = b.emit("\n".join(lines), [pid, indices])
+        op.set_operand(1, local_idx)
+        rt = op.result.type
+        batch = [i for i in range(len(rt.shape)) if i not in dn.offset_dims]
+        rel = rt.element_type
+        zero = "false" if str(rel) == "i1" else "0" if str(rel)[0] in "iu" else "0.0"
+        after = _Builder(op.next_op, op.location)
+        mrt = RankedTensorType(rt.shape, _I1)
+        (out,) = after.emit(f"%kb = stablehlo.broadcast_in_dim %a0, dims = [{', '.join(map(str, batch))}] : ({bt}) -> {mrt}\n"
+                            f"%z = stablehlo.constant dense<{zero}> : tensor<{rel}>\n"
+                            f"%zb = stablehlo.broadcast_in_dim %z, dims = [] : (tensor<{rel}>) -> {rt}\n"
+                            f"%r = stablehlo.select %kb, %a1, %zb : {mrt}, {rt}\nreturn %r : {rt}", [keep, op.result])
+        self._replaced(op.result, out, self._sharding(op.result))
+        op.result.replace_uses_where(out, lambda u: u.operation is not out.owner)
 
     def _reduced_sharded(self, op) -> bool:
         dims = op.properties["dimensions"].values

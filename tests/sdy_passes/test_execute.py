@@ -18,7 +18,7 @@ pytestmark = pytest.mark.skipif(ORACLE is None, reason="../shared/oracle not pre
 
 # Programs we run and match JAX on every device; the others fail located (what is not built yet).
 PASSING = [
-    "attention", "concatenate", "conv2d", "cumsum_reduce_window", "dynamic_slice", "layer_norm", "matmul",
+    "attention", "concatenate", "conv2d", "cumsum_reduce_window", "dynamic_slice", "gather", "layer_norm", "matmul",
     "matmul_batched", "mlp_grad", "one_hot", "pad", "roll", "pmax_pmin", "reduce_argmax", "reduce_logsumexp", "reduce_max", "reduce_window_max",
     "reshape", "reverse", "scatter_add", "shard_map_all_gather", "shard_map_all_to_all", "shard_map_axis_index",
     "shard_map_ppermute", "shard_map_psum", "shard_map_psum_scatter", "sharded_args", "sharded_donated",
@@ -26,7 +26,6 @@ PASSING = [
     "while_sharded_carry",
 ]
 NOT_YET = {
-    "gather": "no local form",  # gather on a sharded indexed dim (masked rows + all-reduce)
     "scan_layers": "using value defined outside",  # the export pipeline breaks its while body (export bug)
     "iota_2d": "exactly one sdy.mesh",  # no mesh: one device
 }

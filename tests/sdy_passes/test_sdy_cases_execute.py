@@ -27,11 +27,13 @@ PASSING = {
     "stablehlo_all_to_all.mlir", "stablehlo_collective_permute.mlir", "stablehlo_concatenate.mlir",
     "stablehlo_convolution_shard_batch.mlir", "stablehlo_convolution_shard_contracting_dim.mlir",
     "stablehlo_convolution_shard_feature_group.mlir", "stablehlo_dot_general.mlir", "stablehlo_fft.mlir",
+    "stablehlo_gather_shard_reduction_dim_is_collapsed.mlir",
+    "stablehlo_gather_shard_reduction_dim_is_collapsed_not_in_start_index_map.mlir",
     "stablehlo_iota.mlir", "stablehlo_pad_non_sharded.mlir", "stablehlo_reduce_scatter.mlir",
     "stablehlo_reduce_window.mlir", "stablehlo_scatter_shard_indexed_inserted_dim.mlir",
     "stablehlo_select_and_scatter.mlir", "stablehlo_sort.mlir",
 }
-# Not yet: gather on a sharded indexed dim (3 files), pad on a sharded dim (2), scatter on an implicit
+# Not yet: gather on two sharded collapsed dims with a batching dim (1 file), pad on a sharded dim (2), scatter on an implicit
 # sharded dim, run_parallel over 2 replicas (slice), and the parser's nested `#sdy.sharding` inside
 # `#sdy.sharding_per_value` (convolution_shard_batch_group): each fails with a located package error.
 
