@@ -117,6 +117,8 @@ def _fill_value(fill, dtype):
 
 def _mesh(module: Module, mesh):
     meshes = [op for op in module.ops if op.name == "sdy.mesh"]
+    if not meshes and mesh is None:  # an unsharded program runs on one device (JAX's jit without a mesh)
+        return DeviceMesh(Mesh.parse("<[]>"))
     if len(meshes) != 1:
         raise ExecutionError(f"execute needs a module with exactly one sdy.mesh, found {len(meshes)}")
     own = meshes[0].properties["mesh"]
@@ -156,7 +158,7 @@ def execute(module, *args, mesh=None, func: str = "main", numerics: str = "fast"
         if tuple(a.shape) != tuple(t.shape) or np.dtype(a.dtype) != dt:
             raise ExecutionError(f"@{func}: argument #{i}: expected '{t}', found {np.dtype(a.dtype).name}"
                                  f"{list(a.shape)}", f.location)
-    mesh_name = next(op.properties["sym_name"].value for op in exported.ops if op.name == "sdy.mesh")
+    mesh_name = next((op.properties["sym_name"].value for op in exported.ops if op.name == "sdy.mesh"), dm.mesh)
     replicated = lambda t: TensorSharding.replicated(mesh_name, len(t.shape))  # noqa: E731
     in_shardings = [func_arg_sharding(f, i) or replicated(t) for i, t in enumerate(ft.inputs)]
     out_shardings = [func_result_sharding(f, i) or replicated(t) for i, t in enumerate(ft.results)]

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.skipif(ORACLE is None, reason="../shared/oracle not pre
 
 # Programs we run and match JAX on every device; the others fail located (what is not built yet).
 PASSING = [
-    "attention", "concatenate", "conv2d", "cumsum_reduce_window", "dynamic_slice", "gather", "layer_norm", "matmul",
+    "attention", "concatenate", "conv2d", "cumsum_reduce_window", "dynamic_slice", "gather", "iota_2d", "layer_norm", "matmul",
     "matmul_batched", "mlp_grad", "one_hot", "pad", "roll", "pmax_pmin", "reduce_argmax", "reduce_logsumexp", "reduce_max", "reduce_window_max",
     "reshape", "reverse", "scatter_add", "shard_map_all_gather", "shard_map_all_to_all", "shard_map_axis_index",
     "shard_map_ppermute", "shard_map_psum", "shard_map_psum_scatter", "sharded_args", "sharded_donated",
@@ -27,7 +27,6 @@ PASSING = [
 ]
 NOT_YET = {
     "scan_layers": "using value defined outside",  # the export pipeline breaks its while body (export bug)
-    "iota_2d": "exactly one sdy.mesh",  # no mesh: one device
 }
 
 
@@ -92,7 +91,7 @@ def test_not_built_yet_fails_located(cases, name):
     c, text, inputs = _case(cases, name)
     with pytest.raises(SdyError, match=NOT_YET[name]) as e:
         execute(text, *inputs)
-    assert e.value.location is not None or name == "iota_2d"
+    assert e.value.location is not None
 
 
 def test_dry_run_report_equals_the_real_one(cases):
