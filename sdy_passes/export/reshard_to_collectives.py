@@ -73,7 +73,11 @@ class ReshardToCollectivesPass(Pass):
         # quadratic in a block of many reshards).
         replaced: dict[int, list[Operation]] = {}
         blocks = {}
-        for op, value, (decision, _, ops) in work:
+        for op, _, (decision, _, ops) in work:
+            # the operand as it is now: a reshard of a reshard reads the collectives made for the first
+            value = op.operands[0]
+            while isinstance(value, OpResult) and value.owner.name == BARRIER:
+                value = value.owner.operands[0]
             new = self._rewrite(op, value, decision, ops)
             if new is not None:
                 replaced[id(op)] = new
