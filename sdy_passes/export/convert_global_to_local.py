@@ -27,7 +27,7 @@ import numpy as np
 from sharding import TensorSharding
 from sharding.simulate import DeviceMesh
 
-from sdy_passes.attributes import IntegerType, RankedTensorType
+from sdy_passes.attributes import IntegerType, RankedTensorType, UnitAttr
 from sdy_passes.common._value_shardings import get_sharding
 from sdy_passes.dialects._base import has_trait
 from sdy_passes.errors import UnsupportedOpError
@@ -35,7 +35,10 @@ from sdy_passes.ir import Operation, OpResult
 from sdy_passes.op_sharding_rules import create_op_sharding_rule
 from sdy_passes.pass_manager import Pass
 
-__all__ = ["ConvertGlobalToLocalPass", "replica_groups", "dim_offsets"]
+__all__ = ["ConvertGlobalToLocalPass", "replica_groups", "dim_offsets", "MANUAL_BODY"]
+
+MANUAL_BODY = "sdy_passes.manual_body"
+"""Marks control flow inlined from a manual computation: its devices may diverge (§3.3)."""
 
 # Ops whose local form is the op itself on local shapes whatever their sharding (after step 3
 # made them conflict-free): shape-only attributes come from the (converted) result types.
@@ -754,6 +757,9 @@ class ConvertGlobalToLocalPass(Pass):
                 r.replace_all_uses_with(v)
             ret.erase(drop_uses=True)
             for inner in list(body.ops):
+                for nested in inner.walk():
+                    if nested.regions:  # its devices may take their own paths (spec §3.3)
+                        nested.attributes[MANUAL_BODY] = UnitAttr()
                 inner.detach()
                 inner.insert_before(op)
             op.erase(drop_uses=True)

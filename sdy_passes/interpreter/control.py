@@ -10,11 +10,11 @@ from sdy_passes.interpreter._core import fail, spmd
 
 def _agreed(op, ctx, per_device, what: str):
     """The one value every device computed for a predicate or branch index; None when they differ
-    outside a partitioned run (a manual computation's devices then run their own paths)."""
+    in a manual computation (its devices then run their own paths); else divergent control flow."""
     values = [np.asarray(v).reshape(()).item() for v in per_device]
     if all(v == values[0] for v in values):
         return values[0]
-    if not ctx.partitioned:
+    if not ctx.partitioned or "sdy_passes.manual_body" in op.attributes:  # set by sdy-convert-global-to-local
         return None
     groups: dict = {}
     for d, v in zip(ctx.devices, values):
@@ -25,14 +25,16 @@ def _agreed(op, ctx, per_device, what: str):
 
 def _per_device(fn, op, args, ctx):
     """`fn` run on each device alone (its own control path); results per result, per device."""
-    devices, outs = ctx.devices, []
+    devices, outs, env = ctx.devices, [], ctx.env
     ctx.devices = None
     try:
         for i, d in enumerate(devices):
             ctx.device = d
+            # values from above the regions, as this device holds them (lockstep keeps lists)
+            ctx.env = {k: v[i] if isinstance(v, list) else v for k, v in env.items()}
             outs.append(fn(op, [a[i] for a in args], ctx))
     finally:
-        ctx.devices = devices
+        ctx.devices, ctx.env = devices, env
     return [[o[k] for o in outs] for k in range(len(op.results))]
 
 

@@ -209,3 +209,32 @@ def test_bad_arguments():
         execute(MATMUL, np.zeros((8, 16), np.float32), np.zeros((16, 9), np.float32))
     with pytest.raises(ExecutionError, match="not the module's mesh"):
         execute(MATMUL, np.zeros((8, 16), np.float32), np.zeros((16, 8), np.float32), mesh='<["x"=4, "y"=2]>')
+
+
+def test_manual_computation_devices_take_their_own_paths():
+    # shard_map: each device loops axis_index times (JAX runs this; no divergence error there)
+    text = """
+sdy.mesh @mesh = <["x"=2, "y"=4]>
+func.func @main(%a: tensor<8xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}]>}) -> tensor<8xi32> {
+  %r = sdy.manual_computation(%a) in_shardings=[<@mesh, [{"y"}]>] out_shardings=[<@mesh, [{"y"}]>] manual_axes={"x", "y"} (%b: tensor<2xi32>) {
+    %p = stablehlo.partition_id : tensor<ui32>
+    %n = stablehlo.convert %p : (tensor<ui32>) -> tensor<i32>
+    %z = stablehlo.constant dense<0> : tensor<i32>
+    %0:2 = stablehlo.while(%i = %z, %x = %b) : tensor<i32>, tensor<2xi32>
+      cond {
+        %c = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+        stablehlo.return %c : tensor<i1>
+      } do {
+        %one = stablehlo.constant dense<1> : tensor<i32>
+        %j = stablehlo.add %i, %one : tensor<i32>
+        %o = stablehlo.broadcast_in_dim %one, dims = [] : (tensor<i32>) -> tensor<2xi32>
+        %y = stablehlo.add %x, %o : tensor<2xi32>
+        stablehlo.return %j, %y : tensor<i32>, tensor<2xi32>
+      }
+    sdy.return %0#1 : tensor<2xi32>
+  } : (tensor<8xi32>) -> tensor<8xi32>
+  return %r : tensor<8xi32>
+}"""
+    run = execute(text, np.zeros(8, np.int32))
+    for d, buf in run.outputs[0].per_device():
+        assert (buf == d).all(), (d, buf)
