@@ -17,9 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from sharding import Mesh, TensorSharding
+from sharding import DeviceMesh, Mesh, TensorSharding
 from sharding.cost import default_links
-from sharding.simulate import DeviceMesh
 
 from sdy_passes.attributes import RankedTensorType
 from sdy_passes.common._value_shardings import func_arg_sharding, func_result_sharding
@@ -72,13 +71,12 @@ class Execution:
     """The result of `execute`: `outputs` (`sharding.ShardedArray`s; None for a dry run),
     `global_outputs()`, `local` (the partitioned module), `inputs`, `report`."""
 
-    def __init__(self, outputs, inputs, local, report, mesh, values):
+    def __init__(self, outputs, inputs, local, report, mesh):
         self.outputs = outputs
         self.inputs = inputs
         self.local = local
         self.report = report
         self.mesh = mesh
-        self._values = values
 
     def global_outputs(self) -> tuple:
         """The global value of each output, as JAX assembles it: each tile from the first device
@@ -94,13 +92,6 @@ class Execution:
                 full[where] = buf[tuple(slice(0, s.stop - s.start) for s in where)]
             out.append(full)
         return tuple(out)
-
-    def values(self, name: str) -> dict:
-        """`{device id: buffer}` of a local module's result value by its printed name (kept only
-        with `keep_values=True`)."""
-        if self._values is None or name not in self._values:
-            raise ExecutionError(f"no kept value {name!r} (run with keep_values=True)")
-        return self._values[name]
 
 
 def _fill_value(fill, dtype):
@@ -134,7 +125,7 @@ def _mesh(module: Module, mesh):
 
 
 def execute(module, *args, mesh=None, func: str = "main", numerics: str = "fast", dry: bool = False,
-            fill="poison", links=None, algorithm: str = "ring", keep_values: bool = False) -> Execution:
+            fill="poison", links=None, algorithm: str = "ring") -> Execution:
     """Partitions `module` (a `Module` or MLIR text) and runs `@func` on every device of `mesh`
     (a `sharding.DeviceMesh`; None: the module's mesh). `args` are global numpy arrays (or, with
     `dry=True`, anything with `.shape` and `.dtype`). `fill` is what padding holds ("poison":
@@ -167,7 +158,7 @@ def execute(module, *args, mesh=None, func: str = "main", numerics: str = "fast"
     lf = local.lookup_symbol(func)
     report = _report(local, lf, dm, links, algorithm)
     if dry:
-        return Execution(None, None, local, report, dm, None)
+        return Execution(None, None, local, report, dm)
     inputs = [dm.shard(np.asarray(a), s, fill=_fill_value(fill, np.dtype(a.dtype)), copy=True)
               for a, s in zip(args, in_shardings)]
     ids = tuple(int(d) for d in dm.mesh.devices)
@@ -186,10 +177,7 @@ def execute(module, *args, mesh=None, func: str = "main", numerics: str = "fast"
             values[pos] = np.asarray(buffers[where[int(grid[pos])]])
         out.data.values = values
         outputs.append(out)
-    kept = None
-    if keep_values:
-        kept = {f"%{i}": dict(zip(ids, v)) for i, v in enumerate(results)}
-    return Execution(tuple(outputs), tuple(inputs), local, report, dm, kept)
+    return Execution(tuple(outputs), tuple(inputs), local, report, dm)
 
 
 # -- the report ----------------------------------------------------------------------------------

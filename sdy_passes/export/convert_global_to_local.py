@@ -24,8 +24,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from sharding import TensorSharding
-from sharding.simulate import DeviceMesh
+from sharding import DeviceMesh, TensorSharding
 
 from sdy_passes.attributes import IntegerType, RankedTensorType, UnitAttr
 from sdy_passes.common._value_shardings import get_sharding
@@ -33,6 +32,7 @@ from sdy_passes.dialects._base import has_trait
 from sdy_passes.errors import UnsupportedOpError
 from sdy_passes.ir import Operation, OpResult
 from sdy_passes.op_sharding_rules import create_op_sharding_rule
+from sdy_passes.parser import parse_module
 from sdy_passes.pass_manager import Pass
 
 __all__ = ["ConvertGlobalToLocalPass", "replica_groups", "dim_offsets", "MANUAL_BODY"]
@@ -146,8 +146,6 @@ class _Builder:
         self.location = location if location is not None else anchor.location
 
     def emit(self, text: str, operands=(), results: int = 1) -> list:
-        from sdy_passes.parser import parse_module  # parser imports the op table, which imports passes
-
         args = ", ".join(f"%a{i}: {v.type}" for i, v in enumerate(operands))
         module = parse_module(f"func.func @f({args}) {{\n{text}\n}}")
         block = module.ops[0].regions[0].blocks[0]
