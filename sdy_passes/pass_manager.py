@@ -165,6 +165,9 @@ PASSES: dict[str, str | type[Pass]] = {
     "sdy-drop-sharding-rules": "sdy_passes.export.drop_sharding_rules:DropShardingRulesPass",
     "sdy-remove-all-gather-reduce-scatter-for-cmv1":
         "sdy_passes.export.remove_all_gather_reduce_scatter_for_cmv1:RemoveAllGatherReduceScatterForCmv1Pass",
+    "sdy-resolve-permutation-factors":
+        "sdy_passes.export.resolve_permutation_factors:ResolvePermutationFactorsPass",
+    "sdy-convert-global-to-local": "sdy_passes.export.convert_global_to_local:ConvertGlobalToLocalPass",
     "sdy-remove-propagation-debug-info":
         "sdy_passes.export.remove_propagation_debug_info:RemovePropagationDebugInfoPass",
 }

@@ -5,14 +5,14 @@ dialect's `OPS`.
 
 from __future__ import annotations
 
-from sdy_passes.dialects import arith, builtin, chlo, func, sdy, sdy_collectives, stablehlo
+from sdy_passes.dialects import arith, builtin, chlo, func, interpreter, sdy, sdy_collectives, stablehlo
 from sdy_passes.dialects._base import OPS, OpDef, VerifyContext, lookup
 from sdy_passes.dialects import sdy_attributes, stablehlo_attributes
 
 __all__ = ["OPS", "OpDef", "VerifyContext", "lookup", "ATTRIBUTES", "DEFAULT_DIALECT", "JAXLIB_DIALECTS",
            "COMPLETE_DIALECTS"]
 
-for _module in (builtin, func, sdy, sdy_collectives, stablehlo, chlo, arith):
+for _module in (builtin, func, sdy, sdy_collectives, stablehlo, chlo, arith, interpreter):
     for _opdef in _module.OPS:
         assert _opdef.name not in OPS, _opdef.name
         OPS[_opdef.name] = _opdef

@@ -203,6 +203,8 @@ class Context:
     devices: tuple[int, ...] | None = None
     """Inside a manual computation: the device ids the lockstep run covers (in order)."""
     mesh_device_ids: tuple[int, ...] = ()
+    partitioned: bool = False
+    """A partitioned run (`sdy_passes.execute`): devices must agree on control flow."""
     env: dict = field(default_factory=dict)
     stack: list = field(default_factory=list)
     symbols: dict = field(default_factory=dict)

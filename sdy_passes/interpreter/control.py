@@ -8,18 +8,60 @@ import numpy as np
 from sdy_passes.interpreter._core import fail, spmd
 
 
+def _agreed(op, ctx, per_device, what: str):
+    """The one value every device computed for a predicate or branch index; None when they differ
+    in a manual computation (its devices then run their own paths); else divergent control flow."""
+    values = [np.asarray(v).reshape(()).item() for v in per_device]
+    if all(v == values[0] for v in values):
+        return values[0]
+    if not ctx.partitioned or "sdy_passes.manual_body" in op.attributes:  # set by sdy-convert-global-to-local
+        return None
+    groups: dict = {}
+    for d, v in zip(ctx.devices, values):
+        groups.setdefault(v, []).append(d)
+    fail(op, "divergent control flow: " + ", ".join(
+        f"devices {{{', '.join(map(str, ds))}}} {what} {v}" for v, ds in groups.items()))
+
+
+def _per_device(fn, op, args, ctx):
+    """`fn` run on each device alone (its own control path); results per result, per device."""
+    devices, outs, env = ctx.devices, [], ctx.env
+    ctx.devices = None
+    try:
+        for i, d in enumerate(devices):
+            ctx.device = d
+            # values from above the regions, as this device holds them (lockstep keeps lists)
+            ctx.env = {k: v[i] if isinstance(v, list) else v for k, v in env.items()}
+            outs.append(fn(op, [a[i] for a in args], ctx))
+    finally:
+        ctx.devices, ctx.env = devices, env
+    return [[o[k] for o in outs] for k in range(len(op.results))]
+
+
+@spmd  # in lockstep (a manual computation, a partitioned run) collectives in the body see every device
 def while_(op, args, ctx):
     cond, body = op.regions
     values = list(args)
     while True:
         (pred,) = ctx.run_region(cond, values, op)
+        if ctx.devices is not None:
+            agreed = _agreed(op, ctx, pred, "have the loop predicate")
+            if agreed is None:
+                return _per_device(while_, op, values, ctx)
+            pred = agreed
         if not bool(np.asarray(pred).reshape(())):
             return values
         values = ctx.run_region(body, values, op)
 
 
+@spmd
 def case(op, args, ctx):
-    index = int(np.asarray(args[0]).reshape(()))
+    index = args[0]
+    if ctx.devices is not None:
+        index = _agreed(op, ctx, index, "take branch")
+        if index is None:
+            return _per_device(case, op, args, ctx)
+    index = int(np.asarray(index).reshape(()))
     n = len(op.regions)
     if not 0 <= index < n:  # out of range: the last branch (the spec's default)
         index = n - 1

@@ -1,0 +1,765 @@
+"""`sdy-convert-global-to-local`: the global program (after full explicit reshards and
+`sdy-reshard-to-collectives`) becomes the program one device runs (spec execute.md §5, §6).
+
+Every sharded value gets its local type (`TensorSharding.local_shape`); ops whose local form is
+the same op on local shapes keep their kind; `iota` and non-splat constants on sharded dims read
+the device's offset from a table indexed by `stablehlo.partition_id` (offsets from
+`sharding.DeviceMesh`'s placement, §5.3); sdy collectives become StableHLO collectives with
+`replica_groups` of device ids (`all_slice` a `dynamic_slice` at a per-device offset); an
+`sdy.all_reduce` takes the reducer of the op that made its partial value (a `stablehlo.reduce`'s
+body, else `add`; §5.5). Manual computations are inlined (their bodies are already local on the
+manual axes).
+
+Not built yet (refused with `UnsupportedOpError` at the op): uneven sharded dims (the padding masks
+of §5.4), and ops whose local form needs offsets or halos on a sharded dim (`slice`, `pad`,
+`reverse`, `concatenate`, `reduce_window`, `gather`, `scatter`, `dynamic_slice`, ... on a sharded
+dim; convolutions with sharded spatial or grouped feature dims; variadic reductions over a sharded
+dim).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+
+import numpy as np
+
+from sharding import DeviceMesh, TensorSharding
+
+from sdy_passes.attributes import IntegerType, RankedTensorType, UnitAttr
+from sdy_passes.common._value_shardings import get_sharding
+from sdy_passes.dialects._base import has_trait
+from sdy_passes.errors import UnsupportedOpError
+from sdy_passes.ir import Operation, OpResult
+from sdy_passes.op_sharding_rules import create_op_sharding_rule
+from sdy_passes.parser import parse_module
+from sdy_passes.pass_manager import Pass
+
+__all__ = ["ConvertGlobalToLocalPass", "replica_groups", "dim_offsets", "MANUAL_BODY"]
+
+MANUAL_BODY = "sdy_passes.manual_body"
+"""Marks control flow inlined from a manual computation: its devices may diverge (§3.3)."""
+
+# Ops whose local form is the op itself on local shapes whatever their sharding (after step 3
+# made them conflict-free): shape-only attributes come from the (converted) result types.
+_COLLECTIVES_NAMES = ("sdy.all_gather", "sdy.all_slice", "sdy.all_to_all", "sdy.collective_permute",
+                      "sdy.all_reduce", "sdy.reduce_scatter", "sdy.sharding_constraint", "sdy.data_flow_edge",
+                      "sdy.propagation_barrier")
+_I64 = IntegerType(64)
+_I1 = IntegerType(1)
+_LOCAL = frozenset({
+    "stablehlo.broadcast_in_dim", "stablehlo.transpose", "stablehlo.reshape", "stablehlo.dot_general",
+    "stablehlo.dot", "stablehlo.select", "stablehlo.clamp", "stablehlo.convert", "stablehlo.bitcast_convert",
+    "stablehlo.compare", "stablehlo.optimization_barrier", "stablehlo.while", "stablehlo.case",
+    "stablehlo.return", "func.return", "func.call", "stablehlo.reduce", "stablehlo.sort", "stablehlo.map",
+    "stablehlo.reduce_precision", "stablehlo.is_finite", "stablehlo.get_tuple_element", "stablehlo.tuple",
+    "stablehlo.partition_id", "stablehlo.replica_id", "stablehlo.all_reduce", "stablehlo.all_gather",
+    "stablehlo.all_to_all", "stablehlo.reduce_scatter", "stablehlo.collective_permute",
+    "stablehlo.collective_broadcast", "sdy.return",
+})
+_UNEVEN_OK = frozenset({
+    "stablehlo.broadcast_in_dim", "stablehlo.transpose", "stablehlo.select", "stablehlo.clamp", "stablehlo.convert",
+    "stablehlo.compare", "stablehlo.while", "stablehlo.case", "func.call", "func.return", "stablehlo.return",
+    "stablehlo.optimization_barrier", "stablehlo.reduce", "stablehlo.dot_general", "stablehlo.constant",
+    "sdy.constant", "stablehlo.iota", "stablehlo.scatter", "sdy.return",
+    *_COLLECTIVES_NAMES,
+})
+"""Ops whose local form is right on padded shards (padding masked where elements combine)."""
+# Position-dependent ops: local only when no operand or result dim is sharded.
+_SDY_IDENTITY = frozenset({"sdy.sharding_constraint", "sdy.data_flow_edge", "sdy.propagation_barrier"})
+_COLLECTIVES = frozenset({"sdy.all_gather", "sdy.all_slice", "sdy.all_to_all", "sdy.collective_permute",
+                          "sdy.all_reduce", "sdy.reduce_scatter"})
+
+
+def _mesh_of(sharding: TensorSharding, meshes: dict):
+    m = sharding.mesh_or_ref
+    return meshes[m] if isinstance(m, str) else m
+
+
+def _device_coords(mesh):
+    """`{device id: {axis: coordinate}}` in the mesh's row-major order."""
+    names, sizes = mesh.axis_names, mesh.shape
+    return {int(d): dict(zip(names, (int(c) for c in np.unravel_index(p, sizes))))
+            for p, d in enumerate(mesh.devices)}
+
+
+def _sub_coordinate(ref, coords, mesh) -> tuple[int, int]:
+    full = mesh.axis_size(ref.name)
+    if ref.sub_axis_info is None:
+        return coords[ref.name], full
+    pre, size = ref.sub_axis_info.pre_size, ref.sub_axis_info.size
+    return (coords[ref.name] // (full // (pre * size))) % size, size
+
+
+def replica_groups(mesh, axes) -> np.ndarray:
+    """Device ids grouped by the (sub-)axes `axes`: devices of a group differ only in those
+    coordinates; members ordered by the mixed-radix index over `axes` (first major)."""
+    groups: dict = {}
+    for d, coords in _device_coords(mesh).items():
+        index, rest = 0, dict(coords)
+        for ref in axes:
+            c, size = _sub_coordinate(ref, coords, mesh)
+            index = index * size + c
+            full = mesh.axis_size(ref.name)
+            inner = full // (ref.sub_axis_info.pre_size * ref.sub_axis_info.size) if ref.sub_axis_info else 1
+            rest[ref.name] = rest[ref.name] - c * inner  # the coordinate without this (sub-)axis
+        groups.setdefault(tuple(sorted(rest.items())), {})[index] = d
+    return np.array([[g[i] for i in sorted(g)] for g in groups.values()], np.int64)
+
+
+def dim_offsets(mesh, sharding: TensorSharding, shape) -> np.ndarray:
+    """`[device id, dim]` -> the global offset of the device's tile (placement's index map)."""
+    imap = DeviceMesh(mesh).index_map(sharding, shape)
+    out = np.zeros((max(imap) + 1, len(shape)), np.int64)
+    for d, slices in imap.items():
+        out[d] = [s.start for s in slices]
+    return out
+
+
+def _uneven(t, sharding, mesh) -> bool:
+    return any(n > 1 and size % n for size, n in zip(t.shape, sharding.num_shards_per_dim(mesh)))
+
+
+_NAN = {"f64": "0x7FF8000000000000", "f32": "0x7FC00000", "f16": "0x7E00", "bf16": "0x7FC0"}
+
+
+def _poison(el) -> str:
+    """What padding made here holds (spec §5.4: anything; a leak into data then shows): NaN, the
+    int max, true."""
+    name = str(el)
+    if name == "i1":
+        return "true"
+    if isinstance(el, IntegerType):
+        return str((1 << el.width) - 1 if el.signedness == "u" else (1 << (el.width - 1)) - 1)
+    return _NAN.get(name, "0.0")
+
+
+def _dense(values: np.ndarray, dtype: str) -> str:
+    return f"dense<{np.asarray(values).tolist()}> : tensor<{'x'.join(map(str, values.shape))}x{dtype}>"
+
+
+class _Builder:
+    """Makes ops from MLIR text in front of an anchor op (the text's `%a<i>` are the operands)."""
+
+    def __init__(self, anchor: Operation, location=None):
+        self.anchor = anchor
+        self.location = location if location is not None else anchor.location
+
+    def emit(self, text: str, operands=(), results: int = 1) -> list:
+        args = ", ".join(f"%a{i}: {v.type}" for i, v in enumerate(operands))
+        module = parse_module(f"func.func @f({args}) {{\n{text}\n}}")
+        block = module.ops[0].regions[0].blocks[0]
+        ret = block.ops[-1]
+        outs = list(ret.operands)
+        ret.drop_operand_uses()
+        for arg, v in zip(block.arguments, operands):
+            arg.replace_all_uses_with(v)
+        for op in block.ops[:-1]:
+            op.detach()
+            for inner in op.walk():
+                inner.location = self.location  # the op they implement
+            op.insert_before(self.anchor)
+        return outs
+
+    def partition_id(self):
+        return self.emit("%p = stablehlo.partition_id : tensor<ui32>\nreturn %p : tensor<ui32>")[0]
+
+    def offset(self, table: np.ndarray, pid):
+        """The scalar `table[partition_id]` (i64)."""
+        n = len(table)
+        return self.emit(f"%t = stablehlo.constant {_dense(table, 'i64')}\n"
+                         f"%s = stablehlo.dynamic_slice %t, %a0, sizes = [1] : (tensor<{n}xi64>, tensor<ui32>) "
+                         "-> tensor<1xi64>\n"
+                         "%r = stablehlo.reshape %s : (tensor<1xi64>) -> tensor<i64>\nreturn %r : tensor<i64>",
+                         [pid])[0]
+
+
+class ConvertGlobalToLocalPass(Pass):
+    name = "sdy-convert-global-to-local"
+    summary = "Converts a program with global shapes and explicit collectives into the per-device program."
+    options = {"per-dim-all-gather": False, "combine-multi-dimension-reduce-scatter": False, "enable-rgv3": False}
+
+    def run(self, module) -> None:
+        meshes = {op.properties["sym_name"].value: op.properties["mesh"]
+                  for op in module.ops if op.name == "sdy.mesh"}
+        self.meshes = meshes
+        self.globals = {}  # value -> its global type (uneven dims need it)
+        self.shardings = {}  # value made here -> the sharding of the value it stands for
+        self.channel = itertools.count(1)
+        for func in [op for op in module.ops if op.name == "func.func" and op.regions and op.regions[0].blocks]:
+            self._inline_manual(func)
+            self._func(func)
+
+    def _sharding(self, v):
+        """The value's sharding; values made here stand for the op they replaced and take its."""
+        s = self.shardings.get(v)
+        return s if s is not None else get_sharding(v)
+
+    def _is_sharded(self, v) -> bool:
+        s = self._sharding(v) if isinstance(v.type, RankedTensorType) else None
+        return s is not None and any(ds.axes for ds in s.dim_shardings)
+
+    def _replaced(self, old, new, sharding) -> None:
+        """`new` stands for `old` (a result with the global type `self.globals` or its own)."""
+        self.shardings[new] = sharding
+        self.globals[new] = self.globals.get(old, old.type)
+
+    # -- types ---------------------------------------------------------------------------------
+
+    def _local(self, value, op):
+        t = value.type
+        s = self._sharding(value)
+        if s is None or not isinstance(t, RankedTensorType) or not t.shape:
+            return t
+        mesh = _mesh_of(s, self.meshes)
+        self.globals[value] = t
+        return RankedTensorType(tuple(s.local_shape(t.shape, mesh)), t.element_type, t.encoding)
+
+    def _func(self, func: Operation) -> None:
+        block = func.regions[0].blocks[0]
+        for a in block.arguments:
+            a.type = self._local(a, func)
+        ops = list(func.walk())[1:]
+        for op in ops:
+            self._op(op)
+        ft = func.properties["function_type"].type
+        ret = block.ops[-1]
+        new_ft = type(ft)(tuple(a.type for a in block.arguments), tuple(v.type for v in ret.operands))
+        func.properties["function_type"] = type(func.properties["function_type"])(new_ft)
+
+    def _op(self, op: Operation) -> None:
+        if op.parent is None:  # erased by an earlier rewrite
+            return
+        name = op.name
+        if name in _COLLECTIVES:
+            return self._collective(op)
+        if name in _SDY_IDENTITY:
+            op.result.replace_all_uses_with(op.operands[0])
+            op.erase(drop_uses=True)
+            return
+        if name == "sdy.reshard":
+            raise UnsupportedOpError("sdy.reshard: left by the pipeline (run sdy-reshard-to-collectives first)",
+                                     op.location)
+        old = [r.type for r in op.results]
+        for r in op.results:
+            r.type = self._local(r, op)
+        for region in op.regions:  # while/case bodies: block arguments follow the op's results
+            for b in region.blocks:
+                if op.name == "stablehlo.while":
+                    for a, r in zip(b.arguments, op.results):
+                        a.type = r.type
+        sharded = any(self._is_sharded(v) for v in (*op.operands, *op.results))
+        if any(self._uneven_dims(v) for v in (*op.operands, *op.results)) and name not in _UNEVEN_OK \
+                and not has_trait(op, "Elementwise") and not has_trait(op, "Terminator"):
+            raise UnsupportedOpError(f"{name}: an operand or result is sharded unevenly; this op's padding "
+                                     "handling is not built yet", op.location)
+        if name == "stablehlo.reduce":
+            self._mask_reduce(op)
+        elif name == "stablehlo.dot_general":
+            self._mask_dot(op)
+        if not sharded or name in _LOCAL or has_trait(op, "Elementwise") or has_trait(op, "Terminator"):
+            if name == "stablehlo.constant" and sharded:
+                return self._constant(op, old[0])
+            return None
+        if name == "stablehlo.iota":
+            return self._iota(op, old[0])
+        if name == "sdy.constant" or name == "stablehlo.constant":
+            return self._constant(op, old[0])
+        return self._pass_through(op, old)
+
+    # -- padding (§5.4) -----------------------------------------------------------------------------
+
+    def _uneven_dims(self, v) -> list[int]:
+        """Dims of `v` whose shards are padded (global size not a multiple of the shard count)."""
+        t = self.globals.get(v)
+        s = self._sharding(v) if t is not None else None
+        if s is None:
+            return []
+        shards = s.num_shards_per_dim(_mesh_of(s, self.meshes))
+        return [d for d, (size, n) in enumerate(zip(t.shape, shards)) if n > 1 and size % n]
+
+    def _masked(self, op, v, dims, fill):
+        """`v` with its padding along `dims` replaced by the scalar value `fill`."""
+        orig, s = v, self._sharding(v)
+        mesh = _mesh_of(s, self.meshes)
+        gt = self.globals[v]
+        offsets = dim_offsets(mesh, s, gt.shape)
+        b = _Builder(op)
+        pid = b.partition_id()
+        t = v.type
+        it = RankedTensorType(t.shape, _I64)
+        mt = RankedTensorType(t.shape, _I1)
+        for d in dims:
+            off = b.offset(offsets[:, d], pid)
+            (v,) = b.emit(f"%i = stablehlo.iota dim = {d} : {it}\n"
+                          f"%b = stablehlo.broadcast_in_dim %a0, dims = [] : (tensor<i64>) -> {it}\n"
+                          f"%g = stablehlo.add %i, %b : {it}\n"
+                          f"%l = stablehlo.constant dense<{gt.shape[d]}> : {it}\n"
+                          f"%m = stablehlo.compare LT, %g, %l, SIGNED : ({it}, {it}) -> {mt}\n"
+                          f"%f = stablehlo.broadcast_in_dim %a2, dims = [] : ({fill.type}) -> {t}\n"
+                          f"%r = stablehlo.select %m, %a1, %f : {mt}, {t}\nreturn %r : {t}", [off, v, fill])
+            self._replaced(orig, v, s)
+        return v
+
+    def _mask_reduce(self, op) -> None:
+        n = len(op.results)
+        dims = set(op.properties["dimensions"].values)
+        for i in range(n):
+            x = op.operands[i]
+            uneven = [d for d in self._uneven_dims(x) if d in dims]
+            if uneven:
+                op.set_operand(i, self._masked(op, x, uneven, op.operands[n + i]))
+
+    def _mask_dot(self, op) -> None:
+        dn = op.properties["dot_dimension_numbers"]
+        for i, contracting in ((0, dn.lhs_contracting_dimensions), (1, dn.rhs_contracting_dimensions)):
+            x = op.operands[i]
+            uneven = [d for d in self._uneven_dims(x) if d in contracting]
+            if uneven:
+                el = x.type.element_type
+                zero = "false" if str(el) == "i1" else "0" if str(el)[0] in "iu" else "0.0"
+                (z,) = _Builder(op).emit(f"%z = stablehlo.constant dense<{zero}> : tensor<{el}>\n"
+                                         f"return %z : tensor<{el}>")
+                op.set_operand(i, self._masked(op, x, uneven, z))
+
+    def _pass_through(self, op, old) -> None:
+        """An op whose sharded dims all map to pass-through factors of its sharding rule runs
+        locally; attributes sized along those dims (slice limits, slice sizes) take the local
+        size, which the full explicit reshards make the whole dim."""
+        rule = create_op_sharding_rule(op)
+        if rule is None:
+            raise UnsupportedOpError(f"{op.name}: no sharding rule, so no local form for its sharded operands",
+                                     op.location)
+        special = set(rule.permutation_factors) | set(rule.need_replication_factors)
+        if op.name not in ("stablehlo.convolution", "stablehlo.gather"):
+            # a convolution's sharded contraction and a gather's sharded collapsed dim leave partials (§5.2)
+            special |= set(rule.reduction_factors)
+        values = [*op.operands, *op.results]
+        for v, mapping in zip(values, [*rule.operand_mappings, *rule.result_mappings]):
+            s = self._sharding(v) if isinstance(v.type, RankedTensorType) else None
+            if s is None:
+                continue
+            for d, factors in enumerate(mapping):
+                if s.dim_shardings[d].axes and set(factors) & special:
+                    raise UnsupportedOpError(f"{op.name}: dim {d} of an operand or result is sharded on a factor "
+                                             "that needs communication (permutation, replication or reduction); "
+                                             "no local form yet", op.location)
+        if op.name == "stablehlo.scatter":
+            return self._scatter(op)
+        if op.name == "stablehlo.convolution":
+            return self._convolution(op)
+        sized = {"stablehlo.dynamic_slice": ("slice_sizes", op.operands[0]),
+                 "stablehlo.gather": ("slice_sizes", op.operands[0]),
+                 "stablehlo.slice": ("limit_indices", op.operands[0])}.get(op.name)
+        if sized is None:
+            return
+        key, operand = sized
+        attr = op.properties[key]
+        local = operand.type.shape
+        full = old[0].shape if op.name == "stablehlo.slice" else None
+        s = self._sharding(operand)
+        mesh = _mesh_of(s, self.meshes) if s is not None else None
+        shards = s.num_shards_per_dim(mesh) if s is not None else [1] * len(local)
+        vals = list(attr.values)
+        collapsed = op.properties["dimension_numbers"].collapsed_slice_dims if op.name == "stablehlo.gather" else ()
+        for d, n in enumerate(shards):
+            if n == 1 or (d in collapsed and vals[d] == 1):
+                continue
+            glob = local[d] * n
+            if vals[d] != glob or (op.name == "stablehlo.slice" and
+                                   (op.properties["start_indices"].values[d] != 0 or full[d] != glob)):
+                raise UnsupportedOpError(f"{op.name}: dim {d} is sharded but not taken whole; no local form yet",
+                                         op.location)
+            vals[d] = local[d]
+        op.properties[key] = replace(attr, values=tuple(vals))
+        if op.name == "stablehlo.gather" and any(shards[d] > 1 for d in collapsed):
+            self._gather(op, s, mesh, shards)
+
+    def _gather(self, op, s, mesh, shards) -> None:
+        """A gather from an operand sharded on collapsed dims (Shardy's trivial slice dims, §5.2):
+        indices clamped as the global gather clamps them, made local (minus the device's offset);
+        rows another device holds become zeros, which the following all-reduce sums away."""
+        dn = op.properties["dimension_numbers"]
+        operand, indices = op.operands
+        gt = self.globals[operand]
+        offsets = dim_offsets(mesh, s, gt.shape)
+        local = operand.type.shape
+        sizes = op.properties["slice_sizes"].values
+        mapped = list(dn.start_index_map)
+        k = len(mapped)
+        off_table = np.stack([offsets[:, d] if shards[d] > 1 else 0 * offsets[:, d] for d in mapped], axis=1)
+        owns_row0 = np.all(offsets[:, [d for d in dn.collapsed_slice_dims if shards[d] > 1 and d not in mapped]] == 0,
+                           axis=1).astype(np.int64)
+        it = indices.type
+        el = it.element_type
+        ivd = dn.index_vector_dim
+        explicit = ivd < len(it.shape)
+        vec = RankedTensorType((k,), el) if explicit else RankedTensorType((), el)
+        vec64 = RankedTensorType(vec.shape, _I64)
+        dims = f"[{ivd}]" if explicit else "[]"
+        maxv = np.array([gt.shape[d] - (sizes[d] if shards[d] == 1 else 1) for d in mapped], np.int64)
+        limv = np.array([local[d] for d in mapped], np.int64)
+        sh = lambda a: a.reshape(vec.shape)  # noqa: E731
+        b = _Builder(op)
+        pid = b.partition_id()
+        rows = len(off_table)
+        bt = RankedTensorType(tuple(n for i, n in enumerate(it.shape) if i != ivd), _I1)
+        mt = RankedTensorType(it.shape, _I1)
+        lines = [
+            f"%t = stablehlo.constant {_dense(off_table, 'i64')}",
+            "%z = stablehlo.constant dense<0> : tensor<ui32>",
+            f"%s = stablehlo.dynamic_slice %t, %a0, %z, sizes = [1, {k}] : (tensor<{rows}x{k}xi64>, tensor<ui32>, "
+            f"tensor<ui32>) -> tensor<1x{k}xi64>",
+            f"%o64 = stablehlo.reshape %s : (tensor<1x{k}xi64>) -> {vec64}",
+            f"%o = stablehlo.convert %o64 : ({vec64}) -> {vec}",
+            f"%ob = stablehlo.broadcast_in_dim %o, dims = {dims} : ({vec}) -> {it}",
+            f"%mx64 = stablehlo.constant {_dense(sh(maxv), 'i64') if explicit else f'dense<{maxv[0]}> : tensor<i64>'}",
+            f"%mx = stablehlo.convert %mx64 : ({vec64}) -> {vec}",
+            f"%mxb = stablehlo.broadcast_in_dim %mx, dims = {dims} : ({vec}) -> {it}",
+            f"%zero = stablehlo.constant dense<0> : tensor<{el}>",
+            f"%zb = stablehlo.broadcast_in_dim %zero, dims = [] : (tensor<{el}>) -> {it}",
+            f"%c = stablehlo.clamp %zb, %a1, %mxb : {it}",
+            f"%l = stablehlo.subtract %c, %ob : {it}",
+            f"%lm64 = stablehlo.constant {_dense(sh(limv), 'i64') if explicit else f'dense<{limv[0]}> : tensor<i64>'}",
+            f"%lm = stablehlo.convert %lm64 : ({vec64}) -> {vec}",
+            f"%lmb = stablehlo.broadcast_in_dim %lm, dims = {dims} : ({vec}) -> {it}",
+            f"%ge = stablehlo.compare GE, %l, %zb, SIGNED : ({it}, {it}) -> {mt}",
+            f"%lt = stablehlo.compare LT, %l, %lmb, SIGNED : ({it}, {it}) -> {mt}",
+            f"%in = stablehlo.and %ge, %lt : {mt}",
+        ]
+        if explicit:
+            lines += ["%true = stablehlo.constant dense<true> : tensor<i1>",
+                      f"%rows = stablehlo.reduce(%in init: %true) applies stablehlo.and across dimensions = [{ivd}] "
+                      f": ({mt}, tensor<i1>) -> {bt}"]
+        else:
+            lines.append(f"%rows = stablehlo.reshape %in : ({mt}) -> {bt}")
+        lines += [f"%w = stablehlo.constant {_dense(owns_row0, 'i64')}",
+                  f"%w1 = stablehlo.dynamic_slice %w, %a0, sizes = [1] : (tensor<{rows}xi64>, tensor<ui32>) -> tensor<1xi64>",
+                  "%w0 = stablehlo.reshape %w1 : (tensor<1xi64>) -> tensor<i64>",
+                  "%one = stablehlo.constant dense<1> : tensor<i64>",
+                  "%own = stablehlo.compare EQ, %w0, %one, SIGNED : (tensor<i64>, tensor<i64>) -> tensor<i1>",
+                  f"%ownb = stablehlo.broadcast_in_dim %own, dims = [] : (tensor<i1>) -> {bt}",
+                  f"%keep = stablehlo.and %rows, %ownb : {bt}",
+                  f"return %l, %keep : {it}, {bt}"]
+        local_idx, keep = b.emit("\n".join(lines), [pid, indices])
+        op.set_operand(1, local_idx)
+        rt = op.result.type
+        batch = [i for i in range(len(rt.shape)) if i not in dn.offset_dims]
+        rel = rt.element_type
+        zero = "false" if str(rel) == "i1" else "0" if str(rel)[0] in "iu" else "0.0"
+        after = _Builder(op.next_op, op.location)
+        mrt = RankedTensorType(rt.shape, _I1)
+        (out,) = after.emit(f"%kb = stablehlo.broadcast_in_dim %a0, dims = [{', '.join(map(str, batch))}] : ({bt}) -> {mrt}\n"
+                            f"%z = stablehlo.constant dense<{zero}> : tensor<{rel}>\n"
+                            f"%zb = stablehlo.broadcast_in_dim %z, dims = [] : (tensor<{rel}>) -> {rt}\n"
+                            f"%r = stablehlo.select %kb, %a1, %zb : {mrt}, {rt}\nreturn %r : {rt}", [keep, op.result])
+        self._replaced(op.result, out, self._sharding(op.result))
+        op.result.replace_uses_where(out, lambda u: u.operation is not out.owner)
+
+    def _reduced_sharded(self, op) -> bool:
+        dims = op.properties["dimensions"].values
+        s = self._sharding(op.operands[0])
+        return s is not None and any(s.dim_shardings[d].axes for d in dims)
+
+    # -- position-dependent ops ------------------------------------------------------------------
+
+    def _iota(self, op, global_type) -> None:
+        dim = op.properties["iota_dimension"].value
+        s = self._sharding(op.result)
+        mesh = _mesh_of(s, self.meshes)
+        if not s.dim_shardings[dim].axes:
+            return
+        b = _Builder(op.next_op, op.location)
+        table = dim_offsets(mesh, s, global_type.shape)[:, dim]
+        off = b.offset(table, b.partition_id())
+        t = op.result.type
+        el = t.element_type
+        (out,) = b.emit(f"%c = stablehlo.convert %a0 : (tensor<i64>) -> tensor<{el}>\n"
+                        f"%b = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<{el}>) -> {t}\n"
+                        f"%r = stablehlo.add %a1, %b : {t}\nreturn %r : {t}", [off, op.result])
+        self._replaced(op.result, out, s)
+        op.result.replace_uses_where(out, lambda u: u.operation is not out.owner)
+
+    def _constant(self, op, global_type) -> None:
+        value = op.properties["value"]
+        t = op.result.type
+        if not value.body.startswith(("[", '"')):  # a splat
+            op.properties["value"] = type(value)(value.body, t)
+            if op.name == "sdy.constant":
+                op.name = "stablehlo.constant"
+            return
+        full = np.asarray(value.to_numpy())
+        s = self._sharding(op.result)
+        mesh = _mesh_of(s, self.meshes)
+        offsets = dim_offsets(mesh, s, global_type.shape)
+        full = np.pad(full, [(0, max(0, int(offsets[:, d].max()) + t.shape[d] - full.shape[d]))
+                             for d in range(full.ndim)])  # padded tiles: zeros past the data
+        tiles = np.stack([full[tuple(slice(o, o + n) for o, n in zip(offsets[d], t.shape))]
+                          for d in range(len(offsets))])
+        b = _Builder(op)
+        pid = b.partition_id()
+        raw = np.ascontiguousarray(tiles).view(np.uint8).tobytes().hex().upper()
+        el = t.element_type
+        tt = f"tensor<{'x'.join(map(str, tiles.shape))}x{el}>"
+        one = f"tensor<1x{'x'.join(map(str, t.shape))}x{el}>"
+        zeros = ", ".join(["%z"] * len(t.shape))
+        (out,) = b.emit(f'%t = stablehlo.constant dense<"0x{raw}"> : {tt}\n'
+                        "%z = stablehlo.constant dense<0> : tensor<ui32>\n"
+                        f"%s = stablehlo.dynamic_slice %t, %a0, {zeros}, sizes = [1, "
+                        f"{', '.join(map(str, t.shape))}] : ({tt}, tensor<ui32>"
+                        + ", tensor<ui32>" * len(t.shape) + f") -> {one}\n"
+                        f"%r = stablehlo.reshape %s : ({one}) -> {t}\nreturn %r : {t}", [pid])
+        self._replaced(op.result, out, s)
+        op.result.replace_all_uses_with(out)
+        op.erase(drop_uses=True)
+
+    def _convolution(self, op) -> None:
+        """Feature and batch groups split over the shards of the input's feature/batch dim."""
+        s = self._sharding(op.operands[0])
+        if s is None:
+            return
+        dn = op.properties["dimension_numbers"]
+        shards = s.num_shards_per_dim(_mesh_of(s, self.meshes))
+        for key, dim in (("feature_group_count", dn.input_feature_dimension),
+                         ("batch_group_count", dn.input_batch_dimension)):
+            attr = op.properties.get(key)
+            if attr is not None and attr.value > 1 and shards[dim] > 1:
+                if attr.value % shards[dim]:
+                    raise UnsupportedOpError(f"{op.name}: {key} {attr.value} is not divisible by the "
+                                             f"{shards[dim]} shards of input dim {dim}", op.location)
+                op.properties[key] = replace(attr, value=attr.value // shards[dim])
+
+    def _scatter(self, op) -> None:
+        """Operands sharded on a scattered dim of window size 1 (Shardy's trivial slice dims):
+        local indices are the global ones minus the device's offset; updates outside the shard
+        are out of bounds, which scatter skips."""
+        dn = op.properties["scatter_dimension_numbers"]
+        n = len(op.results)
+        operand, indices = op.operands[0], op.operands[n]
+        s = self._sharding(operand)
+        if s is None:
+            return
+        mesh = _mesh_of(s, self.meshes)
+        sharded = [d for d, ds in enumerate(s.dim_shardings) if ds.axes]
+        mapped = list(dn.scatter_dims_to_operand_dims)
+        if not any(d in mapped for d in sharded):
+            return
+        for d in sharded:
+            if d in mapped and d not in dn.inserted_window_dims:
+                raise UnsupportedOpError(f"{op.name}: operand dim {d} is sharded and scattered with a window "
+                                         "larger than 1; no local form yet", op.location)
+        local = operand.type.shape
+        glob = tuple(l * k for l, k in zip(local, s.num_shards_per_dim(mesh)))
+        offsets = dim_offsets(mesh, s, glob)
+        table = np.stack([offsets[:, d] for d in mapped], axis=1)  # [device, index component]
+        b = _Builder(op)
+        pid = b.partition_id()
+        k = len(mapped)
+        it = indices.type
+        el = it.element_type
+        ivd = dn.index_vector_dim
+        dims = "[]" if ivd >= len(it.shape) else f"[{ivd}]"
+        vec = f"tensor<{k}x{el}>" if dims != "[]" else f"tensor<{el}>"
+        rows = len(table)
+        (new,) = b.emit(f"%t = stablehlo.constant {_dense(table, 'i64')}\n"
+                        "%z = stablehlo.constant dense<0> : tensor<ui32>\n"
+                        f"%s = stablehlo.dynamic_slice %t, %a0, %z, sizes = [1, {k}] : (tensor<{rows}x{k}xi64>, "
+                        f"tensor<ui32>, tensor<ui32>) -> tensor<1x{k}xi64>\n"
+                        f"%r = stablehlo.reshape %s : (tensor<1x{k}xi64>) -> {vec.replace(str(el), 'i64')}\n"
+                        f"%c = stablehlo.convert %r : ({vec.replace(str(el), 'i64')}) -> {vec}\n"
+                        f"%b = stablehlo.broadcast_in_dim %c, dims = {dims} : ({vec}) -> {it}\n"
+                        f"%d = stablehlo.subtract %a1, %b : {it}\nreturn %d : {it}", [pid, indices])
+        op.set_operand(n, new)
+
+    # -- collectives -----------------------------------------------------------------------------
+
+    def _groups(self, mesh, axes) -> str:
+        return _dense(replica_groups(mesh, axes), "i64")
+
+    def _channel(self) -> str:
+        return f"#stablehlo.channel_handle<handle = {next(self.channel)}, type = 1>"
+
+    def _collective(self, op) -> None:
+        out_sharding = op.properties["out_sharding"]
+        mesh = _mesh_of(out_sharding, self.meshes)
+        x = op.operands[0]
+        in_sharding = self._sharding(x)
+        if in_sharding is None:
+            in_sharding = TensorSharding.replicated(out_sharding.mesh_or_ref, len(x.type.shape))
+        gshape = tuple(op.result.type.shape)
+        if op.name == "sdy.all_to_all" and any(_uneven(op.result.type, s, mesh) for s in (in_sharding, out_sharding)):
+            raise UnsupportedOpError(f"{op.name}: uneven sharding: padding handling not built yet", op.location)
+        local_out = RankedTensorType(tuple(out_sharding.local_shape(gshape, mesh)), op.result.type.element_type)
+        b = _Builder(op)
+        cur = x
+        el = local_out.element_type
+        if op.name == "sdy.all_gather":
+            for d, axes in enumerate(op.properties["gathering_axes"].lists):
+                if not axes:
+                    continue
+                g = replica_groups(mesh, axes)
+                shape = list(cur.type.shape)
+                shape[d] *= g.shape[1]
+                t = RankedTensorType(tuple(shape), el)
+                (cur,) = b.emit(f'%r = "stablehlo.all_gather"(%a0) <{{all_gather_dim = {d} : i64, channel_handle = '
+                                f'{self._channel()}, replica_groups = {_dense(g, "i64")}, use_global_device_ids}}> '
+                                f": ({cur.type}) -> {t}\nreturn %r : {t}", [cur])
+                if shape[d] != local_out.shape[d]:  # padded tiles: the data is the first D elements
+                    if out_sharding.dim_shardings[d].axes:
+                        raise UnsupportedOpError(f"{op.name}: a partial all-gather of an uneven dim {d} is not "
+                                                 "built yet", op.location)
+                    shape[d] = local_out.shape[d]
+                    t2 = RankedTensorType(tuple(shape), el)
+                    (cur,) = b.emit(f"%r = stablehlo.slice %a0 [" + ", ".join(f"0:{k}" for k in shape)
+                                    + f"] : ({t}) -> {t2}\nreturn %r : {t2}", [cur])
+        elif op.name == "sdy.all_to_all":
+            for p in op.properties["params"].params:
+                g = replica_groups(mesh, p.axes)
+                n = g.shape[1]
+                shape = list(cur.type.shape)
+                shape[p.src_dim] *= n
+                shape[p.tgt_dim] //= n
+                t = RankedTensorType(tuple(shape), el)
+                (cur,) = b.emit(f'%r = "stablehlo.all_to_all"(%a0) <{{channel_handle = {self._channel()}, '
+                                f"concat_dimension = {p.src_dim} : i64, replica_groups = {_dense(g, 'i64')}, "
+                                f"split_count = {n} : i64, split_dimension = {p.tgt_dim} : i64}}> "
+                                f": ({cur.type}) -> {t}\nreturn %r : {t}", [cur])
+        elif op.name == "sdy.collective_permute":
+            cur = self._permute(b, cur, in_sharding, out_sharding, _mesh_of(in_sharding, self.meshes), mesh, gshape)
+        elif op.name in ("sdy.all_reduce", "sdy.reduce_scatter"):
+            if op.name == "sdy.all_reduce":
+                axes = list(op.properties["reduction_axes"].axes)
+            else:
+                axes = [r for ax in op.properties["reduce_scatter_axes"].lists for r in ax]
+            if axes and op.name == "sdy.all_reduce" and isinstance(x, OpResult) \
+                    and x.owner.name == "stablehlo.reduce" and len(x.owner.results) > 1:
+                return self._variadic_all_reduce(op, x.owner, axes, mesh, b)
+            if axes:
+                g = replica_groups(mesh, axes)
+                body = self._reducer(x, el)
+                t = cur.type
+                (cur,) = b.emit(f'%r = "stablehlo.all_reduce"(%a0) <{{channel_handle = {self._channel()}, '
+                                f"replica_groups = {_dense(g, 'i64')}, use_global_device_ids}}> ({{\n{body}\n}}) "
+                                f": ({t}) -> {t}\nreturn %r : {t}", [cur])
+            if op.name == "sdy.reduce_scatter":
+                cur = self._slice(b, cur, in_sharding, out_sharding, mesh, gshape, local_out)
+        elif op.name == "sdy.all_slice":
+            cur = self._slice(b, cur, in_sharding, out_sharding, mesh, gshape, local_out)
+        self.shardings[cur] = out_sharding
+        self.globals[cur] = op.result.type
+        op.result.replace_all_uses_with(cur)
+        op.erase(drop_uses=True)
+
+    def _variadic_all_reduce(self, op, reduce, axes, mesh, b) -> None:
+        """The partials of a variadic reduce (argmax's values and indices) are combined together,
+        with the reduce's own body (§5.5): one all-reduce of every result, replacing the
+        `sdy.all_reduce` of each."""
+        users = []
+        for r in reduce.results:
+            ars = [u.operation for u in r.uses if u.operation.name == "sdy.all_reduce"
+                   and list(u.operation.properties["reduction_axes"].axes) == axes]
+            if len(ars) != 1 or r.num_uses != 1:
+                raise UnsupportedOpError(f"{op.name}: each result of the variadic reduce at {reduce.location} "
+                                         "needs exactly one all-reduce over the same axes", op.location)
+            users.append(ars[0])
+        anchor = min(users, key=lambda u: u.parent.index_of(u))
+        b = _Builder(anchor, op.location)
+        t0 = reduce.results[0].type
+        (first,) = b.emit(f'%r = "stablehlo.all_reduce"(%a0) <{{channel_handle = {self._channel()}, '
+                          f"replica_groups = {_dense(replica_groups(mesh, axes), 'i64')}, use_global_device_ids}}> "
+                          f"({{\n{self._reducer(None, t0.element_type)}\n}}) : ({t0}) -> {t0}\nreturn %r : {t0}",
+                          [reduce.results[0]])
+        proto = first.owner
+        new = Operation.create("stablehlo.all_reduce", list(reduce.results), [r.type for r in reduce.results],
+                               properties=dict(proto.properties), location=op.location)
+        new.add_region(reduce.regions[0].clone({}, {}))
+        new.insert_before(anchor)
+        proto.erase(drop_uses=True)
+        for u, r in zip(users, new.results):
+            self.shardings[r] = u.properties["out_sharding"]
+            self.globals[r] = u.result.type
+            u.result.replace_all_uses_with(r)
+            u.erase(drop_uses=True)
+
+    def _reducer(self, x, el) -> str:
+        """The reduction body of an all-reduce of `x` (§5.5): the producing reduce's, else add."""
+        kind = "add"
+        if isinstance(x, OpResult) and x.owner.name == "stablehlo.reduce":
+            body = x.owner.regions[0].blocks[0]
+            inner = body.ops[0] if len(body.ops) == 2 else None
+            if inner is None or len(inner.operands) != 2 or not inner.name.startswith("stablehlo."):
+                raise UnsupportedOpError("sdy.all_reduce: the partial value's reduce body is not one binary op",
+                                         x.owner.location)
+            kind = inner.name.split(".", 1)[1]
+        if el.__str__() == "i1" and kind == "add":
+            kind = "or"
+        t = f"tensor<{el}>"
+        return (f"^bb0(%x: {t}, %y: {t}):\n%s = stablehlo.{kind} %x, %y : {t}\n"
+                f"stablehlo.return %s : {t}")
+
+    def _slice(self, b, cur, src, dst, mesh, gshape, local_out):
+        self.location = b.location
+        """`dynamic_slice` of the device's part of `dst` out of its `src` buffer."""
+        off = dim_offsets(mesh, dst, gshape) - dim_offsets(mesh, src, gshape)
+        src_shards = src.num_shards_per_dim(mesh)
+        high = []
+        for d in range(len(gshape)):
+            need = off[:, d].max() + local_out.shape[d]
+            if need > cur.type.shape[d]:  # padded destination tiles: pad the (whole) source first
+                if src_shards[d] > 1:
+                    raise UnsupportedOpError(f"all-slice of an already sharded uneven dim {d} is not built yet",
+                                             self.location)
+            high.append(max(0, int(need) - cur.type.shape[d]))
+        if any(high):
+            t = RankedTensorType(tuple(k + h for k, h in zip(cur.type.shape, high)), cur.type.element_type)
+            el = cur.type.element_type
+            (cur,) = b.emit(f"%z = stablehlo.constant dense<{_poison(el)}> : tensor<{el}>\n"
+                            f"%r = stablehlo.pad %a0, %z, low = [{', '.join('0' for _ in high)}], high = "
+                            f"[{', '.join(map(str, high))}], interior = [{', '.join('0' for _ in high)}] "
+                            f": ({cur.type}, tensor<{el}>) -> {t}\nreturn %r : {t}", [cur])
+        pid = b.partition_id()
+        starts = []
+        for d in range(len(gshape)):
+            (o,) = b.emit(f"%c = stablehlo.convert %a0 : (tensor<i64>) -> tensor<ui32>\nreturn %c : tensor<ui32>",
+                          [b.offset(off[:, d], pid)])
+            starts.append(o)
+        names = ", ".join(f"%a{i + 1}" for i in range(len(starts)))
+        (out,) = b.emit(f"%r = stablehlo.dynamic_slice %a0, {names}, sizes = [{', '.join(map(str, local_out.shape))}] "
+                        f": ({cur.type}" + ", tensor<ui32>" * len(starts) + f") -> {local_out}\n"
+                        f"return %r : {local_out}", [cur, *starts])
+        return out
+
+    def _permute(self, b, cur, src, dst, src_mesh, mesh, gshape):
+        have = DeviceMesh(src_mesh).index_map(src, gshape)
+        want = DeviceMesh(mesh).index_map(dst, gshape)
+        pairs = []
+        for d, tile in want.items():
+            key = tuple((s.start, s.stop) for s in tile)
+            sources = [s for s, t in have.items() if tuple((x.start, x.stop) for x in t) == key]
+            pairs.append([d if d in sources else sources[0], d])
+        t = cur.type
+        (out,) = b.emit(f'%r = "stablehlo.collective_permute"(%a0) <{{channel_handle = {self._channel()}, '
+                        f"source_target_pairs = {_dense(np.array(pairs, np.int64), 'i64')}}}> "
+                        f": ({t}) -> {t}\nreturn %r : {t}", [cur])
+        return out
+
+    # -- manual computations -----------------------------------------------------------------------
+
+    def _inline_manual(self, func) -> None:
+        for op in [o for o in func.walk() if o.name == "sdy.manual_computation"]:
+            body = op.regions[0].blocks[0]
+            for a, v in zip(body.arguments, op.operands):
+                a.replace_all_uses_with(v)
+            ret = body.ops[-1]
+            for r, v in zip(op.results, ret.operands):
+                r.replace_all_uses_with(v)
+            ret.erase(drop_uses=True)
+            for inner in list(body.ops):
+                for nested in inner.walk():
+                    if nested.regions:  # its devices may take their own paths (spec §3.3)
+                        nested.attributes[MANUAL_BODY] = UnitAttr()
+                inner.detach()
+                inner.insert_before(op)
+            op.erase(drop_uses=True)
+
+

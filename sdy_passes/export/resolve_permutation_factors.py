@@ -1,0 +1,69 @@
+"""`sdy-resolve-permutation-factors`: Shardy's pass that makes sharded permutation factors
+(slices, pads, reverses, windows: dims whose elements move between devices) local
+(`export/resolve_permutation_factors.cc`).
+
+This version resolves every such factor by replication: an operand dim that a sharded
+permutation factor maps to is resharded to replicated before the op (an `sdy.reshard` that
+`sdy-reshard-to-collectives` turns into an all-gather), the op's result dim likewise is computed
+replicated and resharded back to its sharding after it (an all-slice). Numbers are those of the
+halo exchange Shardy does with `enable-halo-exchange=true`; the traffic is larger (not built yet:
+the halo exchange itself). Need-replication factors left sharded are replicated the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sharding import DimensionSharding
+
+from sdy_passes.common._value_shardings import get_sharding, set_sharding
+from sdy_passes.ir import Operation
+from sdy_passes.op_sharding_rules import create_op_sharding_rule
+from sdy_passes.pass_manager import FUNC, Pass
+
+__all__ = ["ResolvePermutationFactorsPass"]
+
+
+def _without(s, dims):
+    return replace(s, dim_shardings=tuple(DimensionSharding((), True) if d in dims else ds
+                                          for d, ds in enumerate(s.dim_shardings)))
+
+
+def _permutation_dims(mapping, factors) -> set:
+    return {d for d, fs in enumerate(mapping) if set(fs) & factors}
+
+
+class ResolvePermutationFactorsPass(Pass):
+    name = "sdy-resolve-permutation-factors"
+    summary = "Resolves sharded permutation factors (halo exchange or replication)."
+    anchor = FUNC
+    options = {"enable-halo-exchange": False}
+
+    def run(self, func) -> None:
+        for op in list(func.walk()):
+            if not op.results or op.name.startswith(("sdy.", "func.")):
+                continue
+            rule = create_op_sharding_rule(op)
+            # need-replication factors the export left sharded (a concatenate's dim after jaxlib's
+            # insert-explicit-reshards, spec execute.md §2.3 `roll`) are replicated alike
+            factors = set(rule.permutation_factors) | set(rule.need_replication_factors) if rule else set()
+            if not factors:
+                continue
+            for i, (value, mapping) in enumerate(zip(op.operands, rule.operand_mappings)):
+                s = get_sharding(value)
+                dims = _permutation_dims(mapping, factors)
+                if s is None or not any(s.dim_shardings[d].axes for d in dims):
+                    continue
+                new = Operation.create("sdy.reshard", [value], [value.type], properties={"sharding": _without(s, dims)},
+                                       location=op.location)
+                new.insert_before(op)
+                op.set_operand(i, new.result)
+            for r, mapping in zip(op.results, rule.result_mappings):
+                s = get_sharding(r)
+                dims = _permutation_dims(mapping, factors)
+                if s is None or not any(s.dim_shardings[d].axes for d in dims):
+                    continue
+                set_sharding(r, _without(s, dims))
+                back = Operation.create("sdy.reshard", [r], [r.type], properties={"sharding": s}, location=op.location)
+                back.insert_after(op)
+                r.replace_uses_where(back.result, lambda u: u.operation is not back)

@@ -1,0 +1,57 @@
+"""`interpreter.run_parallel` and the `check` ops of the StableHLO reference interpreter (what
+Shardy's executable global-to-local tests run, spec execute.md §10).
+
+`run_parallel` runs its programs on `len(programs[0])` partitions in lockstep (their
+collectives see every partition; partition ids 0..n-1); operands are dealt to the programs in
+order and results gathered in order. The programs must all be one function (a lockstep run);
+the `check` ops raise `ExecutionError` at the op when values differ.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sdy_passes.interpreter._core import fail, is_float
+
+
+def run_parallel(op, args, ctx):
+    programs = op.properties["programs"].elements
+    if len(programs) != 1:
+        fail(op, f"{len(programs)} replicas: only one replica (partitions in programs[0]) is supported")
+    names = [ref.root for ref in programs[0].elements]
+    if len(set(names)) != 1:
+        fail(op, f"programs {sorted(set(names))} differ: only one function on every partition is supported")
+    func = ctx.lookup_func(names[0], op)
+    n = len(names)
+    k = len(func.properties["function_type"].type.inputs)
+    if len(args) != n * k:
+        fail(op, f"{n} programs of {k} arguments need {n * k} operands, found {len(args)}")
+    per_device = [[args[p * k + i] for p in range(n)] for i in range(k)]
+    devices, device = ctx.devices, ctx.device
+    ctx.devices = tuple(range(n))
+    try:
+        results = ctx.call(func, per_device, op)
+    finally:
+        ctx.devices, ctx.device = devices, device
+    return [np.asarray(r[p]) for p in range(n) for r in results]
+
+
+def _differ(op, got, want, message):
+    fail(op, f"{message}: got {np.asarray(got).tolist()}, expected {np.asarray(want).tolist()}")
+
+
+def expect_eq(op, args, ctx):
+    got, want = args
+    if got.shape != want.shape or not np.array_equal(got, want, equal_nan=is_float(got.dtype)):
+        _differ(op, got, want, "values differ")
+    return ()
+
+
+def expect_almost_eq(op, args, ctx):
+    got, want = args
+    t = op.properties.get("tolerance")
+    tol = float(t.value) if t is not None else 1e-4
+    g, w = np.asarray(got, np.complex128 if got.dtype.kind == "c" else np.float64), np.asarray(want, np.float64 if want.dtype.kind != "c" else np.complex128)
+    if got.shape != want.shape or not np.all((np.abs(g - w) <= tol) | (np.isnan(g) & np.isnan(w))):
+        _differ(op, got, want, f"values differ by more than {tol}")
+    return ()
