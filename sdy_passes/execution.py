@@ -23,7 +23,7 @@ from sharding.cost import default_links
 from sdy_passes.attributes import RankedTensorType
 from sdy_passes.common._value_shardings import func_arg_sharding, func_result_sharding
 from sdy_passes.element_types import numpy_dtype
-from sdy_passes.errors import ExecutionError, UnsupportedOpError
+from sdy_passes.errors import ExecutionError
 from sdy_passes.interpreter._core import NUMERICS, Context, is_float, is_int
 from sdy_passes.ir import Module
 from sdy_passes.parser import parse_module
