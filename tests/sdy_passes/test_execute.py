@@ -8,13 +8,14 @@ import numpy as np
 import pytest
 
 import sdy_passes
-from sdy_passes.errors import ExecutionError, SdyError, UnsupportedOpError
+from sdy_passes.errors import ExecutionError, UnsupportedOpError
 from sdy_passes.execution import execute
 from sdy_passes.partition import partition
+from tests.conftest import needs_shared
 from tests.sdy_passes import execute_oracle
 
 ORACLE = execute_oracle.oracle_module()
-pytestmark = pytest.mark.skipif(ORACLE is None, reason="../shared/oracle not present")
+pytestmark = needs_shared(execute_oracle.ORACLE)
 
 # Programs we run and match JAX on every device; the others fail located (what is not built yet).
 PASSING = [

@@ -7,17 +7,17 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
 from sdy_passes import parse_module, print_module, run_passes
 from sdy_passes.errors import SdyError
 from sdy_passes.interpreter import interpret
+from tests.conftest import SHARED, needs_shared
 
-FOLDER = Path(__file__).resolve().parents[3] / "shared" / "sdy_cases_execute"
+FOLDER = SHARED / "sdy_cases_execute"
 MANIFEST = json.loads((FOLDER / "manifest.json").read_text()) if (FOLDER / "manifest.json").exists() else []
-pytestmark = pytest.mark.skipif(not MANIFEST, reason=f"{FOLDER} not present")
+pytestmark = needs_shared(FOLDER / "manifest.json")
 
 # Files whose checks pass; the others fail with a located package error (what is not built yet).
 PASSING = {
