@@ -35,6 +35,8 @@ class _Dask:
         except ImportError:
             raise ShardingError("lazy shards need dask: pip install 'layout-toolkit[dask]'") from None
         self.__dict__.update(modules)
+        if name not in modules:  # e.g. doctest's `__wrapped__` probe
+            raise AttributeError(name)
         return modules[name]
 
 

@@ -17,6 +17,7 @@ and pads a `sum` partial at a non-zero coordinate with the identity, so reshards
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 __all__ = ["bits", "identity", "pad_values", "reduce", "reduce_partials", "REDUCTIONS"]
@@ -35,8 +36,8 @@ def bits(a: np.ndarray) -> np.ndarray:
 def _is_float(dtype: np.dtype) -> bool:
     if dtype.kind in "fc":
         return True
-    try:  # ml_dtypes' floats (bf16, f8, f4...) have kind 'V' but a finfo
-        np.finfo(dtype)
+    try:  # ml_dtypes' floats (bf16, f8, f4...) have kind 'V' but a finfo (ml_dtypes' own before 0.7)
+        ml_dtypes.finfo(dtype)
     except (TypeError, ValueError):
         return False
     return True

@@ -89,7 +89,7 @@ def test_children_forked_during_a_first_use_finish(warm):
     assert out.returncode == 0, out.stderr[-3000:]
     summary = out.stdout.strip().splitlines()[-1]
     assert " hung=0 failed=0 " in summary, out.stdout + out.stderr[-3000:]
-    assert int(summary.split("during_first_use=")[1]) >= 2, summary  # forks landed during the use
+    assert int(summary.split("during_first_use=")[1]) >= 1, summary  # a fork landed during the use
 
 
 RUNTIME = ["__init__", "_backends", "_checks", "_dask", "_imports", "_moves", "_numpy", "_partials", "_placement",
