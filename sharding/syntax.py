@@ -417,9 +417,19 @@ class _Parser:
         self.expect("[")
         shardings: list[TensorSharding] = []
         if not self.optional("]"):
-            shardings = self.comma_list(self.tensor_sharding)
+            shardings = self.comma_list(self.per_value_element)
             self.expect("]")
         return TensorShardingPerValue(tuple(shardings))
+
+    def per_value_element(self) -> TensorSharding:
+        """A bare `<...>` or a whole `#sdy.sharding<...>` (MLIR's custom-attribute fallback)."""
+        if self.kind != "hash":
+            return self.tensor_sharding()
+        start = self.start
+        value = self.attribute()
+        if not isinstance(value, TensorSharding):
+            raise self.error("invalid kind of attribute specified", start)
+        return value
 
     def manual_axes(self) -> ManualAxes:
         self.expect("{")

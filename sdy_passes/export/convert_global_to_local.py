@@ -265,6 +265,8 @@ class ConvertGlobalToLocalPass(Pass):
             return self._iota(op, old[0])
         if name == "sdy.constant" or name == "stablehlo.constant":
             return self._constant(op, old[0])
+        if name == "stablehlo.pad":
+            return self._pad(op, old[0])
         return self._pass_through(op, old)
 
     # -- padding (§5.4) -----------------------------------------------------------------------------
@@ -455,6 +457,62 @@ class ConvertGlobalToLocalPass(Pass):
                             f"%r = stablehlo.select %kb, %a1, %zb : {mrt}, {rt}\nreturn %r : {rt}", [keep, op.result])
         self._replaced(op.result, out, self._sharding(op.result))
         op.result.replace_uses_where(out, lambda u: u.operation is not out.owner)
+
+    def _pad(self, op, global_type) -> None:
+        """A pad whose sharded dims keep each device's data inside its own output tile (Shardy's
+        `StablehloPadOpPattern`): a local pad when every device's data starts at the same local
+        offset, else a pad wide enough for every device's offset and a `dynamic_slice` of the
+        device's window. Data that lands in another device's tile needs a halo exchange (the
+        partition pipeline replicates such dims first)."""
+        x = op.operands[0]
+        sin, sout = self._sharding(x), self._sharding(op.result)
+        gin = self.globals.get(x, x.type).shape
+        mesh = _mesh_of(sin or sout, self.meshes)
+        in_off = dim_offsets(mesh, sin, gin) if sin is not None else None
+        out_off = dim_offsets(mesh, sout, global_type.shape) if sout is not None else None
+        devices = len(in_off) if in_off is not None else len(out_off)
+        low = op.properties["edge_padding_low"].values
+        interior = op.properties["interior_padding"].values
+        local_in, local_out = x.type.shape, op.result.type.shape
+        offsets = np.zeros((devices, len(gin)), np.int64)
+        for d in range(len(gin)):
+            step = interior[d] + 1
+            for dev in range(devices):
+                i0 = int(in_off[dev, d]) if in_off is not None else 0
+                o0 = int(out_off[dev, d]) if out_off is not None else 0
+                offsets[dev, d] = i0 * step + low[d] - o0
+                # the global input elements that land in this device's output tile
+                first = max(0, -((low[d] - o0) // step))
+                last = min(gin[d] - 1, (o0 + local_out[d] - 1 - low[d]) // step)
+                if first <= last and not (i0 <= first and last < i0 + local_in[d]):
+                    raise UnsupportedOpError(f"{op.name}: dim {d}: device {dev}'s output tile needs input "
+                                             f"elements {first}..{last} that device holds "
+                                             f"{i0}..{i0 + local_in[d] - 1} of (a halo exchange)", op.location)
+        t, el = op.result.type, x.type.element_type
+        expanded = [(n - 1) * (interior[d] + 1) + 1 if n else 0 for d, n in enumerate(local_in)]
+        b = _Builder(op)
+        if (offsets == offsets[0]).all():
+            lo = offsets[0]
+            hi = [int(local_out[d] - expanded[d] - lo[d]) for d in range(len(gin))]
+            (out,) = b.emit(f"%r = stablehlo.pad %a0, %a1, low = {list(map(int, lo))}, high = {hi}, interior = "
+                            f"{list(interior)} : ({x.type}, {op.operands[1].type}) -> {t}\nreturn %r : {t}",
+                            list(op.operands))
+        else:
+            klo = np.maximum(0, offsets.max(axis=0))
+            khi = np.maximum(0, np.array(local_out) - offsets.min(axis=0) - np.array(expanded))
+            wide = RankedTensorType(tuple(int(a + e + c) for a, e, c in zip(klo, expanded, khi)), el)
+            (padded,) = b.emit(f"%r = stablehlo.pad %a0, %a1, low = {klo.tolist()}, high = {khi.tolist()}, "
+                               f"interior = {list(interior)} : ({x.type}, {op.operands[1].type}) -> {wide}\n"
+                               f"return %r : {wide}", list(op.operands))
+            pid = b.partition_id()
+            starts = [b.emit("%c = stablehlo.convert %a0 : (tensor<i64>) -> tensor<ui32>\nreturn %c : tensor<ui32>",
+                             [b.offset(klo[d] - offsets[:, d], pid)])[0] for d in range(len(gin))]
+            names = ", ".join(f"%a{i + 1}" for i in range(len(starts)))
+            (out,) = b.emit(f"%r = stablehlo.dynamic_slice %a0, {names}, sizes = {list(local_out)} : ({wide}"
+                            + ", tensor<ui32>" * len(starts) + f") -> {t}\nreturn %r : {t}", [padded, *starts])
+        self._replaced(op.result, out, sout)
+        op.result.replace_all_uses_with(out)
+        op.erase(drop_uses=True)
 
     def _reduced_sharded(self, op) -> bool:
         dims = op.properties["dimensions"].values
