@@ -138,6 +138,44 @@ def _dense(values: np.ndarray, dtype: str) -> str:
     return f"dense<{np.asarray(values).tolist()}> : tensor<{'x'.join(map(str, values.shape))}x{dtype}>"
 
 
+def _binary_body(op) -> str:
+    """The one binary op (`add`, `max`, ...) a reduce's or scatter's body applies."""
+    body = op.regions[0].blocks[0]
+    inner = body.ops[0] if len(body.ops) == 2 else None
+    if inner is None or len(inner.operands) != 2 or not inner.name.startswith("stablehlo.") \
+            or list(inner.operands) != list(body.arguments):
+        raise UnsupportedOpError(f"{op.name}: its body is not one binary op of its arguments, so its partial "
+                                 "results have no known combination", op.location)
+    return inner.name.split(".", 1)[1]
+
+
+_INF = {"f64": ("0xFFF0000000000000", "0x7FF0000000000000"), "f32": ("0xFF800000", "0x7F800000"),
+        "f16": ("0xFC00", "0x7C00"), "bf16": ("0xFF80", "0x7F80")}
+"""-inf and +inf as MLIR writes them (bits)."""
+
+
+def _identity(kind: str, el, op) -> str:
+    """The identity of the combination `kind` on `el` (what a non-leading partial starts from)."""
+    name = str(el)
+    if name == "i1":
+        table = {"add": "false", "or": "false", "xor": "false", "and": "true", "multiply": "true",
+                 "maximum": "false", "minimum": "true"}
+    elif name.startswith("complex"):
+        table = {"add": "(0.0, 0.0)", "multiply": "(1.0, 0.0)"}
+    elif not isinstance(el, IntegerType):
+        table = {"add": "0.0", "multiply": "1.0"}
+        if name in _INF:
+            table.update(maximum=_INF[name][0], minimum=_INF[name][1])
+    else:
+        width, unsigned = el.width, el.signedness == "u"
+        table = {"add": "0", "or": "0", "xor": "0", "and": str((1 << width) - 1 if unsigned else -1), "multiply": "1",
+                 "maximum": "0" if unsigned else str(-(1 << (width - 1))),
+                 "minimum": str((1 << width) - 1 if unsigned else (1 << (width - 1)) - 1)}
+    if kind not in table:
+        raise UnsupportedOpError(f"{op.name}: no identity for a `{kind}` combination of {name} partials", op.location)
+    return table[kind]
+
+
 class _Builder:
     """Makes ops from MLIR text in front of an anchor op (the text's `%a<i>` are the operands)."""
 
@@ -324,17 +362,30 @@ class ConvertGlobalToLocalPass(Pass):
                                          f"return %z : tensor<{el}>")
                 op.set_operand(i, self._masked(op, x, uneven, z))
 
+    def _global_rule(self, op):
+        """The op's sharding rule on its global shapes (local size-1 dims would lose factors)."""
+        values = [*op.operands, *op.results]
+        local = [v.type for v in values]
+        for v in values:
+            v.type = self.globals.get(v, v.type)
+        try:
+            return create_op_sharding_rule(op)
+        finally:
+            for v, t in zip(values, local):
+                v.type = t
+
     def _pass_through(self, op, old) -> None:
         """An op whose sharded dims all map to pass-through factors of its sharding rule runs
         locally; attributes sized along those dims (slice limits, slice sizes) take the local
         size, which the full explicit reshards make the whole dim."""
-        rule = create_op_sharding_rule(op)
+        rule = self._global_rule(op)
         if rule is None:
             raise UnsupportedOpError(f"{op.name}: no sharding rule, so no local form for its sharded operands",
                                      op.location)
         special = set(rule.permutation_factors) | set(rule.need_replication_factors)
-        if op.name not in ("stablehlo.convolution", "stablehlo.gather"):
-            # a convolution's sharded contraction and a gather's sharded collapsed dim leave partials (§5.2)
+        if op.name not in ("stablehlo.convolution", "stablehlo.gather", "stablehlo.scatter"):
+            # a convolution's sharded contraction, a gather's sharded collapsed dim and a scatter's
+            # sharded implicit batch dim leave partials (§5.2)
             special |= set(rule.reduction_factors)
         values = [*op.operands, *op.results]
         for v, mapping in zip(values, [*rule.operand_mappings, *rule.result_mappings]):
@@ -594,6 +645,7 @@ class ConvertGlobalToLocalPass(Pass):
         dn = op.properties["scatter_dimension_numbers"]
         n = len(op.results)
         operand, indices = op.operands[0], op.operands[n]
+        self._scatter_leader(op, n)
         s = self._sharding(operand)
         if s is None:
             return
@@ -628,6 +680,46 @@ class ConvertGlobalToLocalPass(Pass):
                         f"%b = stablehlo.broadcast_in_dim %c, dims = {dims} : ({vec}) -> {it}\n"
                         f"%d = stablehlo.subtract %a1, %b : {it}\nreturn %d : {it}", [pid, indices])
         op.set_operand(n, new)
+
+    def _scatter_leader(self, op, n) -> None:
+        """Updates sharded on an implicit batch dim (axes the operand is not sharded on) scatter
+        into every device's copy of the operand, and the following all-reduce sums the copies:
+        only the first device along those axes keeps the operand, the others start from the
+        update computation's identity (Shardy's leader mask)."""
+        dn = op.properties["scatter_dimension_numbers"]
+        us = self._sharding(op.operands[2 * n])
+        if us is None:
+            return
+        os_ = self._sharding(op.operands[0])
+        used = {ref for ds in os_.dim_shardings for ref in ds.axes} if os_ is not None else set()
+        axes = [ref for d, ds in enumerate(us.dim_shardings) if d not in dn.update_window_dims
+                for ref in ds.axes if ref not in used]
+        if not axes:
+            return
+        mesh = _mesh_of(us, self.meshes)
+        leader = np.zeros(len(mesh.devices), np.int64)
+        for d, coords in _device_coords(mesh).items():
+            leader[d] = all(_sub_coordinate(ref, coords, mesh)[0] == 0 for ref in axes)
+        kind = _binary_body(op)
+        b = _Builder(op)
+        pid = b.partition_id()
+        (lead,) = b.emit(f"%w = stablehlo.constant {_dense(leader, 'i64')}\n"
+                         f"%s = stablehlo.dynamic_slice %w, %a0, sizes = [1] : (tensor<{len(leader)}xi64>, "
+                         "tensor<ui32>) -> tensor<1xi64>\n"
+                         "%r = stablehlo.reshape %s : (tensor<1xi64>) -> tensor<i64>\n"
+                         "%one = stablehlo.constant dense<1> : tensor<i64>\n"
+                         "%l = stablehlo.compare EQ, %r, %one, SIGNED : (tensor<i64>, tensor<i64>) -> tensor<i1>\n"
+                         "return %l : tensor<i1>", [pid])
+        for i in range(n):
+            x = op.operands[i]
+            t, el = x.type, x.type.element_type
+            mt = RankedTensorType(t.shape, _I1)
+            (new,) = b.emit(f"%i = stablehlo.constant dense<{_identity(kind, el, op)}> : tensor<{el}>\n"
+                            f"%ib = stablehlo.broadcast_in_dim %i, dims = [] : (tensor<{el}>) -> {t}\n"
+                            f"%lb = stablehlo.broadcast_in_dim %a1, dims = [] : (tensor<i1>) -> {mt}\n"
+                            f"%r = stablehlo.select %lb, %a0, %ib : {mt}, {t}\nreturn %r : {t}", [x, lead])
+            self._replaced(x, new, self._sharding(x))
+            op.set_operand(i, new)
 
     # -- collectives -----------------------------------------------------------------------------
 
@@ -742,13 +834,8 @@ class ConvertGlobalToLocalPass(Pass):
     def _reducer(self, x, el) -> str:
         """The reduction body of an all-reduce of `x` (§5.5): the producing reduce's, else add."""
         kind = "add"
-        if isinstance(x, OpResult) and x.owner.name == "stablehlo.reduce":
-            body = x.owner.regions[0].blocks[0]
-            inner = body.ops[0] if len(body.ops) == 2 else None
-            if inner is None or len(inner.operands) != 2 or not inner.name.startswith("stablehlo."):
-                raise UnsupportedOpError("sdy.all_reduce: the partial value's reduce body is not one binary op",
-                                         x.owner.location)
-            kind = inner.name.split(".", 1)[1]
+        if isinstance(x, OpResult) and x.owner.name in ("stablehlo.reduce", "stablehlo.scatter"):
+            kind = _binary_body(x.owner)
         if el.__str__() == "i1" and kind == "add":
             kind = "or"
         t = f"tensor<{el}>"

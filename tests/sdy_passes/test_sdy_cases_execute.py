@@ -30,6 +30,9 @@ PASSING = {
     "stablehlo_gather_shard_reduction_dim_is_collapsed.mlir",
     "stablehlo_gather_shard_reduction_dim_is_collapsed_not_in_start_index_map.mlir",
     "stablehlo_iota.mlir", "stablehlo_pad_non_sharded.mlir", "stablehlo_reduce_scatter.mlir",
+    "stablehlo_convolution_shard_batch_group.mlir", "stablehlo_gather_shard_two_reduction_dims.mlir",
+    "stablehlo_pad_sharded_non_uniform.mlir", "stablehlo_pad_sharded_uniform.mlir",
+    "stablehlo_scatter_shard_implicit_dim.mlir",
     "stablehlo_reduce_window.mlir", "stablehlo_scatter_shard_indexed_inserted_dim.mlir",
     "stablehlo_select_and_scatter.mlir", "stablehlo_sort.mlir",
 }
