@@ -202,6 +202,9 @@ class Context:
     """The device (partition id) an op runs on; 0 outside manual computations."""
     devices: tuple[int, ...] | None = None
     """Inside a manual computation: the device ids the lockstep run covers (in order)."""
+    num_partitions: int | None = None
+    """Inside `interpreter.run_parallel`: partitions per replica (position i of `devices` is
+    replica i // n, partition i % n); None: every device is a partition of replica 0."""
     mesh_device_ids: tuple[int, ...] = ()
     partitioned: bool = False
     """A partitioned run (`sdy_passes.execute`): devices must agree on control flow."""

@@ -16,6 +16,7 @@ import numpy as np
 from sdy_passes.errors import UnsupportedOpError
 from sdy_passes.interpreter._core import fail, region_fn, spmd
 from sdy_passes.interpreter.movement import int_attr
+from sdy_passes.interpreter.parallel import process_groups
 
 
 def _mesh(ctx, sharding, op):
@@ -103,6 +104,8 @@ def _groups(op, ctx, attr="replica_groups"):
     a = op.properties.get(attr)
     where = {d: i for i, d in enumerate(ctx.devices)}
     groups = a.to_numpy() if a is not None else np.zeros((0, 0), np.int64)
+    if ctx.num_partitions is not None:  # replicas and partitions of `run_parallel`
+        groups = process_groups(op, ctx, groups)
     if groups.size == 0:
         return [list(range(len(ctx.devices)))]
     out = []
@@ -190,7 +193,10 @@ def collective_permute(op, args, ctx):
     if ctx.devices is None:
         _groups(op, ctx)
     where = {d: i for i, d in enumerate(ctx.devices)}
-    pairs = op.properties["source_target_pairs"].to_numpy().reshape(-1, 2).tolist()
+    pairs = op.properties["source_target_pairs"].to_numpy().reshape(-1, 2)
+    if ctx.num_partitions is not None:
+        pairs = process_groups(op, ctx, pairs)
+    pairs = pairs.tolist()
     (a,) = args
     out = [np.zeros_like(x) for x in a]  # a device no pair targets gets zeros (spec)
     for s, t in pairs:
@@ -212,8 +218,10 @@ def collective_broadcast(op, args, ctx):
 
 
 def partition_id(op, args, ctx):
-    return (np.array(ctx.device, np.uint32),)
+    n = ctx.num_partitions
+    return (np.array(ctx.device if n is None else ctx.device % n, np.uint32),)
 
 
 def replica_id(op, args, ctx):
-    return (np.array(0, np.uint32),)
+    n = ctx.num_partitions
+    return (np.array(0 if n is None else ctx.device // n, np.uint32),)

@@ -1,13 +1,16 @@
 """`interpreter.run_parallel` and the `check` ops of the StableHLO reference interpreter (what
 Shardy's executable global-to-local tests run, spec execute.md §10).
 
-`run_parallel` runs its programs on `len(programs[0])` partitions in lockstep (their
-collectives see every partition; partition ids 0..n-1); operands are dealt to the programs in
-order and results gathered in order. The programs must all be one function (a lockstep run);
+`run_parallel` runs its programs on `len(programs)` replicas of `len(programs[0])` partitions
+in lockstep (process `i` of the flattened list is replica `i // partitions`, partition
+`i % partitions`; collectives form StableHLO's process groups from their mode); operands are
+dealt to the programs in order and results gathered in order. The programs must all be one function (a lockstep run);
 the `check` ops raise `ExecutionError` at the op when values differ.
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -16,24 +19,58 @@ from sdy_passes.interpreter._core import fail, is_float
 
 def run_parallel(op, args, ctx):
     programs = op.properties["programs"].elements
-    if len(programs) != 1:
-        fail(op, f"{len(programs)} replicas: only one replica (partitions in programs[0]) is supported")
-    names = [ref.root for ref in programs[0].elements]
+    rows = [[ref.root for ref in replica.elements] for replica in programs]
+    if not rows or len({len(r) for r in rows}) != 1 or not rows[0]:
+        fail(op, f"programs {rows}: every replica needs the same number (at least one) of partitions")
+    names = [name for row in rows for name in row]
     if len(set(names)) != 1:
-        fail(op, f"programs {sorted(set(names))} differ: only one function on every partition is supported")
+        fail(op, f"programs {sorted(set(names))} differ: only one function on every process is supported")
     func = ctx.lookup_func(names[0], op)
     n = len(names)
     k = len(func.properties["function_type"].type.inputs)
     if len(args) != n * k:
         fail(op, f"{n} programs of {k} arguments need {n * k} operands, found {len(args)}")
     per_device = [[args[p * k + i] for p in range(n)] for i in range(k)]
-    devices, device = ctx.devices, ctx.device
-    ctx.devices = tuple(range(n))
+    saved = ctx.devices, ctx.device, ctx.num_partitions
+    ctx.devices, ctx.num_partitions = tuple(range(n)), len(rows[0])
     try:
         results = ctx.call(func, per_device, op)
     finally:
-        ctx.devices, ctx.device = devices, device
+        ctx.devices, ctx.device, ctx.num_partitions = saved
     return [np.asarray(r[p]) for p in range(n) for r in results]
+
+
+_PER_PARTITION_GROUPS = frozenset({"stablehlo.all_to_all", "stablehlo.collective_permute",
+                                   "stablehlo.collective_broadcast"})
+"""Collectives whose groups (or pairs) are partition ids when they have a channel (StableHLO's
+`cross_partition`), replica ids without one (`cross_replica`)."""
+
+
+def process_groups(op, ctx, groups: np.ndarray) -> np.ndarray:
+    """StableHLO's process groups (spec "Collective ops") of `groups` as flattened ids
+    (`replica * num_partitions + partition`) over `run_parallel`'s replicas and partitions.
+    Empty groups mean one group of every replica (or partition)."""
+    p = ctx.num_partitions
+    r = len(ctx.devices) // p
+    handle = op.properties.get("channel_handle")
+    match = re.search(r"handle\s*=\s*(-?\d+)", str(getattr(handle, "text", ""))) if handle is not None else None
+    channel = match is not None and int(match.group(1)) > 0
+    if op.properties.get("use_global_device_ids") is not None:
+        return groups  # flattened_ids
+    members = p if channel and op.name in _PER_PARTITION_GROUPS else r
+    if groups.size == 0:
+        groups = np.arange(members)[None, :]
+    if np.any(groups >= members):
+        fail(op, f"groups {groups.tolist()} name ids outside the {members} "
+             f"{'partitions' if members == p and channel else 'replicas'}")
+    if op.name in _PER_PARTITION_GROUPS:
+        if channel:  # cross_partition
+            return np.concatenate([np.where(groups >= 0, rep * p + groups, -1) for rep in range(r)])
+        return np.concatenate([np.where(groups >= 0, groups * p + part, -1) for part in range(p)])  # cross_replica
+    if channel:  # cross_replica_and_partition
+        return np.stack([np.array([rep * p + part for part in range(p) for rep in g if rep >= 0])
+                         for g in groups.tolist()])
+    return np.stack([np.where(g >= 0, g * p + part, -1) for g in groups for part in range(p)])  # cross_replica
 
 
 def _differ(op, got, want, message):

@@ -8,38 +8,19 @@ from __future__ import annotations
 import json
 import re
 
+import numpy as np
 import pytest
 
 from sdy_passes import parse_module, print_module, run_passes
 from sdy_passes.errors import SdyError
 from sdy_passes.interpreter import interpret
 from tests.conftest import SHARED, needs_shared
+from tests.jaxlib_child import cached, run_child
+from tests.sdy_passes.execute_oracle import oracle_module
 
 FOLDER = SHARED / "sdy_cases_execute"
 MANIFEST = json.loads((FOLDER / "manifest.json").read_text()) if (FOLDER / "manifest.json").exists() else []
 pytestmark = needs_shared(FOLDER / "manifest.json")
-
-# Files whose checks pass; the others fail with a located package error (what is not built yet).
-PASSING = {
-    "sdy_all_gather.mlir", "sdy_all_reduce.mlir", "sdy_all_slice.mlir", "sdy_all_to_all.mlir",
-    "sdy_collective_permute_with_self_loops.mlir", "sdy_collective_permute_without_self_loops.mlir",
-    "sdy_constant.mlir", "sdy_reduce_scatter.mlir", "stablehlo_all_gather.mlir", "stablehlo_all_reduce.mlir",
-    "stablehlo_all_to_all.mlir", "stablehlo_collective_permute.mlir", "stablehlo_concatenate.mlir",
-    "stablehlo_convolution_shard_batch.mlir", "stablehlo_convolution_shard_contracting_dim.mlir",
-    "stablehlo_convolution_shard_feature_group.mlir", "stablehlo_dot_general.mlir", "stablehlo_fft.mlir",
-    "stablehlo_gather_shard_reduction_dim_is_collapsed.mlir",
-    "stablehlo_gather_shard_reduction_dim_is_collapsed_not_in_start_index_map.mlir",
-    "stablehlo_iota.mlir", "stablehlo_pad_non_sharded.mlir", "stablehlo_reduce_scatter.mlir",
-    "stablehlo_convolution_shard_batch_group.mlir", "stablehlo_gather_shard_two_reduction_dims.mlir",
-    "stablehlo_pad_sharded_non_uniform.mlir", "stablehlo_pad_sharded_uniform.mlir",
-    "stablehlo_scatter_shard_implicit_dim.mlir",
-    "stablehlo_reduce_window.mlir", "stablehlo_scatter_shard_indexed_inserted_dim.mlir",
-    "stablehlo_select_and_scatter.mlir", "stablehlo_sort.mlir",
-}
-# Not yet: gather on two sharded collapsed dims with a batching dim (1 file), pad on a sharded dim (2), scatter on an implicit
-# sharded dim, run_parallel over 2 replicas (slice), and the parser's nested `#sdy.sharding` inside
-# `#sdy.sharding_per_value` (convolution_shard_batch_group): each fails with a located package error.
-
 
 def _parts(text: str) -> tuple[str, str]:
     _, rest = text.split("//--- part1.mlir", 1)
@@ -64,7 +45,6 @@ def _combined(name: str):
         extra.append(run_passes(parse_module(part1), "sdy-convert-global-to-local"))
         if "@parallel_" in part1 and "@sequential_" not in part1:
             extra.append(parse_module(part1.replace("parallel_", "sequential_")))
-    meshes = set()
     for m in extra[1:]:  # a mesh defined twice: keep the first
         for op in list(m.ops):
             if op.name == "sdy.mesh":
@@ -74,12 +54,7 @@ def _combined(name: str):
 
 @pytest.mark.parametrize("record", MANIFEST, ids=[r["file"] for r in MANIFEST])
 def test_shardy_executable_case(record):
-    name = record["file"]
-    if name not in PASSING:
-        with pytest.raises(SdyError):
-            interpret(_combined(name), func="main")
-        return
-    assert interpret(_combined(name), func="main") == ()
+    assert interpret(_combined(record["file"]), func="main") == ()
 
 
 def test_a_failing_check_is_reported():
@@ -87,3 +62,70 @@ def test_a_failing_check_is_reported():
     text = re.sub(r"dense<1111>", "dense<1112>", print_module(module))
     with pytest.raises(SdyError, match="values differ"):
         interpret(text, func="main")
+
+
+# Every collective mode of StableHLO's process groups over 2 replicas x 2 partitions
+# (cross_replica, cross_replica_and_partition, flattened_ids, cross_partition), replica_id and
+# partition_id, as `run_parallel` runs them.
+_PROCESS_GROUPS = """
+func.func @prog(%x: tensor<2xi32>) -> (TYPES) {
+  %a = "stablehlo.all_reduce"(%x) <{replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}> ({
+  ^bb0(%p: tensor<i32>, %q: tensor<i32>):
+    %s = stablehlo.add %p, %q : tensor<i32>
+    stablehlo.return %s : tensor<i32>
+  }) : (tensor<2xi32>) -> tensor<2xi32>
+  %g = "stablehlo.all_gather"(%x) <{all_gather_dim = 0 : i64, channel_handle = #stablehlo.channel_handle<handle = 1,
+    type = 1>, replica_groups = dense<[[0], [1]]> : tensor<2x1xi64>}> : (tensor<2xi32>) -> tensor<4xi32>
+  %f = "stablehlo.all_reduce"(%x) <{channel_handle = #stablehlo.channel_handle<handle = 2, type = 1>,
+    replica_groups = dense<[[0, 3], [1, 2]]> : tensor<2x2xi64>, use_global_device_ids}> ({
+  ^bb0(%p: tensor<i32>, %q: tensor<i32>):
+    %s = stablehlo.maximum %p, %q : tensor<i32>
+    stablehlo.return %s : tensor<i32>
+  }) : (tensor<2xi32>) -> tensor<2xi32>
+  %cp = "stablehlo.collective_permute"(%x) <{channel_handle = #stablehlo.channel_handle<handle = 3, type = 1>,
+    source_target_pairs = dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>}> : (tensor<2xi32>) -> tensor<2xi32>
+  %cr = "stablehlo.collective_permute"(%x) <{source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>}>
+    : (tensor<2xi32>) -> tensor<2xi32>
+  %t = "stablehlo.all_to_all"(%x) <{concat_dimension = 0 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>,
+    split_count = 2 : i64, split_dimension = 0 : i64}> : (tensor<2xi32>) -> tensor<2xi32>
+  %tp = "stablehlo.all_to_all"(%x) <{channel_handle = #stablehlo.channel_handle<handle = 4, type = 1>,
+    concat_dimension = 0 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, split_count = 2 : i64,
+    split_dimension = 0 : i64}> : (tensor<2xi32>) -> tensor<2xi32>
+  %r = stablehlo.replica_id : tensor<ui32>
+  %pi = stablehlo.partition_id : tensor<ui32>
+  return %a, %g, %f, %cp, %cr, %t, %tp, %r, %pi : TYPES
+}
+"""
+_TYPES = ["tensor<2xi32>", "tensor<4xi32>"] + ["tensor<2xi32>"] * 5 + ["tensor<ui32>"] * 2
+
+
+def _process_groups_module() -> str:
+    types = ", ".join(_TYPES * 4)
+    args = "".join(f"  %x{i} = stablehlo.constant dense<[{10 ** i}, {2 * 10 ** i}]> : tensor<2xi32>\n" for i in range(4))
+    results = ", ".join(f"%r#{i}" for i in range(4 * len(_TYPES)))
+    return (_PROCESS_GROUPS.replace("TYPES", ", ".join(_TYPES)) + f"func.func @main() -> ({types}) {{\n{args}"
+            f'  %r:{4 * len(_TYPES)} = "interpreter.run_parallel"(%x0, %x1, %x2, %x3) {{programs = [[@prog, @prog], '
+            f"[@prog, @prog]]}} : ({', '.join(['tensor<2xi32>'] * 4)}) -> ({types})\n  return {results} : {types}\n}}\n")
+
+
+_EVAL = """
+import numpy as np
+from jax._src.interpreters import mlir as jax_mlir
+from jax._src.lib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo
+ctx = jax_mlir.make_ir_context()
+ctx.enable_multithreading(False)
+stablehlo.register_interpreter_dialect(ctx)
+with ctx, ir.Location.unknown():
+    m = ir.Module.parse(PAYLOAD["text"])
+    RESULT = [np.array(r).tolist() for r in stablehlo.eval_module(m, [])]
+"""
+
+
+def test_run_parallel_process_groups_match_jaxlib():
+    """Replicas and partitions: every collective mode gives the reference interpreter's values."""
+    text = _process_groups_module()
+    env = oracle_module()._interpreter_env(4)  # the oracle's thread shim on small hosts
+    want = cached([_EVAL, text], lambda: run_child(_EVAL, {"text": text}, env=env))
+    got = interpret(text, func="main")
+    assert [np.asarray(g).tolist() for g in got] == want
