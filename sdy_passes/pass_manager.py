@@ -168,6 +168,7 @@ PASSES: dict[str, str | type[Pass]] = {
     "sdy-resolve-permutation-factors":
         "sdy_passes.export.resolve_permutation_factors:ResolvePermutationFactorsPass",
     "sdy-convert-global-to-local": "sdy_passes.export.convert_global_to_local:ConvertGlobalToLocalPass",
+    "sdy-drop-sharding-and-mesh": "sdy_passes.export.drop_sharding_and_mesh:DropShardingAndMeshPass",
     "sdy-remove-propagation-debug-info":
         "sdy_passes.export.remove_propagation_debug_info:RemovePropagationDebugInfoPass",
 }

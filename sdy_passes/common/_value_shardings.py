@@ -188,6 +188,20 @@ def set_func_attr(func: Operation, key: str, index: int, count: int, name: str, 
     func.properties[key] = ArrayAttr(tuple(entries))
 
 
+def remove_func_attr(func: Operation, key: str, index: int, name: str) -> None:
+    """Remove attribute `name` from `arg_attrs`/`res_attrs` entry `index`; the list goes when
+    every entry is empty (MLIR's `removeArgAttr`/`removeResultAttr`)."""
+    attrs = func.properties.get(key)
+    if not isinstance(attrs, ArrayAttr) or index >= len(attrs) or name not in attrs[index]:
+        return
+    entries = list(attrs.elements)
+    entries[index] = DictionaryAttr.from_dict({k: v for k, v in entries[index].as_dict().items() if k != name})
+    if all(len(e) == 0 for e in entries):
+        del func.properties[key]
+    else:
+        func.properties[key] = ArrayAttr(tuple(entries))
+
+
 def edge_owner_sharding(op: Operation, owner: Value) -> TensorSharding | None:
     """`ShardableDataFlowOpInterface::getEdgeOwnerSharding`."""
     if isinstance(owner, BlockArgument):

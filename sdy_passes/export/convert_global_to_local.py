@@ -744,24 +744,26 @@ class ConvertGlobalToLocalPass(Pass):
         cur = x
         el = local_out.element_type
         if op.name == "sdy.all_gather":
-            for d, axes in enumerate(op.properties["gathering_axes"].lists):
-                if not axes:
-                    continue
-                g = replica_groups(mesh, axes)
-                shape = list(cur.type.shape)
-                shape[d] *= g.shape[1]
-                t = RankedTensorType(tuple(shape), el)
-                (cur,) = b.emit(f'%r = "stablehlo.all_gather"(%a0) <{{all_gather_dim = {d} : i64, channel_handle = '
-                                f'{self._channel()}, replica_groups = {_dense(g, "i64")}, use_global_device_ids}}> '
-                                f": ({cur.type}) -> {t}\nreturn %r : {t}", [cur])
-                if shape[d] != local_out.shape[d]:  # padded tiles: the data is the first D elements
-                    if out_sharding.dim_shardings[d].axes:
+            gathering = [(d, list(axes)) for d, axes in enumerate(op.properties["gathering_axes"].lists) if axes]
+            if len(gathering) > 1 and not self.options["per-dim-all-gather"]:
+                cur = self._all_gather_combined(b, cur, gathering, mesh)
+            else:  # one all-gather per dim, the last dim first (Shardy's order)
+                for d, axes in reversed(gathering):
+                    g = replica_groups(mesh, axes)
+                    shape = list(cur.type.shape)
+                    shape[d] *= g.shape[1]
+                    t = RankedTensorType(tuple(shape), el)
+                    (cur,) = b.emit(f'%r = "stablehlo.all_gather"(%a0) <{{all_gather_dim = {d} : i64, channel_handle = '
+                                    f'{self._channel()}, replica_groups = {_dense(g, "i64")}, use_global_device_ids}}> '
+                                    f": ({cur.type}) -> {t}\nreturn %r : {t}", [cur])
+            shape = list(cur.type.shape)
+            if shape != list(local_out.shape):  # padded tiles: the data is the first D elements
+                for d, _ in gathering:
+                    if shape[d] != local_out.shape[d] and out_sharding.dim_shardings[d].axes:
                         raise UnsupportedOpError(f"{op.name}: a partial all-gather of an uneven dim {d} is not "
                                                  "built yet", op.location)
-                    shape[d] = local_out.shape[d]
-                    t2 = RankedTensorType(tuple(shape), el)
-                    (cur,) = b.emit(f"%r = stablehlo.slice %a0 [" + ", ".join(f"0:{k}" for k in shape)
-                                    + f"] : ({t}) -> {t2}\nreturn %r : {t2}", [cur])
+                (cur,) = b.emit(f"%r = stablehlo.slice %a0 [" + ", ".join(f"0:{k}" for k in local_out.shape)
+                                + f"] : ({cur.type}) -> {local_out}\nreturn %r : {local_out}", [cur])
         elif op.name == "sdy.all_to_all":
             for p in op.properties["params"].params:
                 g = replica_groups(mesh, p.axes)
@@ -784,21 +786,86 @@ class ConvertGlobalToLocalPass(Pass):
             if axes and op.name == "sdy.all_reduce" and isinstance(x, OpResult) \
                     and x.owner.name == "stablehlo.reduce" and len(x.owner.results) > 1:
                 return self._variadic_all_reduce(op, x.owner, axes, mesh, b)
-            if axes:
+            scattering = [(d, list(a)) for d, a in enumerate(op.properties["reduce_scatter_axes"].lists) if a] \
+                if op.name == "sdy.reduce_scatter" else []
+            sizes = {d: replica_groups(mesh, a).shape[1] for d, a in scattering}
+            even = all(cur.type.shape[d] == local_out.shape[d] * sizes.get(d, 1) for d in range(len(gshape)))
+            if even and (len(scattering) == 1 or (scattering and self.options["combine-multi-dimension-reduce-scatter"])):
+                cur = self._reduce_scatter(b, cur, x, scattering, sizes, mesh, local_out)
+            elif axes:
                 g = replica_groups(mesh, axes)
                 body = self._reducer(x, el)
                 t = cur.type
                 (cur,) = b.emit(f'%r = "stablehlo.all_reduce"(%a0) <{{channel_handle = {self._channel()}, '
                                 f"replica_groups = {_dense(g, 'i64')}, use_global_device_ids}}> ({{\n{body}\n}}) "
                                 f": ({t}) -> {t}\nreturn %r : {t}", [cur])
-            if op.name == "sdy.reduce_scatter":
-                cur = self._slice(b, cur, in_sharding, out_sharding, mesh, gshape, local_out)
+                if op.name == "sdy.reduce_scatter":  # several dims, or padded tiles: all-reduce, then slice
+                    cur = self._slice(b, cur, in_sharding, out_sharding, mesh, gshape, local_out)
         elif op.name == "sdy.all_slice":
             cur = self._slice(b, cur, in_sharding, out_sharding, mesh, gshape, local_out)
         self.shardings[cur] = out_sharding
         self.globals[cur] = op.result.type
         op.result.replace_all_uses_with(cur)
         op.erase(drop_uses=True)
+
+    def _reduce_scatter(self, b, cur, x, scattering, sizes, mesh, local_out):
+        """One `stablehlo.reduce_scatter`: on the dim itself for one scattered dim; for several
+        (`combine-multi-dimension-reduce-scatter`), on a leading dim that the dims' factors are
+        moved to first (Shardy's combined form)."""
+        el, shape = cur.type.element_type, list(cur.type.shape)
+        ty = lambda dims: RankedTensorType(tuple(dims), el)  # noqa: E731
+        g = replica_groups(mesh, [r for _, axes in scattering for r in axes])
+        body = self._reducer(x, el)
+        head = (f'"stablehlo.reduce_scatter"(%a) <{{channel_handle = {self._channel()}, replica_groups = '
+                f"{_dense(g, 'i64')}, scatter_dimension = %DIM% : i64, use_global_device_ids}}> ({{\n{body}\n}})")
+        if len(scattering) == 1:
+            d = scattering[0][0]
+            (out,) = b.emit(f"%r = {head.replace('(%a)', '(%a0)').replace('%DIM%', str(d))} : ({cur.type}) -> "
+                            f"{local_out}\nreturn %r : {local_out}", [cur])
+            return out
+        dims = [d for d, _ in scattering]
+        split, front, rest = [], [], []
+        for i, n in enumerate(shape):
+            if i in dims:
+                front.append(len(split))
+                split.append(sizes[i])
+            rest.append(len(split))
+            split.append(n // sizes.get(i, 1))
+        perm = front + rest
+        total = g.shape[1]
+        lead = ty([total, *local_out.shape])
+        one = ty([1, *local_out.shape])
+        (out,) = b.emit(f"%sp = stablehlo.reshape %a0 : ({cur.type}) -> {ty(split)}\n"
+                        f"%t = stablehlo.transpose %sp, dims = {perm} : ({ty(split)}) -> {ty([split[p] for p in perm])}\n"
+                        f"%a = stablehlo.reshape %t : ({ty([split[p] for p in perm])}) -> {lead}\n"
+                        f"%q = {head.replace('%DIM%', '0')} : ({lead}) -> {one}\n"
+                        f"%r = stablehlo.reshape %q : ({one}) -> {local_out}\nreturn %r : {local_out}", [cur])
+        return out
+
+    def _all_gather_combined(self, b, cur, gathering, mesh):
+        """One all-gather over every gathering axis into a new leading dim, whose factors are
+        then moved next to their dims (Shardy's default for several gathering dims)."""
+        el, local = cur.type.element_type, list(cur.type.shape)
+        factors = [replica_groups(mesh, axes).shape[1] for _, axes in gathering]
+        g = replica_groups(mesh, [r for _, axes in gathering for r in axes])
+        dims = [d for d, _ in gathering]
+        perm, final = [], list(local)
+        for i in range(len(local)):
+            if i in dims:
+                perm.append(dims.index(i))
+                final[i] *= factors[dims.index(i)]
+            perm.append(len(dims) + i)
+        split = [*factors, *local]
+        moved = [split[p] for p in perm]
+        ty = lambda shape: RankedTensorType(tuple(shape), el)  # noqa: E731
+        (out,) = b.emit(f"%a = stablehlo.reshape %a0 : ({cur.type}) -> {ty([1, *local])}\n"
+                        f'%g = "stablehlo.all_gather"(%a) <{{all_gather_dim = 0 : i64, channel_handle = '
+                        f'{self._channel()}, replica_groups = {_dense(g, "i64")}, use_global_device_ids}}> '
+                        f": ({ty([1, *local])}) -> {ty([g.shape[1], *local])}\n"
+                        f"%s = stablehlo.reshape %g : ({ty([g.shape[1], *local])}) -> {ty(split)}\n"
+                        f"%t = stablehlo.transpose %s, dims = {perm} : ({ty(split)}) -> {ty(moved)}\n"
+                        f"%r = stablehlo.reshape %t : ({ty(moved)}) -> {ty(final)}\nreturn %r : {ty(final)}", [cur])
+        return out
 
     def _variadic_all_reduce(self, op, reduce, axes, mesh, b) -> None:
         """The partials of a variadic reduce (argmax's values and indices) are combined together,

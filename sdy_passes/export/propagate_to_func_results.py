@@ -8,8 +8,7 @@ goes when all its entries are then empty, as MLIR drops an all-empty attribute a
 
 from __future__ import annotations
 
-from sdy_passes.common._value_shardings import SHARDING, get_sharding, set_func_attr_sharding
-from sdy_passes.attributes import ArrayAttr, DictionaryAttr
+from sdy_passes.common._value_shardings import SHARDING, get_sharding, remove_func_attr, set_func_attr_sharding
 from sdy_passes.ir import Module, Operation
 from sdy_passes.pass_manager import Pass
 from sdy_passes.imports.propagate_sharding_from_func_to_call import main_func
@@ -32,17 +31,4 @@ class PropagateToFuncResultsPass(Pass):
                 if sharding is not None:
                     set_func_attr_sharding(func, "res_attrs", i, len(ret.operands), sharding)
                 else:
-                    _remove_result_sharding(func, i)
-
-
-def _remove_result_sharding(func: Operation, index: int) -> None:
-    attrs = func.properties.get("res_attrs")
-    if not isinstance(attrs, ArrayAttr) or SHARDING not in attrs[index]:
-        return
-    entries = list(attrs.elements)
-    entries[index] = DictionaryAttr.from_dict(
-        {k: v for k, v in entries[index].as_dict().items() if k != SHARDING})
-    if all(len(e) == 0 for e in entries):
-        del func.properties["res_attrs"]
-    else:
-        func.properties["res_attrs"] = ArrayAttr(tuple(entries))
+                    remove_func_attr(func, "res_attrs", i, SHARDING)

@@ -34,22 +34,22 @@ def _body(module) -> str:
     return "\n".join(lines[1:lines.index("}")]) + "\n"
 
 
+_CONVERT = "sdy-convert-global-to-local{%s}, sdy-drop-sharding-and-mesh"
+
+
 def _combined(name: str):
     part1, part2 = _parts((FOLDER / name).read_text())
-    extra = []
+    pieces = []
     if name == "sdy_all_gather.mlir":  # its own RUN lines: two conversions, renamed
-        for new in ("combined_gather", "per_dim_gather"):
-            extra.append(run_passes(parse_module(part1.replace("all_gather_test", new)),
-                                    "sdy-convert-global-to-local"))
+        for new, option in (("combined_gather", "false"), ("per_dim_gather", "true")):
+            pieces.append(run_passes(parse_module(part1.replace("all_gather_test", new)),
+                                     _CONVERT % f"per-dim-all-gather={option}"))
     else:
-        extra.append(run_passes(parse_module(part1), "sdy-convert-global-to-local"))
+        pieces.append(run_passes(parse_module(part1), _CONVERT % ""))
         if "@parallel_" in part1 and "@sequential_" not in part1:
-            extra.append(parse_module(part1.replace("parallel_", "sequential_")))
-    for m in extra[1:]:  # a mesh defined twice: keep the first
-        for op in list(m.ops):
-            if op.name == "sdy.mesh":
-                op.erase()
-    return parse_module("".join(_body(m) for m in extra) + part2)
+            pieces.append(run_passes(parse_module(part1.replace("parallel_", "sequential_")),
+                                     "sdy-drop-sharding-and-mesh"))
+    return parse_module("".join(_body(m) for m in pieces) + part2)
 
 
 @pytest.mark.parametrize("record", MANIFEST, ids=[r["file"] for r in MANIFEST])
@@ -129,3 +129,48 @@ def test_run_parallel_process_groups_match_jaxlib():
     want = cached([_EVAL, text], lambda: run_child(_EVAL, {"text": text}, env=env))
     got = interpret(text, func="main")
     assert [np.asarray(g).tolist() for g in got] == want
+
+
+_COLLECTIVE = re.compile(r'"stablehlo\.(all_gather|all_reduce|reduce_scatter|all_to_all|collective_permute)"')
+_CONVERT_TEXT = """
+from jax._src.interpreters import mlir as jax_mlir
+from jax._src.lib.mlir import ir, passmanager
+RESULT = []
+for text, options in PAYLOAD:
+    ctx = jax_mlir.make_ir_context()
+    ctx.enable_multithreading(False)
+    with ctx, ir.Location.unknown():
+        m = ir.Module.parse(text)
+        passmanager.PassManager.parse("builtin.module(sdy-convert-global-to-local{%s})" % options).run(m.operation)
+        RESULT.append(m.operation.get_asm(print_generic_op_form=True))
+"""
+_OPTIONS = ("per-dim-all-gather=true", "combine-multi-dimension-reduce-scatter=true")
+
+
+@pytest.mark.jaxlib
+def test_options_keep_numbers_and_emit_jaxlibs_collectives():
+    """Each option of `sdy-convert-global-to-local` on every file: the checks still pass, and
+    the StableHLO collectives emitted are jaxlib's (kind and count; multi-param all-to-alls
+    aside, which jaxlib combines into one and we emit per param)."""
+    items = []
+    for record in MANIFEST:
+        part1, part2 = _parts((FOLDER / record["file"]).read_text())
+        for options in ("", *_OPTIONS):
+            items.append((part1, options))
+    want = cached([_CONVERT_TEXT, items], lambda: run_child(_CONVERT_TEXT, items))
+    checked = 0
+    for (part1, options), theirs in zip(items, want):
+        ours = print_module(run_passes(parse_module(part1), f"sdy-convert-global-to-local{{{options}}}"), generic=True)
+        if re.search(r"sdy\.all_to_all \[\{[^]]*\}: \d->\d, ", part1):
+            continue
+        assert sorted(_COLLECTIVE.findall(ours)) == sorted(_COLLECTIVE.findall(theirs)), (options, part1)
+        checked += 1
+    assert checked >= 3 * 32
+    for name in ("sdy_all_gather.mlir", "sdy_reduce_scatter.mlir"):
+        part1, part2 = _parts((FOLDER / name).read_text())
+        for options in _OPTIONS:
+            renamed = [(new, run_passes(parse_module(part1.replace("all_gather_test", new)), _CONVERT % options))
+                       for new in ("combined_gather", "per_dim_gather")] if "all_gather" in name \
+                else [(None, run_passes(parse_module(part1), _CONVERT % options))]
+            module = parse_module("".join(_body(m) for _, m in renamed) + part2)
+            assert interpret(module, func="main") == ()
