@@ -28,6 +28,7 @@ from sharding import DeviceMesh, TensorSharding
 
 from sdy_passes.attributes import IntegerType, RankedTensorType, UnitAttr
 from sdy_passes.common._value_shardings import get_sharding
+from sdy_passes.common.mesh_groups import device_coords, mesh_axes_text, replica_groups, sub_coordinate
 from sdy_passes.dialects._base import has_trait
 from sdy_passes.errors import UnsupportedOpError
 from sdy_passes.ir import Operation, OpResult
@@ -74,37 +75,6 @@ _COLLECTIVES = frozenset({"sdy.all_gather", "sdy.all_slice", "sdy.all_to_all", "
 def _mesh_of(sharding: TensorSharding, meshes: dict):
     m = sharding.mesh_or_ref
     return meshes[m] if isinstance(m, str) else m
-
-
-def _device_coords(mesh):
-    """`{device id: {axis: coordinate}}` in the mesh's row-major order."""
-    names, sizes = mesh.axis_names, mesh.shape
-    return {int(d): dict(zip(names, (int(c) for c in np.unravel_index(p, sizes))))
-            for p, d in enumerate(mesh.devices)}
-
-
-def _sub_coordinate(ref, coords, mesh) -> tuple[int, int]:
-    full = mesh.axis_size(ref.name)
-    if ref.sub_axis_info is None:
-        return coords[ref.name], full
-    pre, size = ref.sub_axis_info.pre_size, ref.sub_axis_info.size
-    return (coords[ref.name] // (full // (pre * size))) % size, size
-
-
-def replica_groups(mesh, axes) -> np.ndarray:
-    """Device ids grouped by the (sub-)axes `axes`: devices of a group differ only in those
-    coordinates; members ordered by the mixed-radix index over `axes` (first major)."""
-    groups: dict = {}
-    for d, coords in _device_coords(mesh).items():
-        index, rest = 0, dict(coords)
-        for ref in axes:
-            c, size = _sub_coordinate(ref, coords, mesh)
-            index = index * size + c
-            full = mesh.axis_size(ref.name)
-            inner = full // (ref.sub_axis_info.pre_size * ref.sub_axis_info.size) if ref.sub_axis_info else 1
-            rest[ref.name] = rest[ref.name] - c * inner  # the coordinate without this (sub-)axis
-        groups.setdefault(tuple(sorted(rest.items())), {})[index] = d
-    return np.array([[g[i] for i in sorted(g)] for g in groups.values()], np.int64)
 
 
 def dim_offsets(mesh, sharding: TensorSharding, shape) -> np.ndarray:
@@ -698,8 +668,8 @@ class ConvertGlobalToLocalPass(Pass):
             return
         mesh = _mesh_of(us, self.meshes)
         leader = np.zeros(len(mesh.devices), np.int64)
-        for d, coords in _device_coords(mesh).items():
-            leader[d] = all(_sub_coordinate(ref, coords, mesh)[0] == 0 for ref in axes)
+        for d, coords in device_coords(mesh).items():
+            leader[d] = all(sub_coordinate(ref, coords, mesh)[0] == 0 for ref in axes)
         kind = _binary_body(op)
         b = _Builder(op)
         pid = b.partition_id()
@@ -723,8 +693,12 @@ class ConvertGlobalToLocalPass(Pass):
 
     # -- collectives -----------------------------------------------------------------------------
 
-    def _groups(self, mesh, axes) -> str:
-        return _dense(replica_groups(mesh, axes), "i64")
+    def _groups(self, axes, groups) -> str:
+        """`replica_groups` of a collective over `axes` (`groups` as device ids): with
+        `enable-rgv3`, the mesh axes themselves where no sub-axis is involved (Shardy's rule)."""
+        if self.options["enable-rgv3"] and all(ref.sub_axis_info is None for ref in axes):
+            return mesh_axes_text(self.mesh_ref, axes)
+        return _dense(groups, "i64")
 
     def _channel(self) -> str:
         return f"#stablehlo.channel_handle<handle = {next(self.channel)}, type = 1>"
@@ -732,6 +706,7 @@ class ConvertGlobalToLocalPass(Pass):
     def _collective(self, op) -> None:
         out_sharding = op.properties["out_sharding"]
         mesh = _mesh_of(out_sharding, self.meshes)
+        self.mesh_ref = out_sharding.mesh_or_ref
         x = op.operands[0]
         in_sharding = self._sharding(x)
         if in_sharding is None:
@@ -754,7 +729,7 @@ class ConvertGlobalToLocalPass(Pass):
                     shape[d] *= g.shape[1]
                     t = RankedTensorType(tuple(shape), el)
                     (cur,) = b.emit(f'%r = "stablehlo.all_gather"(%a0) <{{all_gather_dim = {d} : i64, channel_handle = '
-                                    f'{self._channel()}, replica_groups = {_dense(g, "i64")}, use_global_device_ids}}> '
+                                    f'{self._channel()}, replica_groups = {self._groups(axes, g)}, use_global_device_ids}}> '
                                     f": ({cur.type}) -> {t}\nreturn %r : {t}", [cur])
             shape = list(cur.type.shape)
             if shape != list(local_out.shape):  # padded tiles: the data is the first D elements
@@ -762,7 +737,7 @@ class ConvertGlobalToLocalPass(Pass):
                     if shape[d] != local_out.shape[d] and out_sharding.dim_shardings[d].axes:
                         raise UnsupportedOpError(f"{op.name}: a partial all-gather of an uneven dim {d} is not "
                                                  "built yet", op.location)
-                (cur,) = b.emit(f"%r = stablehlo.slice %a0 [" + ", ".join(f"0:{k}" for k in local_out.shape)
+                (cur,) = b.emit("%r = stablehlo.slice %a0 [" + ", ".join(f"0:{k}" for k in local_out.shape)
                                 + f"] : ({cur.type}) -> {local_out}\nreturn %r : {local_out}", [cur])
         elif op.name == "sdy.all_to_all":
             for p in op.properties["params"].params:
@@ -773,7 +748,7 @@ class ConvertGlobalToLocalPass(Pass):
                 shape[p.tgt_dim] //= n
                 t = RankedTensorType(tuple(shape), el)
                 (cur,) = b.emit(f'%r = "stablehlo.all_to_all"(%a0) <{{channel_handle = {self._channel()}, '
-                                f"concat_dimension = {p.src_dim} : i64, replica_groups = {_dense(g, 'i64')}, "
+                                f"concat_dimension = {p.src_dim} : i64, replica_groups = {self._groups(p.axes, g)}, "
                                 f"split_count = {n} : i64, split_dimension = {p.tgt_dim} : i64}}> "
                                 f": ({cur.type}) -> {t}\nreturn %r : {t}", [cur])
         elif op.name == "sdy.collective_permute":
@@ -797,7 +772,7 @@ class ConvertGlobalToLocalPass(Pass):
                 body = self._reducer(x, el)
                 t = cur.type
                 (cur,) = b.emit(f'%r = "stablehlo.all_reduce"(%a0) <{{channel_handle = {self._channel()}, '
-                                f"replica_groups = {_dense(g, 'i64')}, use_global_device_ids}}> ({{\n{body}\n}}) "
+                                f"replica_groups = {self._groups(axes, g)}, use_global_device_ids}}> ({{\n{body}\n}}) "
                                 f": ({t}) -> {t}\nreturn %r : {t}", [cur])
                 if op.name == "sdy.reduce_scatter":  # several dims, or padded tiles: all-reduce, then slice
                     cur = self._slice(b, cur, in_sharding, out_sharding, mesh, gshape, local_out)
@@ -814,10 +789,11 @@ class ConvertGlobalToLocalPass(Pass):
         moved to first (Shardy's combined form)."""
         el, shape = cur.type.element_type, list(cur.type.shape)
         ty = lambda dims: RankedTensorType(tuple(dims), el)  # noqa: E731
-        g = replica_groups(mesh, [r for _, axes in scattering for r in axes])
+        every = [r for _, axes in scattering for r in axes]
+        g = replica_groups(mesh, every)
         body = self._reducer(x, el)
         head = (f'"stablehlo.reduce_scatter"(%a) <{{channel_handle = {self._channel()}, replica_groups = '
-                f"{_dense(g, 'i64')}, scatter_dimension = %DIM% : i64, use_global_device_ids}}> ({{\n{body}\n}})")
+                f"{self._groups(every, g)}, scatter_dimension = %DIM% : i64, use_global_device_ids}}> ({{\n{body}\n}})")
         if len(scattering) == 1:
             d = scattering[0][0]
             (out,) = b.emit(f"%r = {head.replace('(%a)', '(%a0)').replace('%DIM%', str(d))} : ({cur.type}) -> "
@@ -847,7 +823,8 @@ class ConvertGlobalToLocalPass(Pass):
         then moved next to their dims (Shardy's default for several gathering dims)."""
         el, local = cur.type.element_type, list(cur.type.shape)
         factors = [replica_groups(mesh, axes).shape[1] for _, axes in gathering]
-        g = replica_groups(mesh, [r for _, axes in gathering for r in axes])
+        every = [r for _, axes in gathering for r in axes]
+        g = replica_groups(mesh, every)
         dims = [d for d, _ in gathering]
         perm, final = [], list(local)
         for i in range(len(local)):
@@ -860,7 +837,7 @@ class ConvertGlobalToLocalPass(Pass):
         ty = lambda shape: RankedTensorType(tuple(shape), el)  # noqa: E731
         (out,) = b.emit(f"%a = stablehlo.reshape %a0 : ({cur.type}) -> {ty([1, *local])}\n"
                         f'%g = "stablehlo.all_gather"(%a) <{{all_gather_dim = 0 : i64, channel_handle = '
-                        f'{self._channel()}, replica_groups = {_dense(g, "i64")}, use_global_device_ids}}> '
+                        f'{self._channel()}, replica_groups = {self._groups(every, g)}, use_global_device_ids}}> '
                         f": ({ty([1, *local])}) -> {ty([g.shape[1], *local])}\n"
                         f"%s = stablehlo.reshape %g : ({ty([g.shape[1], *local])}) -> {ty(split)}\n"
                         f"%t = stablehlo.transpose %s, dims = {perm} : ({ty(split)}) -> {ty(moved)}\n"
@@ -883,7 +860,7 @@ class ConvertGlobalToLocalPass(Pass):
         b = _Builder(anchor, op.location)
         t0 = reduce.results[0].type
         (first,) = b.emit(f'%r = "stablehlo.all_reduce"(%a0) <{{channel_handle = {self._channel()}, '
-                          f"replica_groups = {_dense(replica_groups(mesh, axes), 'i64')}, use_global_device_ids}}> "
+                          f"replica_groups = {self._groups(axes, replica_groups(mesh, axes))}, use_global_device_ids}}> "
                           f"({{\n{self._reducer(None, t0.element_type)}\n}}) : ({t0}) -> {t0}\nreturn %r : {t0}",
                           [reduce.results[0]])
         proto = first.owner
@@ -932,7 +909,7 @@ class ConvertGlobalToLocalPass(Pass):
         pid = b.partition_id()
         starts = []
         for d in range(len(gshape)):
-            (o,) = b.emit(f"%c = stablehlo.convert %a0 : (tensor<i64>) -> tensor<ui32>\nreturn %c : tensor<ui32>",
+            (o,) = b.emit("%c = stablehlo.convert %a0 : (tensor<i64>) -> tensor<ui32>\nreturn %c : tensor<ui32>",
                           [b.offset(off[:, d], pid)])
             starts.append(o)
         names = ", ".join(f"%a{i + 1}" for i in range(len(starts)))

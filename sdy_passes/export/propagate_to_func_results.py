@@ -9,7 +9,7 @@ goes when all its entries are then empty, as MLIR drops an all-empty attribute a
 from __future__ import annotations
 
 from sdy_passes.common._value_shardings import SHARDING, get_sharding, remove_func_attr, set_func_attr_sharding
-from sdy_passes.ir import Module, Operation
+from sdy_passes.ir import Module
 from sdy_passes.pass_manager import Pass
 from sdy_passes.imports.propagate_sharding_from_func_to_call import main_func
 

@@ -13,6 +13,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from sdy_passes.attributes import OpaqueAttr
+from sdy_passes.common.mesh_groups import parse_mesh_axes, replica_groups
 from sdy_passes.errors import UnsupportedOpError
 from sdy_passes.interpreter._core import fail, region_fn, spmd
 from sdy_passes.interpreter.movement import int_attr
@@ -96,6 +98,11 @@ def manual_computation(op, args, ctx):
 
 # -- collectives ---------------------------------------------------------------------------------
 
+def _mesh_symbol(ctx, name):
+    sym = ctx.module.lookup_symbol(name)
+    return sym.properties["mesh"] if sym is not None and sym.name == "sdy.mesh" else None
+
+
 def _groups(op, ctx, attr="replica_groups"):
     """Groups as lists of positions in `ctx.devices`."""
     if ctx.devices is None:
@@ -103,7 +110,13 @@ def _groups(op, ctx, attr="replica_groups"):
                                  "per-device execution (sdy_passes.execute)", op.location)
     a = op.properties.get(attr)
     where = {d: i for i, d in enumerate(ctx.devices)}
-    groups = a.to_numpy() if a is not None else np.zeros((0, 0), np.int64)
+    if isinstance(a, OpaqueAttr):  # ReplicaGroupV3: the groups along mesh axes
+        found = parse_mesh_axes(a.text, lambda name: _mesh_symbol(ctx, name))
+        if found is None:
+            fail(op, f"cannot read replica_groups {a.text}")
+        groups = replica_groups(*found)
+    else:
+        groups = a.to_numpy() if a is not None else np.zeros((0, 0), np.int64)
     if ctx.num_partitions is not None:  # replicas and partitions of `run_parallel`
         groups = process_groups(op, ctx, groups)
     if groups.size == 0:

@@ -37,24 +37,41 @@ def _body(module) -> str:
 _CONVERT = "sdy-convert-global-to-local{%s}, sdy-drop-sharding-and-mesh"
 
 
-def _combined(name: str):
+def _combined(name: str, rgv3: bool = False):
+    """The file as its RUN lines combine it; `rgv3`: converted with `enable-rgv3=true`, whose
+    replica groups name the mesh, so the mesh stays (once)."""
     part1, part2 = _parts((FOLDER / name).read_text())
+    convert = "sdy-convert-global-to-local{enable-rgv3=true}" if rgv3 else _CONVERT % ""
     pieces = []
     if name == "sdy_all_gather.mlir":  # its own RUN lines: two conversions, renamed
         for new, option in (("combined_gather", "false"), ("per_dim_gather", "true")):
             pieces.append(run_passes(parse_module(part1.replace("all_gather_test", new)),
-                                     _CONVERT % f"per-dim-all-gather={option}"))
+                                     convert.replace("}", f" per-dim-all-gather={option}}}") if rgv3
+                                     else _CONVERT % f"per-dim-all-gather={option}"))
     else:
-        pieces.append(run_passes(parse_module(part1), _CONVERT % ""))
+        pieces.append(run_passes(parse_module(part1), convert))
         if "@parallel_" in part1 and "@sequential_" not in part1:
             pieces.append(run_passes(parse_module(part1.replace("parallel_", "sequential_")),
                                      "sdy-drop-sharding-and-mesh"))
+    if rgv3:
+        for m in pieces[1:]:
+            for op in m.meshes():
+                op.erase()
     return parse_module("".join(_body(m) for m in pieces) + part2)
 
 
 @pytest.mark.parametrize("record", MANIFEST, ids=[r["file"] for r in MANIFEST])
 def test_shardy_executable_case(record):
     assert interpret(_combined(record["file"]), func="main") == ()
+
+
+def test_rgv3_keeps_every_check():
+    """`enable-rgv3`: collectives name mesh axes (`#stablehlo.replica_group_mesh_axes`), which
+    the interpreter resolves on the mesh; every file still passes."""
+    texts = {r["file"]: _combined(r["file"], rgv3=True) for r in MANIFEST}
+    assert sum("replica_group_mesh_axes" in print_module(m) for m in texts.values()) >= 10
+    for name, module in texts.items():
+        assert interpret(module, func="main") == (), name
 
 
 def test_a_failing_check_is_reported():
@@ -144,14 +161,16 @@ for text, options in PAYLOAD:
         passmanager.PassManager.parse("builtin.module(sdy-convert-global-to-local{%s})" % options).run(m.operation)
         RESULT.append(m.operation.get_asm(print_generic_op_form=True))
 """
-_OPTIONS = ("per-dim-all-gather=true", "combine-multi-dimension-reduce-scatter=true")
+_OPTIONS = ("per-dim-all-gather=true", "combine-multi-dimension-reduce-scatter=true", "enable-rgv3=true")
+_MESH_AXES = re.compile(r"#stablehlo\.replica_group_mesh_axes<[^>]*>[^>]*>")
 
 
 @pytest.mark.jaxlib
 def test_options_keep_numbers_and_emit_jaxlibs_collectives():
     """Each option of `sdy-convert-global-to-local` on every file: the checks still pass, and
-    the StableHLO collectives emitted are jaxlib's (kind and count; multi-param all-to-alls
-    aside, which jaxlib combines into one and we emit per param)."""
+    the StableHLO collectives emitted are jaxlib's (kind and count, and the mesh-axes replica
+    groups of `enable-rgv3`; multi-param all-to-alls aside, which jaxlib combines into one and
+    we emit per param)."""
     items = []
     for record in MANIFEST:
         part1, part2 = _parts((FOLDER / record["file"]).read_text())
@@ -164,11 +183,12 @@ def test_options_keep_numbers_and_emit_jaxlibs_collectives():
         if re.search(r"sdy\.all_to_all \[\{[^]]*\}: \d->\d, ", part1):
             continue
         assert sorted(_COLLECTIVE.findall(ours)) == sorted(_COLLECTIVE.findall(theirs)), (options, part1)
+        assert sorted(_MESH_AXES.findall(ours)) == sorted(_MESH_AXES.findall(theirs)), (options, part1)
         checked += 1
-    assert checked >= 3 * 32
+    assert checked >= 4 * 32
     for name in ("sdy_all_gather.mlir", "sdy_reduce_scatter.mlir"):
         part1, part2 = _parts((FOLDER / name).read_text())
-        for options in _OPTIONS:
+        for options in _OPTIONS[:2]:  # (rgv3's numbers: test_rgv3_keeps_every_check)
             renamed = [(new, run_passes(parse_module(part1.replace("all_gather_test", new)), _CONVERT % options))
                        for new in ("combined_gather", "per_dim_gather")] if "all_gather" in name \
                 else [(None, run_passes(parse_module(part1), _CONVERT % options))]
