@@ -24,7 +24,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from sharding import DeviceMesh, TensorSharding
+from sharding import DeviceMesh, DimensionSharding, TensorSharding
 
 from sdy_passes.attributes import IntegerType, RankedTensorType, UnitAttr
 from sdy_passes.common._value_shardings import get_sharding
@@ -62,7 +62,7 @@ _UNEVEN_OK = frozenset({
     "stablehlo.broadcast_in_dim", "stablehlo.transpose", "stablehlo.select", "stablehlo.clamp", "stablehlo.convert",
     "stablehlo.compare", "stablehlo.while", "stablehlo.case", "func.call", "func.return", "stablehlo.return",
     "stablehlo.optimization_barrier", "stablehlo.reduce", "stablehlo.dot_general", "stablehlo.constant",
-    "sdy.constant", "stablehlo.iota", "stablehlo.scatter", "sdy.return",
+    "sdy.constant", "stablehlo.iota", "stablehlo.scatter", "sdy.return", "stablehlo.convolution",
     *_COLLECTIVES_NAMES,
 })
 """Ops whose local form is right on padded shards (padding masked where elements combine)."""
@@ -265,6 +265,9 @@ class ConvertGlobalToLocalPass(Pass):
             self._mask_reduce(op)
         elif name == "stablehlo.dot_general":
             self._mask_dot(op)
+        elif name == "stablehlo.convolution":
+            dn = op.properties["dimension_numbers"]
+            self._mask_contracting(op, ((0, (dn.input_feature_dimension,)), (1, (dn.kernel_input_feature_dimension,))))
         if not sharded or name in _LOCAL or has_trait(op, "Elementwise") or has_trait(op, "Terminator"):
             if name == "stablehlo.constant" and sharded:
                 return self._constant(op, old[0])
@@ -322,7 +325,11 @@ class ConvertGlobalToLocalPass(Pass):
 
     def _mask_dot(self, op) -> None:
         dn = op.properties["dot_dimension_numbers"]
-        for i, contracting in ((0, dn.lhs_contracting_dimensions), (1, dn.rhs_contracting_dimensions)):
+        self._mask_contracting(op, ((0, dn.lhs_contracting_dimensions), (1, dn.rhs_contracting_dimensions)))
+
+    def _mask_contracting(self, op, operands) -> None:
+        """Padding along a contracted dim becomes zeros (it would be summed in)."""
+        for i, contracting in operands:
             x = op.operands[i]
             uneven = [d for d in self._uneven_dims(x) if d in contracting]
             if uneven:
@@ -720,6 +727,11 @@ class ConvertGlobalToLocalPass(Pass):
         el = local_out.element_type
         if op.name == "sdy.all_gather":
             gathering = [(d, list(axes)) for d, axes in enumerate(op.properties["gathering_axes"].lists) if axes]
+            # A partial gather of an uneven dim whose gathered tiles are not the new tiles (6 over
+            # 4 tiles of 2 -> 2 tiles of 3): the whole dim is gathered and the new tile sliced.
+            whole = [d for d, axes in gathering if out_sharding.dim_shardings[d].axes
+                     and cur.type.shape[d] * replica_groups(mesh, axes).shape[1] != local_out.shape[d]]
+            gathering = [(d, list(in_sharding.dim_shardings[d].axes) if d in whole else axes) for d, axes in gathering]
             if len(gathering) > 1 and not self.options["per-dim-all-gather"]:
                 cur = self._all_gather_combined(b, cur, gathering, mesh)
             else:  # one all-gather per dim, the last dim first (Shardy's order)
@@ -731,14 +743,15 @@ class ConvertGlobalToLocalPass(Pass):
                     (cur,) = b.emit(f'%r = "stablehlo.all_gather"(%a0) <{{all_gather_dim = {d} : i64, channel_handle = '
                                     f'{self._channel()}, replica_groups = {self._groups(axes, g)}, use_global_device_ids}}> '
                                     f": ({cur.type}) -> {t}\nreturn %r : {t}", [cur])
-            shape = list(cur.type.shape)
-            if shape != list(local_out.shape):  # padded tiles: the data is the first D elements
-                for d, _ in gathering:
-                    if shape[d] != local_out.shape[d] and out_sharding.dim_shardings[d].axes:
-                        raise UnsupportedOpError(f"{op.name}: a partial all-gather of an uneven dim {d} is not "
-                                                 "built yet", op.location)
-                (cur,) = b.emit("%r = stablehlo.slice %a0 [" + ", ".join(f"0:{k}" for k in local_out.shape)
-                                + f"] : ({cur.type}) -> {local_out}\nreturn %r : {local_out}", [cur])
+            target = [gshape[d] if d in whole else n for d, n in enumerate(local_out.shape)]
+            if list(cur.type.shape) != target:  # padded tiles: the data is the first D elements
+                t = RankedTensorType(tuple(target), el)
+                (cur,) = b.emit("%r = stablehlo.slice %a0 [" + ", ".join(f"0:{k}" for k in target)
+                                + f"] : ({cur.type}) -> {t}\nreturn %r : {t}", [cur])
+            if whole:
+                gathered = replace(out_sharding, dim_shardings=tuple(
+                    DimensionSharding((), True) if d in whole else ds for d, ds in enumerate(out_sharding.dim_shardings)))
+                cur = self._slice(b, cur, gathered, out_sharding, mesh, gshape, local_out)
         elif op.name == "sdy.all_to_all":
             for p in op.properties["params"].params:
                 g = replica_groups(mesh, p.axes)
@@ -887,21 +900,31 @@ class ConvertGlobalToLocalPass(Pass):
                 f"stablehlo.return %s : {t}")
 
     def _slice(self, b, cur, src, dst, mesh, gshape, local_out):
-        self.location = b.location
-        """`dynamic_slice` of the device's part of `dst` out of its `src` buffer."""
+        """`dynamic_slice` of the device's part of `dst` out of its `src` buffer. A sharded uneven
+        dim whose new tiles reach past the device's old one (6 over 2 tiles of 3 -> 4 tiles of
+        2) is all-gathered whole first."""
+        el = cur.type.element_type
         off = dim_offsets(mesh, dst, gshape) - dim_offsets(mesh, src, gshape)
-        src_shards = src.num_shards_per_dim(mesh)
-        high = []
         for d in range(len(gshape)):
-            need = off[:, d].max() + local_out.shape[d]
-            if need > cur.type.shape[d]:  # padded destination tiles: pad the (whole) source first
-                if src_shards[d] > 1:
-                    raise UnsupportedOpError(f"all-slice of an already sharded uneven dim {d} is not built yet",
-                                             self.location)
-            high.append(max(0, int(need) - cur.type.shape[d]))
-        if any(high):
-            t = RankedTensorType(tuple(k + h for k, h in zip(cur.type.shape, high)), cur.type.element_type)
-            el = cur.type.element_type
+            if src.dim_shardings[d].axes and off[:, d].max() + local_out.shape[d] > cur.type.shape[d]:
+                axes = list(src.dim_shardings[d].axes)
+                g = replica_groups(mesh, axes)
+                shape = list(cur.type.shape)
+                shape[d] *= g.shape[1]
+                t = RankedTensorType(tuple(shape), el)
+                shape[d] = gshape[d]
+                t2 = RankedTensorType(tuple(shape), el)
+                (cur,) = b.emit(f'%g = "stablehlo.all_gather"(%a0) <{{all_gather_dim = {d} : i64, channel_handle = '
+                                f'{self._channel()}, replica_groups = {self._groups(axes, g)}, use_global_device_ids}}> '
+                                f": ({cur.type}) -> {t}\n"
+                                "%r = stablehlo.slice %g [" + ", ".join(f"0:{k}" for k in shape)
+                                + f"] : ({t}) -> {t2}\nreturn %r : {t2}", [cur])
+                src = replace(src, dim_shardings=tuple(DimensionSharding((), True) if i == d else ds
+                                                       for i, ds in enumerate(src.dim_shardings)))
+                off = dim_offsets(mesh, dst, gshape) - dim_offsets(mesh, src, gshape)
+        high = [max(0, int(off[:, d].max() + local_out.shape[d]) - cur.type.shape[d]) for d in range(len(gshape))]
+        if any(high):  # padded destination tiles: pad the (whole) source first
+            t = RankedTensorType(tuple(k + h for k, h in zip(cur.type.shape, high)), el)
             (cur,) = b.emit(f"%z = stablehlo.constant dense<{_poison(el)}> : tensor<{el}>\n"
                             f"%r = stablehlo.pad %a0, %z, low = [{', '.join('0' for _ in high)}], high = "
                             f"[{', '.join(map(str, high))}], interior = [{', '.join('0' for _ in high)}] "

@@ -30,6 +30,54 @@ def oracle_module():
     return mod
 
 
+_W = "lax.with_sharding_constraint"
+UNEVEN_PROGRAMS = [
+    # spec execute.md §10 item 3: one op each on a dim sharded unevenly (JAX takes only even
+    # arguments: a slice makes the uneven value, a sharding constraint shards it)
+    ("uneven_reduce", f"f = lambda a: jnp.sum({_W}(a[:, :6], NS(mesh, P(None, 'y'))), axis=1)\n"
+                      "args = (S((4, 8), jnp.float32),)\nspecs = (P(None, 'y'),)"),
+    ("uneven_dot", f"f = lambda a, b: {_W}(a[:, :6], NS(mesh, P(None, 'y'))) @ {_W}(b[:6], NS(mesh, P('y', None)))\n"
+                   "args = (S((4, 8), jnp.float32), S((8, 8), jnp.float32))\nspecs = (P(None, 'y'), P('y', None))"),
+    ("uneven_conv", f"f = lambda x, w: lax.conv_general_dilated({_W}(x[:3], NS(mesh, P('y'))), w, (1, 1), 'SAME')\n"
+                    "args = (S((4, 2, 6, 6), jnp.float32), S((4, 2, 3, 3), jnp.float32))\n"
+                    "specs = (P('y', None, None, None), P())"),
+    ("uneven_conv_features",
+     f"f = lambda x, w: lax.conv_general_dilated({_W}(x[:, :6], NS(mesh, P(None, 'y'))), "
+     f"{_W}(w[:, :6], NS(mesh, P(None, 'y'))), (1, 1), 'VALID')\n"
+     "args = (S((2, 8, 5, 5), jnp.float32), S((4, 8, 3, 3), jnp.float32))\n"
+     "specs = (P(None, 'y', None, None), P(None, 'y', None, None))"),
+    ("uneven_gather", f"f = lambda a, i: jnp.take({_W}(a[:6], NS(mesh, P('y'))), i, axis=0, mode='clip')\n"
+                      "args = (S((8, 4), jnp.float32), S((5,), jnp.int32))\nspecs = (P('y', None), P())"),
+    ("uneven_scatter", f"f = lambda a, i, u: {_W}(a[:6], NS(mesh, P('y'))).at[i].add(u, mode='drop')\n"
+                       "args = (S((8,), jnp.int32), S((3,), jnp.int32), S((3,), jnp.int32))\nspecs = (P('y'), P(), P())"),
+    ("uneven_cumsum", f"f = lambda a: jnp.cumsum({_W}(a[:, :6], NS(mesh, P(None, 'y'))), axis=1)\n"
+                      "args = (S((4, 8), jnp.int32),)\nspecs = (P(None, 'y'),)"),
+    ("uneven_pad", f"f = lambda a: {_W}(jnp.pad({_W}(a[:6], NS(mesh, P('y'))), ((1, 2), (0, 0))), NS(mesh, P('y')))\n"
+                   "args = (S((8, 4), jnp.float32),)\nspecs = (P('y', None),)"),
+    ("uneven_slice", f"f = lambda a: {_W}({_W}(a[:6] * 2.0, NS(mesh, P('y')))[1:6], NS(mesh, P('y')))\n"
+                     "args = (S((8, 4), jnp.float32),)\nspecs = (P('y', None),)"),
+]
+
+
+def uneven_cases() -> Path:
+    """The recorded cases of `UNEVEN_PROGRAMS` (the oracle's `--file`), kept like `sharded_cases`."""
+    programs = json.dumps(UNEVEN_PROGRAMS)
+    key = hashlib.sha256(ORACLE.read_bytes() + programs.encode() + json.dumps(
+        [version("jax"), version("jaxlib"), sys.executable]).encode()).hexdigest()[:20]
+    out = Path(tempfile.gettempdir()) / f"layout-toolkit-execute-uneven-{key}"
+    with open(out.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = out / "done"
+        if not done.exists():
+            out.mkdir(parents=True, exist_ok=True)
+            source = out / "programs.py"
+            source.write_text(f"PROGRAMS = {programs}\n")
+            subprocess.run([sys.executable, str(ORACLE), str(out), "--file", str(source)],
+                           check=False, capture_output=True, timeout=1800)
+            done.write_text("")
+    return out
+
+
 def sharded_cases(builtin: bool = False) -> Path:
     """The folder holding one recorded case per sharded program (`NAME/meta.json`, ...): the
     corpus programs of the oracle's `SHARDED_SPECS`, or (`builtin`) the oracle's own programs

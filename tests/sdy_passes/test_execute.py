@@ -67,6 +67,24 @@ def test_every_device_equals_jax(cases, name):
         assert np.array_equal(a.view(np.uint8), b.view(np.uint8))
 
 
+@pytest.fixture(scope="module")
+def uneven():
+    return execute_oracle.uneven_cases()
+
+
+@pytest.mark.parametrize("name", [n for n, _ in execute_oracle.UNEVEN_PROGRAMS])
+def test_uneven_variants_equal_jax(uneven, name):
+    """§10 item 3: each op on a padded (uneven) shard; every device's buffer is JAX's, whatever
+    the padding holds (§7.6)."""
+    c, text, inputs = _case(uneven, name)
+    run = execute(text, *inputs)
+    _check_devices(run, c)
+    for fill in (0, 7):
+        other = execute(text, *inputs, fill=fill)
+        for a, b in zip(run.global_outputs(), other.global_outputs()):
+            assert np.array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
 BUILTIN = ["int_mix", "matmul_xy", "sum_rows", "transpose_reshard", "uneven_slice_sum"]
 """The oracle's own programs; `uneven_slice_sum` sums a slice sharded unevenly (§2.1, §5.4)."""
 
