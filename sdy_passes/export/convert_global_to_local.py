@@ -269,8 +269,8 @@ class ConvertGlobalToLocalPass(Pass):
             dn = op.properties["dimension_numbers"]
             self._mask_contracting(op, ((0, (dn.input_feature_dimension,)), (1, (dn.kernel_input_feature_dimension,))))
         if not sharded or name in _LOCAL or has_trait(op, "Elementwise") or has_trait(op, "Terminator"):
-            if name == "stablehlo.constant" and sharded:
-                return self._constant(op, old[0])
+            if name in ("stablehlo.constant", "sdy.constant") and (sharded or name == "sdy.constant"):
+                return self._constant(op, old[0])  # (an sdy.constant becomes plain StableHLO)
             return None
         if name == "stablehlo.iota":
             return self._iota(op, old[0])
@@ -569,7 +569,7 @@ class ConvertGlobalToLocalPass(Pass):
     def _constant(self, op, global_type) -> None:
         value = op.properties["value"]
         t = op.result.type
-        if not value.body.startswith(("[", '"')):  # a splat
+        if not value.body.startswith(("[", '"')) or not self._is_sharded(op.result):  # a splat, or whole
             op.properties["value"] = type(value)(value.body, t)
             if op.name == "sdy.constant":
                 op.name = "stablehlo.constant"
@@ -859,8 +859,9 @@ class ConvertGlobalToLocalPass(Pass):
 
     def _variadic_all_reduce(self, op, reduce, axes, mesh, b) -> None:
         """The partials of a variadic reduce (argmax's values and indices) are combined together,
-        with the reduce's own body (§5.5): one all-reduce of every result, replacing the
-        `sdy.all_reduce` of each."""
+        with the reduce's own body (§5.5): every partial is all-gathered and the reduce runs again
+        over the gathered dim (StableHLO's all-reduce combines each operand on its own), replacing
+        the `sdy.all_reduce` of each."""
         users = []
         for r in reduce.results:
             ars = [u.operation for u in r.uses if u.operation.name == "sdy.all_reduce"
@@ -871,17 +872,22 @@ class ConvertGlobalToLocalPass(Pass):
             users.append(ars[0])
         anchor = min(users, key=lambda u: u.parent.index_of(u))
         b = _Builder(anchor, op.location)
-        t0 = reduce.results[0].type
-        (first,) = b.emit(f'%r = "stablehlo.all_reduce"(%a0) <{{channel_handle = {self._channel()}, '
-                          f"replica_groups = {self._groups(axes, replica_groups(mesh, axes))}, use_global_device_ids}}> "
-                          f"({{\n{self._reducer(None, t0.element_type)}\n}}) : ({t0}) -> {t0}\nreturn %r : {t0}",
-                          [reduce.results[0]])
-        proto = first.owner
-        new = Operation.create("stablehlo.all_reduce", list(reduce.results), [r.type for r in reduce.results],
-                               properties=dict(proto.properties), location=op.location)
+        g = replica_groups(mesh, axes)
+        gathered = []
+        for r in reduce.results:
+            t = r.type
+            one = RankedTensorType((1, *t.shape), t.element_type)
+            every = RankedTensorType((g.shape[1], *t.shape), t.element_type)
+            gathered += b.emit(f"%a = stablehlo.reshape %a0 : ({t}) -> {one}\n"
+                               f'%r = "stablehlo.all_gather"(%a) <{{all_gather_dim = 0 : i64, channel_handle = '
+                               f"{self._channel()}, replica_groups = {self._groups(axes, g)}, "
+                               f"use_global_device_ids}}> : ({one}) -> {every}\nreturn %r : {every}", [r])
+        n = len(reduce.results)
+        dims = reduce.properties["dimensions"]
+        new = Operation.create("stablehlo.reduce", [*gathered, *reduce.operands[n:]], [r.type for r in reduce.results],
+                               properties={"dimensions": replace(dims, values=(0,))}, location=op.location)
         new.add_region(reduce.regions[0].clone({}, {}))
         new.insert_before(anchor)
-        proto.erase(drop_uses=True)
         for u, r in zip(users, new.results):
             self.shardings[r] = u.properties["out_sharding"]
             self.globals[r] = u.result.type
