@@ -276,7 +276,7 @@ class ConvertGlobalToLocalPass(Pass):
             return self._iota(op, old[0])
         if name == "sdy.constant" or name == "stablehlo.constant":
             return self._constant(op, old[0])
-        if name == "stablehlo.pad":
+        if name == "stablehlo.pad" or (name == "stablehlo.slice" and set(op.properties["strides"].values) <= {1}):
             return self._pad(op, old[0])
         return self._pass_through(op, old)
 
@@ -487,11 +487,12 @@ class ConvertGlobalToLocalPass(Pass):
         op.result.replace_uses_where(out, lambda u: u.operation is not out.owner)
 
     def _pad(self, op, global_type) -> None:
-        """A pad whose sharded dims keep each device's data inside its own output tile (Shardy's
-        `StablehloPadOpPattern`): a local pad when every device's data starts at the same local
-        offset, else a pad wide enough for every device's offset and a `dynamic_slice` of the
-        device's window. Data that lands in another device's tile needs a halo exchange (the
-        partition pipeline replicates such dims first)."""
+        """A pad, or a slice of stride 1 (a pad with negative edges), on sharded dims (Shardy's
+        `StablehloPadOpPattern`, with the halo exchange of `sdy-resolve-permutation-factors`):
+        where a device's output tile needs input that other devices hold, the neighbouring tiles
+        come by `collective_permute` and are concatenated around the device's own (even dims);
+        then a local pad when every device's data starts at the same local offset, else a pad
+        wide enough for every device's offset and a `dynamic_slice` of the device's window."""
         x = op.operands[0]
         sin, sout = self._sharding(x), self._sharding(op.result)
         gin = self.globals.get(x, x.type).shape
@@ -499,39 +500,41 @@ class ConvertGlobalToLocalPass(Pass):
         in_off = dim_offsets(mesh, sin, gin) if sin is not None else None
         out_off = dim_offsets(mesh, sout, global_type.shape) if sout is not None else None
         devices = len(in_off) if in_off is not None else len(out_off)
-        low = op.properties["edge_padding_low"].values
-        interior = op.properties["interior_padding"].values
-        local_in, local_out = x.type.shape, op.result.type.shape
-        offsets = np.zeros((devices, len(gin)), np.int64)
+        in_off = in_off if in_off is not None else np.zeros((devices, len(gin)), np.int64)
+        out_off = out_off if out_off is not None else np.zeros((devices, len(gin)), np.int64)
+        b = _Builder(op)
+        el = x.type.element_type
+        if op.name == "stablehlo.slice":
+            low = [-v for v in op.properties["start_indices"].values]
+            interior = [0] * len(gin)
+            (value,) = b.emit(f"%z = stablehlo.constant dense<{_poison(el)}> : tensor<{el}>\nreturn %z : tensor<{el}>")
+        else:
+            low = op.properties["edge_padding_low"].values
+            interior = op.properties["interior_padding"].values
+            value = op.operands[1]
+        cur, local_out = x, op.result.type.shape
         for d in range(len(gin)):
             step = interior[d] + 1
-            for dev in range(devices):
-                i0 = int(in_off[dev, d]) if in_off is not None else 0
-                o0 = int(out_off[dev, d]) if out_off is not None else 0
-                offsets[dev, d] = i0 * step + low[d] - o0
-                # the global input elements that land in this device's output tile
-                first = max(0, -((low[d] - o0) // step))
-                last = min(gin[d] - 1, (o0 + local_out[d] - 1 - low[d]) // step)
-                if first <= last and not (i0 <= first and last < i0 + local_in[d]):
-                    raise UnsupportedOpError(f"{op.name}: dim {d}: device {dev}'s output tile needs input "
-                                             f"elements {first}..{last} that device holds "
-                                             f"{i0}..{i0 + local_in[d] - 1} of (a halo exchange)", op.location)
-        t, el = op.result.type, x.type.element_type
+            o0 = out_off[:, d]
+            first = np.maximum(0, -((low[d] - o0) // step))  # the input elements each output tile takes
+            last = np.minimum(gin[d] - 1, (o0 + local_out[d] - 1 - low[d]) // step)
+            cur, in_off = self._halo(op, b, cur, sin, mesh, d, first, last, in_off)
+        offsets = in_off * (np.array(interior) + 1) + np.array(low) - out_off
+        local_in = cur.type.shape
+        t = op.result.type
         expanded = [(n - 1) * (interior[d] + 1) + 1 if n else 0 for d, n in enumerate(local_in)]
-        b = _Builder(op)
         if (offsets == offsets[0]).all():
             lo = offsets[0]
             hi = [int(local_out[d] - expanded[d] - lo[d]) for d in range(len(gin))]
             (out,) = b.emit(f"%r = stablehlo.pad %a0, %a1, low = {list(map(int, lo))}, high = {hi}, interior = "
-                            f"{list(interior)} : ({x.type}, {op.operands[1].type}) -> {t}\nreturn %r : {t}",
-                            list(op.operands))
+                            f"{list(interior)} : ({cur.type}, {value.type}) -> {t}\nreturn %r : {t}", [cur, value])
         else:
             klo = np.maximum(0, offsets.max(axis=0))
             khi = np.maximum(0, np.array(local_out) - offsets.min(axis=0) - np.array(expanded))
             wide = RankedTensorType(tuple(int(a + e + c) for a, e, c in zip(klo, expanded, khi)), el)
             (padded,) = b.emit(f"%r = stablehlo.pad %a0, %a1, low = {klo.tolist()}, high = {khi.tolist()}, "
-                               f"interior = {list(interior)} : ({x.type}, {op.operands[1].type}) -> {wide}\n"
-                               f"return %r : {wide}", list(op.operands))
+                               f"interior = {list(interior)} : ({cur.type}, {value.type}) -> {wide}\n"
+                               f"return %r : {wide}", [cur, value])
             pid = b.partition_id()
             starts = [b.emit("%c = stablehlo.convert %a0 : (tensor<i64>) -> tensor<ui32>\nreturn %c : tensor<ui32>",
                              [b.offset(klo[d] - offsets[:, d], pid)])[0] for d in range(len(gin))]
@@ -541,6 +544,42 @@ class ConvertGlobalToLocalPass(Pass):
         self._replaced(op.result, out, sout)
         op.result.replace_all_uses_with(out)
         op.erase(drop_uses=True)
+
+    def _halo(self, op, b, cur, sin, mesh, d, first, last, in_off):
+        """`cur` widened along dim `d` by the neighbouring tiles every device's window
+        [`first`, `last`] (global input indices, per device) reaches into: one
+        `collective_permute` per hop; the new per-device global offsets."""
+        size = cur.type.shape[d]
+        own = in_off[:, d]
+        used = first <= last
+        if not used.any() or ((own[used] <= first[used]) & (last[used] < own[used] + size)).all():
+            return cur, in_off
+        axes = list(sin.dim_shardings[d].axes)
+        if self.globals.get(op.operands[0], op.operands[0].type).shape[d] % (len(replica_groups(mesh, axes)[0])):
+            raise UnsupportedOpError(f"{op.name}: dim {d} is sharded unevenly and needs other devices' data "
+                                     "(a halo exchange of padded tiles is not built)", op.location)
+        tile = own // size
+        left = int(np.max(np.where(used, tile - first // size, 0)))
+        right = int(np.max(np.where(used, last // size - tile, 0)))
+        groups = replica_groups(mesh, axes)
+        pieces = []
+        for hop in [*range(-left, 0), *range(1, right + 1)]:  # the tile `hop` away, from its holder
+            pairs = [[g[i + hop], g[i]] for g in groups.tolist() for i in range(len(g)) if 0 <= i + hop < len(g)]
+            t = cur.type
+            (moved,) = b.emit(f'%r = "stablehlo.collective_permute"(%a0) <{{channel_handle = {self._channel()}, '
+                              f"source_target_pairs = {_dense(np.array(pairs, np.int64), 'i64')}}}> : ({t}) -> {t}\n"
+                              f"return %r : {t}", [cur])
+            pieces.append(moved)
+        pieces.insert(left, cur)
+        shape = list(cur.type.shape)
+        shape[d] *= len(pieces)
+        wide = RankedTensorType(tuple(shape), cur.type.element_type)
+        names = ", ".join(f"%a{i}" for i in range(len(pieces)))
+        (cur,) = b.emit(f"%r = stablehlo.concatenate {names}, dim = {d} : ("
+                        + ", ".join(str(p.type) for p in pieces) + f") -> {wide}\nreturn %r : {wide}", pieces)
+        in_off = in_off.copy()
+        in_off[:, d] -= left * size
+        return cur, in_off
 
     def _reduced_sharded(self, op) -> bool:
         dims = op.properties["dimensions"].values

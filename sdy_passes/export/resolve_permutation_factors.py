@@ -2,12 +2,14 @@
 (slices, pads, reverses, windows: dims whose elements move between devices) local
 (`export/resolve_permutation_factors.cc`).
 
-This version resolves every such factor by replication: an operand dim that a sharded
-permutation factor maps to is resharded to replicated before the op (an `sdy.reshard` that
-`sdy-reshard-to-collectives` turns into an all-gather), the op's result dim likewise is computed
-replicated and resharded back to its sharding after it (an all-slice). Numbers are those of the
-halo exchange Shardy does with `enable-halo-exchange=true`; the traffic is larger (not built yet:
-the halo exchange itself). Need-replication factors left sharded are replicated the same way.
+With `enable-halo-exchange=true`, a pad or a stride-1 slice whose operand and result are sharded
+alike (even dims) stays sharded: `sdy-convert-global-to-local` then moves to each device only
+the neighbouring tiles its output needs (`collective_permute`s). Every other sharded permutation
+factor is resolved by replication: an operand dim it maps to is resharded to replicated before
+the op (an `sdy.reshard` that `sdy-reshard-to-collectives` turns into an all-gather), the op's
+result dim likewise is computed replicated and resharded back after it (an all-slice).
+Need-replication factors left sharded are replicated the same way. (Shardy's halo exchange also
+covers reduce windows, convolutions and reshapes; here those replicate.)
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from dataclasses import replace
 
 from sharding import DimensionSharding
 
-from sdy_passes.common._value_shardings import get_sharding, set_sharding
+from sdy_passes.common._value_shardings import get_sharding, mesh_of, set_sharding
 from sdy_passes.ir import Operation
 from sdy_passes.op_sharding_rules import create_op_sharding_rule
 from sdy_passes.pass_manager import FUNC, Pass
@@ -49,9 +51,10 @@ class ResolvePermutationFactorsPass(Pass):
             factors = set(rule.permutation_factors) | set(rule.need_replication_factors) if rule else set()
             if not factors:
                 continue
+            halo = self._halo_dims(op) if self.options["enable-halo-exchange"] else set()
             for i, (value, mapping) in enumerate(zip(op.operands, rule.operand_mappings)):
                 s = get_sharding(value)
-                dims = _permutation_dims(mapping, factors)
+                dims = _permutation_dims(mapping, factors) - halo
                 if s is None or not any(s.dim_shardings[d].axes for d in dims):
                     continue
                 new = Operation.create("sdy.reshard", [value], [value.type], properties={"sharding": _without(s, dims)},
@@ -60,10 +63,27 @@ class ResolvePermutationFactorsPass(Pass):
                 op.set_operand(i, new.result)
             for r, mapping in zip(op.results, rule.result_mappings):
                 s = get_sharding(r)
-                dims = _permutation_dims(mapping, factors)
+                dims = _permutation_dims(mapping, factors) - halo
                 if s is None or not any(s.dim_shardings[d].axes for d in dims):
                     continue
                 set_sharding(r, _without(s, dims))
                 back = Operation.create("sdy.reshard", [r], [r.type], properties={"sharding": s}, location=op.location)
                 back.insert_after(op)
                 r.replace_uses_where(back.result, lambda u: u.operation is not back)
+
+    def _halo_dims(self, op) -> set:
+        """Dims of a pad or a stride-1 slice that stay sharded: the operand's and the result's
+        on the same axes, both even; `sdy-convert-global-to-local` brings each device the
+        neighbouring data it needs (a halo exchange)."""
+        if op.name == "stablehlo.slice" and set(op.properties["strides"].values) - {1}:
+            return set()
+        if op.name not in ("stablehlo.pad", "stablehlo.slice"):
+            return set()
+        s_in, s_out = get_sharding(op.operands[0]), get_sharding(op.result)
+        if s_in is None or s_out is None:
+            return set()
+        mesh = mesh_of(s_in, op)
+        n_in, n_out = s_in.num_shards_per_dim(mesh), s_out.num_shards_per_dim(mesh)
+        return {d for d, (a, b) in enumerate(zip(s_in.dim_shardings, s_out.dim_shardings))
+                if a.axes and a.axes == b.axes and op.operands[0].type.shape[d] % n_in[d] == 0
+                and op.result.type.shape[d] % n_out[d] == 0}

@@ -58,10 +58,22 @@ UNEVEN_PROGRAMS = [
                      "args = (S((8, 4), jnp.float32),)\nspecs = (P('y', None),)"),
 ]
 
+HALO_PROGRAMS = [
+    # pads and stride-1 slices whose operand and result are sharded alike: each device's output
+    # tile needs rows its neighbours hold (the halo exchange of sdy-resolve-permutation-factors)
+    ("halo_slice", f"f = lambda a: {_W}(a[2:10] * 2.0, NS(mesh, P('y')))\n"
+                   "args = (S((16, 4), jnp.float32),)\nspecs = (P('y', None),)"),
+    ("halo_pad", f"f = lambda a: {_W}(jnp.pad(a, ((2, 6), (0, 0)), constant_values=5), NS(mesh, P('y')))\n"
+                 "args = (S((8, 4), jnp.int32),)\nspecs = (P('y', None),)"),
+    ("halo_slice_2d", f"f = lambda a: {_W}(a[1:5, 4:12] + 1.0, NS(mesh, P('x', 'y')))\n"
+                      "args = (S((8, 16), jnp.float32),)\nspecs = (P('x', 'y'),)"),
+]
 
-def uneven_cases() -> Path:
-    """The recorded cases of `UNEVEN_PROGRAMS` (the oracle's `--file`), kept like `sharded_cases`."""
-    programs = json.dumps(UNEVEN_PROGRAMS)
+
+def variant_cases() -> Path:
+    """The recorded cases of `UNEVEN_PROGRAMS` and `HALO_PROGRAMS` (the oracle's `--file`),
+    kept like `sharded_cases`."""
+    programs = json.dumps(UNEVEN_PROGRAMS + HALO_PROGRAMS)
     key = hashlib.sha256(ORACLE.read_bytes() + programs.encode() + json.dumps(
         [version("jax"), version("jaxlib"), sys.executable]).encode()).hexdigest()[:20]
     out = Path(tempfile.gettempdir()) / f"layout-toolkit-execute-uneven-{key}"

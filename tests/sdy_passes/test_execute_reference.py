@@ -99,8 +99,8 @@ def _collective_in_loop(module) -> bool:
 
 def _runs():
     cases = [(execute_oracle.sharded_cases(), n) for n in ORACLE.SHARDED_SPECS]
-    uneven = execute_oracle.uneven_cases()
-    cases += [(uneven, n) for n, _ in execute_oracle.UNEVEN_PROGRAMS]
+    uneven = execute_oracle.variant_cases()
+    cases += [(uneven, n) for n, _ in execute_oracle.UNEVEN_PROGRAMS + execute_oracle.HALO_PROGRAMS]
     out = {}
     for root, name in cases:
         d = root / name
