@@ -10,11 +10,15 @@ the device's offset from a table indexed by `stablehlo.partition_id` (offsets fr
 body, else `add`; §5.5). Manual computations are inlined (their bodies are already local on the
 manual axes).
 
-Not built yet (refused with `UnsupportedOpError` at the op): uneven sharded dims (the padding masks
-of §5.4), and ops whose local form needs offsets or halos on a sharded dim (`slice`, `pad`,
-`reverse`, `concatenate`, `reduce_window`, `gather`, `scatter`, `dynamic_slice`, ... on a sharded
-dim; convolutions with sharded spatial or grouped feature dims; variadic reductions over a sharded
-dim).
+Pads and stride-1 slices on sharded dims take the device's window (with the neighbouring tiles
+a halo exchange brings); gathers and scatters on sharded indexed dims make their indices local;
+padded (uneven) tiles are masked where elements combine (§5.4). Options as Shardy's:
+`per-dim-all-gather`, `combine-multi-dimension-reduce-scatter`, `enable-rgv3` (replica groups
+as mesh axes). Not built (refused with `UnsupportedOpError` at the op): ops whose local form
+needs offsets on a sharded dim beyond these (`reverse`, `concatenate`, `reduce_window`,
+`dynamic_slice`, strided slices, ... on a sharded dim: the partition pipeline replicates them
+first) and convolutions with sharded spatial dims. A multi-parameter `sdy.all_to_all` becomes
+one all-to-all per parameter (Shardy combines them into one).
 """
 
 from __future__ import annotations
