@@ -17,8 +17,7 @@ padded (uneven) tiles are masked where elements combine (§5.4). Options as Shar
 as mesh axes). Not built (refused with `UnsupportedOpError` at the op): ops whose local form
 needs offsets on a sharded dim beyond these (`reverse`, `concatenate`, `reduce_window`,
 `dynamic_slice`, strided slices, ... on a sharded dim: the partition pipeline replicates them
-first) and convolutions with sharded spatial dims. A multi-parameter `sdy.all_to_all` becomes
-one all-to-all per parameter (Shardy combines them into one).
+first) and convolutions with sharded spatial dims.
 """
 
 from __future__ import annotations
@@ -795,6 +794,8 @@ class ConvertGlobalToLocalPass(Pass):
                 gathered = replace(out_sharding, dim_shardings=tuple(
                     DimensionSharding((), True) if d in whole else ds for d, ds in enumerate(out_sharding.dim_shardings)))
                 cur = self._slice(b, cur, gathered, out_sharding, mesh, gshape, local_out)
+        elif op.name == "sdy.all_to_all" and len(op.properties["params"].params) > 1:
+            cur = self._all_to_all_combined(b, cur, list(op.properties["params"].params), mesh)
         elif op.name == "sdy.all_to_all":
             for p in op.properties["params"].params:
                 g = replica_groups(mesh, p.axes)
@@ -872,6 +873,48 @@ class ConvertGlobalToLocalPass(Pass):
                         f"%a = stablehlo.reshape %t : ({ty([split[p] for p in perm])}) -> {lead}\n"
                         f"%q = {head.replace('%DIM%', '0')} : ({lead}) -> {one}\n"
                         f"%r = stablehlo.reshape %q : ({one}) -> {local_out}\nreturn %r : {local_out}", [cur])
+        return out
+
+    def _all_to_all_combined(self, b, cur, params, mesh):
+        """Several all-to-all parameters as one all-to-all (Shardy's form): every target dim is
+        split into (factor, rest), the factors moved to one leading dim that the all-to-all
+        exchanges, then each factor moved in front of its source dim and merged into it."""
+        params = sorted(params, key=lambda p: p.tgt_dim)
+        el, local = cur.type.element_type, list(cur.type.shape)
+        ty = lambda shape: RankedTensorType(tuple(shape), el)  # noqa: E731
+        sizes = [replica_groups(mesh, p.axes).shape[1] for p in params]
+        every = [r for p in params for r in p.axes]
+        g = replica_groups(mesh, every)
+        tgt = {p.tgt_dim: k for k, p in enumerate(params)}
+        split, front, rest = [], [], []
+        for i, n in enumerate(local):
+            if i in tgt:
+                front.append(len(split))
+                split.append(sizes[tgt[i]])
+                n //= sizes[tgt[i]]
+            rest.append(len(split))
+            split.append(n)
+        perm0 = front + rest
+        moved = [split[i] for i in perm0]
+        lead = ty([g.shape[1], *moved[len(params):]])
+        perm1 = [len(params) + i for i in range(len(local))]
+        for k, p in enumerate(params):
+            perm1.insert(perm1.index(p.src_dim + len(params)), k)
+        back = [moved[i] for i in perm1]
+        final, i = [], 0
+        while i < len(perm1):
+            merge = perm1[i] < len(params)
+            final.append(back[i] * back[i + 1] if merge else back[i])
+            i += 2 if merge else 1
+        (out,) = b.emit(f"%s0 = stablehlo.reshape %a0 : ({cur.type}) -> {ty(split)}\n"
+                        f"%t0 = stablehlo.transpose %s0, dims = {perm0} : ({ty(split)}) -> {ty(moved)}\n"
+                        f"%s1 = stablehlo.reshape %t0 : ({ty(moved)}) -> {lead}\n"
+                        f'%x = "stablehlo.all_to_all"(%s1) <{{channel_handle = {self._channel()}, concat_dimension = 0 '
+                        f": i64, replica_groups = {self._groups(every, g)}, split_count = {g.shape[1]} : i64, "
+                        f"split_dimension = 0 : i64}}> : ({lead}) -> {lead}\n"
+                        f"%s2 = stablehlo.reshape %x : ({lead}) -> {ty(moved)}\n"
+                        f"%t1 = stablehlo.transpose %s2, dims = {perm1} : ({ty(moved)}) -> {ty(back)}\n"
+                        f"%r = stablehlo.reshape %t1 : ({ty(back)}) -> {ty(final)}\nreturn %r : {ty(final)}", [cur])
         return out
 
     def _all_gather_combined(self, b, cur, gathering, mesh):
