@@ -127,6 +127,7 @@ def runs_and_jaxlib():
     return runs, results
 
 
+@pytest.mark.jaxlib
 def test_local_modules_run_bit_identical_in_jaxlibs_interpreter(runs_and_jaxlib):
     runs, results = runs_and_jaxlib
     compared, failures = [], []

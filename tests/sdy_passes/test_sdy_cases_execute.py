@@ -139,6 +139,7 @@ with ctx, ir.Location.unknown():
 """
 
 
+@pytest.mark.jaxlib
 def test_run_parallel_process_groups_match_jaxlib():
     """Replicas and partitions: every collective mode gives the reference interpreter's values."""
     text = _process_groups_module()
