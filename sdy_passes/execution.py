@@ -18,7 +18,7 @@ from sharding import DeviceMesh, Mesh, TensorSharding
 from sdy_passes.common._value_shardings import func_arg_sharding, func_result_sharding
 from sdy_passes.element_types import numpy_dtype
 from sdy_passes.errors import ExecutionError
-from sdy_passes.execution_report import Report, padding_bytes
+from sdy_passes.execution_report import Report
 from sdy_passes.execution_report import report as _report
 from sdy_passes.interpreter._core import NUMERICS, Context, is_float, is_int
 from sdy_passes.ir import Module
@@ -118,9 +118,7 @@ def execute(module, *args, mesh=None, func: str = "main", numerics: str = "fast"
     out_types = list(ft.results)
     local = run_passes(exported.clone(), "sdy-convert-global-to-local")
     lf = local.lookup_symbol(func)
-    report = _report(local, lf, dm, links, algorithm, device=device,
-                     arg_padding=[padding_bytes(dm, s, t) for s, t in zip(in_shardings, ft.inputs)],
-                     result_padding=[padding_bytes(dm, s, t) for s, t in zip(out_shardings, out_types)])
+    report = _report(local, lf, dm, links, algorithm, device=device, global_func=f)
     if dry:
         return Execution(None, None, local, report, dm)
     inputs = [dm.shard(np.asarray(a), s, fill=_fill_value(fill, np.dtype(a.dtype)), copy=True)

@@ -7,9 +7,9 @@ costs what the number of ops and collectives costs.
 
 * `memory` (dims `device`): `argument_bytes`, `output_bytes` (local shapes x itemsize, as XLA's
   `memory_analysis`), `peak_bytes` (the unfused peak of live top-level buffers in program order:
-  arguments live from the start unless donated, results to the end) and `padding_bytes` (padding
-  of the uneven arguments and results live at the peak; intermediate values keep no global shape
-  in the local module, so their padding is not counted).
+  arguments live from the start unless donated, results to the end) and `padding_bytes` (the
+  padding of the buffers live at the peak, per device: a local value's global shape and
+  sharding are those of the global op it comes from, the one at the same source location).
 * `traffic` (dims `collective, device, axis`): `kind`, `op` (its position in the local module),
   `group_size`, `bytes_sent`, `bytes_received`, `bytes_crossing`, `messages`, as
   `ReshardPlan.traffic` (collectives.md §3.1 with B the operand bytes per device: all-gather
@@ -36,7 +36,8 @@ from sharding import DeviceMesh, load
 from sharding.cost import StepCosts, default_links
 from sharding.visualization import _heatmap_svg, format_bytes
 
-from sdy_passes.attributes import ArrayAttr, DenseArrayAttr, RankedTensorType
+from sdy_passes.attributes import ArrayAttr, DenseArrayAttr, FileLineColLoc, RankedTensorType
+from sdy_passes.common._value_shardings import get_sharding
 from sdy_passes.dialects._base import has_trait
 from sdy_passes.element_types import numpy_dtype
 from sdy_passes.errors import ExecutionError
@@ -275,10 +276,10 @@ def _ints(op: Operation, name: str) -> tuple[int, ...]:
 
 
 def report(local: Module, func: Operation, dm: DeviceMesh, links=None, algorithm: str = "ring", *,
-           device=None, arg_padding=(), result_padding=(), input_reshards=()) -> Report:
-    """The report of `@func` of the partitioned module `local` on `dm`. `arg_padding` and
-    `result_padding`: per argument/result, the padding bytes of every device (mesh order; from
-    `padding_bytes`); `input_reshards`: `(label, ReshardPlan)` of arguments resharded on entry."""
+           device=None, global_func: Operation | None = None, input_reshards=()) -> Report:
+    """The report of `@func` of the partitioned module `local` on `dm`. `global_func`: the same
+    function before `sdy-convert-global-to-local` (global types and shardings, for the padding);
+    `input_reshards`: `(label, ReshardPlan)` of arguments resharded on entry."""
     if algorithm not in ALGORITHMS:
         raise ExecutionError(f"algorithm must be 'ring' or 'bidirectional_ring', found {algorithm!r}")
     mesh = dm.mesh
@@ -286,7 +287,7 @@ def report(local: Module, func: Operation, dm: DeviceMesh, links=None, algorithm
     n, names = len(ids), list(mesh.axis_names)
     table = _links(mesh, links)
     profile = _device_profile(device)
-    memory = _memory(func, n, arg_padding, result_padding)
+    memory = _memory(func, n, _padding(dm, func, global_func) if global_func is not None else {})
     memory.coords["device"] = ids
     memory.attrs["mesh_shape"] = list(mesh.shape)
     index = np.full(int(ids.max()) + 1 if n else 1, -1, np.int64)
@@ -298,9 +299,9 @@ def report(local: Module, func: Operation, dm: DeviceMesh, links=None, algorithm
         t = plan.traffic
         rows.append(("input_reshard", label, 0, t["bytes_sent"].values.sum(0), t["bytes_received"].values.sum(0),
                      t["bytes_crossing"].values.sum(0), int(t["messages"].values.sum())))
-        seconds.append(plan.cost({k: v for k, v in table.items()}, algorithm=algorithm).total)
+        seconds.append(plan.cost(table, algorithm=algorithm).total)
     flops = transcendentals = accessed = compute_seconds = 0.0
-    for op in _counted_ops(func):
+    for op in _counted_ops(local, func):
         f, tr, b = _op_compute(op)
         flops, transcendentals, accessed = flops + f, transcendentals + tr, accessed + b
         if profile is not None:
@@ -337,7 +338,7 @@ def padding_bytes(dm: DeviceMesh, sharding, t) -> np.ndarray:
     """Bytes of padding in every device's buffer (mesh order) of a value of global type `t`
     under `sharding` (vectorized over tiles: XLA's `ceil(D/n)` buffers)."""
     if not isinstance(t, RankedTensorType) or None in t.shape or not t.shape:
-        return np.zeros(dm.mesh.total_size)
+        return np.zeros(dm.mesh.total_size, np.int64)
     p = dm.placement(sharding, tuple(t.shape))
     tiles = p.tile_indices().reshape(-1, len(t.shape))
     data = np.ones(len(tiles), np.int64)
@@ -346,6 +347,29 @@ def padding_bytes(dm: DeviceMesh, sharding, t) -> np.ndarray:
         data *= (hi - lo)[tiles[:, d]]
     itemsize = numpy_dtype(t.element_type).itemsize
     return (math.prod(p.local_shape) - data) * itemsize  # tiles are in mesh order, as the devices
+
+
+def _padding(dm: DeviceMesh, func: Operation, global_func: Operation) -> dict:
+    """`{local value: padding bytes per device}` for the top-level values of `func` that stand for
+    a global value of `global_func` with a sharding: the arguments, and the results of the last
+    local op at a global op's source location (the local form of that op, which the partitioner
+    locates there) when its result types are the sharding's buffers."""
+    block, gblock = func.regions[0].blocks[0], global_func.regions[0].blocks[0]
+    pairs = list(zip(block.arguments, gblock.arguments))
+    by_location = {op.location: op for op in gblock.ops if isinstance(op.location, FileLineColLoc)}
+    last = {op.location: op for op in block.ops if op.location in by_location}
+    for loc, op in last.items():
+        if len(by_location[loc].results) == len(op.results):
+            pairs += zip(op.results, by_location[loc].results)
+    found = {}
+    for v, gv in pairs:
+        s = get_sharding(gv)
+        if s is None or not isinstance(gv.type, RankedTensorType) or not isinstance(v.type, RankedTensorType):
+            continue
+        pad = padding_bytes(dm, s, gv.type)
+        if pad.any() and tuple(dm.placement(s, tuple(gv.type.shape)).local_shape) == tuple(v.type.shape):
+            found[v] = pad
+    return found
 
 
 def _links(mesh, links) -> dict:
@@ -395,7 +419,7 @@ def _donated(func: Operation, i: int) -> bool:
     return isinstance(attrs, ArrayAttr) and i < len(attrs) and any(attrs[i].get(k) is not None for k in DONATION)
 
 
-def _memory(func: Operation, n: int, arg_padding, result_padding) -> xr.Dataset:
+def _memory(func: Operation, n: int, padding: dict) -> xr.Dataset:
     """Liveness over the top-level ops in program order: a value lives from its op (arguments:
     the start) to its last top-level use (a use inside a region counts at the enclosing op);
     results and kept arguments to the end. Linear in the number of ops and uses."""
@@ -410,51 +434,57 @@ def _memory(func: Operation, n: int, arg_padding, result_padding) -> xr.Dataset:
     results = set(ops[-1].operands) if ops else set()
     alloc = np.zeros(end + 1)
     free = np.zeros(end + 1)  # bytes freed after op i
-    args = 0
+    span = {}  # value: (first op, last op) it is live at
     for i, a in enumerate(block.arguments):
         b = _bytes(a.type)
-        args += b
         alloc[0] += b
-        if _donated(func, i) and a not in results:
-            free[where.get(a, 0)] += b
+        last = where.get(a, 0) if _donated(func, i) and a not in results else end
+        free[last] += b
+        span[a] = (0, last)
     for i, op in enumerate(ops):
         for r in op.results:
             b = _bytes(r.type)
             alloc[i] += b
-            if r not in results:
-                free[where.get(r, i)] += b
+            last = end if r in results else where.get(r, i)
+            free[last] += b
+            span[r] = (i, last)
     live = np.cumsum(alloc) - np.concatenate([[0.0], np.cumsum(free)[:-1]])
     at = int(np.argmax(live[:max(end, 1)]))
-    peak = float(live[at])
-    padding = np.zeros(n)
-    for i, pad in enumerate(arg_padding):
-        if not (_donated(func, i) and where.get(block.arguments[i], 0) < at):
-            padding = padding + pad
-    position = {op: i for i, op in enumerate(ops)}
-    for pad, v in zip(result_padding, ops[-1].operands if ops else ()):
-        if position.get(getattr(v, "owner", None), 0) <= at:  # defined by the peak (an argument: always)
-            padding = padding + pad
+    pad = np.zeros(n, np.int64)
+    for v, p in padding.items():
+        if span[v][0] <= at <= span[v][1]:
+            pad += p
+    args = sum(_bytes(a.type) for a in block.arguments)
     out = sum(_bytes(v.type) for v in ops[-1].operands) if ops else 0
     return xr.Dataset({"argument_bytes": ("device", np.full(n, args, np.int64)),
                        "output_bytes": ("device", np.full(n, out, np.int64)),
-                       "peak_bytes": ("device", np.full(n, int(peak), np.int64)),
-                       "padding_bytes": ("device", padding.astype(np.int64))})
+                       "peak_bytes": ("device", np.full(n, int(live[at]), np.int64)),
+                       "padding_bytes": ("device", pad)})
 
 
 # -- compute ------------------------------------------------------------------------------------
 
-def _counted_ops(func: Operation):
-    """Every op of the function, not descending into per-element computations (reduce bodies)."""
-    stack = [func]
+def _counted_ops(module: Module, func: Operation):
+    """Every op the function runs, callees' ops once per call (XLA inlines calls), not descending
+    into per-element computations (reduce bodies). A recursive call is an `ExecutionError`."""
+    stack = [(func, (func,))]
     while stack:
-        op = stack.pop()
+        op, path = stack.pop()
         if op is not func:
             yield op
             if op.name in APPLIED_REGIONS:
                 continue
+        if op.name == "func.call":
+            callee = module.lookup_symbol(op.properties["callee"].root)
+            if callee is None or not callee.regions:
+                raise ExecutionError(f"func.call: no function {op.properties['callee']} with a body", op.location)
+            if callee in path:
+                raise ExecutionError(f"func.call: {op.properties['callee']} calls itself", op.location)
+            stack.extend((inner, path + (callee,)) for inner in reversed(callee.regions[0].blocks[0].ops))
+            continue
         for region in reversed(op.regions):
             for blk in reversed(region.blocks):
-                stack.extend(reversed(blk.ops))
+                stack.extend((inner, path) for inner in reversed(blk.ops))
 
 
 def _applied(op: Operation) -> tuple[float, float]:
@@ -474,7 +504,8 @@ def _op_compute(op: Operation) -> tuple[float, float, float]:
     `HloCostAnalysis`: elementwise ops one per result element (transcendentals apart), dot and
     convolution two per multiply-add, reductions their computation per reduced element, an
     all-reduce one per element; bytes = operands + results (unfused)."""
-    if op.name in ("func.return", "stablehlo.return", "sdy.return") or op.regions and op.name not in APPLIED_REGIONS:
+    if (op.name in ("func.return", "func.call", "stablehlo.return", "sdy.return")
+            or op.regions and op.name not in APPLIED_REGIONS):
         return 0.0, 0.0, 0.0
     accessed = float(sum(_bytes(v.type) for v in op.operands) + sum(_bytes(r.type) for r in op.results))
     out = sum(_elements(r.type) for r in op.results)
@@ -546,7 +577,7 @@ def _collective(op, kind, b, index, coords, mesh, table, algorithm):
     for a in range(naxes):
         counts = np.zeros((ng, mesh.shape[a]), np.int64)
         np.add.at(counts, (np.repeat(np.arange(ng), g), grid[a].reshape(-1)), 1)
-        crossing[a] = share * (g * g - (counts ** 2).sum())
+        crossing[a] = share * (ng * g * g - (counts ** 2).sum())  # ordered pairs differing on a
         ring.append(int((counts[0] > 0).sum()))
     messages = ng * g * (g - 1) * (2 if kind == "all_reduce" else 1)
     return (g, sent, received, crossing, messages), _ring_time(kind, b, ring, mesh, table, algorithm)
