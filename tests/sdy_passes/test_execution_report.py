@@ -6,7 +6,6 @@ picture, and dry runs of JAX's own transformer block on a 64x64 mesh."""
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import numpy as np
