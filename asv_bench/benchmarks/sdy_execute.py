@@ -1,7 +1,8 @@
 """`sdy_passes.execute(..., dry=True)` at scale (issue 35, spec execute.md §9.1): JAX's own
 transformer block lowered against a 64x64 `AbstractMesh` (bf16, batch over x, heads and MLP
-hidden over y; 32 GiB of global activations in, 128 GiB in the MLP), read from `tests/data/`
-(written by `tests/data/make_transformer_block.py`), so jax is not needed here.
+hidden over y; 32 GiB of global activations in, 128 GiB in the MLP), read from `sdy_passes/examples/`
+(one block) and `tests/data/` (ten), both
+written by `tests/data/make_transformer_block.py`, so jax is not needed here.
 
 * `DryRun.time_dry(blocks)`: the whole dry run (propagation, export, partitioning, report) of 1
   and of 10 blocks in a row (target: <= 10 s for one block).
@@ -24,7 +25,7 @@ except ImportError:  # `asv run --python=same` from a checkout that is not insta
 from sdy_passes.element_types import numpy_dtype
 from sdy_passes.execution_report import report
 
-FILES = {1: ROOT / "tests" / "data" / "transformer_block_64x64.mlir",
+FILES = {1: ROOT / "sdy_passes" / "examples" / "transformer_block_64x64.mlir",
          10: ROOT / "tests" / "data" / "transformer_10_blocks_64x64.mlir"}
 
 

@@ -1,11 +1,11 @@
-"""Writes the JAX-lowered transformer blocks the README, the tour and the dry-run benchmark use
+"""Writes the JAX-lowered transformer blocks the README, the tests and the dry-run benchmark use
 (spec execute.md §1.3: lowered against an `AbstractMesh` on a one-device CPU host, no devices
-needed), so that neither needs jax:
+needed), so that none of them needs jax:
 
-* `transformer_block_64x64.mlir`: bf16, batch over "x" (64), heads and MLP hidden over "y" (64);
+* `sdy_passes/examples/transformer_block_64x64.mlir`: bf16, batch over "x" (64), heads and MLP hidden over "y" (64);
   x is bf16[1024, 2048, 8192] (32 GiB global), the MLP hidden 128 GiB.
-* `transformer_block_2x4.mlir`: the same block, f32 and small, on <["x"=2, "y"=4]>.
-* `transformer_10_blocks_64x64.mlir`: ten of the 64x64 blocks in a row (the dry-run benchmark's
+* `sdy_passes/examples/transformer_block_2x4.mlir`: the same block, f32 and small, on <["x"=2, "y"=4]>.
+* `tests/data/transformer_10_blocks_64x64.mlir`: ten of the 64x64 blocks in a row (the dry-run benchmark's
   10n, to check that the report is linear in the number of ops).
 
 Run: python tests/data/make_transformer_block.py (jax 0.10.2).
@@ -21,6 +21,7 @@ from jax.sharding import NamedSharding as NS
 from jax.sharding import PartitionSpec as P
 
 HERE = Path(__file__).resolve().parent
+EXAMPLES = HERE.parents[1] / "sdy_passes" / "examples"
 
 
 def block(x, wq, wk, wv, wo, w1, w2, heads):
@@ -54,7 +55,7 @@ def lowered(shape, heads, dtype, mesh_shape, layers=1) -> str:
 
 
 if __name__ == "__main__":
-    (HERE / "transformer_block_64x64.mlir").write_text(lowered((1024, 2048, 8192), 64, jnp.bfloat16, (64, 64)))
+    (EXAMPLES / "transformer_block_64x64.mlir").write_text(lowered((1024, 2048, 8192), 64, jnp.bfloat16, (64, 64)))
     (HERE / "transformer_10_blocks_64x64.mlir").write_text(
         lowered((1024, 2048, 8192), 64, jnp.bfloat16, (64, 64), layers=10))
-    (HERE / "transformer_block_2x4.mlir").write_text(lowered((4, 16, 32), 4, jnp.float32, (2, 4)))
+    (EXAMPLES / "transformer_block_2x4.mlir").write_text(lowered((4, 16, 32), 4, jnp.float32, (2, 4)))

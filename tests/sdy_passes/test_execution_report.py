@@ -22,7 +22,7 @@ from tests.sdy_passes import execute_oracle
 from tests.sdy_passes.test_execute import BUILTIN, MATMUL, PASSING
 
 ORACLE = execute_oracle.oracle_module()
-DATA = Path(__file__).resolve().parents[1] / "data"
+EXAMPLES = Path(__file__).resolve().parents[2] / "sdy_passes" / "examples"
 
 
 class _Shape:
@@ -292,7 +292,7 @@ def test_padding_bytes_per_device_follow_xla_tiles():
 # -- forms: text, JSON, picture -----------------------------------------------------------------
 
 def test_text_json_and_picture(tmp_path):
-    text = (DATA / "transformer_block_2x4.mlir").read_text()
+    text = (EXAMPLES / "transformer_block_2x4.mlir").read_text()
     r = _dry(text).report
     lines = str(r).splitlines()
     assert lines[0].startswith("sdy-run: @main on <[\"x\"=2, \"y\"=4]> (8 devices)")
@@ -330,7 +330,7 @@ def test_png_without_matplotlib_is_a_package_error(tmp_path, monkeypatch):
 # -- scale: §9.1 ---------------------------------------------------------------------------------------
 
 def test_dry_run_of_a_jax_transformer_block_on_64x64():
-    text = (DATA / "transformer_block_64x64.mlir").read_text()
+    text = (EXAMPLES / "transformer_block_64x64.mlir").read_text()
     r = _dry(text).report
     assert r.num_devices == 4096 and r.memory.sizes["device"] == 4096
     # batch over x, heads and MLP hidden over y: Megatron's two all-reduces over y of the

@@ -20,9 +20,9 @@ from sdy_passes.element_types import numpy_dtype
 from sdy_passes.execution import Execution, execute
 from sdy_passes.parser import parse_module
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-BLOCK_64 = str(DATA / "transformer_block_64x64.mlir")
-BLOCK_2X4 = str(DATA / "transformer_block_2x4.mlir")
+EXAMPLES = Path(__file__).resolve().parents[2] / "sdy_passes" / "examples"
+BLOCK_64 = str(EXAMPLES / "transformer_block_64x64.mlir")
+BLOCK_2X4 = str(EXAMPLES / "transformer_block_2x4.mlir")
 ROOT = Path(__file__).resolve().parents[2]
 
 HAS_DASK_BACKEND = "backend" in inspect.signature(execute).parameters
