@@ -345,7 +345,7 @@ def padding_bytes(dm: DeviceMesh, sharding, t) -> np.ndarray:
     for d in range(len(t.shape)):
         lo, hi = p.dim_bounds(d)
         data *= (hi - lo)[tiles[:, d]]
-    itemsize = numpy_dtype(t.element_type).itemsize
+    itemsize = _bytes(t) // math.prod(t.shape) if math.prod(t.shape) else 0
     return (math.prod(p.local_shape) - data) * itemsize  # tiles are in mesh order, as the devices
 
 
@@ -383,7 +383,7 @@ def _links(mesh, links) -> dict:
             raise ExecutionError(f"links: unknown mesh axis {k!r} (axes: {list(table)})")
         try:
             alpha, beta = (float(x) for x in v)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise ExecutionError(f"links: expected (alpha seconds, beta bytes/s) for axis {k!r}, found {v!r}") from None
         if not (0 <= alpha < math.inf and 0 < beta < math.inf):
             raise ExecutionError(f"links: expected a finite alpha >= 0 and beta > 0 for axis {k!r}, found {v!r}")
@@ -399,7 +399,7 @@ def _device_profile(device):
         raise ExecutionError(f"device: expected {{'flops': F/s, 'hbm_bytes': B/s}}, found {device!r}")
     try:
         f, b = float(device["flops"]), float(device["hbm_bytes"])
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ExecutionError(f"device: expected numbers, found {device!r}") from None
     if not (0 < f < math.inf and 0 < b < math.inf):
         raise ExecutionError(f"device: expected positive finite rates, found {device!r}")
