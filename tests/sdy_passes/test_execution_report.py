@@ -344,3 +344,28 @@ def test_dry_run_of_a_jax_transformer_block_on_64x64():
     dots = (4 + 2 * 4) * 2 * 16 * 2048 * 8192 * 8192 / 64 + 2 * 2 * 16 * 2048 * 2048 * 128
     flops = float(r.compute["flops"][0])
     assert dots < flops < 1.1 * dots
+
+
+@pytest.mark.parametrize("source, target, kind", [
+    ('[{"y"}, {}]', '[{}, {}]', "all_gather"),
+    ('[{"x", "y"}, {}]', '[{}, {}]', "all_gather"),
+    ('[{"y"}, {}]', '[{}, {"y"}]', "all_to_all"),
+])
+@pytest.mark.parametrize("algorithm", ["ring", "bidirectional_ring"])
+def test_time_and_traffic_equal_the_reshard_plans(source, target, kind, algorithm):
+    # the collective the partitioner emits for a reshard costs what `ReshardPlan.cost` says
+    text = f"""
+sdy.mesh @mesh = <["x"=2, "y"=4]>
+func.func @main(%a: tensor<16x8xf32> {{sdy.sharding = #sdy.sharding<@mesh, {source}>}}) -> (tensor<16x8xf32> {{sdy.sharding = #sdy.sharding<@mesh, {target}>}}) {{
+  %0 = stablehlo.negate %a : tensor<16x8xf32>
+  return %0 : tensor<16x8xf32>
+}}"""
+    links = {"x": (3e-6, 2e10), "y": (1e-6, 9e10)}
+    r = _dry(text, links=links, algorithm=algorithm).report
+    assert list(r.traffic["kind"].values) == [kind]
+    mesh = sharding.Mesh.parse('<["x"=2, "y"=4]>')
+    plan = sharding.reshard_plan(f"#sdy.sharding<@mesh, {source}>", f"#sdy.sharding<@mesh, {target}>", mesh, (16, 8))
+    assert r.cost.total == pytest.approx(plan.cost(links, algorithm=algorithm).total)
+    assert np.array_equal(r.traffic["bytes_sent"].values[0], plan.traffic["bytes_sent"].values.sum(0))
+    assert np.array_equal(r.traffic["bytes_crossing"].values[0], plan.traffic["bytes_crossing"].values.sum(0))
+    assert r.traffic["messages"].values[0] == plan.traffic["messages"].values.sum()
