@@ -151,7 +151,7 @@ def test_closed_stdout_is_one_error_line():
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        proc = subprocess.run([sys.executable, "-m", "sdy_passes._run_cli", BLOCK_64, "--dry"], cwd=ROOT,
+        proc = subprocess.run([sys.executable, "-m", "sdy_passes._run_cli", BLOCK_64, "--help"], cwd=ROOT,
                               stdout=write_end, stderr=subprocess.PIPE, timeout=120)
     finally:
         os.close(write_end)
