@@ -33,7 +33,7 @@ import numpy as np
 import xarray as xr
 
 from sharding import DeviceMesh, load
-from sharding.cost import StepCosts, default_links
+from sharding.cost import ALGORITHMS, StepCosts, default_links
 from sharding.visualization import _heatmap_svg, format_bytes
 
 from sdy_passes.attributes import ArrayAttr, DenseArrayAttr, FileLineColLoc, RankedTensorType
@@ -44,8 +44,6 @@ from sdy_passes.errors import ExecutionError
 from sdy_passes.ir import Module, Operation
 
 __all__ = ["Report", "Time", "ALGORITHMS"]
-
-ALGORITHMS = ("ring", "bidirectional_ring")
 
 COLLECTIVES = {"stablehlo.all_reduce": "all_reduce", "stablehlo.all_gather": "all_gather",
                "stablehlo.reduce_scatter": "reduce_scatter", "stablehlo.all_to_all": "all_to_all",
@@ -504,8 +502,7 @@ def _op_compute(op: Operation) -> tuple[float, float, float]:
     `HloCostAnalysis`: elementwise ops one per result element (transcendentals apart), dot and
     convolution two per multiply-add, reductions their computation per reduced element, an
     all-reduce one per element; bytes = operands + results (unfused)."""
-    if (op.name in ("func.return", "func.call", "stablehlo.return", "sdy.return")
-            or op.regions and op.name not in APPLIED_REGIONS):
+    if has_trait(op, "Terminator") or op.name == "func.call" or op.regions and op.name not in APPLIED_REGIONS:
         return 0.0, 0.0, 0.0
     accessed = float(sum(_bytes(v.type) for v in op.operands) + sum(_bytes(r.type) for r in op.results))
     out = sum(_elements(r.type) for r in op.results)
