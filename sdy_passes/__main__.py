@@ -41,29 +41,21 @@ bad command line.
 
 from __future__ import annotations
 
-import os
 import sys
 import warnings
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as dist_version
 
+from sdy_passes._cli import Failure, Usage, error, read, render, write
 from sdy_passes.attributes import FileLineColLoc
 from sdy_passes.cost_report import cost_report
-from sdy_passes.errors import IRParseError, SdyError, SdyWarning, source_line
+from sdy_passes.errors import IRParseError, SdyError, SdyWarning
 from sdy_passes.parser import parse_module, split_input
 from sdy_passes.pass_manager import PASSES, PIPELINES, build_pipeline, get_pass, run_passes
 from sdy_passes.printer import print_module
 from sdy_passes.explanation import PIPELINE, explain
 
 PROG = "sdy-opt"
-
-
-class _Usage(Exception):
-    pass
-
-
-class _Failure(Exception):
-    """Input or output that cannot be read or written: one `error:` line, exit 1."""
 
 
 def version(prog: str) -> str:
@@ -83,7 +75,7 @@ def _parse_args(argv: list[str]):
         i += 1
         if arg == "-" or not arg.startswith("-"):
             if opts["input"] is not None:
-                raise _Usage(f"too many positional arguments: '{arg}' (one input file or '-')")
+                raise Usage(f"too many positional arguments: '{arg}' (one input file or '-')")
             opts["input"] = arg
             continue
         flag, eq, value = arg.lstrip("-").partition("=")
@@ -106,7 +98,7 @@ def _parse_args(argv: list[str]):
         elif flag in ("o", "pass-pipeline", "explain"):
             if not eq:
                 if i >= len(argv):
-                    raise _Usage(f"{arg} needs a value")
+                    raise Usage(f"{arg} needs a value")
                 value = argv[i]
                 i += 1
             if flag == "o":
@@ -118,7 +110,7 @@ def _parse_args(argv: list[str]):
         elif flag in PASSES or flag in PIPELINES:
             opts["pipeline"].append(f"{flag}{{{value}}}" if eq else flag)
         else:
-            raise _Usage(f"Unknown command line argument '{arg}'. Try: '{PROG} --help' "
+            raise Usage(f"Unknown command line argument '{arg}'. Try: '{PROG} --help' "
                          f"or '{PROG} --list-passes'")
     return opts
 
@@ -135,22 +127,6 @@ def _help() -> str:
                          else "{" + ",".join(default) + "}" if isinstance(default, tuple) else default)
                 lines.append(f"      {key}={value}")
     return "\n".join(lines)
-
-
-def _render(severity: str, err, filename: str, text: str) -> str:
-    """`file:line:col: error: message` plus the source line and a caret, like mlir-opt."""
-    if isinstance(err, IRParseError):
-        return str(err)
-    loc = getattr(err, "location", None)
-    message = getattr(err, "message", str(err))
-    if isinstance(loc, FileLineColLoc) and loc.line >= 1:
-        lines = text.splitlines()
-        source = lines[loc.line - 1] if loc.line <= len(lines) else ""
-        head = f"{filename}:{loc.line}:{loc.col}: {severity}: {message}"
-        return f"{head}\n{source}\n{' ' * (loc.col - 1)}^" if source else head
-    if (where := source_line(loc)) is not None:  # debug info: the JAX source line
-        return f"{filename}: {severity}: {message} ({where})"
-    return f"{filename}: {severity}: {message}"
 
 
 JAXLIB_DIALECTS = frozenset({
@@ -195,76 +171,14 @@ def _process(padded: str, filename: str, pipeline: list[str], opts) -> tuple[str
                                     mlir_names=True))
         except SdyError as e:
             out = None
-            diagnostics.append(_render("error", e, filename, padded))
+            diagnostics.append(render("error", e, filename, padded))
         except Exception as e:  # a bug, not bad input: say so rather than print a traceback
             out = None
             diagnostics.append(f"{filename}: error: internal error ({type(e).__name__}: {e}); "
                                "please report it")
-    warned = [_render("warning", w.message, filename, padded)
+    warned = [render("warning", w.message, filename, padded)
               for w in caught if isinstance(w.message, SdyWarning)]
     return out, warned + diagnostics
-
-
-def _read(path: str) -> str:
-    try:
-        if path == "-":
-            if sys.stdin is None:
-                raise _Failure("cannot read stdin: it is closed")
-            data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
-        else:
-            with open(path, "rb") as f:
-                data = f.read()
-    except OSError as e:
-        raise _Failure(f"cannot read '{path}': {e.strerror or e}") from None
-    except ValueError as e:  # a closed stdin file object
-        raise _Failure(f"cannot read stdin: {e}") from None
-    if isinstance(data, str):
-        return data
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        name = "stdin" if path == "-" else f"'{path}'"
-        raise _Failure(f"{name} is not UTF-8 text: byte 0x{data[e.start]:02x} at offset "
-                       f"{e.start} cannot be decoded") from None
-
-
-def _write(result: str, output: str | None) -> None:
-    try:
-        if output:
-            with open(output, "w", encoding="utf-8") as f:
-                f.write(result)
-            return
-        if sys.stdout is None:
-            raise _Failure("cannot write the output: stdout is closed (use -o FILE)")
-        sys.stdout.write(result)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        _silence_stdout()
-        raise _Failure("output closed before everything was written (broken pipe)") from None
-    except OSError as e:
-        if not output:
-            _silence_stdout()
-        where = f"'{output}'" if output else "stdout"
-        raise _Failure(f"cannot write to {where}: {e.strerror or e}") from None
-    except ValueError as e:  # a closed stdout file object
-        raise _Failure(f"cannot write the output: {e}") from None
-
-
-def _silence_stdout() -> None:
-    """Point stdout at /dev/null so the interpreter's final flush does not fail again."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):
-        pass
-
-
-def _error(message: str) -> None:
-    if sys.stderr is not None:
-        try:
-            print(f"{PROG}: error: {message}", file=sys.stderr)
-        except (OSError, ValueError):
-            pass
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -274,21 +188,21 @@ def main(argv: list[str] | None = None) -> int:
         if opts["help"] or opts["version"] or opts["list"]:
             text = (_help() if opts["help"] else version(PROG) if opts["version"]
                     else "\n".join(sorted([*PASSES, *PIPELINES])))
-            _write(text + "\n", None)
+            write(text + "\n", None)
             return 0
         pipeline = opts["pipeline"]
         build_pipeline(pipeline)  # unknown names and options fail before reading any input
-    except (_Usage, SdyError) as e:
-        _error(str(e))
+    except (Usage, SdyError) as e:
+        error(PROG, str(e))
         return 2
-    except _Failure as e:
-        _error(str(e))
+    except Failure as e:
+        error(PROG, str(e))
         return 1
     path = opts["input"] or "-"
     try:
-        text = _read(path)
-    except _Failure as e:
-        _error(str(e))
+        text = read(path)
+    except Failure as e:
+        error(PROG, str(e))
         return 1
     filename = "<stdin>" if path == "-" else path
     chunks = split_input(text) if opts["split"] else [text]
@@ -307,9 +221,9 @@ def main(argv: list[str] | None = None) -> int:
             outputs.append(out.rstrip("\n"))
     result = "\n// -----\n".join(outputs) + "\n" if outputs else ""
     try:
-        _write(result, opts["output"])
-    except _Failure as e:
-        _error(str(e))
+        write(result, opts["output"])
+    except Failure as e:
+        error(PROG, str(e))
         return 1
     return 1 if failed else 0
 

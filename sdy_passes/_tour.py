@@ -10,6 +10,7 @@ import os
 import shlex
 import subprocess
 import sys
+from importlib.resources import files
 
 from sdy_passes.__main__ import version
 
@@ -26,6 +27,9 @@ module {
 }
 """
 
+BLOCK_64X64 = str(files("sdy_passes") / "examples" / "transformer_block_64x64.mlir")
+"""JAX's transformer block lowered against a 64x64 `AbstractMesh` (shipped with the package)."""
+
 STEPS = [
     ("tiling: where each element of a tiled bf16 array lives",
      ["-m", "tiling", "show", "bf16[4,8]{1,0:T(2,4)(2,1)}"], None),
@@ -35,6 +39,8 @@ STEPS = [
      ["-m", "sdy_passes", "--sdy-import-pipeline", "-"], EXAMPLE_MODULE),
     ("sdy_passes: the sharding rules Shardy's propagation will use",
      ["-m", "sdy_passes", "--sdy-populate-op-sharding-rules", "-"], EXAMPLE_MODULE),
+    ("sdy_passes: JAX's transformer block on 4096 devices, dry: memory, bytes per mesh axis, time",
+     ["-m", "sdy_passes._run_cli", BLOCK_64X64, "--dry"], None),
 ]
 
 

@@ -11,19 +11,15 @@ from the local module's types alone, so `dry=True` needs shapes only.
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-
 import numpy as np
-import xarray as xr
 
 from sharding import DeviceMesh, Mesh, TensorSharding
-from sharding.cost import default_links
 
-from sdy_passes.attributes import RankedTensorType
 from sdy_passes.common._value_shardings import func_arg_sharding, func_result_sharding
 from sdy_passes.element_types import numpy_dtype
 from sdy_passes.errors import ExecutionError
+from sdy_passes.execution_report import Report
+from sdy_passes.execution_report import report as _report
 from sdy_passes.interpreter._core import NUMERICS, Context, is_float, is_int
 from sdy_passes.ir import Module
 from sdy_passes.parser import parse_module
@@ -31,40 +27,6 @@ from sdy_passes.partition import GLOBAL_STEPS
 from sdy_passes.pass_manager import run_passes
 
 __all__ = ["execute", "Execution", "Report"]
-
-_COLLECTIVES = ("stablehlo.all_reduce", "stablehlo.all_gather", "stablehlo.reduce_scatter",
-                "stablehlo.all_to_all", "stablehlo.collective_permute", "stablehlo.collective_broadcast")
-
-
-@dataclass(frozen=True)
-class Report:
-    """What the run costs: `memory` (dims `device`), `traffic` (dims `collective, device, axis`:
-    bytes each device sends per collective, attributed to the mesh axes each message crosses) and
-    `time` (alpha-beta seconds per collective, dim `collective`)."""
-
-    memory: xr.Dataset
-    traffic: xr.Dataset
-    time: xr.Dataset
-
-    @property
-    def total_time(self) -> float:
-        return float(self.time["seconds"].sum())
-
-    def __str__(self) -> str:
-        mem = self.memory
-        lines = ["memory per device (bytes): arguments {:,} results {:,} peak {:,} (max over devices)".format(
-            int(mem["arguments"].max()), int(mem["results"].max()), int(mem["peak"].max()))]
-        tr = self.traffic
-        lines.append(f"{'collective':<48} {'group':>5} {'sent/dev':>12} {'total':>14} "
-                     + " ".join(f"{'cross ' + a:>12}" for a in tr.axis.values) + f" {'time (s)':>10}")
-        for i, name in enumerate(tr.collective.values):
-            sent = tr["bytes"].isel(collective=i)
-            per_axis = sent.sum("device")
-            lines.append(f"{str(name):<48} {int(tr['group_size'][i]):>5} {int(sent.sum('axis').max()):>12,} "
-                         f"{int(per_axis.sum()):>14,} " + " ".join(f"{int(v):>12,}" for v in per_axis.values)
-                         + f" {float(self.time['seconds'][i]):>10.3g}")
-        lines.append(f"total bytes {int(tr['bytes'].sum()):,}; alpha-beta time {self.total_time:.3g} s")
-        return "\n".join(lines)
 
 
 class Execution:
@@ -125,7 +87,7 @@ def _mesh(module: Module, mesh):
 
 
 def execute(module, *args, mesh=None, func: str = "main", numerics: str = "fast", dry: bool = False,
-            fill="poison", links=None, algorithm: str = "ring") -> Execution:
+            fill="poison", links=None, algorithm: str = "ring", device=None) -> Execution:
     """Partitions `module` (a `Module` or MLIR text) and runs `@func` on every device of `mesh`
     (a `sharding.DeviceMesh`; None: the module's mesh). `args` are global numpy arrays (or, with
     `dry=True`, anything with `.shape` and `.dtype`). `fill` is what padding holds ("poison":
@@ -156,7 +118,7 @@ def execute(module, *args, mesh=None, func: str = "main", numerics: str = "fast"
     out_types = list(ft.results)
     local = run_passes(exported.clone(), "sdy-convert-global-to-local")
     lf = local.lookup_symbol(func)
-    report = _report(local, lf, dm, links, algorithm)
+    report = _report(local, lf, dm, links, algorithm, device=device, global_func=f)
     if dry:
         return Execution(None, None, local, report, dm)
     inputs = [dm.shard(np.asarray(a), s, fill=_fill_value(fill, np.dtype(a.dtype)), copy=True)
@@ -178,120 +140,3 @@ def execute(module, *args, mesh=None, func: str = "main", numerics: str = "fast"
         out.data.values = values
         outputs.append(out)
     return Execution(tuple(outputs), tuple(inputs), local, report, dm)
-
-
-# -- the report ----------------------------------------------------------------------------------
-
-def _bytes(t) -> int:
-    if not isinstance(t, RankedTensorType) or None in t.shape:
-        return 0
-    dt = numpy_dtype(t.element_type)
-    return math.prod(t.shape) * (dt.itemsize if dt is not None else 1)
-
-
-def _groups(op, n_devices: int) -> np.ndarray:
-    if op.name == "stablehlo.collective_permute":
-        return op.properties["source_target_pairs"].to_numpy().reshape(-1, 2)
-    a = op.properties.get("replica_groups")
-    g = a.to_numpy() if a is not None else np.zeros((0, 0), np.int64)
-    return g if g.size else np.arange(n_devices)[None]
-
-
-def _report(local: Module, func, dm: DeviceMesh, links, algorithm) -> Report:
-    mesh = dm.mesh
-    ids = [int(d) for d in mesh.devices]
-    names = list(mesh.axis_names)
-    coords = {d: np.unravel_index(p, mesh.shape) for p, d in enumerate(ids)}
-    block = func.regions[0].blocks[0]
-    # memory: arguments, results, and the peak of live top-level values (each freed after its
-    # last use at the top level; values inside regions are not counted)
-    last = {}
-    ops = block.ops
-    for i, op in enumerate(ops):
-        for v in op.operands:
-            last[v] = i
-        for inner in op.walk():
-            for v in inner.operands:
-                if v in last or v in block.arguments:
-                    last[v] = i
-    live = {a: _bytes(a.type) for a in block.arguments}
-    peak = sum(live.values())
-    for i, op in enumerate(ops):
-        for r in op.results:
-            live[r] = _bytes(r.type)
-        peak = max(peak, sum(live.values()))
-        for v in [v for v in live if last.get(v, -1) <= i and v not in block.arguments]:
-            del live[v]
-    args_b = sum(_bytes(a.type) for a in block.arguments)
-    res_b = sum(_bytes(v.type) for v in ops[-1].operands)
-    n = len(ids)
-    memory = xr.Dataset({"arguments": ("device", [args_b] * n), "results": ("device", [res_b] * n),
-                         "peak": ("device", [peak] * n)}, coords={"device": ids})
-    # traffic: per-message model of §6.2, bytes attributed to the axes each message crosses
-    table = default_links(mesh)
-    for k, v in (links or {}).items():
-        if k not in table:
-            raise ExecutionError(f"links: unknown mesh axis {k!r} (axes: {names})")
-        table[k] = tuple(v)
-    rows, labels, sizes, times = [], [], [], []
-    for op in func.walk():
-        if op.name not in _COLLECTIVES:
-            continue
-        b = sum(_bytes(v.type) for v in op.operands)
-        sent = np.zeros((n, len(names)))
-        where = {d: i for i, d in enumerate(ids)}
-        groups = _groups(op, n)
-        if op.name == "stablehlo.collective_permute":
-            msgs = [(s, t, b) for s, t in groups.tolist() if s != t]
-            g = 2
-        else:
-            g = groups.shape[1]
-            share = {"stablehlo.all_gather": b, "stablehlo.all_reduce": 2 * b / g,
-                     "stablehlo.reduce_scatter": b / g, "stablehlo.all_to_all": b / g,
-                     "stablehlo.collective_broadcast": b}[op.name]
-            msgs = [(s, t, share) for grp in groups.tolist() for s in grp for t in grp if s != t
-                    and (op.name != "stablehlo.collective_broadcast" or s == grp[0])]
-        crossed: set = set()
-        for s, t, nbytes in msgs:
-            for a in range(len(names)):
-                if coords[s][a] != coords[t][a]:
-                    sent[where[s], a] += nbytes
-                    crossed.add(a)
-        rows.append(sent)
-        loc = op.location
-        labels.append(f"{op.name.split('.')[1]}@{getattr(loc, 'line', '?')}:{getattr(loc, 'col', '?')}"
-                      if loc is not None else op.name.split(".")[1])
-        sizes.append(g)
-        times.append(_time(op.name, g, b, sorted(crossed, reverse=True), mesh, names, table, algorithm))
-    labels = [f"{i}:{x}" for i, x in enumerate(labels)]
-    traffic = xr.Dataset({"bytes": (("collective", "device", "axis"),
-                                    np.array(rows).reshape(len(rows), n, len(names))),
-                          "group_size": ("collective", np.array(sizes, np.int64))},
-                         coords={"collective": labels, "device": ids, "axis": names})
-    time = xr.Dataset({"seconds": ("collective", np.array(times, float))}, coords={"collective": labels})
-    return Report(memory, traffic, time)
-
-
-def _time(kind, g, b, axes, mesh, names, table, algorithm) -> float:
-    """Alpha-beta seconds: rings per crossed axis, minor-most first (as `sharding.cost`);
-    all-reduce = reduce-scatter + all-gather; a permute is one message on its slowest link."""
-    if algorithm not in ("ring", "bidirectional_ring"):
-        raise ExecutionError(f"algorithm must be 'ring' or 'bidirectional_ring', found {algorithm!r}")
-    div = 2 if algorithm == "bidirectional_ring" else 1
-    if kind == "stablehlo.collective_permute":
-        return max((table[names[a]][0] + b / table[names[a]][1] / 1 for a in axes), default=0.0)
-    t, block = 0.0, b
-    sizes = [mesh.shape[a] for a in axes]
-    total = math.prod(sizes) or 1
-    for a, ga in zip(axes, sizes):
-        alpha, beta = table[names[a]]
-        if kind == "stablehlo.all_gather":
-            t += (ga - 1) * alpha + (ga - 1) * block / beta / div
-            block *= ga
-        elif kind == "stablehlo.all_to_all":
-            t += (ga - 1) * alpha + (ga - 1) * (b / total) * (total / ga) / beta / div
-        else:  # reduce-scatter ring on this axis (all-reduce: twice, the all-gather back)
-            rounds = 2 if kind == "stablehlo.all_reduce" else 1
-            t += rounds * ((ga - 1) * alpha + (ga - 1) * (block / ga) / beta / div)
-            block /= ga
-    return t

@@ -130,7 +130,7 @@ def test_cli_random_and_args(tmp_path, capsys):
     (["--random"], 2, "--random needs a value"),
     (["--random", "x"], 2, "integer seed"),
     (["--numerics", "exact"], 2, "--numerics must be one of"),
-    (["--mesh", '<["x"=2]>'], 2, "not built yet"),
+    (["--interpret", "--mesh", '<["x"=2]>'], 2, "--mesh needs the partitioned run"),
     (["--bogus"], 2, "unknown option"),
     (["--arg", "missing.npy"], 1, "takes 2 arguments"),
 ])

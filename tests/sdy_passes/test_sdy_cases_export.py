@@ -16,7 +16,8 @@ import json
 import pytest
 
 from sdy_passes import errors
-from sdy_passes.__main__ import _parse_args, _Usage, main
+from sdy_passes.__main__ import _parse_args, main
+from sdy_passes._cli import Usage
 from sdy_passes.pass_manager import UnknownPassError, build_pipeline
 from tests.conftest import SHARED, needs_shared
 from tests.sdy_passes.ssa import assert_same_up_to_ssa
@@ -41,7 +42,7 @@ def _missing_pass(flags) -> str | None:
     in its flags, or inside a pipeline it names)."""
     try:
         build_pipeline(_parse_args(list(flags))["pipeline"])
-    except _Usage as e:  # a flag naming no registered pass
+    except Usage as e:  # a flag naming no registered pass
         return str(e).split("'")[1].lstrip("-").partition("=")[0]
     except UnknownPassError as e:
         if "does not refer to a registered pass" in str(e):
