@@ -135,6 +135,67 @@ class TransformerPipeline:
     track_ratio_to_jaxlib.unit = "ratio"
 
 
+_LOWER_TRAIN_STEP = """
+import os, sys
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+import jax, jax.numpy as jnp
+from jax.sharding import NamedSharding as NS, PartitionSpec as P
+layers = int(sys.argv[1])
+mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+b, s, d, f = 8, 32, 64, 256
+def layer(x, p):
+    q, k, v, o, w1, w2 = p
+    x = (x - x.mean(-1, keepdims=True)) * jax.lax.rsqrt(x.var(-1, keepdims=True) + 1e-6)
+    a = jax.nn.softmax(jnp.einsum("bsd,btd->bst", x @ q, x @ k) / 8.0)
+    x = x + jnp.einsum("bst,btd->bsd", a, x @ v) @ o
+    return x + jax.nn.relu(x @ w1) @ w2
+def loss(params, x):
+    for p in params:
+        x = layer(x, p)
+    return jnp.mean(x ** 2)
+def step(params, x):
+    l, g = jax.value_and_grad(loss)(params, x)
+    return l, jax.tree.map(lambda p, g: p - 0.01 * g, params, g)
+def arg(shape, spec):
+    return jax.ShapeDtypeStruct(shape, jnp.float32, sharding=NS(mesh, spec))
+params = [tuple(arg((d, d), P(None, "model")) for _ in range(4))
+          + (arg((d, f), P(None, "model")), arg((f, d), P("model", None))) for _ in range(layers)]
+sys.stdout.write(jax.jit(step).lower(params, arg((b, s, d), P("data", None, None))).as_text())
+"""
+
+
+class JaxTrainStep:
+    """A real program: a train step of `layers` layers (layer norm, attention, MLP; SGD update
+    of the gradients) lowered by JAX with NamedShardings on a 2x4 mesh (in a child: the benchmark
+    process never imports jax). 32 layers: about 4.7k ops. Parse + `sdy-propagation-pipeline` +
+    generic print; target (issue 33): <= 3x jaxlib."""
+
+    params = [[32]]
+    param_names = ["layers"]
+    timeout = 1800
+    number = 1
+    repeat = 1
+
+    def setup(self, layers):
+        if not _has_jaxlib():
+            raise SkipNotImplemented("jaxlib is not installed (or SDY_BENCH_NO_JAXLIB is set)")
+        proc = subprocess.run([sys.executable, "-c", _LOWER_TRAIN_STEP, str(layers)],
+                              capture_output=True, text=True, timeout=600,
+                              env=dict(os.environ, JAX_PLATFORMS="cpu"))
+        if proc.returncode != 0:
+            raise RuntimeError(f"lowering failed: {proc.stderr[-2000:]}")
+        self.text = proc.stdout
+
+    def time_pipeline(self, layers):
+        _run_pipeline(self.text)
+
+    def track_ratio_to_jaxlib(self, layers):
+        """Our seconds / jaxlib's on the same text and passes (< 1: faster than jaxlib)."""
+        return _best_seconds(_run_pipeline, self.text) / _jaxlib_pipeline_seconds(self.text)
+
+    track_ratio_to_jaxlib.unit = "ratio"
+
+
 def interleaved_ratio(layers, rounds):
     """`TransformerPipeline`'s ratio in rounds alternating ours (here) and a jaxlib child."""
     text = transformer_module(layers)
