@@ -320,7 +320,7 @@ def _round_numpy(value: float, name: str) -> float:
 def _float_hex(value: float, type: Type) -> str:
     np = load("numpy")
     numpy_dtype = load("sdy_passes.element_types").numpy_dtype
-    dtype = numpy_dtype(type) if isinstance(type, FloatType) and type.name in ("f16", "bf16", "f32") else None
+    dtype = numpy_dtype(type) if isinstance(type, FloatType) else None
     dtype = np.dtype(np.float64) if dtype is None else dtype
     bits = np.array(value).astype(dtype).view(f"u{dtype.itemsize}").item()
     return f"0x{bits:0{2 * dtype.itemsize}X}"

@@ -1517,8 +1517,13 @@ def _canonical_dense_body(body: str, typ: Type) -> str:
     if bad:
         raise lexer.LexError("unexpected character", lead + bad.start())
     if not s or s.startswith('"') or not isinstance(typ, RankedTensorType):
-        return s
+        values = _dense_values(s, typ) if s.startswith('"0x') and isinstance(typ, RankedTensorType) else None
+        return s if values is None else _body_of_values(values, typ)
     el = typ.element_type
+    if isinstance(el, FloatType) and math.prod(typ.shape) > HEX_ELEMENTS_LIMIT:
+        fast = _decimal_dense_body(s, typ)
+        if fast is not None:
+            return fast
     pos, stack, out, leaves = 0, [], [], []
     try:
         while pos < len(s):
@@ -1551,7 +1556,73 @@ def _canonical_dense_body(body: str, typ: Type) -> str:
         return s
     if all(x == leaves[0] for x in leaves):
         return leaves[0]
+    if len(leaves) > HEX_ELEMENTS_LIMIT and len(leaves) == math.prod(typ.shape):
+        values = _dense_values("".join(out), typ)
+        if values is not None:
+            return _body_of_values(values, typ)
     return "".join(out)
+
+
+HEX_ELEMENTS_LIMIT = 100
+"""MLIR prints a dense literal of more elements than this, not a splat, as a hex blob."""
+
+_DECIMAL = r"-?[0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?"
+_DECIMAL_LIST = re.compile(rf"[ \t\n\r\[]*{_DECIMAL}(?:[ \t\n\r\]]*,[ \t\n\r\[]*{_DECIMAL})*[ \t\n\r\]]*")
+_NOT_A_DIGIT = str.maketrans("", "", "[] \t\n\r")
+
+
+def _decimal_dense_body(s: str, typ: RankedTensorType) -> str | None:
+    """The canonical body of a list of decimal float literals, read at once (as the element-wise
+    path reads each: the nearest f64, then the nearest value of the element type), or None when
+    `s` is not such a list with one literal per element and balanced brackets."""
+    np = load("numpy")
+    dt = load("sdy_passes.element_types").numpy_dtype(typ.element_type)
+    if dt is None or s.count("[") != s.count("]") or not _DECIMAL_LIST.fullmatch(s):
+        return None
+    parts = s.translate(_NOT_A_DIGIT).split(",")
+    if len(parts) != math.prod(typ.shape):
+        return None
+    with np.errstate(over="ignore", invalid="ignore"):  # out of range rounds to ±inf
+        return _body_of_values(np.fromiter(map(float, parts), np.float64, len(parts)).astype(dt), typ)
+
+
+def _dense_values(text: str, typ: RankedTensorType):
+    """The values of body `text` (canonical decimal or a hex blob) as a numpy array, or None for
+    an element type numpy lacks, complex elements, no elements or a hex blob of the wrong size."""
+    element_types = load("sdy_passes.element_types")
+    dt = element_types.numpy_dtype(typ.element_type)
+    if dt is None or dt.kind == "c" or not math.prod(typ.shape):
+        return None
+    try:
+        return element_types.dense_to_numpy(text, typ)
+    except ValueError:
+        return None
+
+
+def _body_of_values(values, typ: RankedTensorType) -> str:
+    """MLIR's print of dense values: a splat when all elements have the same bits, above
+    HEX_ELEMENTS_LIMIT elements each element's bytes (little-endian, upper-case hex), else a
+    list nested as the shape."""
+    flat = values.reshape(-1)
+    bits = flat.view(f"u{flat.dtype.itemsize}")
+    el = typ.element_type
+    if (bits == bits[0]).all():
+        return _element_text(flat[0], int(bits[0]), el)
+    if flat.size > HEX_ELEMENTS_LIMIT:
+        return '"0x' + bits.astype(f"<u{flat.dtype.itemsize}").tobytes().hex().upper() + '"'
+    items = [_element_text(v, int(b), el) for v, b in zip(flat, bits)]
+    for d in reversed(typ.shape[1:]):
+        items = ["[" + ", ".join(items[i:i + d]) + "]" for i in range(0, len(items), d)]
+    return "[" + ", ".join(items) + "]"
+
+
+def _element_text(value, bits: int, el: Type) -> str:
+    if isinstance(el, FloatType):
+        v = float(value)
+        return format_float(v, el) if math.isfinite(v) else f"0x{bits:0{2 * value.itemsize}X}"
+    if isinstance(el, IntegerType) and el.width == 1:
+        return "true" if value else "false"
+    return str(int(value))
 
 
 def _canonical_number(lit: str, el: Type, pos: int) -> str | None:

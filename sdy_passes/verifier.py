@@ -53,7 +53,9 @@ def _verify_tree(root: Operation, ctx: VerifyContext) -> VerificationError | Non
         blocks = [b for region in root.regions for b in region.blocks]
         while blocks:
             for op in blocks.pop().ops:
-                if not _is_isolated(op):
+                if not op.regions:
+                    verify_op(op, ctx)
+                elif not _is_isolated(op):
                     verify_op(op, ctx)
                     blocks.extend(b for region in op.regions for b in region.blocks)
         failed = None
@@ -73,6 +75,8 @@ def _isolated_inside(root: Operation) -> list[Operation]:
     found, stack = [], [root]
     while stack:
         op = stack.pop()
+        if not op.regions:
+            continue
         if op is not root and _is_isolated(op):
             found.append(op)
             continue
@@ -86,7 +90,8 @@ def _verify_dominance(module: Module) -> None:
     """Every operand is defined before its use: earlier in the same block or in an enclosing
     one (regions of several blocks are only checked for values of enclosing regions)."""
     available: set = set()
-    # (block, next op index, values added by this block), depth first
+    # (block, next op index, values added by this block), depth first; a block is left for its
+    # op's regions and resumed after them
     stack = [(module.body, 0, [])]
     while stack:
         block, i, added = stack.pop()
@@ -99,60 +104,67 @@ def _verify_dominance(module: Module) -> None:
                 if v not in available:
                     available.add(v)
                     added.append(v)
-        else:  # the previous op's results are defined once its regions are done
+        else:  # resumed: the previous op's results are defined once its regions are done
             for r in block.ops[i - 1].results:
                 if r not in available:
                     available.add(r)
                     added.append(r)
-        if i == len(block.ops):
+        ops = block.ops
+        while i < len(ops):
+            op = ops[i]
+            i += 1
+            for n, value in enumerate(op._operands):
+                if value not in available:
+                    raise VerificationError(f"operand #{n} does not dominate this use", op.location)
+            # MLIR takes an unregistered op's regions for graph regions: no order
+            if op.regions and lookup(op.name) is not None:
+                stack.append((block, i, added))
+                for region in reversed(op.regions):
+                    for b in reversed(region.blocks):
+                        stack.append((b, 0, []))
+                break
+            for r in op.results:
+                if r not in available:
+                    available.add(r)
+                    added.append(r)
+        else:
             available.difference_update(added)
-            continue
-        op = block.ops[i]
-        for n, value in enumerate(op.operands):
-            if value not in available:
-                raise VerificationError(f"operand #{n} does not dominate this use", op.location)
-        stack.append((block, i + 1, added))
-        if lookup(op.name) is None:
-            continue  # MLIR takes an unregistered op's regions for graph regions: no order
-        for region in reversed(op.regions):
-            for b in reversed(region.blocks):
-                stack.append((b, 0, []))
 
 
 def _verify_isolated(isolated: Operation) -> None:
-    """MLIR's `IsolatedFromAbove`: no op inside uses a value defined outside."""
-    for region in isolated.regions:
-        for block in region.blocks:
-            for inner in block.ops:
-                for op in inner.walk():
-                    for value in op.operands:
-                        if not _defined_inside(value, isolated):
-                            raise VerificationError(f"'{op.name}' op using value defined outside "
-                                                    "the region", op.location)
-
-
-def _defined_inside(value, isolated: Operation) -> bool:
-    block = value.parent_block
-    op = block.parent_op if block is not None else None
-    while op is not None:
-        if op is isolated:
-            return True
-        op = op.parent_op
-    return False
+    """MLIR's `IsolatedFromAbove`: no op inside uses a value defined outside (in a block that
+    is not inside), the first such op in text order reported."""
+    blocks, ops = set(), []
+    stack = [op for region in reversed(isolated.regions) for block in reversed(region.blocks)
+             for op in reversed(block.ops)]
+    blocks.update(block for region in isolated.regions for block in region.blocks)
+    while stack:
+        op = stack.pop()
+        ops.append(op)
+        for region in reversed(op.regions):
+            blocks.update(region.blocks)
+            for block in reversed(region.blocks):
+                stack.extend(reversed(block.ops))
+    for op in ops:
+        for value in op._operands:
+            if value.parent_block not in blocks:
+                raise VerificationError(f"'{op.name}' op using value defined outside "
+                                        "the region", op.location)
 
 
 def verify_op(op: Operation, ctx: VerifyContext) -> None:
     """MLIR's order: the sdy attributes on the op, then its definition's invariants (operand and
     result counts, required attributes), then its own verifier."""
-    verify_discardable(op, ctx)
+    if op.attributes:
+        verify_discardable(op, ctx)
     opdef = lookup(op.name)
     if opdef is None:
         return
-    for kind, expected, found in (("operand", opdef.num_operands, len(op.operands)),
-                                  ("result", opdef.num_results, len(op.results)),
-                                  ("region", opdef.num_regions, len(op.regions))):
-        if expected is not None and expected != found:
-            _fail(op, _count_message(kind, expected, found))
+    for kind, expected, found in (("operand", opdef.num_operands, op._operands),
+                                  ("result", opdef.num_results, op.results),
+                                  ("region", opdef.num_regions, op.regions)):
+        if expected is not None and expected != len(found):
+            _fail(op, _count_message(kind, expected, len(found)))
     for name in opdef.required:
         if name not in op.properties:
             _fail(op, f"requires attribute '{name}'")

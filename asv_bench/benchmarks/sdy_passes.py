@@ -21,6 +21,8 @@ import subprocess
 import sys
 import time
 
+import numpy as np
+
 try:
     from ._common import SkipNotImplemented, sizes
 except ImportError:  # imported as a top-level module (tests/ put this folder on sys.path)
@@ -170,5 +172,37 @@ class PerOp:
 
     def track_ratio_to_jaxlib(self, num_ops):
         return _ours_seconds(self.text) / _jaxlib_seconds(self.text)
+
+    track_ratio_to_jaxlib.unit = "ratio"
+
+
+def dense_constant_module(num_elements: int) -> str:
+    """One `stablehlo.constant` of `num_elements` f32 values written as decimals (`%.6e`, the
+    way MLIR prints up to 100 elements), seeded random normal values."""
+    values = np.random.default_rng(0).standard_normal(num_elements).astype(np.float32)
+    t = f"tensor<{num_elements}xf32>"
+    body = ", ".join(f"{v:.6e}" for v in values.tolist())
+    return (f"func.func @main() -> {t} {{\n  %0 = stablehlo.constant dense<[{body}]> : {t}\n"
+            f"  return %0 : {t}\n}}\n")
+
+
+class DecimalDenseConstant:
+    """Parse + generic print of one decimal dense constant (issue 37 item 13): target <= 3x
+    jaxlib at 1M elements (`track_ratio_to_jaxlib`)."""
+
+    params = [sizes([10_000], [1_000_000])]
+    param_names = ["num_elements"]
+    timeout = 600
+    number = 1
+    repeat = 1
+
+    def setup(self, num_elements):
+        self.text = dense_constant_module(num_elements)
+
+    def time_parse_print(self, num_elements):
+        print_module(parse_module(self.text), generic=True)
+
+    def track_ratio_to_jaxlib(self, num_elements):
+        return _ours_seconds(self.text, repeat=3) / _jaxlib_seconds(self.text)
 
     track_ratio_to_jaxlib.unit = "ratio"

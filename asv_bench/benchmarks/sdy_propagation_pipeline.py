@@ -7,6 +7,10 @@ the cyclic GC paused, and for jaxlib 0.10.2 in a child on the same passes, named
 (`PropagationPipeline.pipeline()`: jaxlib registers each name). Targets: linear
 (`track_seconds_per_call` flat from 1k to 10k calls); `track_ratio_to_jaxlib` shows the gap
 (about 10 at both sizes when written). `SDY_BENCH_NO_JAXLIB` skips jaxlib.
+
+`TransformerPipeline`: the same measurement on `sdy_propagation`'s transformer module (about 1k
+and 10k ops; 100k with `BENCH_LONG`). Targets (issue 33): <= 3x jaxlib at 100k, the per-op
+time from 1k to 100k growing no more than jaxlib's (`track_jaxlib_seconds_per_op`).
 """
 
 import json
@@ -20,6 +24,7 @@ except ImportError:  # imported as a top-level module (tests/ put this folder on
     from _common import SkipNotImplemented, sizes
 
 from .sdy_pipeline import _JAXLIB_CHILD, _best_seconds, _has_jaxlib, sdy_passes
+from .sdy_propagation import transformer_module
 from sdy_passes.pass_manager import get_pass
 
 
@@ -73,16 +78,142 @@ class PropagationPipeline:
 
     def track_ratio_to_jaxlib(self, n_calls, dedup):
         """Our seconds / jaxlib's on the same text and passes (< 1: faster than jaxlib)."""
-        if not _has_jaxlib():
-            raise SkipNotImplemented("jaxlib is not installed (or SDY_BENCH_NO_JAXLIB is set)")
-        passes = get_pass("sdy-propagation-pipeline")(
-            **{"dedup-functions-fully": dedup}).pipeline()
-        proc = subprocess.run([sys.executable, "-c", _JAXLIB_CHILD % passes], input=self.text,
-                              capture_output=True, text=True, timeout=900,
-                              env=dict(os.environ, JAX_PLATFORMS="cpu"))
-        if proc.returncode != 0:
-            raise RuntimeError(f"jaxlib child failed: {proc.stderr[-2000:]}")
-        theirs = json.loads(proc.stdout.strip().splitlines()[-1])["seconds"]
-        return self._ours_seconds(dedup) / theirs
+        return self._ours_seconds(dedup) / _jaxlib_pipeline_seconds(self.text, dedup)
 
     track_ratio_to_jaxlib.unit = "ratio"
+
+
+def _jaxlib_pipeline_seconds(text, dedup=False):
+    """jaxlib's seconds for parse + the pipeline's passes + generic print of `text` (a child)."""
+    if not _has_jaxlib():
+        raise SkipNotImplemented("jaxlib is not installed (or SDY_BENCH_NO_JAXLIB is set)")
+    passes = get_pass("sdy-propagation-pipeline")(**{"dedup-functions-fully": dedup}).pipeline()
+    proc = subprocess.run([sys.executable, "-c", _JAXLIB_CHILD % passes], input=text,
+                          capture_output=True, text=True, timeout=3600,
+                          env=dict(os.environ, JAX_PLATFORMS="cpu"))
+    if proc.returncode != 0:
+        raise RuntimeError(f"jaxlib child failed: {proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])["seconds"]
+
+
+def _run_pipeline(text):
+    module = sdy_passes.parse_module(text)
+    sdy_passes.run_passes(module, [_flag(False)])
+    return sdy_passes.print_module(module, generic=True)
+
+
+class TransformerPipeline:
+    """Parse + `sdy-propagation-pipeline` + generic print of the transformer module."""
+
+    params = [sizes([27, 270], [2700])]  # about 1k, 10k (and 100k) ops
+    param_names = ["layers"]
+    timeout = 3600
+    number = 1
+    repeat = 1
+
+    def setup(self, layers):
+        self.text = transformer_module(layers)
+        self.n_ops = self.text.count("\n") - 4  # one op per line, but the mesh, func and `}`
+
+    def time_pipeline(self, layers):
+        _run_pipeline(self.text)
+
+    def track_seconds_per_op(self, layers):
+        return _best_seconds(_run_pipeline, self.text) / self.n_ops
+
+    track_seconds_per_op.unit = "seconds"
+
+    def track_jaxlib_seconds_per_op(self, layers):
+        return _jaxlib_pipeline_seconds(self.text) / self.n_ops
+
+    track_jaxlib_seconds_per_op.unit = "seconds"
+
+    def track_ratio_to_jaxlib(self, layers):
+        """Our seconds / jaxlib's on the same text and passes (< 1: faster than jaxlib)."""
+        return _best_seconds(_run_pipeline, self.text) / _jaxlib_pipeline_seconds(self.text)
+
+    track_ratio_to_jaxlib.unit = "ratio"
+
+
+_LOWER_TRAIN_STEP = """
+import os, sys
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+import jax, jax.numpy as jnp
+from jax.sharding import NamedSharding as NS, PartitionSpec as P
+layers = int(sys.argv[1])
+mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+b, s, d, f = 8, 32, 64, 256
+def layer(x, p):
+    q, k, v, o, w1, w2 = p
+    x = (x - x.mean(-1, keepdims=True)) * jax.lax.rsqrt(x.var(-1, keepdims=True) + 1e-6)
+    a = jax.nn.softmax(jnp.einsum("bsd,btd->bst", x @ q, x @ k) / 8.0)
+    x = x + jnp.einsum("bst,btd->bsd", a, x @ v) @ o
+    return x + jax.nn.relu(x @ w1) @ w2
+def loss(params, x):
+    for p in params:
+        x = layer(x, p)
+    return jnp.mean(x ** 2)
+def step(params, x):
+    l, g = jax.value_and_grad(loss)(params, x)
+    return l, jax.tree.map(lambda p, g: p - 0.01 * g, params, g)
+def arg(shape, spec):
+    return jax.ShapeDtypeStruct(shape, jnp.float32, sharding=NS(mesh, spec))
+params = [tuple(arg((d, d), P(None, "model")) for _ in range(4))
+          + (arg((d, f), P(None, "model")), arg((f, d), P("model", None))) for _ in range(layers)]
+sys.stdout.write(jax.jit(step).lower(params, arg((b, s, d), P("data", None, None))).as_text())
+"""
+
+
+class JaxTrainStep:
+    """A real program: a train step of `layers` layers (layer norm, attention, MLP; SGD update
+    of the gradients) lowered by JAX with NamedShardings on a 2x4 mesh (in a child: the benchmark
+    process never imports jax). 32 layers: about 4.7k ops. Parse + `sdy-propagation-pipeline` +
+    generic print; target (issue 33): <= 3x jaxlib."""
+
+    params = [[32]]
+    param_names = ["layers"]
+    timeout = 1800
+    number = 1
+    repeat = 1
+
+    def setup(self, layers):
+        if not _has_jaxlib():
+            raise SkipNotImplemented("jaxlib is not installed (or SDY_BENCH_NO_JAXLIB is set)")
+        proc = subprocess.run([sys.executable, "-c", _LOWER_TRAIN_STEP, str(layers)],
+                              capture_output=True, text=True, timeout=600,
+                              env=dict(os.environ, JAX_PLATFORMS="cpu"))
+        if proc.returncode != 0:
+            raise RuntimeError(f"lowering failed: {proc.stderr[-2000:]}")
+        self.text = proc.stdout
+
+    def time_pipeline(self, layers):
+        _run_pipeline(self.text)
+
+    def track_ratio_to_jaxlib(self, layers):
+        """Our seconds / jaxlib's on the same text and passes (< 1: faster than jaxlib)."""
+        return _best_seconds(_run_pipeline, self.text) / _jaxlib_pipeline_seconds(self.text)
+
+    track_ratio_to_jaxlib.unit = "ratio"
+
+
+def interleaved_ratio(layers, rounds):
+    """`TransformerPipeline`'s ratio in rounds alternating ours (here) and a jaxlib child."""
+    text = transformer_module(layers)
+    _run_pipeline(text)  # warm-up
+    ratios = []
+    for i in range(rounds):
+        ours = _best_seconds(_run_pipeline, text)
+        theirs = _jaxlib_pipeline_seconds(text)
+        ratios.append(ours / theirs)
+        print(f"round {i}: ours {ours:.3f} s, jaxlib {theirs:.3f} s, ratio {ours / theirs:.2f}", flush=True)
+    return ratios
+
+
+if __name__ == "__main__":
+    # python -m benchmarks.sdy_propagation_pipeline [layers [rounds]]  (from asv_bench/)
+    import statistics
+    args = [int(a) for a in sys.argv[1:3]]
+    n = args[0] if args else 27
+    k = args[1] if len(args) > 1 else 3
+    r = interleaved_ratio(n, k)
+    print(f"layers={n}: median ratio {statistics.median(r):.2f} (min {min(r):.2f}, max {max(r):.2f}, {k} rounds)")

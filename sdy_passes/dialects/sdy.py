@@ -5,6 +5,8 @@ argument and result shardings). The collectives are defined with the collectives
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from sharding import InvalidMeshError, InvalidShardingError, ManualAxes, Mesh, TensorSharding
 from sharding import TensorShardingPerValue
 from sharding.verify import NO_TYPE, sharding_errors
@@ -256,13 +258,20 @@ def check_sharding(op, sharding, t, meshes, prefix: str, manual_axes=()) -> None
         if len(t.types) != 1:
             fail(op, f"{prefix}ops can only have a sharding for a tuple of size 1: '{t}'")
         t = t.types[0]
+    error = _sharding_error(sharding, meshes, _shape(t), tuple(manual_axes))
+    if error:
+        fail(op, prefix + error)
+
+
+@lru_cache(maxsize=4096)
+def _sharding_error(sharding, meshes, shape, manual_axes) -> str | None:
+    """The first message for `sharding` (frozen values: the verifier meets the same ones after
+    every pass)."""
     try:
-        errors = sharding_errors(sharding, mesh=meshes, shape=_shape(t),
-                                 manual_axes=manual_axes)
+        errors = sharding_errors(sharding, mesh=meshes, shape=shape, manual_axes=manual_axes)
     except (InvalidMeshError, InvalidShardingError) as e:
         errors = (str(e),)
-    if errors:
-        fail(op, prefix + errors[0])
+    return errors[0] if errors else None
 
 
 def value_prefix(kind: str, count: int, index: int) -> str:
@@ -525,64 +534,79 @@ def _verify_sharding_rule(op: Operation, rule) -> None:
     if not isinstance(rule, OpShardingRule):
         fail(op, "should have a sharding rule attribute of type OpShardingRuleAttr for attr named "
                  "'sdy.sharding_rule'")
+    error = _sharding_rule_error(rule, op.operand_types, op.result_types)
+    if error:
+        fail(op, error)
+
+
+@lru_cache(maxsize=4096)
+def _sharding_rule_error(rule: OpShardingRule, operand_types, result_types) -> str | None:
+    """The message for `rule` on an op of these types, or None (frozen values: the verifier
+    meets the same ones after every pass)."""
     sizes = rule.factor_sizes
     seen: set[int] = set()
-    for kind, types, mappings in (("operand", op.operand_types, rule.operand_mappings),
-                                  ("result", op.result_types, rule.result_mappings)):
+    for kind, types, mappings in (("operand", operand_types, rule.operand_mappings),
+                                  ("result", result_types, rule.result_mappings)):
         if len(types) != len(mappings):
-            fail(op, f"number of {kind}s and mappings must match: {len(types)} != {len(mappings)}")
+            return f"number of {kind}s and mappings must match: {len(types)} != {len(mappings)}"
         if not mappings:
-            fail(op, f"number of {kind}s mappings cannot be 0. Op sharding rules can only be defined "
-                      "on operations with at least one operand and result.")
+            return (f"number of {kind}s mappings cannot be 0. Op sharding rules can only be defined "
+                    "on operations with at least one operand and result.")
         for i, (t, mapping) in enumerate(zip(types, mappings)):
             prefix = value_prefix(kind, len(types), i)
             if not (isinstance(t, RankedTensorType) and t.has_static_shape):
-                fail(op, f"{prefix}expected a ranked tensor with a static shape. type: '{t}'")
+                return f"{prefix}expected a ranked tensor with a static shape. type: '{t}'"
             if len(mapping) != t.rank:
-                fail(op, f"{prefix}mapping rank must match: {len(mapping)} != {t.rank}")
+                return f"{prefix}mapping rank must match: {len(mapping)} != {t.rank}"
             used: set[int] = set()
             for dim in mapping:
                 if not dim:
-                    fail(op, f"{prefix}dim mapping must have at least one factor")
+                    return f"{prefix}dim mapping must have at least one factor"
                 for f in dim:
                     if not 0 <= f < len(sizes):
-                        fail(op, f"{prefix}expecting factor indices to be within 0<=...<num_factors; "
-                                  f"received: {f}, num_factors: {len(sizes)}")
+                        return (f"{prefix}expecting factor indices to be within 0<=...<num_factors; "
+                                f"received: {f}, num_factors: {len(sizes)}")
                     if f in used:
-                        fail(op, f"{prefix}cannot reuse factors for the same tensor value")
+                        return f"{prefix}cannot reuse factors for the same tensor value"
                     if sizes[f] == 1 and len(dim) > 1:
-                        fail(op, f"{prefix}dim mapping can't have a factor of size 1 if there are "
-                                  "multiple factors")
+                        return (f"{prefix}dim mapping can't have a factor of size 1 if there are "
+                                "multiple factors")
                     used.add(f)
                     seen.add(f)
     unused = [i for i in range(len(sizes)) if i not in seen]
     if unused:
-        fail(op, f"has factor {factor_name(unused[0])}={sizes[unused[0]]} that isn't used in operand "
-                  "and result mappings")
+        return (f"has factor {factor_name(unused[0])}={sizes[unused[0]]} that isn't used in operand "
+                "and result mappings")
     special = (rule.reduction_factors, rule.need_replication_factors, rule.permutation_factors)
     for indices in special:
-        _check_factor_indices(op, indices, len(sizes))
+        error = _factor_indices_error(indices, len(sizes))
+        if error:
+            return error
     all_special = [f for group in special for f in group]
     if len(set(all_special)) != len(all_special):
-        fail(op, "a factor can only be in one of the reduction, need replication, or "
-                  "permutation factor sets")
-    _check_factor_indices(op, rule.blocked_propagation_factors, len(sizes))
+        return ("a factor can only be in one of the reduction, need replication, or "
+                "permutation factor sets")
+    error = _factor_indices_error(rule.blocked_propagation_factors, len(sizes))
+    if error:
+        return error
     in_results = {f for mapping in rule.result_mappings for dim in mapping for f in dim}
     if any(f in in_results for f in rule.reduction_factors):
-        fail(op, "reduction factor cannot be in result mappings")
+        return "reduction factor cannot be in result mappings"
+    return None
 
 
-def _check_factor_indices(op: Operation, indices, num_factors: int) -> None:
+def _factor_indices_error(indices, num_factors: int) -> str | None:
     if not indices:
-        return
+        return None
     if list(indices) != sorted(indices):
-        fail(op, "indices of special factors must be sorted")
+        return "indices of special factors must be sorted"
     if len(set(indices)) != len(indices):
-        fail(op, "indices of special factors must be unique")
+        return "indices of special factors must be unique"
     if indices[0] < 0:
-        fail(op, "index must be non-negative")
+        return "index must be non-negative"
     if indices[-1] >= num_factors:
-        fail(op, f"index must be less than {num_factors}, got: {indices[-1]}")
+        return f"index must be less than {num_factors}, got: {indices[-1]}"
+    return None
 
 
 _UNARY = dict(num_operands=1, num_results=1)

@@ -1,7 +1,9 @@
 """The printer: generic and pretty forms, by hand and against jaxlib's MLIR printer."""
 
 import math
+from decimal import Decimal, localcontext
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -9,9 +11,10 @@ from hypothesis import strategies as st
 from sdy_passes import (
     IRParseError,
     ArrayAttr, Block, DictionaryAttr, FloatAttr, IntegerAttr, Module, Operation, Region,
-    StringAttr, TypeAttr, parse_module, print_module, print_op,
+    StringAttr, TypeAttr, parse_module, parse_type, print_module, print_op,
 )
 from sdy_passes.attributes import F32, F64, I32, FloatType, FunctionType, RankedTensorType, round_float
+from sdy_passes.element_types import numpy_dtype
 from tests.sdy_passes.pass_oracle import jaxlib_parse
 from tests.sdy_passes.ssa import assert_same_ir
 from tests.sdy_passes.strategies import modules
@@ -280,3 +283,66 @@ def test_shape_polymorphic_programs_print_as_jaxlib_prints_them():
         assert mine == theirs["pretty"], text
     for mine, back in zip(ours, jaxlib_parse(ours)):
         assert back.get("error") is None, (mine, back["error"])
+
+
+def _dense_literals(rng):
+    """(body, type) pairs around MLIR's hex threshold of 100 elements: random decimals, float
+    midpoints (round to nearest even) and near-midpoints (rounding through f64), denormals,
+    overflow, -0.0, splats, nested lists, and hex blobs of random bits (NaN payloads included)."""
+    def decimals(t, n):
+        dt = numpy_dtype(FloatType(t))
+        bits = rng.integers(0, 1 << (8 * dt.itemsize), n, dtype=np.uint64).astype(f"u{dt.itemsize}")
+        with np.errstate(invalid="ignore"):
+            values = bits.view(dt).astype(np.float64)
+        finite = values[np.isfinite(values)]
+        nxt = np.nextafter(finite.astype(dt), dt.type(np.inf)).astype(np.float64)
+        with localcontext(prec=1200):  # exact midpoints (f64 has up to 767 significant digits)
+            mids = [Decimal(a) + (Decimal(b) - Decimal(a)) / 2 for a, b in zip(finite, nxt) if np.isfinite(b)]
+            pool = ([repr(float(v)) for v in finite] + [f"{m:e}" for m in mids]
+                    + [f"{m + m * Decimal(int(s)) * Decimal(10) ** -25:e}" for m, s in zip(mids, rng.choice([-1, 1], len(mids)))]
+                    + [f"{v:.3e}" for v in rng.standard_normal(n) * 10.0 ** rng.integers(-50, 40, n)]
+                    + ["-0.0", "0.0", "1.0e-45", "1.0e-320", "3.5e38"]
+                    + ["1.0e400"] * (t in ("f32", "f16", "bf16", "f64", "f8E5M2")))  # beyond f64: inf
+        return [x if "." in x else x.replace("e", ".0e", 1) for x in rng.choice(pool, n)]
+
+    out = []
+    for t in ("f32", "f16", "bf16", "f64", "f8E4M3FN", "f8E5M2", "f4E2M1FN"):
+        for n in (3, 100, 101, 160):
+            out.append(("[" + ", ".join(decimals(t, n)) + "]", f"tensor<{n}x{t}>"))
+        out.append(("[" + ", ".join(["1.5e+00"] * 120) + "]", f"tensor<120x{t}>"))
+        rows = decimals(t, 120)
+        out.append(("[" + ", ".join("[" + ", ".join(rows[i:i + 12]) + "]" for i in range(0, 120, 12)) + "]",
+                    f"tensor<10x12x{t}>"))
+    for t, lo, hi in (("i1", 0, 2), ("i4", -8, 8), ("ui4", 0, 16), ("i8", -128, 256), ("ui16", 0, 1 << 16),
+                      ("si32", -(1 << 31), 1 << 31), ("i64", -(1 << 63), 1 << 63)):
+        for n in (3, 101):
+            values = [int(v) for v in rng.integers(lo, hi, n, dtype=np.int64 if lo < 0 else np.uint64)]
+            out.append(("[" + ", ".join(("true" if v else "false") if t == "i1" else str(v) for v in values) + "]",
+                        f"tensor<{n}x{t}>"))
+    for t in ("f32", "f16", "bf16", "f64", "f8E4M3FN", "i1", "i4", "i8", "i64"):
+        dt = numpy_dtype(parse_type(t))
+        top = 2 if t == "i1" else 16 if dt.name in ("int4",) else 256
+        for n in (1, 5, 100, 101, 130):
+            raw = rng.integers(0, top, n * dt.itemsize, dtype=np.uint8)
+            out.append(('"0x' + raw.tobytes().hex() + '"', f"tensor<{n}x{t}>"))
+            out.append(('"0x' + np.tile(raw[:dt.itemsize], n).tobytes().hex() + '"', f"tensor<{n}x{t}>"))
+    return out
+
+
+@pytest.mark.jaxlib
+@pytest.mark.parametrize("seed", [0, 1])
+def test_dense_literals_print_as_jaxlib_prints_them(seed):
+    """Dense constants read (decimal lists all at once above the threshold) and printed as MLIR
+    does: a hex blob above 100 elements unless a splat, decimals at or below it."""
+    texts = [f"func.func @f() -> {t} {{\n  %0 = stablehlo.constant dense<{b}> : {t}\n  return %0 : {t}\n}}\n"
+             for b, t in _dense_literals(np.random.default_rng(seed))]
+    theirs = jaxlib_parse(texts)
+    checked = 0
+    for text, r in zip(texts, theirs):
+        if r.get("error"):
+            continue
+        module = parse_module(text)
+        assert print_module(module) == r["pretty"], text[:300]
+        assert print_module(module, generic=True) == r["generic"], text[:300]
+        checked += 1
+    assert checked > 0.95 * len(texts)

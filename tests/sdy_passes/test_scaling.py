@@ -49,12 +49,19 @@ def blocks(n):
     return f'"t.op"() ({{\n{succ}\n  ^bb{n}:\n    "t.end"() : () -> ()\n}}) : () -> ()'
 
 
-@pytest.mark.parametrize("make", [chain, top_level, blocks])
+def dense_constant(n):
+    """A decimal f32 constant of n elements (more than 100: read at once), as MLIR prints up to 100."""
+    t = f"tensor<{n}xf32>"
+    body = ", ".join(f"{(i * 7919 % 10007 - 5000) / 997:.6e}" for i in range(n))
+    return f"func.func @f() -> {t} {{\n  %0 = stablehlo.constant dense<[{body}]> : {t}\n  return %0 : {t}\n}}"
+
+
+@pytest.mark.parametrize("make", [chain, top_level, blocks, dense_constant])
 def test_parse_is_linear(make):
     _assert_linear(make, lambda text: sdy_passes.parse_module(text, verify=False))
 
 
-@pytest.mark.parametrize("make", [chain, top_level, blocks])
+@pytest.mark.parametrize("make", [chain, top_level, blocks, dense_constant])
 @pytest.mark.parametrize("generic", [False, True])
 def test_print_is_linear(make, generic):
     _assert_linear(lambda n: sdy_passes.parse_module(make(n), verify=False),
