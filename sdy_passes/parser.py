@@ -1286,6 +1286,10 @@ class Parser:
             self.expect("(")
             refs = self.parse_optional_value_ref_list()
             self.expect(")", "')' after operands")
+        dialect = op.name.split(".", 1)[0]
+        if dialect in COMPLETE_DIALECTS and lookup(op.name) is None:
+            raise self.error(f"unregistered operation '{op.name}' found in dialect ('{dialect}') that does not "
+                             "allow unknown operations", p)
         if self.parse_optional("["):
             while True:
                 bp = self.skip()

@@ -164,6 +164,10 @@ def verify_op(op: Operation, ctx: VerifyContext) -> None:
         value = op.properties.get(name)
         if value is not None and not ATTRIBUTE_KINDS[kind].satisfies(value):
             _fail(op, f"attribute '{name}' failed to satisfy constraint: {ATTRIBUTE_KINDS[kind].description}")
+    variadic = len(op.operands) - opdef.min_operands
+    if opdef.operand_groups > 1 and (variadic == 0 or variadic % opdef.operand_groups):
+        _fail(op, f"expected {opdef.operand_groups} equally sized, non-empty variadic operand groups, but "
+                  f"found {variadic} variadic operands")
     if opdef.verify is not None:
         opdef.verify(op, ctx)
 
@@ -191,8 +195,10 @@ def _mesh_table(module: Module, seen: dict[str, Operation]) -> MeshTable:
         seen[name] = op
         if op.name == "sdy.mesh":
             mesh = op.properties.get("mesh")
+            if mesh is None:
+                _fail(op, "requires attribute 'mesh'")
             if not isinstance(mesh, Mesh):
-                _fail(op, "requires attribute 'mesh' of type MeshAttr")
+                _fail(op, "attribute 'mesh' failed to satisfy constraint: Mesh of axes and a list of devices")
             try:
                 verify_mesh(mesh)
             except InvalidMeshError as e:

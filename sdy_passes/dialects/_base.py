@@ -68,6 +68,10 @@ class OpDef:
     num_regions: int | None = VARIADIC
     min_operands: int = 0
     """With a variadic operand count: at least this many (ODS `AtLeastNOperands`)."""
+    operand_groups: int = 1
+    """Equally sized variadic operand groups (ODS `SameVariadicOperandSize`: `reduce`'s inputs
+    and init values); jaxlib's verifier crashes on operands that do not split evenly, or on
+    empty groups, which we refuse."""
     parse: Callable | None = None
     """Pretty-form parser; None: generic form only."""
     print: Callable | None = None

@@ -199,14 +199,14 @@ OPS = (
                            ("sym_visibility", "StrAttr")),
           traits=frozenset({"IsolatedFromAbove", "Symbol", "FunctionOpInterface"}),
           sharding_rule=NO_RULE),
-    OpDef("func.call", ("callee", "arg_attrs", "res_attrs", "no_inline"), ("callee",),
+    OpDef("func.call", ("callee", "arg_attrs", "res_attrs", "no_inline"), ("callee",), num_regions=0,
           parse=_parse_call, print=_print_call, verify=_verify_call,
           attribute_kinds=(("callee", "FlatSymbolRefAttr"),),
           traits=frozenset({"CallOpInterface"}), sharding_rule=NO_RULE,
           evaluator=EVAL + "control:call"),
-    OpDef("func.return", num_results=0, parse=parse_return, print=print_return,
+    OpDef("func.return", num_results=0, num_regions=0, parse=parse_return, print=print_return,
           traits=frozenset({"Terminator", "NoMemoryEffect"})),
     # Generic form only.
-    OpDef("func.constant", ("value",), ("value",), 0, 1, traits=frozenset({"NoMemoryEffect"})),
-    OpDef("func.call_indirect", ("arg_attrs", "res_attrs")),
+    OpDef("func.constant", ("value",), ("value",), 0, 1, 0, traits=frozenset({"NoMemoryEffect"})),
+    OpDef("func.call_indirect", ("arg_attrs", "res_attrs"), num_regions=0, min_operands=1),
 )

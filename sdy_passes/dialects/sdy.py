@@ -584,10 +584,10 @@ def _check_factor_indices(op: Operation, indices, num_factors: int) -> None:
         fail(op, f"index must be less than {num_factors}, got: {indices[-1]}")
 
 
-_UNARY = dict(num_operands=1, num_results=1)
+_UNARY = dict(num_operands=1, num_results=1, num_regions=0)
 _PURE = frozenset({"NoMemoryEffect"})
 OPS = (
-    OpDef("sdy.mesh", ("sym_name", "mesh"), ("sym_name", "mesh"), 0, 0,
+    OpDef("sdy.mesh", ("sym_name", "mesh"), ("mesh", "sym_name"), 0, 0, 0,
           parse=_parse_mesh, print=_print_mesh, traits=frozenset({"Symbol"}),
           attribute_kinds=(("sym_name", "StrAttr"),), sharding_rule=NO_RULE),
     OpDef("sdy.sharding_constraint", ("sharding",), ("sharding",), **_UNARY,
@@ -602,10 +602,10 @@ OPS = (
           parse=_parse_edge, print=_print_edge, verify=_verify_sharding_op,
           sharding_rule=NO_RULE,
           evaluator=EVAL + "control:identity"),
-    OpDef("sdy.func_data_flow_edge", num_operands=1, num_results=1, parse=_parse_func_edge,
+    OpDef("sdy.func_data_flow_edge", **_UNARY, parse=_parse_func_edge,
           print=_print_func_edge, verify=_verify_func_edge, sharding_rule=NO_RULE,
           evaluator=EVAL + "control:identity"),
-    OpDef("sdy.sharding_group", ("group_id",), ("group_id",), 1, 0,
+    OpDef("sdy.sharding_group", ("group_id",), ("group_id",), 1, 0, 0,
           parse=_parse_group, print=_print_group,
           attribute_kinds=(("group_id", "I64Attr"),),
           sharding_rule=NO_RULE, evaluator=EVAL + "control:identity"),
@@ -613,12 +613,12 @@ OPS = (
           parse=_parse_barrier, print=_print_barrier, verify=_verify_barrier, traits=_PURE,
           sharding_rule=NO_RULE,
           evaluator=EVAL + "control:identity"),
-    OpDef("sdy.constant", ("value",), ("value",), 0, 1,
+    OpDef("sdy.constant", ("value",), ("value",), 0, 1, 0,
           parse=parse_constant, print=print_constant, verify=verify_constant, traits=_PURE,  # not ConstantLike (ops.td)
           sharding_rule=NO_RULE,
           evaluator=EVAL + "movement:constant"),
     OpDef("sdy.manual_computation", ("in_shardings", "out_shardings", "manual_axes"),
-          ("in_shardings", "out_shardings", "manual_axes"), num_regions=1,
+          ("in_shardings", "manual_axes", "out_shardings"), num_regions=1,
           parse=_parse_manual, print=_print_manual, verify=_verify_manual,
           traits=frozenset({"IsolatedFromAbove", "ShardableDataFlowOpInterface",
                             "RecursiveMemoryEffects", "KeepsEdgeOwnerShardingsDivisible"}),
@@ -629,6 +629,6 @@ OPS = (
           traits=frozenset({"IsolatedFromAbove", "ShardableDataFlowOpInterface",
                             "RecursiveMemoryEffects"}),
           evaluator=EVAL + "control:named_computation"),
-    OpDef("sdy.return", num_results=0, parse=parse_return, print=print_return,
+    OpDef("sdy.return", num_results=0, num_regions=0, parse=parse_return, print=print_return,
           traits=_PURE | {"Terminator"}),
 )

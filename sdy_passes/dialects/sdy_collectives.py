@@ -243,8 +243,8 @@ _VERIFY = {
 }
 
 OPS = tuple(
-    OpDef(name, (key, "out_sharding") if key else ("out_sharding",), (key, "out_sharding") if key else ("out_sharding",),
-          1, 1, parse=_parse, print=_print, verify=_verify, traits=frozenset({"CollectiveOpInterface"}),
+    OpDef(name, (key, "out_sharding") if key else ("out_sharding",), tuple(sorted((key, "out_sharding") if key else ("out_sharding",))),
+          1, 1, 0, parse=_parse, print=_print, verify=_verify, traits=frozenset({"CollectiveOpInterface"}),
           evaluator=EVAL + "control:identity")  # the global value is unchanged (execute.md §4.9)
     for name, (key, _, _) in _PARAMS.items()
 )
