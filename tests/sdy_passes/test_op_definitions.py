@@ -4,6 +4,7 @@ kinds, and real modules (JAX's lowered corpus, Shardy's cases) mutated one op at
 jaxlib reports a count, a missing attribute or an attribute constraint, we report the same
 message at the same place, and the other way round."""
 
+import random
 import re
 
 import pytest
@@ -185,3 +186,59 @@ def test_an_op_jaxlib_does_not_know_is_unknown():
     """`stablehlo.collective_reduce` is StableHLO HEAD's, not jaxlib 0.10.2's."""
     with pytest.raises(SdyError, match="unregistered operation 'stablehlo.collective_reduce' found in dialect"):
         parse_module(_generic_op("stablehlo.collective_reduce", 1, 1, 0))
+
+
+_AXES = {"a": 2, "b": 4, "c": 3}
+
+
+def _tensor(shape) -> str:
+    return "tensor<" + "".join(f"{d}x" for d in shape) + "f32>"
+
+
+def _random_manual_computation(r: random.Random) -> str:
+    """A `sdy.manual_computation` over a random global shape with random in/out shardings
+    (sub-axes, a dimension too many now and then) and manual axes, its body's types the local
+    shapes the shardings give (sizes that do not divide kept whole), now and then one off."""
+    shape = [r.choice((1, 2, 3, 4, 6, 8, 12, 16)) for _ in range(r.randint(0, 3))]
+    manual = sorted(r.sample(list(_AXES), r.randint(0, 3)))
+    shardings, locals_ = [], []
+    for _ in range(2):
+        used, dims, local = set(), [], []
+        for d in range(len(shape) + (r.random() < 0.05)):
+            axes, factor = [], 1
+            for a in r.sample(list(_AXES), r.randint(0, 2)):
+                if a in used:
+                    continue
+                used.add(a)
+                sub = r.random() < 0.15 and _AXES[a] % 2 == 0
+                axes.append(f'"{a}":(1)2' if sub else f'"{a}"')
+                factor *= (2 if sub else _AXES[a]) if a in manual else 1
+            dims.append("{" + ", ".join(axes) + "}")
+            if d < len(shape):
+                local.append(shape[d] // factor if shape[d] % factor == 0 else shape[d])
+        if local and r.random() < 0.1:
+            local[0] += 1
+        shardings.append("<@mesh, [" + ", ".join(dims) + "]>")
+        locals_.append(local)
+    (ins, outs), (lin, lout), g = shardings, locals_, _tensor(shape)
+    axes = "{" + ", ".join(f'"{a}"' for a in manual) + "}"
+    return (f'sdy.mesh @mesh = <["a"=2, "b"=4, "c"=3]>\nfunc.func @f(%arg0: {g}) -> {g} {{\n'
+            f"  %0 = sdy.manual_computation(%arg0) in_shardings=[{ins}] out_shardings=[{outs}] "
+            f"manual_axes={axes} (%arg1: {_tensor(lin)}) {{\n"
+            f'    %1 = "t.cast"(%arg1) : ({_tensor(lin)}) -> {_tensor(lout)}\n'
+            f"    sdy.return %1 : {_tensor(lout)}\n  }} : ({g}) -> {g}\n  return %0 : {g}\n}}\n")
+
+
+@pytest.mark.jaxlib
+def test_random_manual_computations_verify_as_in_jaxlib():
+    """Shardy's `ManualComputationOp::verify` (issue 37): sharding vs global type, manual axes
+    before free ones, dimension sizes divisible by the manual axes, local shapes vs the body's."""
+    r = random.Random(37)
+    texts = [_random_manual_computation(r) for _ in range(200)]
+    code = _PARSE_ONE.replace("ctx.enable_multithreading(False)",
+                              "ctx.enable_multithreading(False)\n    ctx.allow_unregistered_dialects = True")
+    verdicts = run_child_items(code, texts)
+    for text, theirs in zip(texts, verdicts):
+        assert _ours(text) == theirs, text
+    assert sum("is not divisible by the manual axes size" in v for v in verdicts) > 10
+    assert sum(v == "ok" for v in verdicts) > 50
