@@ -96,6 +96,9 @@ class OpDef:
     """(inherent attribute, key of `ATTRIBUTE_KINDS`) pairs, e.g. `("sym_name", "StrAttr")`: the
     parser refuses an attribute its property cannot store, the verifier one its ODS constraint
     refuses."""
+    canonicalization: str | None = None
+    """`"module:NAME"` of the tuple of `common.rewrite.Pattern`s the op registers (MLIR's
+    `getCanonicalizationPatterns`; a pattern's root may be another op), resolved by `facet`."""
     evaluator: str | None = None
     """`"sdy_passes.interpreter.<family>:<function>"`: the op's evaluator for `interpret`
     (`evaluate(op, args, ctx) -> results`), imported on first use (the `PASSES` idiom, so the

@@ -584,6 +584,7 @@ def _check_factor_indices(op: Operation, indices, num_factors: int) -> None:
         fail(op, f"index must be less than {num_factors}, got: {indices[-1]}")
 
 
+_CANONICALIZATION = "sdy_passes.common.canonicalization:"
 _UNARY = dict(num_operands=1, num_results=1, num_regions=0)
 _PURE = frozenset({"NoMemoryEffect"})
 OPS = (
@@ -596,7 +597,7 @@ OPS = (
           evaluator=EVAL + "control:identity"),
     OpDef("sdy.reshard", ("sharding",), ("sharding",), **_UNARY,
           parse=_parse_sharding_op, print=_print_sharding_op, verify=_verify_sharding_op,
-          traits=_PURE, sharding_rule=NO_RULE,
+          traits=_PURE, sharding_rule=NO_RULE, canonicalization=_CANONICALIZATION + "RESHARD_PATTERNS",
           evaluator=EVAL + "control:identity"),
     OpDef("sdy.data_flow_edge", ("sharding",), (), **_UNARY,
           parse=_parse_edge, print=_print_edge, verify=_verify_sharding_op,

@@ -242,9 +242,17 @@ _VERIFY = {
     "sdy.replicated_to_unreduced": _verify_r2u,
 }
 
+def _canonicalization(name: str) -> str | None:
+    """`ALL_GATHER` ... in `common.canonicalization` for the collectives that register patterns."""
+    if name.endswith("_unreduced"):
+        return None
+    return "sdy_passes.common.canonicalization:" + name.removeprefix("sdy.").upper()
+
+
 OPS = tuple(
     OpDef(name, (key, "out_sharding") if key else ("out_sharding",), tuple(sorted((key, "out_sharding") if key else ("out_sharding",))),
           1, 1, 0, parse=_parse, print=_print, verify=_verify, traits=frozenset({"CollectiveOpInterface"}),
+          canonicalization=_canonicalization(name),
           evaluator=EVAL + "control:identity")  # the global value is unchanged (execute.md §4.9)
     for name, (key, _, _) in _PARAMS.items()
 )
