@@ -12,7 +12,8 @@ import pytest
 from sdy_passes import IRParseError, SdyError, parse_module, print_module
 from sdy_passes.attributes import I32, IntegerAttr, StringAttr
 from sdy_passes.dialects import OPS
-from sdy_passes.dialects._base import ATTRIBUTE_KINDS
+from sdy_passes.common.rewrite import Pattern
+from sdy_passes.dialects._base import ATTRIBUTE_KINDS, facet
 from tests.conftest import SDY_CASES, needs_shared
 from tests.sdy_passes.jax_corpus import lower_all
 from tests.jaxlib_child import run_child_items
@@ -242,3 +243,19 @@ def test_random_manual_computations_verify_as_in_jaxlib():
         assert _ours(text) == theirs, text
     assert sum("is not divisible by the manual axes size" in v for v in verdicts) > 10
     assert sum(v == "ok" for v in verdicts) > 50
+
+
+def test_every_facet_names_a_function_or_pattern_tuple():
+    """The `module:function` strings of the op table resolve (a typo would only show when the
+    op is first met)."""
+    resolved = 0
+    for opdef in OPS.values():
+        for name in (opdef.sharding_rule, opdef.evaluator):
+            if name is not None:
+                assert callable(facet(name)), (opdef.name, name)
+                resolved += 1
+        if opdef.canonicalization is not None:
+            patterns = facet(opdef.canonicalization)
+            assert patterns and all(isinstance(p, Pattern) for p in patterns), opdef.name
+            resolved += 1
+    assert resolved > 200
