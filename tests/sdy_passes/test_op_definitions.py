@@ -146,7 +146,7 @@ def test_every_attribute_kind_is_jaxlibs():
 
 def _real_modules() -> list[str]:
     return ([v["generic"] for v in lower_all().values() if "generic" in v]
-            + [p.read_text() for p in sorted(SDY_CASES.glob("*.in.generic.mlir"))])
+            + [p.read_text() for p in sorted(SDY_CASES.glob("*/*.in.generic.mlir"))])
 
 
 def _mutations(text: str, seen: set):
