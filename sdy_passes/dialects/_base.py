@@ -3,7 +3,9 @@
 An `OpDef` says what an op is (its inherent attributes, operand/result/region counts, traits),
 how its pretty form reads and prints, and what its verifier checks. The parser, printer and
 verifier are generic drivers over the table in `sdy_passes.dialects` (xDSL's op classes and
-MLIR's ODS are the models; here each op is one plain value).
+MLIR's ODS are the models; here each op is one plain value). `op(...)` declares one from its
+ODS in one line; its facets (sharding rule, evaluator, canonicalization patterns) are
+`"module:function"` names resolved on first use by `facet`, so the table imports none of them.
 
 Hook signatures:
 
@@ -62,7 +64,8 @@ class OpDef:
     properties: tuple[str, ...] = ()
     """Inherent attribute names (generic `<{...}>`); the parser routes these to `properties`."""
     required: tuple[str, ...] = ()
-    """Inherent attributes the op cannot do without (`requires attribute 'x'`)."""
+    """Inherent attributes the op cannot do without (`requires attribute 'x'`), in name order
+    (MLIR's properties struct, the order its verifier checks them)."""
     num_operands: int | None = VARIADIC
     num_results: int | None = VARIADIC
     num_regions: int | None = VARIADIC
