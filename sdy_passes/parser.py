@@ -1286,6 +1286,10 @@ class Parser:
             self.expect("(")
             refs = self.parse_optional_value_ref_list()
             self.expect(")", "')' after operands")
+        dialect = op.name.split(".", 1)[0]
+        if dialect in COMPLETE_DIALECTS and lookup(op.name) is None:
+            raise self.error(f"unregistered operation '{op.name}' found in dialect ('{dialect}') that does not "
+                             "allow unknown operations", p)
         if self.parse_optional("["):
             while True:
                 bp = self.skip()
@@ -1297,7 +1301,8 @@ class Parser:
                 if not self.parse_optional(","):
                     break
             self.expect("]")
-        if self.peek("<"):
+        has_properties = self.peek("<")
+        if has_properties:
             self.pos += 1
             if not self.peek("{"):
                 self.fail_expected("'{' of properties")
@@ -1324,7 +1329,10 @@ class Parser:
                 raise self.error(f"expected function type, found '{ftype}'", tp)
             if m and self.pos == m.end():
                 self._signature_cache[m.group(0)] = ftype
-        self.set_attrs(op, attrs)
+        if has_properties:  # MLIR reads inherent attributes from `{...}` only without `<{...}>`
+            op.attributes.update(attrs)
+        else:
+            self.set_attrs(op, attrs)
         op._operands = []
         for v in self.resolve_all(refs, ftype.inputs, p):
             op._add_operand(v)
@@ -1337,7 +1345,7 @@ class Parser:
         opdef = lookup(op.name)
         for name, kind in opdef.attribute_kinds if opdef is not None else ():
             value = op.properties.get(name)
-            if value is not None and not isinstance(value, ATTRIBUTE_KINDS[kind][0]):
+            if value is not None and not ATTRIBUTE_KINDS[kind].stores(value):
                 raise self.error(f"invalid properties {DictionaryAttr.from_dict(op.properties)} for op "
                                  f"{op.name}: Invalid attribute `{name}` in property conversion: {value}", pos)
 

@@ -153,40 +153,47 @@ def _verify_isolated(isolated: Operation) -> None:
 
 
 def verify_op(op: Operation, ctx: VerifyContext) -> None:
-    """MLIR's order: the sdy attributes on the op, then its definition's invariants (operand and
-    result counts, required attributes), then its own verifier."""
+    """MLIR's order: the sdy attributes on the op, then its definition's traits (region, result
+    and operand counts), then its ODS invariants (required attributes, then attribute
+    constraints, each in name order as MLIR's properties struct holds them), then its own
+    verifier."""
     if op.attributes:
         verify_discardable(op, ctx)
     opdef = lookup(op.name)
     if opdef is None:
         return
-    for kind, expected, found in (("operand", opdef.num_operands, op._operands),
-                                  ("result", opdef.num_results, op.results),
-                                  ("region", opdef.num_regions, op.regions)):
-        if expected is not None and expected != len(found):
-            _fail(op, _count_message(kind, expected, len(found)))
+    n_operands = len(op._operands)
+    for kind, expected, found in (("region", opdef.num_regions, len(op.regions)),
+                                  ("result", opdef.num_results, len(op.results)),
+                                  ("operand", opdef.num_operands, n_operands)):
+        if expected is not None and expected != found:
+            _fail(op, _count_message(kind, expected, found))
+    if n_operands < opdef.min_operands:
+        _fail(op, f"expected {opdef.min_operands} or more operands, but found {n_operands}")
     for name in opdef.required:
         if name not in op.properties:
             _fail(op, f"requires attribute '{name}'")
     for name, kind in opdef.attribute_kinds:
         value = op.properties.get(name)
-        if value is not None and not ATTRIBUTE_KINDS[kind][1](value):
-            _fail(op, f"attribute '{name}' failed to satisfy constraint: {kind}")
+        if value is not None and not ATTRIBUTE_KINDS[kind].satisfies(value):
+            _fail(op, f"attribute '{name}' failed to satisfy constraint: {ATTRIBUTE_KINDS[kind].description}")
+    variadic = len(op.operands) - opdef.min_operands
+    if opdef.operand_groups > 1 and (variadic == 0 or variadic % opdef.operand_groups):
+        _fail(op, f"expected {opdef.operand_groups} equally sized, non-empty variadic operand groups, but "
+                  f"found {variadic} variadic operands")
     if opdef.verify is not None:
         opdef.verify(op, ctx)
 
 
 def _count_message(kind: str, expected: int, found: int) -> str:
-    """MLIR's trait messages (`OneOperand`, `ZeroResults`, `NOperands<2>`, ...)."""
+    """MLIR's trait messages (`ZeroRegions`, `OneResult`, `NOperands<2>`, `NRegions<2>`, ...)."""
     if expected == 0:
         return f"requires zero {kind}s"
-    if expected == 1 and kind == "result":
-        return "requires one result"
-    if expected == 1 and kind == "operand":
-        return "requires a single operand"
-    if kind == "region":
-        return f"requires {expected} region{'s' if expected != 1 else ''}"
-    return f"expected {expected} {kind}s, but found {found}"
+    if expected == 1:
+        return "requires a single operand" if kind == "operand" else f"requires one {kind}"
+    if kind == "operand":
+        return f"expected {expected} operands, but found {found}"
+    return f"expected {expected} {kind}s"
 
 
 def _mesh_table(module: Module, seen: dict[str, Operation]) -> MeshTable:
@@ -201,8 +208,10 @@ def _mesh_table(module: Module, seen: dict[str, Operation]) -> MeshTable:
         seen[name] = op
         if op.name == "sdy.mesh":
             mesh = op.properties.get("mesh")
+            if mesh is None:
+                _fail(op, "requires attribute 'mesh'")
             if not isinstance(mesh, Mesh):
-                _fail(op, "requires attribute 'mesh' of type MeshAttr")
+                _fail(op, "attribute 'mesh' failed to satisfy constraint: Mesh of axes and a list of devices")
             try:
                 verify_mesh(mesh)
             except InvalidMeshError as e:

@@ -1,5 +1,6 @@
 """The canonicalization patterns of Shardy's ops (`ir/canonicalization.{td,cc}` as jaxlib 0.10.2
-has them), by root op; `canonicalize` runs them with the greedy driver (`common.rewrite`).
+has them), one tuple per registering op, named by its `OpDef.canonicalization`; `canonicalize`
+runs them with the greedy driver (`common.rewrite`).
 
 Labels as Shardy registers them: `sdy-collective` (the collectives' patterns, the export
 pipeline's last canonicalize step) and `sdy-reshard` (reshard of a single-use reshard). The
@@ -20,7 +21,8 @@ from sdy_passes.common._value_shardings import get_sharding, mesh_of
 from sdy_passes.common.rewrite import Pattern, Rewriter
 from sdy_passes.ir import Operation, OpResult
 
-__all__ = ["PATTERNS", "COLLECTIVE", "RESHARD"]
+__all__ = ["COLLECTIVE", "RESHARD", "ALL_GATHER", "ALL_REDUCE", "ALL_SLICE", "ALL_TO_ALL",
+           "COLLECTIVE_PERMUTE", "REDUCE_SCATTER", "RESHARD_PATTERNS"]
 
 COLLECTIVE = "sdy-collective"
 RESHARD = "sdy-reshard"
@@ -172,19 +174,17 @@ def reduce_scatter_fusion(op: Operation, rewriter: Rewriter) -> bool:
 
 
 _C = (COLLECTIVE,)
-PATTERNS = (
-    # by op name, as MLIR collects them; DRR patterns' benefit is their op count
-    Pattern("sdy.all_gather", _empty_per_dim("gathering_axes"), labels=_C),
-    Pattern("sdy.all_reduce", all_reduce_noop, labels=_C),
-    Pattern("sdy.all_reduce", all_reduce_of_replicated_to_unreduced, benefit=2, labels=_C),
-    Pattern("sdy.all_reduce", all_reduce_of_sharded_to_unreduced, labels=_C),
-    Pattern("sdy.all_slice", all_slice_of_all_gather, benefit=2, labels=_C),
-    Pattern("sdy.all_slice", _empty_per_dim("slicing_axes"), labels=_C),
-    Pattern("sdy.all_to_all", all_to_all_fusion, benefit=2, labels=_C),
-    Pattern("sdy.all_to_all", all_to_all_no_use, labels=_C),
-    Pattern("sdy.collective_permute", collective_permute_noop, labels=_C),
-    Pattern("sdy.all_slice", reduce_scatter_fusion, labels=_C),
-    Pattern("sdy.reduce_scatter", _empty_per_dim("reduce_scatter_axes"), labels=_C),
-    Pattern("sdy.reshard", reshard_of_reshard, benefit=2, labels=(RESHARD,)),
-)
-"""Every labelled pattern of Shardy's ops."""
+# Each op's `getCanonicalizationPatterns`, named by its `OpDef.canonicalization`; DRR patterns'
+# benefit is their op count.
+ALL_GATHER = (Pattern("sdy.all_gather", _empty_per_dim("gathering_axes"), labels=_C),)
+ALL_REDUCE = (Pattern("sdy.all_reduce", all_reduce_noop, labels=_C),
+              Pattern("sdy.all_reduce", all_reduce_of_replicated_to_unreduced, benefit=2, labels=_C),
+              Pattern("sdy.all_reduce", all_reduce_of_sharded_to_unreduced, labels=_C))
+ALL_SLICE = (Pattern("sdy.all_slice", all_slice_of_all_gather, benefit=2, labels=_C),
+             Pattern("sdy.all_slice", _empty_per_dim("slicing_axes"), labels=_C))
+ALL_TO_ALL = (Pattern("sdy.all_to_all", all_to_all_fusion, benefit=2, labels=_C),
+              Pattern("sdy.all_to_all", all_to_all_no_use, labels=_C))
+COLLECTIVE_PERMUTE = (Pattern("sdy.collective_permute", collective_permute_noop, labels=_C),)
+REDUCE_SCATTER = (Pattern("sdy.all_slice", reduce_scatter_fusion, labels=_C),
+                  Pattern("sdy.reduce_scatter", _empty_per_dim("reduce_scatter_axes"), labels=_C))
+RESHARD_PATTERNS = (Pattern("sdy.reshard", reshard_of_reshard, benefit=2, labels=(RESHARD,)),)

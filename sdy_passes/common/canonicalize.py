@@ -11,14 +11,17 @@ plain `canonicalize` is refused rather than run partly.
 
 from __future__ import annotations
 
-from sdy_passes.common.canonicalization import PATTERNS
 from sdy_passes.common.rewrite import apply_patterns_greedily
+from sdy_passes.dialects import OPS
+from sdy_passes.dialects._base import facet
 from sdy_passes.errors import PassFailedError
 from sdy_passes.ir import Module, Operation
 from sdy_passes.pass_manager import Pass, UnknownPassError
 
 __all__ = ["CanonicalizePass"]
 
+PATTERNS = tuple(p for name in sorted(OPS) if OPS[name].canonicalization for p in facet(OPS[name].canonicalization))
+"""Every op's canonicalization patterns, as MLIR collects them (by registering op name)."""
 _LABELS = sorted({label for p in PATTERNS for label in p.labels})
 _REGION_SIMPLIFY = ("disabled", "normal", "aggressive")
 

@@ -3,7 +3,9 @@
 An `OpDef` says what an op is (its inherent attributes, operand/result/region counts, traits),
 how its pretty form reads and prints, and what its verifier checks. The parser, printer and
 verifier are generic drivers over the table in `sdy_passes.dialects` (xDSL's op classes and
-MLIR's ODS are the models; here each op is one plain value).
+MLIR's ODS are the models; here each op is one plain value). `op(...)` declares one from its
+ODS in one line; its facets (sharding rule, evaluator, canonicalization patterns) are
+`"module:function"` names resolved on first use by `facet`, so the table imports none of them.
 
 Hook signatures:
 
@@ -16,12 +18,17 @@ Hook signatures:
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 from sdy_passes.attributes import (
-    I1, I64, Attribute, BoolAttr, ComplexType, FloatType, FunctionType, IntegerAttr, IntegerType,
-    RankedTensorType, StringAttr, SymbolRefAttr, TypeAttr, Type, print_attr_dict, print_function_type,
+    F32, I1, I32, I64, ArrayAttr, Attribute, BoolAttr, ComplexType, DenseArrayAttr, DictionaryAttr, FloatAttr,
+    FloatType, FunctionType, IntegerAttr, IntegerType, RankedTensorType, StringAttr, SymbolRefAttr, TypeAttr, Type,
+    print_attr_dict, print_function_type,
+)
+from sdy_passes.dialects.stablehlo_attributes import (
+    ConvDimensionNumbers, DotDimensionNumbers, EnumAttr, GatherDimensionNumbers, ScatterDimensionNumbers,
 )
 from sdy_passes.errors import VerificationError
 from sdy_passes.ir import Operation, OpResult
@@ -31,7 +38,7 @@ if TYPE_CHECKING:
 
     from sdy_passes.ir import Module
 
-__all__ = ["OpDef", "OPS", "EVAL", "lookup", "has_trait", "VerifyContext", "fail", "add_operands", "set_results", "attr_dict_for",
+__all__ = ["OpDef", "op", "OPS", "EVAL", "RULES", "NO_RULE", "facet", "AttributeKind", "ATTRIBUTE_KINDS", "lookup", "has_trait", "VerifyContext", "fail", "add_operands", "set_results", "attr_dict_for",
            "opt_dict", "no_sharding_rule", "parse_attrs_and_signature", "print_type_signature", "short_name", "parse_return", "print_return",
            "parse_constant", "print_constant", "verify_constant", "constant_names"]
 
@@ -40,6 +47,12 @@ VARIADIC = None
 
 EVAL = "sdy_passes.interpreter."
 """Prefix of `OpDef.evaluator` names: `EVAL + "elementwise:add"`."""
+
+RULES = "sdy_passes.op_sharding_rules."
+"""Prefix of `OpDef.sharding_rule` names: `RULES + "elementwise:pointwise"`."""
+
+NO_RULE = "sdy_passes.dialects._base:no_sharding_rule"
+"""The `sharding_rule` of ops Shardy's registry gives no rule on purpose."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,10 +64,17 @@ class OpDef:
     properties: tuple[str, ...] = ()
     """Inherent attribute names (generic `<{...}>`); the parser routes these to `properties`."""
     required: tuple[str, ...] = ()
-    """Inherent attributes the op cannot do without (`requires attribute 'x'`)."""
+    """Inherent attributes the op cannot do without (`requires attribute 'x'`), in name order
+    (MLIR's properties struct, the order its verifier checks them)."""
     num_operands: int | None = VARIADIC
     num_results: int | None = VARIADIC
     num_regions: int | None = VARIADIC
+    min_operands: int = 0
+    """With a variadic operand count: at least this many (ODS `AtLeastNOperands`)."""
+    operand_groups: int = 1
+    """Equally sized variadic operand groups (ODS `SameVariadicOperandSize`: `reduce`'s inputs
+    and init values); jaxlib's verifier crashes on operands that do not split evenly, or on
+    empty groups, which we refuse."""
     parse: Callable | None = None
     """Pretty-form parser; None: generic form only."""
     print: Callable | None = None
@@ -66,35 +86,158 @@ class OpDef:
     (`IsolatedFromAbove`, `Elementwise`, StableHLO's `BroadcastingElementwise`; `NoMemoryEffect`
     for `Pure` / `NoMemoryEffect` ops, `RecursiveMemoryEffects`; `KeepsEdgeOwnerShardingsDivisible`
     for data-flow ops whose `shouldKeepEdgeOwnerShardingsDivisible` is true)."""
-    sharding_rule: Callable | None = None
-    """`sharding_rule(op, conservative) -> OpShardingRule | None`: the rule Shardy's registry
-    builds (a function of `sdy_passes.op_sharding_rules`, or `no_sharding_rule`); None: the op
-    is unknown to the registry (no rule, and Shardy's once-per-process warning)."""
+    sharding_rule: str | None = None
+    """`"sdy_passes.op_sharding_rules.<family>:<function>"` (or `NO_RULE`), resolved by `facet`:
+    `rule(op, conservative) -> OpShardingRule | None`, the rule Shardy's registry builds; None:
+    the op is unknown to the registry (no rule, and Shardy's once-per-process warning)."""
     result_names: Callable | None = None
     """`result_names(op)` -> names MLIR's printer gives the results (`("cst",)`, or one per
     result: `("values", "indices")`), or None (`getAsmResultNames`)."""
     block_arg_name: str | None = None
     """Name of the entry block arguments of the op's regions (`iterArg`)."""
     attribute_kinds: tuple[tuple[str, str], ...] = ()
-    """(inherent attribute, ODS constraint) pairs, e.g. `("sym_name", "string attribute")`:
-    the parser refuses another kind of attribute there, the verifier a wrong width."""
+    """(inherent attribute, key of `ATTRIBUTE_KINDS`) pairs, e.g. `("sym_name", "StrAttr")`: the
+    parser refuses an attribute its property cannot store, the verifier one its ODS constraint
+    refuses."""
+    canonicalization: str | None = None
+    """`"module:NAME"` of the tuple of `common.rewrite.Pattern`s the op registers (MLIR's
+    `getCanonicalizationPatterns`; a pattern's root may be another op), resolved by `facet`."""
     evaluator: str | None = None
     """`"sdy_passes.interpreter.<family>:<function>"`: the op's evaluator for `interpret`
     (`evaluate(op, args, ctx) -> results`), imported on first use (the `PASSES` idiom, so the
     table does not import the interpreter); None: the interpreter refuses the op."""
 
 
-def _is_function_type_attr(a) -> bool:
-    return isinstance(a, TypeAttr) and isinstance(a.type, FunctionType)
+@dataclass(frozen=True, slots=True)
+class AttributeKind:
+    """An ODS attribute constraint: MLIR's description of it (`... failed to satisfy
+    constraint: <description>`), what the op's property can store (another attribute in `<{...}>`
+    is a parse error), and what the constraint accepts."""
+
+    description: str
+    stores: Callable[[Attribute], bool]
+    satisfies: Callable[[Attribute], bool]
 
 
-ATTRIBUTE_KINDS: dict[str, tuple[type, Callable]] = {
-    "string attribute": (StringAttr, lambda a: isinstance(a, StringAttr)),
-    "64-bit signless integer attribute": (IntegerAttr, lambda a: isinstance(a, IntegerAttr) and a.type == I64),
-    "flat symbol reference attribute": (SymbolRefAttr, lambda a: isinstance(a, SymbolRefAttr) and not a.nested),
-    "type attribute of function type": (TypeAttr, _is_function_type_attr),
+def _kind(description: str, stores: Callable, check: Callable | None = None) -> AttributeKind:
+    return AttributeKind(description, stores, lambda a: stores(a) and (check is None or check(a)))
+
+
+def _integer(width_type: Type, check: Callable | None = None) -> Callable:
+    return lambda a: a.type == width_type and (check is None or check(a.value))
+
+
+def _integer_kind(description: str, width_type: Type, check: Callable | None = None) -> AttributeKind:
+    return _kind(description, lambda a: isinstance(a, IntegerAttr), _integer(width_type, check))
+
+
+def _dense_array(element_type: Type) -> Callable:
+    return lambda a: isinstance(a, DenseArrayAttr) and a.element_type == element_type
+
+
+def _enum(kind: str) -> Callable:
+    return lambda a: isinstance(a, EnumAttr) and a.kind == kind
+
+
+def _instance(cls: type) -> Callable:
+    return lambda a: isinstance(a, cls)
+
+
+def _non_negative(v: int) -> bool:
+    return v >= 0
+
+
+def _positive(v: int) -> bool:
+    return v > 0
+
+
+ATTRIBUTE_KINDS: dict[str, AttributeKind] = {
+    "StrAttr": _kind("string attribute", _instance(StringAttr)),
+    "BoolAttr": _kind("bool attribute", _instance(BoolAttr)),
+    "I64Attr": _integer_kind("64-bit signless integer attribute", I64),
+    "NonNegativeI64Attr": _integer_kind("64-bit signless integer attribute whose value is non-negative", I64,
+                                        _non_negative),
+    "PositiveI64Attr": _integer_kind("64-bit signless integer attribute whose value is positive", I64, _positive),
+    "I32Attr": _integer_kind("32-bit signless integer attribute", I32),
+    "NonNegativeI32Attr": _integer_kind("32-bit signless integer attribute whose value is non-negative", I32,
+                                        _non_negative),
+    "PositiveI32Attr": _integer_kind("32-bit signless integer attribute whose value is positive", I32, _positive),
+    "F32Attr": _kind("32-bit float attribute", _instance(FloatAttr), lambda a: a.type == F32),
+    "DenseI64ArrayAttr": _kind("i64 dense array attribute", _dense_array(I64)),
+    "DenseBoolArrayAttr": _kind("i1 dense array attribute", _dense_array(I1)),
+    "ArrayAttr": _kind("array attribute", _instance(ArrayAttr)),
+    "DictionaryAttr": _kind("dictionary of named attribute values", _instance(DictionaryAttr)),
+    "FlatSymbolRefAttr": _kind("flat symbol reference attribute", _instance(SymbolRefAttr), lambda a: not a.nested),
+    "FunctionTypeAttr": _kind("type attribute of function type", _instance(TypeAttr),
+                              lambda a: isinstance(a.type, FunctionType)),
+    "ComparisonDirection": _kind("Which comparison operation to perform.", _enum("comparison_direction")),
+    "ComparisonType": _kind("Which comparison type to use.", _enum("comparison_type")),
+    "FftType": _kind("XLA fast fourier transform type.", _enum("fft_type")),
+    "RngAlgorithm": _kind("XLA PRNG algorithm to be used.", _enum("rng_algorithm")),
+    "RngDistribution": _kind("XLA PRNG distribution to be used.", _enum("rng_distribution")),
+    "Transpose": _kind("Transpose options", _enum("transpose")),
+    "PrecisionConfig": _kind("Precision Config attribute", _instance(ArrayAttr),
+                             lambda a: all(_enum("precision")(e) for e in a)),
+    "DotDimensionNumbers": _kind("Attribute that models the dimension information for dot.",
+                                 _instance(DotDimensionNumbers)),
+    "GatherDimensionNumbers": _kind("Attribute that models the dimension information for gather",
+                                    _instance(GatherDimensionNumbers)),
+    "ScatterDimensionNumbers": _kind("Attribute that models the dimension information for scatter",
+                                     _instance(ScatterDimensionNumbers)),
+    "ConvDimensionNumbers": _kind("Structure of dimension information for conv op", _instance(ConvDimensionNumbers)),
 }
-"""ODS constraint -> (the attribute class its property stores, the verifier's check)."""
+"""ODS constraint name -> its kind (jaxlib 0.10.2's descriptions, found by probing its verifier)."""
+
+
+_FACETS: dict[str, Callable] = {}
+
+
+def facet(name: str) -> Callable:
+    """The function a facet names (`"package.module:function"`), imported on first use (the
+    `pass_manager.PASSES` idiom: the op table does not import the modules that use it)."""
+    fn = _FACETS.get(name)
+    if fn is None:
+        module, _, attr = name.partition(":")
+        fn = _FACETS[name] = getattr(importlib.import_module(module), attr)
+    return fn
+
+
+def _count(text: str) -> tuple[int | None, int]:
+    """`2` -> exactly 2; `1+` -> at least 1; `*` -> any."""
+    if text == "*":
+        return VARIADIC, 0
+    if text.endswith("+"):
+        return VARIADIC, int(text[:-1])
+    return int(text), 0
+
+
+def op(name: str, counts: str, attrs: str = "", *, syntax: tuple[Callable | None, Callable | None] = (None, None),
+       traits: str = "", rule: str | None = None, evaluator: str | None = None, **rest) -> OpDef:
+    """One op's entry, as its ODS declares it: `counts` is "operands results regions" (each `N`,
+    `N+` or `*`); `attrs` the inherent attributes in order, each `name`, `name!` when required,
+    then `:Kind` (an `ATTRIBUTE_KINDS` key) when the verifier checks it; `syntax` the pretty
+    (parse, print) hooks; `traits` space-separated; `rule` and `evaluator` "family:function" in
+    `op_sharding_rules` / `interpreter` (or a full "module:function")."""
+    operands, results, regions = counts.split()
+    num_operands, min_operands = _count(operands)
+    names, required, kinds = [], [], []
+    for spec in attrs.split():
+        attr, _, kind = spec.partition(":")
+        if attr.endswith("!"):
+            attr = attr[:-1]
+            required.append(attr)
+        names.append(attr)
+        if kind:
+            assert kind in ATTRIBUTE_KINDS, kind
+            kinds.append((attr, kind))
+    return OpDef(name, tuple(names), tuple(sorted(required)), num_operands, _count(results)[0], _count(regions)[0],
+                 parse=syntax[0], print=syntax[1], min_operands=min_operands, traits=frozenset(traits.split()),
+                 sharding_rule=_facet_name(RULES, rule), evaluator=_facet_name(EVAL, evaluator),
+                 attribute_kinds=tuple(sorted(kinds)), **rest)
+
+
+def _facet_name(prefix: str, name: str | None) -> str | None:
+    return name if name is None or name.startswith("sdy_passes.") else prefix + name
 
 
 @dataclass(slots=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sdy_passes.attributes import StringAttr, print_attr_dict, print_symbol_name
-from sdy_passes.dialects._base import OpDef, attr_dict_for, no_sharding_rule
+from sdy_passes.dialects._base import OpDef, attr_dict_for, NO_RULE
 
 
 def _parse_module(p, op, n):
@@ -35,6 +35,6 @@ OPS = (
     OpDef("builtin.module", ("sym_name", "sym_visibility"), num_operands=0, num_results=0,
           num_regions=1, parse=_parse_module, print=_print_module,
           traits=frozenset({"IsolatedFromAbove", "SymbolTable", "NoTerminator"}),
-          sharding_rule=no_sharding_rule),
+          sharding_rule=NO_RULE),
     OpDef("builtin.unrealized_conversion_cast", traits=frozenset({"NoMemoryEffect"})),  # generic form only
 )

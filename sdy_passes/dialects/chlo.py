@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sdy_passes.attributes import I64, IntegerAttr, print_function_type
-from sdy_passes.dialects._base import EVAL, OpDef, add_operands, attr_dict_for, opt_dict, set_results
+from sdy_passes.dialects._base import add_operands, attr_dict_for, op, opt_dict, set_results
 
 UNARY = ("acos acosh asin asinh atan atanh bessel_i1e conj cosh digamma erf erf_inv erfc "
          "is_inf is_neg_inf is_pos_inf lgamma sinh square tan").split()
@@ -64,29 +64,28 @@ def _print_top_k(pr, op, indent):
     return True
 
 
-_BROADCAST_PROPS = ("broadcast_dimensions",)
-_PURE = frozenset({"NoMemoryEffect"})
-"""Every chlo op here is `Pure` (`ChloOps.td`); the `broadcast_*` ops are `BroadcastingElementwise`."""
+_ELEMENTWISE = (_parse_elementwise, _print_elementwise)
 OPS = (
-    *(OpDef(f"chlo.{n}", num_operands=1, num_results=1, parse=_parse_elementwise,
-            print=_print_elementwise, traits=_PURE | {"Elementwise"}, evaluator=f"{EVAL}chlo:{n}") for n in UNARY),
-    *(OpDef(f"chlo.{n}", _BROADCAST_PROPS if n.startswith("broadcast_") else (), num_operands=2,
-            num_results=1, parse=_parse_elementwise, print=_print_elementwise,
-            traits=_PURE | {"BroadcastingElementwise"} if n.startswith("broadcast_") else _PURE,
-            evaluator=f"{EVAL}chlo:{n}")
-      for n in BINARY),
-    OpDef("chlo.broadcast_compare", ("broadcast_dimensions", "comparison_direction", "compare_type"),
-          traits=_PURE | {"BroadcastingElementwise"}, evaluator=EVAL + "chlo:broadcast_compare"),
-    OpDef("chlo.top_k", ("k",), ("k",), 1, 2, parse=_parse_top_k, print=_print_top_k,
-          result_names=lambda op: ("values", "indices"), traits=_PURE, evaluator=EVAL + "chlo:top_k"),
-    OpDef("chlo.constant", ("value",), ("value",), 0, 1, traits=_PURE | {"ConstantLike"},
-          evaluator=EVAL + "movement:constant"),
-    OpDef("chlo.constant_like", ("value",), ("value",), 1, 1,
-          traits=_PURE | {"BroadcastingElementwise"}, evaluator=EVAL + "chlo:constant_like"),
-    OpDef("chlo.ragged_dot", ("ragged_dot_dimension_numbers", "precision_config"), traits=_PURE),
+    *(op(f"chlo.{n}", "1 1 0", syntax=_ELEMENTWISE, traits="Elementwise NoMemoryEffect", evaluator=f"chlo:{n}")
+      for n in UNARY),
+    *(op(f"chlo.{n}", "2 1 0", "broadcast_dimensions:DenseI64ArrayAttr", syntax=_ELEMENTWISE,
+         traits="BroadcastingElementwise NoMemoryEffect", evaluator=f"chlo:{n}")
+      for n in BINARY if n.startswith("broadcast_")),
+    *(op(f"chlo.{n}", "2 1 0", syntax=_ELEMENTWISE, traits="NoMemoryEffect", evaluator=f"chlo:{n}")
+      for n in BINARY if not n.startswith("broadcast_")),
+    op("chlo.broadcast_compare", "2 1 0", "broadcast_dimensions:DenseI64ArrayAttr comparison_direction! compare_type",
+       traits="BroadcastingElementwise NoMemoryEffect", evaluator="chlo:broadcast_compare"),
+    op("chlo.top_k", "1 2 0", "k!:I64Attr", syntax=(_parse_top_k, _print_top_k), traits="NoMemoryEffect",
+       result_names=lambda op: ("values", "indices"), evaluator="chlo:top_k"),
+    op("chlo.constant", "0 1 0", "value!", traits="ConstantLike NoMemoryEffect", evaluator="movement:constant"),
+    op("chlo.constant_like", "1 1 0", "value!", traits="BroadcastingElementwise NoMemoryEffect",
+       evaluator="chlo:constant_like"),
     # Generic form only.
-    OpDef("chlo.broadcast_select", traits=_PURE | {"BroadcastingElementwise"}),
-    OpDef("chlo.mulhi", traits=_PURE),
-    OpDef("chlo.scan", ("dimension", "is_reverse", "is_associative")),
-    OpDef("chlo._asin_acos_kernel", traits=_PURE),
+    op("chlo.ragged_dot", "3 1 0", "ragged_dot_dimension_numbers! precision_config", traits="NoMemoryEffect"),
+    op("chlo.broadcast_select", "3 1 0", traits="BroadcastingElementwise NoMemoryEffect"),
+    op("chlo.mulhi", "2 1 0", traits="NoMemoryEffect"),
+    op("chlo.scan", "* * 1", "dimension!:NonNegativeI64Attr scan_dim_size:NonNegativeI64Attr is_reverse:BoolAttr "
+       "is_associative:BoolAttr"),
+    op("chlo._asin_acos_kernel", "1 1 0", traits="NoMemoryEffect"),
 )
+"""Every chlo op here is `Pure` (`ChloOps.td`); the `broadcast_*` ops are `BroadcastingElementwise`."""

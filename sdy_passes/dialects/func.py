@@ -11,7 +11,7 @@ from sdy_passes.attributes import (
     print_function_type, print_symbol_name,
 )
 from sdy_passes.dialects._base import (
-    EVAL, OpDef, attr_dict_for, fail, no_sharding_rule, opt_dict, parse_attrs_and_signature, parse_return,
+    EVAL, OpDef, attr_dict_for, fail, NO_RULE, opt_dict, parse_attrs_and_signature, parse_return,
     print_return, short_name,
 )
 from sdy_passes.dialects.sdy import check_sharding
@@ -194,19 +194,19 @@ OPS = (
                         "no_inline"),
           ("function_type", "sym_name"), 0, 0, 1, parse=_parse_func, print=_print_func,
           verify=_verify_func,
-          attribute_kinds=(("sym_name", "string attribute"),
-                           ("function_type", "type attribute of function type"),
-                           ("sym_visibility", "string attribute")),
+          attribute_kinds=(("sym_name", "StrAttr"),
+                           ("function_type", "FunctionTypeAttr"),
+                           ("sym_visibility", "StrAttr")),
           traits=frozenset({"IsolatedFromAbove", "Symbol", "FunctionOpInterface"}),
-          sharding_rule=no_sharding_rule),
-    OpDef("func.call", ("callee", "arg_attrs", "res_attrs", "no_inline"), ("callee",),
+          sharding_rule=NO_RULE),
+    OpDef("func.call", ("callee", "arg_attrs", "res_attrs", "no_inline"), ("callee",), num_regions=0,
           parse=_parse_call, print=_print_call, verify=_verify_call,
-          attribute_kinds=(("callee", "flat symbol reference attribute"),),
-          traits=frozenset({"CallOpInterface"}), sharding_rule=no_sharding_rule,
+          attribute_kinds=(("callee", "FlatSymbolRefAttr"),),
+          traits=frozenset({"CallOpInterface"}), sharding_rule=NO_RULE,
           evaluator=EVAL + "control:call"),
-    OpDef("func.return", num_results=0, parse=parse_return, print=print_return,
+    OpDef("func.return", num_results=0, num_regions=0, parse=parse_return, print=print_return,
           traits=frozenset({"Terminator", "NoMemoryEffect"})),
     # Generic form only.
-    OpDef("func.constant", ("value",), ("value",), 0, 1, traits=frozenset({"NoMemoryEffect"})),
-    OpDef("func.call_indirect", ("arg_attrs", "res_attrs")),
+    OpDef("func.constant", ("value",), ("value",), 0, 1, 0, traits=frozenset({"NoMemoryEffect"})),
+    OpDef("func.call_indirect", ("arg_attrs", "res_attrs"), num_regions=0, min_operands=1),
 )

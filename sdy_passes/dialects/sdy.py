@@ -18,14 +18,13 @@ from sdy_passes.attributes import (
     print_function_type, print_symbol_name,
 )
 from sdy_passes.dialects._base import (
-    EVAL, OpDef, VerifyContext, add_operands, attr_dict_for, fail, no_sharding_rule, opt_dict,
+    EVAL, NO_RULE, RULES, OpDef, VerifyContext, add_operands, attr_dict_for, fail, opt_dict,
     parse_attrs_and_signature, parse_constant, parse_return, print_constant, print_return, set_results,
     verify_constant,
 )
 from sdy_passes.dialects.sdy_attributes import PropagationEdges
 from sdy_passes.errors import IRParseError, VerificationError
 from sdy_passes.ir import BlockArgument, Operation
-from sdy_passes.op_sharding_rules.elementwise import pointwise
 
 
 def _parse_mesh(p, op, n):
@@ -609,51 +608,52 @@ def _factor_indices_error(indices, num_factors: int) -> str | None:
     return None
 
 
-_UNARY = dict(num_operands=1, num_results=1)
+_CANONICALIZATION = "sdy_passes.common.canonicalization:"
+_UNARY = dict(num_operands=1, num_results=1, num_regions=0)
 _PURE = frozenset({"NoMemoryEffect"})
 OPS = (
-    OpDef("sdy.mesh", ("sym_name", "mesh"), ("sym_name", "mesh"), 0, 0,
+    OpDef("sdy.mesh", ("sym_name", "mesh"), ("mesh", "sym_name"), 0, 0, 0,
           parse=_parse_mesh, print=_print_mesh, traits=frozenset({"Symbol"}),
-          attribute_kinds=(("sym_name", "string attribute"),), sharding_rule=no_sharding_rule),
+          attribute_kinds=(("sym_name", "StrAttr"),), sharding_rule=NO_RULE),
     OpDef("sdy.sharding_constraint", ("sharding",), ("sharding",), **_UNARY,
           parse=_parse_sharding_op, print=_print_sharding_op, verify=_verify_sharding_op,
-          sharding_rule=pointwise,
+          sharding_rule=RULES + "elementwise:pointwise",
           evaluator=EVAL + "control:identity"),
     OpDef("sdy.reshard", ("sharding",), ("sharding",), **_UNARY,
           parse=_parse_sharding_op, print=_print_sharding_op, verify=_verify_sharding_op,
-          traits=_PURE, sharding_rule=no_sharding_rule,
+          traits=_PURE, sharding_rule=NO_RULE, canonicalization=_CANONICALIZATION + "RESHARD_PATTERNS",
           evaluator=EVAL + "control:identity"),
     OpDef("sdy.data_flow_edge", ("sharding",), (), **_UNARY,
           parse=_parse_edge, print=_print_edge, verify=_verify_sharding_op,
-          sharding_rule=no_sharding_rule,
+          sharding_rule=NO_RULE,
           evaluator=EVAL + "control:identity"),
-    OpDef("sdy.func_data_flow_edge", num_operands=1, num_results=1, parse=_parse_func_edge,
-          print=_print_func_edge, verify=_verify_func_edge, sharding_rule=no_sharding_rule,
+    OpDef("sdy.func_data_flow_edge", **_UNARY, parse=_parse_func_edge,
+          print=_print_func_edge, verify=_verify_func_edge, sharding_rule=NO_RULE,
           evaluator=EVAL + "control:identity"),
-    OpDef("sdy.sharding_group", ("group_id",), ("group_id",), 1, 0,
+    OpDef("sdy.sharding_group", ("group_id",), ("group_id",), 1, 0, 0,
           parse=_parse_group, print=_print_group,
-          attribute_kinds=(("group_id", "64-bit signless integer attribute"),),
-          sharding_rule=no_sharding_rule, evaluator=EVAL + "control:identity"),
+          attribute_kinds=(("group_id", "I64Attr"),),
+          sharding_rule=NO_RULE, evaluator=EVAL + "control:identity"),
     OpDef("sdy.propagation_barrier", ("allowed_direction",), ("allowed_direction",), **_UNARY,
           parse=_parse_barrier, print=_print_barrier, verify=_verify_barrier, traits=_PURE,
-          sharding_rule=no_sharding_rule,
+          sharding_rule=NO_RULE,
           evaluator=EVAL + "control:identity"),
-    OpDef("sdy.constant", ("value",), ("value",), 0, 1,
+    OpDef("sdy.constant", ("value",), ("value",), 0, 1, 0,
           parse=parse_constant, print=print_constant, verify=verify_constant, traits=_PURE,  # not ConstantLike (ops.td)
-          sharding_rule=no_sharding_rule,
+          sharding_rule=NO_RULE,
           evaluator=EVAL + "movement:constant"),
     OpDef("sdy.manual_computation", ("in_shardings", "out_shardings", "manual_axes"),
-          ("in_shardings", "out_shardings", "manual_axes"), num_regions=1,
+          ("in_shardings", "manual_axes", "out_shardings"), num_regions=1,
           parse=_parse_manual, print=_print_manual, verify=_verify_manual,
           traits=frozenset({"IsolatedFromAbove", "ShardableDataFlowOpInterface",
                             "RecursiveMemoryEffects", "KeepsEdgeOwnerShardingsDivisible"}),
           evaluator=EVAL + "collectives:manual_computation"),
     OpDef("sdy.named_computation", ("name", "in_shardings", "out_shardings"), ("name",),
           num_regions=1, parse=_parse_named, print=_print_named, verify=_verify_named,
-          attribute_kinds=(("name", "string attribute"),),
+          attribute_kinds=(("name", "StrAttr"),),
           traits=frozenset({"IsolatedFromAbove", "ShardableDataFlowOpInterface",
                             "RecursiveMemoryEffects"}),
           evaluator=EVAL + "control:named_computation"),
-    OpDef("sdy.return", num_results=0, parse=parse_return, print=print_return,
+    OpDef("sdy.return", num_results=0, num_regions=0, parse=parse_return, print=print_return,
           traits=_PURE | {"Terminator"}),
 )

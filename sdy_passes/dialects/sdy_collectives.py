@@ -8,6 +8,8 @@ without `PARAMS`); the parameters are the frozen values of `sharding.syntax`. Th
 
 from __future__ import annotations
 
+from functools import partial
+
 from sharding import AxisRef, Mesh, TensorSharding
 from sharding import ShardingError
 from sharding.axes import can_merge, is_sorted, overlaps, sort_and_merge
@@ -20,22 +22,7 @@ from sdy_passes.dialects._base import EVAL, OpDef, VerifyContext, add_operands, 
 from sdy_passes.dialects.sdy import check_sharding
 from sdy_passes.ir import Operation
 
-# op -> (parameter property, its value class, its syntax kind)
-_PARAMS = {
-    "sdy.all_gather": ("gathering_axes", ListOfAxisRefLists, "list_of_axis_ref_lists"),
-    "sdy.all_slice": ("slicing_axes", ListOfAxisRefLists, "list_of_axis_ref_lists"),
-    "sdy.all_to_all": ("params", AllToAllParamList, "all_to_all_param_list"),
-    "sdy.collective_permute": (None, None, None),
-    "sdy.all_reduce": ("reduction_axes", AxisRefList, "axis_ref_list"),
-    "sdy.reduce_scatter": ("reduce_scatter_axes", ListOfAxisRefLists, "list_of_axis_ref_lists"),
-    "sdy.sharded_to_unreduced": ("axes", ListOfAxisRefLists, "list_of_axis_ref_lists"),
-    "sdy.replicated_to_unreduced": ("axes", AxisRefList, "axis_ref_list"),
-}
-_MISSING_INPUT_OK = {"sdy.all_slice", "sdy.all_reduce", "sdy.reduce_scatter"}
-
-
-def _parse(p, op, n):
-    key, _, kind = _PARAMS[op.name]
+def _parse(key, kind, p, op, n):
     if key is not None:  # (from the end of the op name: MLIR reports a wrong first token there)
         op.properties[key] = p.parse_sdy(lambda text, at: parse_collective_params_body(text, kind, at), p.pos)
     ref = p.parse_value_ref()
@@ -50,8 +37,7 @@ def _parse(p, op, n):
     set_results(op, [t])
 
 
-def _print(pr, op, indent):
-    key, cls, _ = _PARAMS[op.name]
+def _print(key, cls, pr, op, indent):
     consumed = ("out_sharding",) if key is None else (key, "out_sharding")
     attrs = attr_dict_for(op, consumed)
     out = op.properties.get("out_sharding")
@@ -108,8 +94,7 @@ def _expect(op, expected, result: TensorSharding, d: int) -> None:
         fail(op, f"result sharding doesn't match expected sharding {_list(expected)} on dimension {d}")
 
 
-def _verify(op: Operation, ctx: VerifyContext) -> None:
-    key, cls, _ = _PARAMS[op.name]
+def _verify(key, cls, verify_params, missing_input_ok: bool, op: Operation, ctx: VerifyContext) -> None:
     out = op.properties.get("out_sharding")
     if not isinstance(out, TensorSharding):
         fail(op, "attribute 'out_sharding' failed to satisfy constraint: Tensor sharding")
@@ -118,7 +103,7 @@ def _verify(op: Operation, ctx: VerifyContext) -> None:
 
     operand = get_sharding(op.operands[0])
     # verifyCollectiveOp
-    if operand is None and op.name not in _MISSING_INPUT_OK:
+    if operand is None and not missing_input_ok:
         fail(op, "collective on operand without sharding")
     check_sharding(op, out, op.result.type, ctx.meshes, "")
     mesh = _mesh(op, out, ctx)
@@ -130,7 +115,7 @@ def _verify(op: Operation, ctx: VerifyContext) -> None:
             fail(op, f"result sharding has rank {out.rank} but operand sharding has rank {operand.rank}")
     else:
         operand = TensorSharding.replicated(out.mesh_or_ref, out.rank, is_closed=False)
-    _VERIFY[op.name](op, op.properties.get(key) if key else None, operand, out, mesh, ctx)
+    verify_params(op, op.properties.get(key) if key else None, operand, out, mesh, ctx)
 
 
 def _per_dim(what):
@@ -231,20 +216,36 @@ def _verify_r2u(op, params: AxisRefList, operand, out, mesh, ctx):
         fail(op, "out_unreduced_axes should be in_unreduced_axes + r2u_axes")
 
 
-_VERIFY = {
-    "sdy.all_gather": _per_dim("gathering"),
-    "sdy.all_slice": _per_dim(None),
-    "sdy.all_to_all": _verify_all_to_all,
-    "sdy.collective_permute": _verify_permute,
-    "sdy.all_reduce": _verify_all_reduce,
-    "sdy.reduce_scatter": _per_dim(None),
-    "sdy.sharded_to_unreduced": _per_dim("shard-to-unreduce"),
-    "sdy.replicated_to_unreduced": _verify_r2u,
-}
+def _collective(name: str, params: tuple[str, type, str] | None, verify_params, *, missing_input_ok: bool = False,
+                canonicalization: str | None = None) -> OpDef:
+    """One collective: its parameter (property, value class, syntax kind; None for
+    `collective_permute`), the op's own checks after `verifyCollectiveOp`, whether an operand
+    without a sharding is allowed, and its canonicalization patterns."""
+    key, cls, kind = params or (None, None, None)
+    props = (key, "out_sharding") if key else ("out_sharding",)
+    return OpDef(name, props, tuple(sorted(props)), 1, 1, 0, parse=partial(_parse, key, kind),
+                 print=partial(_print, key, cls), verify=partial(_verify, key, cls, verify_params, missing_input_ok),
+                 traits=frozenset({"CollectiveOpInterface"}), canonicalization=canonicalization,
+                 evaluator=EVAL + "control:identity")  # the global value is unchanged (execute.md §4.9)
 
-OPS = tuple(
-    OpDef(name, (key, "out_sharding") if key else ("out_sharding",), (key, "out_sharding") if key else ("out_sharding",),
-          1, 1, parse=_parse, print=_print, verify=_verify, traits=frozenset({"CollectiveOpInterface"}),
-          evaluator=EVAL + "control:identity")  # the global value is unchanged (execute.md §4.9)
-    for name, (key, _, _) in _PARAMS.items()
+
+_LISTS = (ListOfAxisRefLists, "list_of_axis_ref_lists")
+_AXES = (AxisRefList, "axis_ref_list")
+_CANONICALIZATION = "sdy_passes.common.canonicalization:"
+OPS = (
+    _collective("sdy.all_gather", ("gathering_axes", *_LISTS), _per_dim("gathering"),
+                canonicalization=_CANONICALIZATION + "ALL_GATHER"),
+    _collective("sdy.all_slice", ("slicing_axes", *_LISTS), _per_dim(None), missing_input_ok=True,
+                canonicalization=_CANONICALIZATION + "ALL_SLICE"),
+    _collective("sdy.all_to_all", ("params", AllToAllParamList, "all_to_all_param_list"), _verify_all_to_all,
+                canonicalization=_CANONICALIZATION + "ALL_TO_ALL"),
+    _collective("sdy.collective_permute", None, _verify_permute,
+                canonicalization=_CANONICALIZATION + "COLLECTIVE_PERMUTE"),
+    _collective("sdy.all_reduce", ("reduction_axes", *_AXES), _verify_all_reduce, missing_input_ok=True,
+                canonicalization=_CANONICALIZATION + "ALL_REDUCE"),
+    _collective("sdy.reduce_scatter", ("reduce_scatter_axes", *_LISTS), _per_dim(None), missing_input_ok=True,
+                canonicalization=_CANONICALIZATION + "REDUCE_SCATTER"),
+    _collective("sdy.sharded_to_unreduced", ("axes", *_LISTS), _per_dim("shard-to-unreduce")),
+    _collective("sdy.replicated_to_unreduced", ("axes", *_AXES), _verify_r2u),
 )
+"""Each collective declared once."""

@@ -2,7 +2,7 @@
 
 One module per op family defines the rule functions `(op, conservative) -> OpShardingRule |
 None`; each op's `OpDef.sharding_rule` (the one op table, `sdy_passes.dialects`) names its
-function, or `no_sharding_rule` for the ops Shardy gives none on purpose (constants, tokens,
+function as "module:function" (resolved on first use), or `NO_RULE` for the ops Shardy gives none on purpose (constants, tokens,
 edges, ...). `create_op_sharding_rule(op)` asks the op's OpDef; `ShardableDataFlowOpInterface`
 ops and terminators get none too; any other op without a rule gets none and Shardy's
 once-per-process warning.
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from sdy_passes.attributes import OpShardingRule
 from sdy_passes.errors import PassFailedError, SdyError
-from sdy_passes.dialects._base import has_trait, lookup
+from sdy_passes.dialects._base import facet, has_trait, lookup
 from sdy_passes.errors import emit_warning_once
 
 __all__ = ["SHARDING_RULE", "create_op_sharding_rule", "get_or_create_sharding_rule"]
@@ -23,10 +23,10 @@ SHARDING_RULE = "sdy.sharding_rule"
 def create_op_sharding_rule(op, conservative: bool = False) -> OpShardingRule | None:
     """The rule Shardy's registry builds for `op` (None: no rule)."""
     opdef = lookup(op.name)
-    rule = opdef.sharding_rule if opdef is not None else None
-    if rule is not None:
+    name = opdef.sharding_rule if opdef is not None else None
+    if name is not None:
         try:
-            return rule(op, conservative)
+            return facet(name)(op, conservative)
         except (IndexError, KeyError, ValueError, TypeError, ZeroDivisionError) as e:
             if isinstance(e, SdyError):
                 raise

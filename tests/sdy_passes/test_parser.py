@@ -185,11 +185,11 @@ def test_forward_references_resolve():
 def test_inherent_attributes_written_as_discardable_become_properties():
     m = parse_module("""
     func.func @f(%arg0: tensor<4xf32>) -> tensor<8xf32> {
-      %0 = "stablehlo.all_gather"(%arg0) {all_gather_dim = 0 : i64, t.other = 1} : (tensor<4xf32>) -> tensor<8xf32>
+      %0 = "stablehlo.all_gather"(%arg0) {all_gather_dim = 0 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, t.other = 1} : (tensor<4xf32>) -> tensor<8xf32>
       return %0 : tensor<8xf32>
     }""")
     op = m.funcs()[0].regions[0].block.ops[0]
-    assert list(op.properties) == ["all_gather_dim"] and list(op.attributes) == ["t.other"]
+    assert list(op.properties) == ["all_gather_dim", "replica_groups"] and list(op.attributes) == ["t.other"]
 
 
 def test_top_level_ops_are_wrapped_in_a_module_and_aliases_resolve():

@@ -14,7 +14,7 @@ import pytest
 import sdy_passes
 from sdy_passes import OpShardingRule, errors
 from sdy_passes.dialects import lookup
-from sdy_passes.dialects._base import no_sharding_rule
+from sdy_passes.dialects._base import NO_RULE
 from sdy_passes.op_sharding_rules import create_op_sharding_rule
 from tests.conftest import SHARED, needs_shared
 from tests.sdy_passes import op_gen
@@ -53,7 +53,7 @@ def test_every_family_has_a_rule_and_one_table_finds_it():
     for family in op_gen.FAMILIES:
         module = sdy_passes.parse_module(op_gen.case(family, rng))
         op = module.funcs()[0].regions[0].block.ops[-2]
-        assert lookup(op.name).sharding_rule not in (None, no_sharding_rule)
+        assert lookup(op.name).sharding_rule not in (None, NO_RULE)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             rule = create_op_sharding_rule(op)
@@ -144,7 +144,7 @@ def test_jax_corpus_rules_and_import_pipeline_match_jaxlib(monkeypatch):
                 if report:
                     failures.append(f"{name} {passes[0]}: {report}")
     assert not failures, f"{len(failures)} disagreement(s):\n" + "\n".join(failures[:5])
-    with_rules = [k for k in kinds if getattr(lookup(k), "sharding_rule", None) not in (None, no_sharding_rule)]
+    with_rules = [k for k in kinds if getattr(lookup(k), "sharding_rule", None) not in (None, NO_RULE)]
     assert len(with_rules) >= 60  # 70 op kinds with rules today
 
 
