@@ -75,8 +75,10 @@ class DaskBackend:
     def global_array(self, data, p: Placement):
         return unshard(data, p)
 
-    def run(self, data, pi: Placement, ms: list[Moves], po: Placement, fill: np.ndarray):
-        """The moves `ms` as dask layers, one after another."""
+    def run(self, data, pi: Placement, ms: list[Moves], po: Placement, fill: np.ndarray, out=None):
+        """The moves `ms` as dask layers, one after another (lazy: never into `out`)."""
+        if out is not None:
+            raise ShardingError("out= takes the result of numpy shards; these shards are dask arrays (lazy)")
         lead = po.piece_sizes
         if not ms:
             return self.relabel(data, lead, pi.local_shape)

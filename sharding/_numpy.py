@@ -51,19 +51,25 @@ class NumpyBackend:
         index = tuple(slice(None) if i in tiles else 0 for i in range(len(p.pieces)))
         return _assemble(values[index], p)
 
-    def run(self, data: np.ndarray, pi: Placement, ms: list[Moves], po: Placement, fill: np.ndarray) -> np.ndarray:
+    def run(self, data: np.ndarray, pi: Placement, ms: list[Moves], po: Placement, fill: np.ndarray,
+            out: np.ndarray | None = None) -> np.ndarray:
         """The moves `ms` one after another from `data` (under `pi`); the result's device array
-        under `po` (read-only)."""
+        under `po` (read-only), a view of `out` when given (see `DeviceMesh.reshard`)."""
         op = pi.sharding.reduction_op
         grid = pi.piece_sizes
+        if out is not None:
+            _check_out(out, po.piece_sizes + po.local_shape, data)
         buffers = [data[np.unravel_index(i, grid)] if grid else data for i in range(math.prod(grid))]
-        values = _global_values(pi, buffers, po) if ms else None
+        values = _global_values(pi, buffers, po) if ms and out is None else None
         if values is None:
             for i, m in enumerate(ms):
-                values = np.empty((len(m.out_devices),) + m.out_local, fill.dtype) if i == len(ms) - 1 else None
+                values = None if i < len(ms) - 1 else (
+                    np.empty((len(m.out_devices),) + m.out_local, fill.dtype) if out is None
+                    else out.reshape((len(m.out_devices),) + m.out_local))
                 buffers = _execute(m, buffers, pad_values(fill, m.partial, op), out=values)
             if values is None:  # no step: the same data under the target's name
-                values = np.stack(buffers) if buffers else np.empty((0,) + pi.local_shape, data.dtype)
+                stacked = None if out is None else out.reshape((len(buffers),) + pi.local_shape)
+                values = np.stack(buffers, out=stacked) if buffers else np.empty((0,) + pi.local_shape, data.dtype)
             values = values.reshape(po.piece_sizes + po.local_shape)
         values.flags.writeable = False
         return values
@@ -127,6 +133,26 @@ def _device_view(values: np.ndarray, p: Placement, fill: np.ndarray, copy: bool)
     if copy:
         return np.array(np.broadcast_to(view, full), order="C") if others else view
     return np.broadcast_to(view, full)  # read-only, replicas share memory
+
+
+def _check_out(out, shape: tuple[int, ...], data: np.ndarray) -> None:
+    """Refuses an `out` that cannot hold the result's device array `shape` of `data`'s dtype."""
+    if not isinstance(out, np.ndarray):
+        raise ShardingError(f"out: expected a numpy array, found {type(out).__name__}")
+    found = []
+    if out.shape != shape:
+        found.append(f"shape {out.shape}")
+    if out.dtype != data.dtype:
+        found.append(f"dtype {out.dtype}")
+    if not out.flags.c_contiguous:
+        found.append("a non-contiguous array")
+    if not out.flags.writeable:
+        found.append("a read-only array")
+    if found:
+        raise ShardingError(f"out: expected a writable C-contiguous array of shape {shape} and dtype {data.dtype} "
+                            f"(the result's buffers: mesh pieces, then local dims), found {', '.join(found)}")
+    if np.may_share_memory(out, data):
+        raise ShardingError("out: shares memory with the resharded array's buffers")
 
 
 def _local_positions(p: Placement) -> list[int]:

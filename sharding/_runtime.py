@@ -36,9 +36,10 @@ def placement(x, target: TensorSharding, mesh: Mesh) -> Placement:
     return place(target, mesh, x.placement.shape, cut_by_replicated=True, uneven=x.placement.uneven)
 
 
-def _run(x, ms: list[Moves], target: TensorSharding, out_mesh: Mesh, fill):
+def _run(x, ms: list[Moves], target: TensorSharding, out_mesh: Mesh, fill, out=None):
     data = device_array(x)
-    return _backends.of(data).run(data, x.placement, ms, placement(x, target, out_mesh), np.array(fill, x.data.dtype))
+    return _backends.of(data).run(data, x.placement, ms, placement(x, target, out_mesh), np.array(fill, x.data.dtype),
+                                  out)
 
 
 def move(x, target: TensorSharding, out_mesh: Mesh, *, fill=0, step: int = 0, record=None):
@@ -79,10 +80,11 @@ def all_reduce(x, axes: list[AxisRef], record=None):
     return backend.relabel(total, placement(x, reduced, x.mesh).piece_sizes, p.local_shape), reduced
 
 
-def run_plan(x, target: TensorSharding, bound, *, fill=0) -> tuple[object, Mesh, ReshardPlan]:
+def run_plan(x, target: TensorSharding, bound, *, fill=0, out=None) -> tuple[object, Mesh, ReshardPlan]:
     """`DeviceMesh.reshard`'s data: plans with `reshard_plan`, runs the steps on the device
-    array (intermediate buffers are not wrapped); returns `(device array, result mesh, plan)`,
-    the plan carrying the transfer record (`plan.transfers`)."""
+    array (intermediate buffers are not wrapped; the result's buffers in `out` when given);
+    returns `(device array, result mesh, plan)`, the plan carrying the transfer record
+    (`plan.transfers`)."""
     uneven = x.placement.uneven
     shape = x.placement.shape
     plan = reshard_plan(x.sharding, target, bound, shape, dtype=x.data.dtype, uneven=uneven)
@@ -104,4 +106,4 @@ def run_plan(x, target: TensorSharding, bound, *, fill=0) -> tuple[object, Mesh,
         prev, prev_mesh = step.out_sharding, out_mesh
     if len(ms) > 1 and _backends.of(x.data.data).fuses_moves and nested(refs(x.sharding) + refs(target), x.mesh):
         ms = [moves(x.sharding, target, x.mesh, prev_mesh, shape, uneven)]  # the same data, each block once
-    return _run(x, ms, target, prev_mesh, fill), prev_mesh, dataclasses.replace(plan, transfers=tuple(record))
+    return _run(x, ms, target, prev_mesh, fill, out), prev_mesh, dataclasses.replace(plan, transfers=tuple(record))

@@ -182,9 +182,15 @@ class DeviceMesh:
         out = _backends.of(data.data).global_array(device_array(sharded), p)
         return out if sharded.like is None else _like(out, sharded.like)
 
-    def reshard(self, sharded: ShardedArray, target: TensorSharding | str, *, fill=0):
+    def reshard(self, sharded: ShardedArray, target: TensorSharding | str, *, fill=0, out=None):
         """Moves `sharded` to `target` with the collectives Shardy's `sdy-reshard-to-collectives`
-        emits; returns `(ShardedArray, ReshardPlan)` (the plan holds the transfer record)."""
+        emits; returns `(ShardedArray, ReshardPlan)` (the plan holds the transfer record).
+
+        `out`: a writable C-contiguous numpy array of the result's device-array shape (its mesh
+        pieces, then local dims: `result.data.shape`) and dtype, not sharing memory with
+        `sharded`; the result's buffers are then read-only views of it, every element written,
+        and no new memory is taken (a loop of reshards reuses one destination, as `np.copyto`
+        does). Numpy shards only."""
         if not isinstance(sharded, ShardedArray):
             raise ShardingError(f"expected a ShardedArray, got: {type(sharded).__name__}")
         target = to_sdy(target, len(sharded.global_shape))
@@ -198,7 +204,7 @@ class DeviceMesh:
             raise ShardingError(f"the array's shards are {sharded.placement.uneven}, this device mesh is {self.uneven}")
         if self.uneven == "ragged":
             check_full_axes(target)
-        data, mesh, plan = run_plan(sharded, target, self._bound(), fill=fill)
+        data, mesh, plan = run_plan(sharded, target, self._bound(), fill=fill, out=out)
         return wrap(sharded, target, mesh, data), plan
 
 

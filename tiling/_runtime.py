@@ -15,9 +15,13 @@
 
 from __future__ import annotations
 
+import _imp
+import _thread
 import fcntl
 import glob
 import importlib
+import importlib._bootstrap as _bootstrap
+import importlib.machinery
 import logging  # noqa: F401 (its at-fork handlers registered before ours, which must run first)
 import math
 import os
@@ -339,18 +343,39 @@ def _close_flock() -> None:
 
 # Fork safety. A fork while another thread is in a first call would leave the child with locks
 # whose owner does not exist there: the flock, held on an open file description the child
-# inherits (so the parent's lock would also last until the child exits), numba's compiler lock
-# (held while compiling and while loading from the cache) and LLVM's own. So a fork first waits
-# for the first call and any compile in progress to end, holding both locks across the fork.
+# inherits (so the parent's lock would also last until the child exits), and the locks of the
+# compiler stack, each held by whichever thread is inside it (`_COMPILER_LOCKS`): numba's
+# compiler lock (compiles and cache loads), numba's threading-layer lock (held while the layer's
+# library loads, on a `_par` kernel's first load) and llvmlite's lock around every LLVM call
+# (also taken outside any compile, by the finalizers that free LLVM modules, which the garbage
+# collector runs in whatever thread allocates). A child that inherits one held hangs on its
+# first compile, or on its first garbage collection that frees an LLVM object. So a fork first
+# waits for the first call in progress and then takes every one of those locks, holding them
+# across the fork, in the order in which a compile nests them (_FIRST_CALL_LOCK, then numba's,
+# then LLVM's, which is held only for one C call and never waits on another).
+# Imports: a child forked while another thread imports inherits that module's lock held and
+# hangs on its own first use of the module, as children did on `np.ma`, which numba's `typeof`
+# of an array imports on first use, outside any compile. So, after numba's locks and before
+# LLVM's (a compile imports; a finalizer freeing LLVM objects may run inside an import), the
+# fork waits until no other thread is inside an import that does not wait on the forking thread
+# itself, then holds the interpreter's import lock so that none starts; the child forgets the
+# imports still in flight after all (a half-made module of Python source is made again; an
+# extension module cannot be, which the wait is for).
 # The handlers are registered at the first first call, after numba and `logging` have registered
 # theirs: `before` handlers run in reverse order, so ours waits while no other handler holds a
 # lock that the compile may need (logging's, in a compile that imports scipy, did deadlock).
-# Should the wait exceed FORK_WAIT_SECONDS, the fork goes ahead and the child drops the
+# Should a wait exceed FORK_WAIT_SECONDS, the fork goes ahead and the child drops the
 # parent's holds: the flock's descriptor is pointed at /dev/null and the locks are replaced.
 FORK_WAIT_SECONDS = 120.0
 _HELD_AT_FORK: list = []
 _locks_at_fork: tuple = ()
 _fork_handlers_registered = False
+
+_COMPILER_LOCKS = (  # (module, attribute path to the owner, the lock's attribute): in nesting order
+    ("numba.core.compiler_lock", ("global_compiler_lock",), "_lock"),
+    ("numba.np.ufunc.parallel", (), "_backend_init_thread_lock"),
+)
+_LLVM_LOCK = ("llvmlite.binding.ffi", ("lib", "_lock"), "_lock")
 
 
 def _register_fork_handlers() -> None:
@@ -361,36 +386,125 @@ def _register_fork_handlers() -> None:
                             after_in_child=_after_fork_in_first_call_child)
 
 
-def _numba_locks() -> tuple:
-    """numba's compiler lock, once numba is loaded (a module half imported has none yet)."""
-    module = sys.modules.get("numba.core.compiler_lock")
-    lock = getattr(getattr(module, "global_compiler_lock", None), "_lock", None)
-    return () if lock is None else (lock,)
+def _lock_owners(locks=_COMPILER_LOCKS + (_LLVM_LOCK,)) -> list:
+    """`(owner, attribute)` of each of `locks` that exists in this process (a module not
+    imported, or half imported, has none yet)."""
+    found = []
+    for module, path, attribute in locks:
+        owner = sys.modules.get(module)
+        for name in path:
+            owner = getattr(owner, name, None)
+        if getattr(owner, attribute, None) is not None:
+            found.append((owner, attribute))
+    return found
 
 
 def _before_fork() -> None:
     global _locks_at_fork
-    # _FIRST_CALL_LOCK first: numba's import runs under it, so numba's lock is looked up after
+    # _FIRST_CALL_LOCK first: numba's import runs under it, so numba's locks are looked up after
     # the import in progress (if any) has ended
     _locks_at_fork = (_FIRST_CALL_LOCK,)
     if _FIRST_CALL_LOCK.acquire(timeout=FORK_WAIT_SECONDS):
         _HELD_AT_FORK.append(_FIRST_CALL_LOCK)
-    for lock in _numba_locks():
+    _hold(_lock_owners(_COMPILER_LOCKS))
+    _wait_for_imports()
+    _hold(_lock_owners((_LLVM_LOCK,)))
+
+
+def _hold(owners) -> None:
+    global _locks_at_fork
+    for owner, attribute in owners:
+        lock = getattr(owner, attribute)
         _locks_at_fork += (lock,)
         if lock.acquire(timeout=FORK_WAIT_SECONDS):
             _HELD_AT_FORK.append(lock)
 
 
+def _imports_of_other_threads():
+    """`(name, lock)` of the module locks other threads hold (importlib's own bookkeeping)."""
+    me = _thread.get_ident()
+    for name, entry in list(getattr(_bootstrap, "_module_locks", {}).items()):
+        lock = entry() if callable(entry) else entry  # a weak reference to the lock
+        if lock is not None and getattr(lock, "count", 0) and getattr(lock, "owner", me) != me:
+            yield name, lock
+
+
+def _waits_on(tid: int, me: int) -> bool:
+    """Whether thread `tid` waits (through a chain of module locks) on thread `me`."""
+    blocking = getattr(_bootstrap, "_blocking_on", None) or {}
+    seen = set()
+    while tid not in seen:
+        seen.add(tid)
+        entry = blocking.get(tid)
+        owners = [getattr(lock, "owner", None) for lock in
+                  (entry if isinstance(entry, list) else [entry] if entry is not None else [])]
+        if me in owners:
+            return True
+        if not owners or owners[0] is None:
+            return False
+        tid = owners[0]
+    return False
+
+
+def _wait_for_imports() -> None:
+    """Returns holding the import lock, once no other thread is inside an import (but those
+    that wait on this one), or after FORK_WAIT_SECONDS."""
+    global _holding_imports
+    me = _thread.get_ident()
+    deadline = time.monotonic() + FORK_WAIT_SECONDS
+    while True:
+        _imp.acquire_lock()  # no import starts while it is held
+        if time.monotonic() > deadline or all(
+                _waits_on(lock.owner, me) for _, lock in _imports_of_other_threads()):
+            _holding_imports = True
+            return
+        _imp.release_lock()
+        time.sleep(0.001)  # lets the importing threads go on
+
+
+_holding_imports = False
+
+
+def _release_imports() -> None:
+    global _holding_imports
+    if _holding_imports:
+        _holding_imports = False
+        _imp.release_lock()
+
+
+def _forget_imports_of_lost_threads() -> None:
+    """In the child: drops the module locks of imports that other threads had in flight."""
+    locks = getattr(_bootstrap, "_module_locks", {})
+    forgotten = []
+    for name, _ in list(_imports_of_other_threads()):
+        locks.pop(name, None)
+        module = sys.modules.get(name)
+        spec = getattr(module, "__spec__", None)
+        if getattr(spec, "_initializing", False) and not isinstance(
+                getattr(spec, "loader", None), importlib.machinery.ExtensionFileLoader):
+            forgotten.append(name)
+        elif module is not None and "." in name:  # made, but not yet bound to its package
+            parent, _, child = name.rpartition(".")
+            if parent in sys.modules and not hasattr(sys.modules[parent], child):
+                setattr(sys.modules[parent], child, module)
+    for name in forgotten:  # with its submodules: a package made again binds them again
+        for key in [k for k in sys.modules if k == name or k.startswith(name + ".")]:
+            del sys.modules[key]
+
+
 def _after_fork_in_parent() -> None:
     while _HELD_AT_FORK:
         _HELD_AT_FORK.pop().release()
+    _release_imports()
 
 
 def _after_fork_in_first_call_child() -> None:
     global _FIRST_CALL_LOCK, _flock_handle
+    _forget_imports_of_lost_threads()  # (none, unless the wait timed out)
     if len(_HELD_AT_FORK) == len(_locks_at_fork):
         _after_fork_in_parent()
         return
+    _release_imports()
     _HELD_AT_FORK.clear()  # a wait that timed out: drop what another thread holds
     if _flock_handle is not None:
         null = os.open(os.devnull, os.O_RDONLY)
@@ -398,8 +512,8 @@ def _after_fork_in_first_call_child() -> None:
         os.close(null)
         _flock_handle = None
     _FIRST_CALL_LOCK = threading.Lock()
-    if _numba_locks():
-        sys.modules["numba.core.compiler_lock"].global_compiler_lock._lock = threading.RLock()
+    for owner, attribute in _lock_owners():
+        setattr(owner, attribute, threading.RLock())
 
 
 # ---------------------------------------------------------------------------------------------

@@ -8,7 +8,9 @@ Targets (issue 24):
 * `ReshardRatio.track_ratio`: time(`DeviceMesh.reshard` of 64 MiB f32 on 2x4, `[{x},{y}] ->
   [{y},{x}]`) / time(`np.copyto` of the result's bytes), interleaved in one process: <= 2 on the
   even global-copy path; <= 1.5 on the general block path (`copy=True`, uneven, unreduced; issue
-  37 item 17).
+  37 item 17) for `track_ratio_out`, which reshards into one destination (`out=`) as `np.copyto`
+  copies into one: a result in fresh memory pays its page faults (`track_ratio_fresh` divides by
+  a copy into fresh memory, ~1.8x `np.copyto` by itself).
 * `Pass.time_pass`: `sdy-reshard-to-collectives` on a module of n reshards: <= 50 us per
   reshard, linear (compare n = 1000 and 10000).
 
@@ -98,15 +100,17 @@ class ReshardRatio:
         result = self.dm.reshard(self.x, self.target)[0].data
         self.src = np.ones(result.size, result.dtype)
         self.dst = np.empty_like(self.src)
+        self.out = np.zeros(result.shape, result.dtype)
 
     def time_reshard(self, path):
         self.dm.reshard(self.x, self.target)
 
-    def _ratio(self, reference):
+    def _ratio(self, reference, run=None):
+        run = run or (lambda: self.dm.reshard(self.x, self.target))
         ratios = []
         for r in range(7):  # interleaved rounds, median of per-round ratios
             ref = _best(reference)
-            reshard = _best(lambda: self.dm.reshard(self.x, self.target))
+            reshard = _best(run)
             ratios.append(reshard / ref)
         return float(np.median(ratios))
 
@@ -116,8 +120,13 @@ class ReshardRatio:
     def track_ratio_fresh(self, path):
         return self._ratio(lambda: self.src.copy())
 
+    def track_ratio_out(self, path):
+        return self._ratio(lambda: np.copyto(self.dst, self.src),
+                           lambda: self.dm.reshard(self.x, self.target, out=self.out))
+
     track_ratio.unit = "x np.copyto"
     track_ratio_fresh.unit = "x ndarray.copy"
+    track_ratio_out.unit = "x np.copyto"
 
 
 def _module(n):

@@ -71,7 +71,7 @@ def _table():
         ("DeviceMesh.index_map", dm.index_map, (S, (8, 8)), {}),
         ("DeviceMesh.shard", dm.shard, (X, S), {"fill": 0, "copy": False, "backend": None}),
         ("DeviceMesh.unshard", dm.unshard, (sharded,), {}),
-        ("DeviceMesh.reshard", dm.reshard, (sharded, T), {"fill": 0}),
+        ("DeviceMesh.reshard", dm.reshard, (sharded, T), {"fill": 0, "out": None}),
         ("ShardedArray.local", sharded.local, (0,), {}),
         ("equivalent", equivalent, ((S, M), (S, M), (8, 8)), {}),
         ("HloSharding.parse", HloSharding.parse, ("{devices=[2,4]<=[8]}",), {}),

@@ -4,8 +4,10 @@ Kernels compile once per container-dtype pair (and are cached on disk), so the t
 container types rather than every element type for the fast paths.
 """
 
+import ast
 import math
 import os
+import pathlib
 import subprocess
 import sys
 
@@ -72,6 +74,8 @@ def _engine_decode(buf, shape, order="C"):
     out = np.zeros(shape.dimensions, et.dtype, order=order)
     _engine.decode_into(buf, shape.layout, et, out.view(et.container))
     return out
+
+KERNELS_DIR = pathlib.Path(__file__).resolve().parents[2] / "tiling" / "_kernels"
 
 
 def _check(x, shape):
@@ -146,6 +150,23 @@ def test_fast_paths_match_reference(key, dims):
         shape = Shape(name, dims, Layout(m2m, tiles, e))
         x = random_array(rng, shape)
         _check(x, shape)
+
+
+def test_no_kernel_is_called_with_an_int_literal():
+    """Numba compiles a function again for each int literal it is called with (`_pack_groups`
+    and `_unpack_groups`, called with 1 where other callers pass int64 values, compiled twice in
+    the packed family's first call; `_decode_square_rows` with 0 and 1): every call of a kernel
+    or helper (`_kernel`, `_parallel_kernel`, `_helper`) in `tiling._kernels` passes `_ONE`,
+    `_ZERO` or a variable instead."""
+    trees = {path: ast.parse(path.read_text()) for path in sorted(KERNELS_DIR.glob("*.py"))}
+    compiled = {node.name for tree in trees.values() for node in tree.body
+                if isinstance(node, ast.FunctionDef) and any(
+                    ast.unparse(d) in ("_kernel", "_parallel_kernel", "_helper") for d in node.decorator_list)}
+    assert len(compiled) > 20
+    literal = [(path.name, node.lineno, node.func.id) for path, tree in trees.items() for node in ast.walk(tree)
+               if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in compiled
+               and any(isinstance(a, ast.Constant) and isinstance(a.value, int) for a in node.args)]
+    assert not literal, literal
 
 
 @pytest.mark.parametrize("text", [

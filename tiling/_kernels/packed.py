@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tiling._kernels.jit import _helper, _inline, _kernel, _u
+from tiling._kernels.jit import _ONE, _helper, _inline, _kernel, _u
 from tiling._kernels.llvm import (
     _COLUMNS, _STREAM_COLUMNS, _stream_end, _stream_fence, _unzip2, _unzip2_stream, _unzip4,
     _unzip4_stream, _unzip8, _unzip8_stream, _zip2, _zip2_stream, _zip4, _zip4_stream, _zip8,
@@ -104,7 +104,7 @@ def _pack_tiles(src, s, rs, p, ng, nt, tc, ts, out, o, tmp, stream):
                 out[_u(og + c)] = _rows8(src, sg, rs, 4, 0xF, c)
     else:
         for t in range(nt * ng):
-            _pack_groups(src, _unit_start(t, ng, s, ts, p, rs), rs, 1, p, 1, p, tc, 32 // p, tc,
+            _pack_groups(src, _unit_start(t, ng, s, ts, p, rs), rs, _ONE, p, _ONE, p, tc, 32 // p, tc,
                          out, o + t * tc)
     return None
 
@@ -263,8 +263,8 @@ def _unpack_tiles(buf, o, ng, nt, tc, ts, p, dst, s, rs, tmp, stream):
                     dst[_u(sg + k * rs + c)] = (w >> np.uint32(4 * k)) & np.uint32(0xF)
     else:
         for t in range(nt * ng):
-            _unpack_groups(buf, o + t * tc, p, 1, p, 32 // p, tc, tc, dst,
-                           _unit_start(t, ng, s, ts, p, rs), rs, 1)
+            _unpack_groups(buf, o + t * tc, p, _ONE, p, 32 // p, tc, tc, dst,
+                           _unit_start(t, ng, s, ts, p, rs), rs, _ONE)
     return None
 
 

@@ -16,7 +16,7 @@ tiled row functions.
 
 from __future__ import annotations
 
-from tiling._kernels.jit import _ONE, _helper, _inline, _kernel, _u
+from tiling._kernels.jit import _ONE, _ZERO, _helper, _inline, _kernel, _u
 from tiling._kernels.llvm import (
     _columns_to_rows2, _columns_to_rows4, _columns_to_rows8, _rows_to_columns2,
     _rows_to_columns4, _rows_to_columns8,
@@ -150,5 +150,5 @@ def decode_square(buf, boffs, rs, cs, R, C, a, tc, k, dst, step):
     for t in range(boffs.size * (1 + (nr + band - 1) // band)):
         sb, i, rows, o = _square_sweep(dst, boffs, a, band, nr, t, step)
         if rows > 0:
-            _decode_square_rows(buf, sb, i, rows, cs, R, C, a, tc, k, dst, o, step, 0, 1)
+            _decode_square_rows(buf, sb, i, rows, cs, R, C, a, tc, k, dst, o, step, _ZERO, _ONE)
     return None
