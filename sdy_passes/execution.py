@@ -11,24 +11,28 @@ from the local module's types alone, so `dry=True` needs shapes only.
 
 from __future__ import annotations
 
+import importlib
 import math
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
 import xarray as xr
 
-from sharding import DeviceMesh, Mesh, TensorSharding
+from sharding import DeviceMesh, Mesh, ShardedArray, TensorSharding
 from sharding.cost import default_links
 
 from sdy_passes.attributes import RankedTensorType
 from sdy_passes.common._value_shardings import func_arg_sharding, func_result_sharding
 from sdy_passes.element_types import numpy_dtype
 from sdy_passes.errors import ExecutionError
-from sdy_passes.interpreter._core import NUMERICS, Context, is_float, is_int
+from sdy_passes.interpreter._core import EAGER, NUMERICS, Context, Shards, is_float, is_int
+from sdy_passes.interpreter.lazy import Lazy
 from sdy_passes.ir import Module
 from sdy_passes.parser import parse_module
 from sdy_passes.partition import GLOBAL_STEPS
 from sdy_passes.pass_manager import run_passes
+from sdy_passes.printer import Printer
 
 __all__ = ["execute", "Execution", "Report"]
 
@@ -68,30 +72,79 @@ class Report:
 
 
 class Execution:
-    """The result of `execute`: `outputs` (`sharding.ShardedArray`s; None for a dry run),
-    `global_outputs()`, `local` (the partitioned module), `inputs`, `report`."""
+    """The result of `execute`: `outputs` (`sharding.ShardedArray`s, lazy with `backend="dask"`;
+    None for a dry run), `global_outputs()`, `checksums()`, `values(name)` (with
+    `keep_values=True`), `local` (the partitioned module), `inputs`, `input_reshards` (argument
+    index -> the `ReshardPlan` that moved a `ShardedArray` argument to the argument's sharding),
+    `report`."""
 
-    def __init__(self, outputs, inputs, local, report, mesh):
+    def __init__(self, outputs, inputs, local, report, mesh, kept=None, input_reshards=None):
         self.outputs = outputs
         self.inputs = inputs
         self.local = local
         self.report = report
         self.mesh = mesh
+        self.input_reshards = input_reshards or {}
+        self._kept = kept
+
+    def _values(self):
+        if self.outputs is None:
+            raise ExecutionError("a dry run has no values")
+        return self.outputs
 
     def global_outputs(self) -> tuple:
         """The global value of each output, as JAX assembles it: each tile from the first device
         (by id) holding it (replicas may differ after a manual computation without checks)."""
-        if self.outputs is None:
-            raise ExecutionError("a dry run has no values")
         out = []
-        for o in self.outputs:
+        for o in self._values():
             full = np.empty(o.global_shape, o.data.dtype)
             index = o.index_map()
-            for d, buf in sorted(o.per_device(), reverse=True):
+            for d, buf in sorted(o.per_device(), key=lambda x: x[0], reverse=True):
                 where = index[d]
                 full[where] = buf[tuple(slice(0, s.stop - s.start) for s in where)]
             out.append(full)
         return tuple(out)
+
+    def checksums(self) -> tuple:
+        """Per output, the CRC-32 of each device's buffer (padding included) as a DataArray over
+        `device`; lazy outputs are computed chunk by chunk (one device's buffer at a time per
+        thread), so the memory stays bounded whatever the global size."""
+        out = []
+        for o in self._values():
+            grid = o.placement.device_grid()
+            data = o.data.data
+            npieces = grid.ndim
+            if isinstance(data, np.ndarray):
+                sums = np.vectorize(lambda *pos: zlib.crc32(np.ascontiguousarray(data[pos]).tobytes()),
+                                    otypes=[np.uint32])(*np.indices(grid.shape)) if npieces else \
+                    np.array(zlib.crc32(np.ascontiguousarray(data).tobytes()), np.uint32)
+            else:
+                sums = data.map_blocks(_crc_block, npieces, dtype=np.uint32,
+                                       drop_axis=list(range(npieces, data.ndim))).compute(scheduler="threads")
+            ids = grid.reshape(-1)
+            order = np.argsort(ids)
+            out.append(xr.DataArray(np.asarray(sums).reshape(-1)[order], dims="device",
+                                    coords={"device": ids[order]}, name="crc32"))
+        return tuple(out)
+
+    def values(self, name: str) -> dict:
+        """`{device id: buffer}` of the local module's SSA value `name` (`"%3"`, `"%arg0"`, as
+        `print_module(run.local)` names them in the function run); needs `keep_values=True`."""
+        if self._kept is None:
+            raise ExecutionError("values(name) needs execute(..., keep_values=True)")
+        kept, names, ids = self._kept
+        v = names.get(name)
+        if v is None:
+            raise ExecutionError(f"no value {name} in the local function (values: {', '.join(list(names)[:20])}"
+                                 + (", ..." if len(names) > 20 else "") + ")")
+        if v not in kept:
+            raise ExecutionError(f"value {name} was never computed (a branch not taken)")
+        shards = kept[v]
+        return {d: shards.buffers[i] for d, i in sorted(zip(ids, shards.index.tolist()))}
+
+
+def _crc_block(block, npieces):
+    return np.full((1,) * npieces, zlib.crc32(np.ascontiguousarray(block).tobytes()), np.uint32)
 
 
 def _fill_value(fill, dtype):
@@ -115,6 +168,12 @@ def _mesh(module: Module, mesh):
     own = meshes[0].properties["mesh"]
     if mesh is None:
         return DeviceMesh(own)
+    if isinstance(mesh, dict):  # {mesh symbol: DeviceMesh}
+        sym = meshes[0].properties["sym_name"].value
+        if set(mesh) != {sym}:
+            raise ExecutionError(f"mesh: expected {{{sym!r}: DeviceMesh}} for the module's mesh @{sym}, "
+                                 f"found keys {sorted(map(str, mesh))}")
+        mesh = mesh[sym]
     if isinstance(mesh, (str, Mesh)):
         mesh = DeviceMesh(mesh)
     if not isinstance(mesh, DeviceMesh):
@@ -124,16 +183,88 @@ def _mesh(module: Module, mesh):
     return mesh
 
 
-def execute(module, *args, mesh=None, func: str = "main", numerics: str = "fast", dry: bool = False,
-            fill="poison", links=None, algorithm: str = "ring") -> Execution:
+def _is_dask(x) -> bool:
+    return type(x).__module__.startswith("dask.")
+
+
+def _shards(x: ShardedArray, lazy: bool) -> Shards:
+    """The engine's value of a sharded argument: one buffer per distinct tile."""
+    p = x.placement
+    n = p.device_grid().size
+    tiles = p.tile_indices().reshape(n, -1)
+    _, first, inverse = np.unique(tiles, axis=0, return_index=True, return_inverse=True)
+    data = x.data.data
+    buffers = []
+    for f in first.tolist():
+        b = data[np.unravel_index(f, p.piece_sizes)] if p.pieces else data
+        if _is_dask(b):
+            b = b.to_delayed().reshape(-1)[0] if lazy else np.asarray(b)
+        buffers.append(b)
+    return Shards(buffers, inverse.reshape(-1))
+
+
+def _assemble(dm: DeviceMesh, value: Shards, sharding, t, ids, lazy: bool) -> ShardedArray:
+    """The output `ShardedArray` of the engine's value."""
+    dt = numpy_dtype(t.element_type)
+    where = {d: i for i, d in enumerate(ids)}
+    if lazy:
+        da = importlib.import_module("dask.array")
+        out = dm.shard(da.zeros(t.shape, dt), sharding, backend="dask")
+        local = tuple(out.local_shape)
+        chunks = [da.from_delayed(b, local, dt) if not isinstance(b, np.ndarray) else da.from_array(b, local)
+                  for b in value.buffers]
+    else:
+        out = dm.shard(np.zeros(t.shape, dt), sharding, copy=True)
+        local = tuple(out.local_shape)
+    grid = out.placement.device_grid()
+    pick = [value.index[where[int(d)]] for d in grid.reshape(-1)]
+    if lazy:
+        blocks = np.empty(grid.shape, object)
+        for pos, k in zip(np.ndindex(grid.shape), pick):
+            blocks[pos] = chunks[k][(None,) * grid.ndim]
+        stacked = da.block(blocks.tolist()) if grid.ndim else chunks[pick[0]]
+        out.data = out.data.copy(data=stacked)
+    else:
+        out.data.values = np.stack([np.asarray(value.buffers[k]) for k in pick]).reshape(grid.shape + local)
+    return out
+
+
+def _estimate_tasks(func, n: int) -> int:
+    """Tasks the lazy graph needs, before it is built: per op result its distinct shards (the
+    tiles of its sharding, or of its operands', at most one per device; ops in loop bodies once),
+    plus a task per member of every collective."""
+    distinct: dict = {a: n for a in func.regions[0].blocks[0].arguments}
+    total = 0
+    for op in func.walk():
+        if op is func:
+            continue
+        ins = max((distinct.get(v, n) for v in op.operands), default=1)
+        for r in op.results:
+            distinct[r] = ins
+        total += ins * (1 + len(op.results))
+        if op.name in _COLLECTIVES:
+            total += n * (1 + len(op.results))
+    return total
+
+
+def execute(module, *args, mesh=None, func: str = "main", numerics: str = "fast", backend: str | None = None,
+            dry: bool = False, fill="poison", links=None, algorithm: str = "ring", keep_values: bool = False,
+            max_tasks: int = 2_000_000) -> Execution:
     """Partitions `module` (a `Module` or MLIR text) and runs `@func` on every device of `mesh`
-    (a `sharding.DeviceMesh`; None: the module's mesh). `args` are global numpy arrays (or, with
-    `dry=True`, anything with `.shape` and `.dtype`). `fill` is what padding holds ("poison":
-    NaN, the int max, True). Raises `ExecutionError` (bad arguments, divergent control flow) and
-    `UnsupportedOpError` (an op without a local form or evaluator), located at the op."""
+    (a `sharding.DeviceMesh`, `{mesh symbol: DeviceMesh}`, or None: the module's mesh). `args`
+    are global numpy or dask arrays, `sharding.ShardedArray`s (resharded to the argument's
+    sharding when theirs differs: `Execution.input_reshards`), or, with `dry=True`, anything
+    with `.shape` and `.dtype`. Each op runs once per distinct shard (spec execute.md §3).
+    `backend="dask"` builds the graph lazily (one task per distinct shard per op; refused past
+    `max_tasks`, with the estimate). `fill` is what padding holds ("poison": NaN, the int max,
+    True). `keep_values=True` keeps every value for `Execution.values(name)`. Raises
+    `ExecutionError` (bad arguments, divergent control flow) and `UnsupportedOpError` (an op
+    without a local form or evaluator), located at the op."""
     if numerics not in NUMERICS:
         raise ExecutionError(f"numerics must be one of {', '.join(map(repr, NUMERICS))}, found {numerics!r}")
-    m = parse_module(module) if isinstance(module, str) else module.clone()
+    if backend not in (None, "dask"):
+        raise ExecutionError(f"backend must be None or 'dask', found {backend!r}")
+    m = parse_module(module) if isinstance(module, str) else module.clone() if isinstance(module, Module) else None
     if not isinstance(m, Module):
         raise ExecutionError(f"expected a Module or MLIR text, found {type(module).__name__}")
     dm = _mesh(m, mesh)
@@ -146,38 +277,54 @@ def execute(module, *args, mesh=None, func: str = "main", numerics: str = "fast"
         raise ExecutionError(f"@{func} takes {len(ft.inputs)} arguments, found {len(args)}", f.location)
     for i, (a, t) in enumerate(zip(args, ft.inputs)):
         dt = numpy_dtype(t.element_type)
-        if tuple(a.shape) != tuple(t.shape) or np.dtype(a.dtype) != dt:
-            raise ExecutionError(f"@{func}: argument #{i}: expected '{t}', found {np.dtype(a.dtype).name}"
-                                 f"{list(a.shape)}", f.location)
+        shape, dtype = (a.global_shape, a.data.dtype) if isinstance(a, ShardedArray) else (a.shape, a.dtype)
+        if tuple(shape) != tuple(t.shape) or np.dtype(dtype) != dt:
+            raise ExecutionError(f"@{func}: argument #{i}: expected '{t}', found {np.dtype(dtype).name}"
+                                 f"{list(shape)}", f.location)
     mesh_name = next((op.properties["sym_name"].value for op in exported.ops if op.name == "sdy.mesh"), dm.mesh)
     replicated = lambda t: TensorSharding.replicated(mesh_name, len(t.shape))  # noqa: E731
     in_shardings = [func_arg_sharding(f, i) or replicated(t) for i, t in enumerate(ft.inputs)]
     out_shardings = [func_result_sharding(f, i) or replicated(t) for i, t in enumerate(ft.results)]
-    out_types = list(ft.results)
     local = run_passes(exported.clone(), "sdy-convert-global-to-local")
     lf = local.lookup_symbol(func)
     report = _report(local, lf, dm, links, algorithm)
     if dry:
         return Execution(None, None, local, report, dm)
-    inputs = [dm.shard(np.asarray(a), s, fill=_fill_value(fill, np.dtype(a.dtype)), copy=True)
-              for a, s in zip(args, in_shardings)]
+    lazy = backend == "dask"
     ids = tuple(int(d) for d in dm.mesh.devices)
-    per_device = [[np.array(x.local(d)) for d in ids] for x in inputs]
-    ctx = Context(local, numerics, devices=ids, partitioned=True)
+    if lazy:
+        estimate = _estimate_tasks(lf, len(ids))
+        if estimate > max_tasks:
+            raise ExecutionError(f"the task graph would have about {estimate:,} tasks, more than "
+                                 f"max_tasks={max_tasks:,} (raise max_tasks, or run dry=True)", lf.location)
+    inputs, reshards = [], {}
+    for i, (a, s) in enumerate(zip(args, in_shardings)):
+        if isinstance(a, ShardedArray):
+            if a.index_map() != dm.index_map(s, a.global_shape):
+                a, reshards[i] = dm.reshard(a, s, fill=_fill_value(fill, a.data.dtype))
+            inputs.append(a)
+        else:
+            dask_arg = _is_dask(a)
+            inputs.append(dm.shard(a if dask_arg else np.asarray(a), s, fill=_fill_value(fill, np.dtype(a.dtype)),
+                                   backend="dask" if dask_arg else None))
+    engine = Lazy(max_tasks) if lazy else EAGER
+    ctx = Context(local, numerics, devices=ids, partitioned=True, backend=engine,
+                  kept={} if keep_values else None)
     with np.errstate(all="ignore"):
-        results = ctx.call(lf, per_device)
-    outputs = []
-    for buffers, s, t in zip(results, out_shardings, out_types):
-        dt = numpy_dtype(t.element_type)
-        out = dm.shard(np.zeros(t.shape, dt), s, copy=True)
-        grid = out.placement.device_grid()
-        where = {d: i for i, d in enumerate(ids)}
-        values = out.data.values
-        for pos in np.ndindex(grid.shape):
-            values[pos] = np.asarray(buffers[where[int(grid[pos])]])
-        out.data.values = values
-        outputs.append(out)
-    return Execution(tuple(outputs), tuple(inputs), local, report, dm)
+        results = ctx.call(lf, [_shards(x, lazy) for x in inputs])
+    outputs = tuple(_assemble(dm, v, s, t, ids, lazy) for v, s, t in zip(results, out_shardings, ft.results))
+    kept = None
+    if keep_values:
+        printer = Printer(generic=False)
+        printer.use_mlir_names(local.op)
+        values = [*lf.regions[0].blocks[0].arguments]
+        for op in lf.walk():
+            for region in op.regions if op is not lf else ():
+                for b in region.blocks:
+                    values += b.arguments
+            values += [] if op is lf else op.results
+        kept = (ctx.kept, {printer.value_name(v): v for v in values}, ids)
+    return Execution(outputs, tuple(inputs), local, report, dm, kept, reshards)
 
 
 # -- the report ----------------------------------------------------------------------------------

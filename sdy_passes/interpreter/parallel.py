@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sdy_passes.interpreter._core import fail, is_float
+from sdy_passes.interpreter._core import Shards, fail, is_float
 
 
 def run_parallel(op, args, ctx):
@@ -26,13 +26,14 @@ def run_parallel(op, args, ctx):
     k = len(func.properties["function_type"].type.inputs)
     if len(args) != n * k:
         fail(op, f"{n} programs of {k} arguments need {n * k} operands, found {len(args)}")
-    per_device = [[args[p * k + i] for p in range(n)] for i in range(k)]
+    per_device = [Shards.from_list([args[p * k + i] for p in range(n)]) for i in range(k)]
     devices, device = ctx.devices, ctx.device
     ctx.devices = tuple(range(n))
     try:
         results = ctx.call(func, per_device, op)
     finally:
         ctx.devices, ctx.device = devices, device
+    results = [r.per_device() for r in results]
     return [np.asarray(r[p]) for p in range(n) for r in results]
 
 
