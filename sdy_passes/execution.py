@@ -221,12 +221,18 @@ def _assemble(dm: DeviceMesh, value: Shards, sharding, t, ids, lazy: bool) -> Sh
     if lazy:
         blocks = np.empty(grid.shape, object)
         for pos, k in zip(np.ndindex(grid.shape), pick):
-            blocks[pos] = chunks[k][(None,) * grid.ndim]
-        stacked = da.block(blocks.tolist()) if grid.ndim else chunks[pick[0]]
-        out.data = out.data.copy(data=stacked)
+            blocks[pos] = chunks[k]
+        out.data = out.data.copy(data=_stack(da, blocks))
     else:
         out.data.values = np.stack([np.asarray(value.buffers[k]) for k in pick]).reshape(grid.shape + local)
     return out
+
+
+def _stack(da, blocks: np.ndarray):
+    """One dask array of the per-position chunks (one leading dim per mesh piece)."""
+    if blocks.ndim == 0:
+        return blocks[()]
+    return da.stack([_stack(da, b) for b in blocks])
 
 
 def _estimate_tasks(func, n: int) -> int:
@@ -308,7 +314,7 @@ def execute(module, *args, mesh=None, func: str = "main", numerics: str = "fast"
             inputs.append(dm.shard(a if dask_arg else np.asarray(a), s, fill=_fill_value(fill, np.dtype(a.dtype)),
                                    backend="dask" if dask_arg else None))
     engine = Lazy(max_tasks) if lazy else EAGER
-    ctx = Context(local, numerics, devices=ids, partitioned=True, backend=engine,
+    ctx = Context(local, numerics, devices=ids, mesh_device_ids=ids, partitioned=True, backend=engine,
                   kept={} if keep_values else None)
     with np.errstate(all="ignore"):
         results = ctx.call(lf, [_shards(x, lazy) for x in inputs])

@@ -340,6 +340,7 @@ class Context:
     """With `execute(keep_values=True)`: every value of a lockstep run, as `Shards` (the last
     iteration's inside loops)."""
     mesh_device_ids: tuple[int, ...] = ()
+    """Every device of the lockstep run (`devices` may be a group on its own control path)."""
     partitioned: bool = False
     """A partitioned run (`sdy_passes.execute`): devices must agree on control flow."""
     env: dict = field(default_factory=dict)
@@ -463,49 +464,52 @@ def _run_distinct(fn, op, args, ctx, batch) -> list:
 def _comm_groups(op, ctx) -> list[tuple[list[int], tuple]]:
     """The groups of device positions a collective connects, each with its shape: replica
     groups (all devices if none) in their order, or the components of a permute's
-    source-target pairs with the pairs relative to the component."""
+    source-target pairs with the pairs relative to the component. Groups wholly outside
+    `ctx.devices` (devices on another control path of a manual computation) are left out."""
     devices = ctx.devices
     where = {d: i for i, d in enumerate(devices)}
     pairs = op.properties.get("source_target_pairs")
     if pairs is not None:
-        parent = list(range(len(devices)))
-
-        def root(i):
-            while parent[i] != i:
-                parent[i] = parent[parent[i]]
-                i = parent[i]
-            return i
-        edges = pairs.to_numpy().reshape(-1, 2).tolist()
-        for s, t in edges:
-            if s not in where or t not in where:
-                fail(op, f"source-target pair {[s, t]} names a device outside the mesh")
-            parent[root(where[s])] = root(where[t])
-        members: dict = {}
-        for i in range(len(devices)):
-            members.setdefault(root(i), []).append(i)
-        rel = {}
-        for g in members.values():
-            for j, i in enumerate(g):
-                rel[i] = j
-        shape: dict = {}
-        for s, t in edges:
-            shape.setdefault(root(where[s]), []).append((rel[where[s]], rel[where[t]]))
-        return [(g, tuple(shape.get(r, ()))) for r, g in members.items()]
-    a = op.properties.get("replica_groups")
-    groups = a.to_numpy() if a is not None else np.zeros((0, 0), np.int64)
-    if groups.size == 0:
-        return [(list(range(len(devices))), ())]
-    out, seen = [], set()
-    for g in groups.tolist():
-        g = [x for x in g if x >= 0]
-        if any(x not in where or x in seen for x in g):
-            fail(op, f"replica group {g} names a device twice or one outside the mesh")
+        groups = pairs.to_numpy().reshape(-1, 2).tolist()
+    else:
+        a = op.properties.get("replica_groups")
+        g = a.to_numpy() if a is not None else np.zeros((0, 0), np.int64)
+        groups = [[x for x in row if x >= 0] for row in g.tolist()] if g.size else [list(devices)]
+    mesh = set(ctx.mesh_device_ids or devices)
+    inside, seen = [], set()
+    for g in groups:
+        if any(x not in mesh for x in g) or (pairs is None and (len(set(g)) < len(g) or seen & set(g))):
+            fail(op, f"{'source-target pair' if pairs is not None else 'replica group'} {g} names a device "
+                     "twice or one outside the mesh")
         seen.update(g)
-        out.append(([where[x] for x in g], ()))
-    if len(seen) != len(devices):
-        fail(op, "replica groups do not cover devices {" + ", ".join(
-            str(d) for d in devices if d not in seen) + "}")
-    return out
+        here = [x in where for x in g]
+        if any(here) and not all(here):
+            fail(op, f"divergent control flow: devices {{{', '.join(str(x) for x in g if x not in where)}}} of "
+                     f"{'source-target pair' if pairs is not None else 'replica group'} {g} take another path")
+        if all(here):
+            inside.append([where[x] for x in g])
+    if pairs is None:
+        missing = [d for d in devices if d not in seen]
+        if missing:
+            fail(op, "replica groups do not cover devices {" + ", ".join(map(str, missing)) + "}")
+        return [(g, ()) for g in inside]
+    parent = list(range(len(devices)))
+
+    def root(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+    for s, t in inside:
+        parent[root(s)] = root(t)
+    members: dict = {}
+    for i in range(len(devices)):
+        members.setdefault(root(i), []).append(i)
+    rel = {i: j for g in members.values() for j, i in enumerate(g)}
+    shape: dict = {}
+    for s, t in inside:
+        shape.setdefault(root(s), []).append((rel[s], rel[t]))
+    return [(g, tuple(shape.get(r, ()))) for r, g in members.items()]
 
 
 def _run_collective(fn, op, args, ctx) -> list:

@@ -92,11 +92,11 @@ def manual_computation(op, args, ctx):
     ids = mesh.devices
     coords = [dict(zip(names, np.unravel_index(p, sizes))) if sizes else {} for p in range(len(ids))]
     per_device = [_distinct_tiles([_tiles(s, manual, c, mesh, x.shape) for c in coords], x) for x, s in zip(args, ins)]
-    ctx.devices = tuple(int(i) for i in ids)
+    ctx.devices = ctx.mesh_device_ids = tuple(int(i) for i in ids)
     try:
         results = ctx.run_block(op.regions[0].blocks[0], per_device)
     finally:
-        ctx.devices, ctx.device = None, 0
+        ctx.devices, ctx.device, ctx.mesh_device_ids = None, 0, ()
     out_values = []
     for r, s, value in zip(op.results, outs, results):
         locals_ = value.per_device()

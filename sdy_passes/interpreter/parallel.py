@@ -27,12 +27,12 @@ def run_parallel(op, args, ctx):
     if len(args) != n * k:
         fail(op, f"{n} programs of {k} arguments need {n * k} operands, found {len(args)}")
     per_device = [Shards.from_list([args[p * k + i] for p in range(n)]) for i in range(k)]
-    devices, device = ctx.devices, ctx.device
-    ctx.devices = tuple(range(n))
+    devices, device, mesh = ctx.devices, ctx.device, ctx.mesh_device_ids
+    ctx.devices = ctx.mesh_device_ids = tuple(range(n))
     try:
         results = ctx.call(func, per_device, op)
     finally:
-        ctx.devices, ctx.device = devices, device
+        ctx.devices, ctx.device, ctx.mesh_device_ids = devices, device, mesh
     results = [r.per_device() for r in results]
     return [np.asarray(r[p]) for p in range(n) for r in results]
 
