@@ -232,7 +232,9 @@ def _stack(da, blocks: np.ndarray):
     """One dask array of the per-position chunks (one leading dim per mesh piece)."""
     if blocks.ndim == 0:
         return blocks[()]
-    return da.stack([_stack(da, b) for b in blocks])
+    if blocks.ndim == 1:
+        return da.stack(list(blocks))
+    return da.stack([_stack(da, blocks[i]) for i in range(len(blocks))])
 
 
 def _estimate_tasks(func, n: int) -> int:
