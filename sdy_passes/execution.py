@@ -11,7 +11,6 @@ from the local module's types alone, so `dry=True` needs shapes only.
 
 from __future__ import annotations
 
-import importlib
 import math
 import zlib
 from dataclasses import dataclass
@@ -132,7 +131,7 @@ class Execution:
         `print_module(run.local)` names them in the function run); needs `keep_values=True`."""
         if self._kept is None:
             raise ExecutionError("values(name) needs execute(..., keep_values=True)")
-        kept, names, ids = self._kept
+        kept, names, ids, engine = self._kept
         v = names.get(name)
         if v is None:
             raise ExecutionError(f"no value {name} in the local function (values: {', '.join(list(names)[:20])}"
@@ -140,7 +139,8 @@ class Execution:
         if v not in kept:
             raise ExecutionError(f"value {name} was never computed (a branch not taken)")
         shards = kept[v]
-        return {d: shards.buffers[i] for d, i in sorted(zip(ids, shards.index.tolist()))}
+        buffers = engine.concrete(shards.buffers)  # lazy values are computed here
+        return {d: buffers[i] for d, i in sorted(zip(ids, shards.index.tolist()))}
 
 
 def _crc_block(block, npieces):
@@ -187,54 +187,39 @@ def _is_dask(x) -> bool:
     return type(x).__module__.startswith("dask.")
 
 
-def _shards(x: ShardedArray, lazy: bool) -> Shards:
+def _shards(x: ShardedArray, engine) -> Shards:
     """The engine's value of a sharded argument: one buffer per distinct tile."""
     p = x.placement
     n = p.device_grid().size
     tiles = p.tile_indices().reshape(n, -1)
     _, first, inverse = np.unique(tiles, axis=0, return_index=True, return_inverse=True)
+    positions = [tuple(int(i) for i in np.unravel_index(f, p.piece_sizes)) for f in first.tolist()]
     data = x.data.data
-    buffers = []
-    for f in first.tolist():
-        b = data[np.unravel_index(f, p.piece_sizes)] if p.pieces else data
-        if _is_dask(b):
-            b = b.to_delayed().reshape(-1)[0] if lazy else np.asarray(b)
-        buffers.append(b)
+    if isinstance(engine, Lazy):
+        buffers = engine.inputs(data, positions)
+    else:
+        buffers = [np.asarray(data[pos]) for pos in positions]
     return Shards(buffers, inverse.reshape(-1))
 
 
-def _assemble(dm: DeviceMesh, value: Shards, sharding, t, ids, lazy: bool) -> ShardedArray:
+def _assemble(dm: DeviceMesh, value: Shards, sharding, t, ids, engine) -> ShardedArray:
     """The output `ShardedArray` of the engine's value."""
     dt = numpy_dtype(t.element_type)
-    where = {d: i for i, d in enumerate(ids)}
-    if lazy:
-        da = importlib.import_module("dask.array")
-        out = dm.shard(da.zeros(t.shape, dt), sharding, backend="dask")
-        local = tuple(out.local_shape)
-        chunks = [da.from_delayed(b, local, dt) if not isinstance(b, np.ndarray) else da.from_array(b, local)
-                  for b in value.buffers]
-    else:
-        out = dm.shard(np.zeros(t.shape, dt), sharding, copy=True)
-        local = tuple(out.local_shape)
+    lazy = isinstance(engine, Lazy)
+    out = dm.shard(engine.array.zeros(t.shape, dt) if lazy else np.zeros(t.shape, dt), sharding,
+                   copy=not lazy, backend="dask" if lazy else None)
+    local = tuple(out.local_shape)
     grid = out.placement.device_grid()
-    pick = [value.index[where[int(d)]] for d in grid.reshape(-1)]
+    where = {d: i for i, d in enumerate(ids)}
+    pick = [value.buffers[value.index[where[int(d)]]] for d in grid.reshape(-1)]
     if lazy:
-        blocks = np.empty(grid.shape, object)
-        for pos, k in zip(np.ndindex(grid.shape), pick):
-            blocks[pos] = chunks[k]
-        out.data = out.data.copy(data=_stack(da, blocks))
+        keys = np.empty(grid.shape, object)
+        for pos, b in zip(np.ndindex(grid.shape), pick):
+            keys[pos] = b
+        out.data = out.data.copy(data=engine.array_of(keys, local, dt))
     else:
-        out.data.values = np.stack([np.asarray(value.buffers[k]) for k in pick]).reshape(grid.shape + local)
+        out.data.values = np.stack([np.asarray(b) for b in pick]).reshape(grid.shape + local)
     return out
-
-
-def _stack(da, blocks: np.ndarray):
-    """One dask array of the per-position chunks (one leading dim per mesh piece)."""
-    if blocks.ndim == 0:
-        return blocks[()]
-    if blocks.ndim == 1:
-        return da.stack(list(blocks))
-    return da.stack([_stack(da, blocks[i]) for i in range(len(blocks))])
 
 
 def _estimate_tasks(func, n: int) -> int:
@@ -319,8 +304,8 @@ def execute(module, *args, mesh=None, func: str = "main", numerics: str = "fast"
     ctx = Context(local, numerics, devices=ids, mesh_device_ids=ids, partitioned=True, backend=engine,
                   kept={} if keep_values else None)
     with np.errstate(all="ignore"):
-        results = ctx.call(lf, [_shards(x, lazy) for x in inputs])
-    outputs = tuple(_assemble(dm, v, s, t, ids, lazy) for v, s, t in zip(results, out_shardings, ft.results))
+        results = ctx.call(lf, [_shards(x, engine) for x in inputs])
+    outputs = tuple(_assemble(dm, v, s, t, ids, engine) for v, s, t in zip(results, out_shardings, ft.results))
     kept = None
     if keep_values:
         printer = Printer(generic=False)
@@ -331,7 +316,7 @@ def execute(module, *args, mesh=None, func: str = "main", numerics: str = "fast"
                 for b in region.blocks:
                     values += b.arguments
             values += [] if op is lf else op.results
-        kept = (ctx.kept, {printer.value_name(v): v for v in values}, ids)
+        kept = (ctx.kept, {printer.value_name(v): v for v in values}, ids, engine)
     return Execution(outputs, tuple(inputs), local, report, dm, kept, reshards)
 
 

@@ -193,3 +193,12 @@ func.func @main(%a: tensor<8xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}]>}
 
 def _bits(a) -> bytes:
     return np.ascontiguousarray(a).tobytes()
+
+
+def test_lazy_values_and_one_device():
+    rng = np.random.default_rng(2)
+    a, b = rng.integers(-5, 5, (8, 16)).astype(np.float32), rng.integers(-5, 5, (16, 8)).astype(np.float32)
+    lazy = execute(MATMUL, a, b, backend="dask", keep_values=True)
+    eager = execute(MATMUL, a, b, keep_values=True)
+    assert all(_bits(lazy.values("%0")[d]) == _bits(eager.values("%0")[d]) for d in range(8))
+    assert _bits(lazy.outputs[0].local(5)) == _bits((a @ b)[4:8])
