@@ -198,7 +198,7 @@ def _shards(x: ShardedArray, engine) -> Shards:
     if isinstance(engine, Lazy):
         buffers = engine.inputs(data, positions)
     else:
-        buffers = [np.asarray(data[pos]) for pos in positions]
+        buffers = [np.ascontiguousarray(data[pos]) for pos in positions]  # a device owns its buffer
     return Shards(buffers, inverse.reshape(-1))
 
 

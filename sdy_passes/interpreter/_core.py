@@ -9,7 +9,8 @@ In a lockstep run over devices (a manual computation, `sdy_passes.execute`; `ctx
 which) every value is `Shards`: its distinct buffers and which one each device holds (spec
 execute.md §3.1). An ordinary op runs once per distinct combination of its operands' buffers,
 and `Elementwise` ops once over all of them stacked on a leading axis; `@per_device` evaluators
-(`partition_id`) run per device, their small results merged again by content. `@spmd` evaluators
+(`partition_id`) run per device, their small results merged again by content; an evaluator
+with a `stacked` variant (`dot_general`) runs once over the stacked shards too. `@spmd` evaluators
 (control flow) get the `Shards` themselves; `@collective` ones run per group of communicating
 devices on per-member lists, once per distinct pattern of member buffers. `ctx.backend` runs
 the evaluations: eagerly here, or as dask tasks (`interpreter.lazy`).
@@ -232,8 +233,11 @@ def _plan(block: Block) -> tuple[list, Operation]:
         for op in ops:
             _check_size(op)
         dead = _last_uses(block)
-        steps = [(evaluator_for(op), op, tuple(op._operands), tuple(op.results), dead[i], _batchable(op))
-                 for i, op in enumerate(ops[:-1])]
+        steps = []
+        for i, op in enumerate(ops[:-1]):
+            fn = evaluator_for(op)
+            steps.append((fn, op, tuple(op._operands), tuple(op.results), dead[i],
+                          hasattr(fn, "stacked") or _batchable(op)))
         plan = _PLANS[block] = (steps, ops[-1])
     return plan
 
@@ -281,7 +285,7 @@ class Eager:
         try:
             if stacked:
                 ctx.device = devices[0]
-                outs = fn(op, [np.stack(col) for col in zip(*combos)], ctx)
+                outs = getattr(fn, "stacked", fn)(op, [np.stack(col) for col in zip(*combos)], ctx)
                 return [[o[i, ...] for i in range(len(combos))] for o in outs]
             per = []
             for args, d in zip(combos, devices):

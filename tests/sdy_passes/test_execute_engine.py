@@ -115,9 +115,14 @@ func.func @main(%a: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"},
     _core.Eager.evaluate = staticmethod(counting)
     try:
         run = execute(text, a, keep_values=True)
+        x, w = a.reshape(16, 2), a.reshape(2, 16)[:, :8].repeat(8, axis=0)
+        matmul = execute(MATMUL, x.reshape(8, 4).repeat(4, axis=1), w)
     finally:
         _core.Eager.evaluate = staticmethod(real)
-    assert calls == [("stablehlo.multiply", 4, True), ("stablehlo.add", 4, True)]
+    assert calls[:2] == [("stablehlo.multiply", 4, True), ("stablehlo.add", 4, True)]
+    # the dot of 8 distinct lhs shards with 4 rhs shards: once, over the 8 stacked pairs
+    assert ("stablehlo.dot_general", 8, True) in calls[2:]
+    assert np.array_equal(matmul.global_outputs()[0], x.reshape(8, 4).repeat(4, axis=1) @ w)
     assert np.array_equal(run.global_outputs()[0], a * a + a)
     held = run.values("%0")
     assert sorted(held) == list(range(8))
