@@ -223,11 +223,12 @@ def _assemble(dm: DeviceMesh, value: Shards, sharding, t, ids, engine) -> Sharde
 
 
 def _estimate_tasks(func, n: int) -> int:
-    """Tasks the lazy graph needs, before it is built: per op result its distinct shards (the
-    tiles of its sharding, or of its operands', at most one per device; ops in loop bodies once),
-    plus a task per member of every collective."""
-    distinct: dict = {a: n for a in func.regions[0].blocks[0].arguments}
-    total = 0
+    """Tasks the lazy graph needs, before it is built: a task per device per argument and
+    result, per op result as many as the distinct shards of its operands (at most one per device;
+    ops in loop bodies once), plus a task per member of every collective."""
+    block = func.regions[0].blocks[0]
+    distinct: dict = {a: n for a in block.arguments}
+    total = n * (len(block.arguments) + len(block.ops[-1].operands))
     for op in func.walk():
         if op is func:
             continue

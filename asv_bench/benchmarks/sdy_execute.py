@@ -28,7 +28,7 @@ except ImportError:  # `asv run --python=same` from a checkout that is not insta
     sys.path.insert(0, str(ROOT))
     import sdy_passes
 
-SIZE = (8, 128, 256, 8)  # batch, seq, d_model, heads
+SIZE = (8, 256, 512, 8)  # batch, seq, d_model, heads
 
 _CHILD = r"""
 import json, sys
