@@ -158,10 +158,6 @@ class Shards:
             index[i] = k
         return cls(buffers, index)
 
-    @classmethod
-    def replicated(cls, buffer, n: int) -> Shards:
-        return cls([buffer], np.zeros(n, np.int64))
-
     def per_device(self) -> list:
         b = self.buffers
         return [b[i] for i in self.index.tolist()]

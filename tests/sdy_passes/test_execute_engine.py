@@ -9,7 +9,6 @@ import dask.array as da
 import numpy as np
 import pytest
 
-import sdy_passes
 from sdy_passes.errors import ExecutionError
 from sdy_passes.execution import execute
 from sdy_passes.interpreter import _core
