@@ -3,8 +3,17 @@ element-type arithmetic helpers shared by the evaluator families.
 
 An evaluator is `evaluate(op, args: list[np.ndarray], ctx: Context) -> sequence of arrays`
 (one per result); it is named in its op's `OpDef.evaluator` as `"module:function"` and imported
-on first use, as `pass_manager.PASSES` does. Evaluators marked `@spmd` (the collectives) get, in a
-manual computation, one argument list per device instead (`ctx.devices` says which).
+on first use, as `pass_manager.PASSES` does.
+
+In a lockstep run over devices (a manual computation, `sdy_passes.execute`; `ctx.devices` says
+which) every value is `Shards`: its distinct buffers and which one each device holds (spec
+execute.md §3.1). An ordinary op runs once per distinct combination of its operands' buffers,
+and `Elementwise` ops once over all of them stacked on a leading axis; `@per_device` evaluators
+(`partition_id`) run per device, their small results merged again by content; an evaluator
+with a `stacked` variant (`dot_general`) runs once over the stacked shards too. `@spmd` evaluators
+(control flow) get the `Shards` themselves; `@collective` ones run per group of communicating
+devices on per-member lists, once per distinct pattern of member buffers. `ctx.backend` runs
+the evaluations: eagerly here, or as dask tasks (`interpreter.lazy`).
 """
 
 from __future__ import annotations
@@ -12,6 +21,7 @@ from __future__ import annotations
 import importlib
 import math
 import os
+import re
 import sys
 import weakref
 from dataclasses import dataclass, field
@@ -19,13 +29,16 @@ from dataclasses import dataclass, field
 import ml_dtypes
 import numpy as np
 
-from sdy_passes.attributes import RankedTensorType, TupleType, Type
+from sdy_passes.attributes import OpaqueAttr, RankedTensorType, TupleType, Type
+from sdy_passes.common.mesh_groups import parse_mesh_axes, replica_groups
 from sdy_passes.dialects import lookup
+from sdy_passes.dialects._base import has_trait
 from sdy_passes.element_types import numpy_dtype
 from sdy_passes.errors import ExecutionError, SdyError, UnsupportedOpError
 from sdy_passes.ir import Block, Module, Operation, Region
 
-__all__ = ["contiguous", "Context", "run_func", "evaluator_for", "spmd", "dtype_of", "up", "down", "is_float",
+__all__ = ["contiguous", "Context", "Shards", "run_func", "evaluator_for", "spmd", "collective", "per_device",
+           "dtype_of", "up", "down", "is_float",
            "is_int", "int_bits", "LOW_FLOATS", "fail", "region_fn"]
 
 NUMERICS = ("fast", "reference")
@@ -105,9 +118,65 @@ def fail(op: Operation, message: str):
 # -- evaluators ----------------------------------------------------------------------------------
 
 def spmd(fn):
-    """Marks an evaluator that sees every device's operands at once (a collective)."""
+    """Marks an evaluator that gets `Shards` in a lockstep run (control flow, regions run in lockstep)."""
     fn.spmd = True
     return fn
+
+
+def collective(fn):
+    """Marks a collective: in a lockstep run it gets, per operand, one array per member of a
+    group of communicating devices (`ctx.devices`: the members) and returns one per member."""
+    fn.collective = True
+    return fn
+
+
+def per_device(fn):
+    """Marks an evaluator whose result depends on the device (`ctx.device`), not only its operands."""
+    fn.per_device = True
+    return fn
+
+
+class Shards:
+    """One value on every device of a lockstep run: `buffers`, the distinct arrays (or lazy
+    ones), and `index`, per device position, the buffer that device holds (§3.1)."""
+
+    __slots__ = ("buffers", "index")
+
+    def __init__(self, buffers: list, index: np.ndarray):
+        self.buffers = buffers
+        self.index = index
+
+    @classmethod
+    def from_list(cls, per_device: list) -> Shards:
+        """From one array per device; the same object on several devices is one buffer."""
+        where: dict = {}
+        buffers = []
+        index = np.empty(len(per_device), np.int64)
+        for i, b in enumerate(per_device):
+            k = where.get(id(b))
+            if k is None:
+                k = where[id(b)] = len(buffers)
+                buffers.append(b)
+            index[i] = k
+        return cls(buffers, index)
+
+    def per_device(self) -> list:
+        b = self.buffers
+        return [b[i] for i in self.index.tolist()]
+
+    def take(self, positions) -> Shards:
+        """The value on the device positions `positions` only."""
+        used, index = np.unique(self.index[positions], return_inverse=True)
+        return Shards([self.buffers[i] for i in used.tolist()], index.reshape(-1))
+
+    @staticmethod
+    def merge(parts, n: int) -> Shards:
+        """One value from `(positions, Shards)` parts covering the `n` device positions."""
+        buffers, index = [], np.empty(n, np.int64)
+        for positions, s in parts:
+            index[positions] = s.index + len(buffers)
+            buffers.extend(s.buffers)
+        return Shards(buffers, index)
 
 
 _LOADED: dict[str, object] = {}
@@ -162,10 +231,20 @@ def _plan(block: Block) -> tuple[list, Operation]:
         for op in ops:
             _check_size(op)
         dead = _last_uses(block)
-        steps = [(evaluator_for(op), op, tuple(op._operands), tuple(op.results), dead[i])
-                 for i, op in enumerate(ops[:-1])]
+        steps = []
+        for i, op in enumerate(ops[:-1]):
+            fn = evaluator_for(op)
+            steps.append((fn, op, tuple(op._operands), tuple(op.results), dead[i],
+                          hasattr(fn, "stacked") or _batchable(op)))
         plan = _PLANS[block] = (steps, ops[-1])
     return plan
+
+
+def _batchable(op: Operation) -> bool:
+    """An `Elementwise` op whose operands all have its result's shape runs over stacked shards."""
+    shapes = {tuple(v.type.shape) if isinstance(v.type, RankedTensorType) else None
+              for v in (*op._operands, *op.results)}
+    return has_trait(op, "Elementwise") and len(shapes) == 1 and None not in shapes
 
 
 def _last_uses(block: Block) -> list[tuple]:
@@ -192,6 +271,61 @@ def _defined_in(v, block: Block) -> bool:
     return owner is block or (isinstance(owner, Operation) and owner.parent is block)
 
 
+class Eager:
+    """Evaluations run at once on numpy buffers."""
+
+    @staticmethod
+    def evaluate(fn, op, combos, devices, ctx, stacked) -> list:
+        """Per result, the buffer of each combination of operands (`stacked`: one call over them
+        all on a leading axis)."""
+        saved = ctx.devices
+        ctx.devices = None
+        try:
+            if stacked:
+                ctx.device = devices[0]
+                outs = getattr(fn, "stacked", fn)(op, [np.stack(col) for col in zip(*combos)], ctx)
+                return [[o[i, ...] for i in range(len(combos))] for o in outs]
+            per = []
+            for args, d in zip(combos, devices):
+                ctx.device = d
+                per.append(fn(op, args, ctx))
+            return [[o[k] for o in per] for k in range(len(op.results))]
+        finally:
+            ctx.devices, ctx.device = saved, 0
+
+    @staticmethod
+    def communicate(fn, op, members, devices, ctx) -> list:
+        """Per result, per member of the group `devices`, the collective's buffer."""
+        saved = ctx.devices
+        ctx.devices = devices
+        try:
+            return fn(op, members, ctx)
+        finally:
+            ctx.devices = saved
+
+    @staticmethod
+    def merge_small(s: Shards, t) -> Shards:
+        if not isinstance(t, RankedTensorType) or None in t.shape or math.prod(t.shape) > _SMALL:
+            return s
+        where: dict = {}
+        remap = []
+        buffers = []
+        for b in s.buffers:
+            b = np.asarray(b)
+            k = where.setdefault((b.dtype.str, b.shape, b.tobytes()), len(buffers))
+            if k == len(buffers):
+                buffers.append(b)
+            remap.append(k)
+        return s if len(buffers) == len(s.buffers) else Shards(buffers, np.asarray(remap, np.int64)[s.index])
+
+    @staticmethod
+    def concrete(buffers) -> list:
+        return [np.asarray(b) for b in buffers]
+
+
+EAGER = Eager()
+
+
 @dataclass(eq=False)
 class Context:
     """What evaluators see besides their operands."""
@@ -205,7 +339,13 @@ class Context:
     num_partitions: int | None = None
     """Inside `interpreter.run_parallel`: partitions per replica (position i of `devices` is
     replica i // n, partition i % n); None: every device is a partition of replica 0."""
+    backend: object = EAGER
+    """How lockstep evaluations run (`Eager`, or `interpreter.lazy.Lazy`)."""
+    kept: dict | None = None
+    """With `execute(keep_values=True)`: every value of a lockstep run, as `Shards` (the last
+    iteration's inside loops)."""
     mesh_device_ids: tuple[int, ...] = ()
+    """Every device of the lockstep run (`devices` may be a group on its own control path)."""
     partitioned: bool = False
     """A partitioned run (`sdy_passes.execute`): devices must agree on control flow."""
     env: dict = field(default_factory=dict)
@@ -239,10 +379,12 @@ class Context:
         for a, v in zip(block.arguments, args):
             env[a] = v
         if self.devices is not None:
-            return _run_spmd(self, steps, term, env)
+            if self.kept is not None:
+                self.kept.update(zip(block.arguments, args))
+            return _run_lockstep(self, steps, term, env)
         op = None
         try:
-            for fn, op, operands, results, dead in steps:
+            for fn, op, operands, results, dead, _ in steps:
                 vals = fn(op, [env[v] for v in operands], self)
                 for r, v in zip(results, vals):
                     env[r] = v
@@ -266,27 +408,22 @@ class Context:
             self.stack.pop()
 
 
-def _run_spmd(ctx: Context, steps, term, env) -> list:
-    """Lockstep over `ctx.devices`: every value is a list (one array per device)."""
-    devices = ctx.devices
+def _run_lockstep(ctx: Context, steps, term, env) -> list:
+    """Every device of `ctx.devices` at once: every value is `Shards`."""
     op = None
     try:
-        for fn, op, operands, results, dead in steps:
+        for fn, op, operands, results, dead, batch in steps:
             args = [env[v] for v in operands]
             if getattr(fn, "spmd", False):
-                per_result = fn(op, args, ctx)
+                outs = fn(op, args, ctx)
+            elif getattr(fn, "collective", False):
+                outs = _run_collective(fn, op, args, ctx)
             else:
-                outs = []
-                ctx.devices = None
-                try:
-                    for i, d in enumerate(devices):
-                        ctx.device = d
-                        outs.append(fn(op, [a[i] for a in args], ctx))
-                finally:
-                    ctx.devices = devices
-                per_result = [[o[k] for o in outs] for k in range(len(results))]
-            for r, v in zip(results, per_result):
+                outs = _run_distinct(fn, op, args, ctx, batch)
+            for r, v in zip(results, outs):
                 env[r] = v
+            if ctx.kept is not None:
+                ctx.kept.update(zip(results, outs))
             for v in dead:
                 del env[v]
         return [env[v] for v in term._operands]
@@ -294,6 +431,157 @@ def _run_spmd(ctx: Context, steps, term, env) -> list:
         raise
     except _FOREIGN as e:
         raise _located(op or term, e) from e
+
+
+_SMALL = 64
+"""Results of at most this many elements are merged by content (offsets from `partition_id`)."""
+
+
+def _run_distinct(fn, op, args, ctx, batch) -> list:
+    """The op once per distinct combination of its operands' buffers (per device if `@per_device`)."""
+    n = len(ctx.devices)
+    if getattr(fn, "per_device", False):
+        first, inverse = np.arange(n), np.arange(n)
+    elif all(len(a.buffers) == 1 for a in args):
+        first, inverse = np.zeros(1, np.int64), np.zeros(n, np.int64)
+    else:
+        if math.prod(len(a.buffers) for a in args) < 2 ** 62:
+            key = np.zeros(n, np.int64)
+            for a in args:
+                key = key * len(a.buffers) + a.index
+        else:
+            key = np.stack([a.index for a in args], axis=1)
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True, axis=0)
+        inverse = inverse.reshape(-1)
+    first = first.tolist()
+    combos = [[a.buffers[a.index[f]] for a in args] for f in first]
+    devices = [ctx.devices[f] for f in first]
+    per_result = ctx.backend.evaluate(fn, op, combos, devices, ctx, batch and len(combos) > 1)
+    outs = []
+    for r, buffers in zip(op.results, per_result):
+        s = Shards(buffers, inverse)
+        if len(buffers) > 1:
+            s = ctx.backend.merge_small(s, r.type)
+        outs.append(s)
+    return outs
+
+
+_PER_PARTITION_GROUPS = frozenset({"stablehlo.all_to_all", "stablehlo.collective_permute",
+                                   "stablehlo.collective_broadcast"})
+"""Collectives whose groups (or pairs) are partition ids when they have a channel (StableHLO's
+`cross_partition`), replica ids without one (`cross_replica`)."""
+
+
+def process_groups(op, ctx, groups: np.ndarray) -> np.ndarray:
+    """StableHLO's process groups (spec "Collective ops") of `groups` as flattened ids
+    (`replica * num_partitions + partition`) over `run_parallel`'s replicas and partitions.
+    Empty groups mean one group of every replica (or partition)."""
+    p = ctx.num_partitions
+    r = len(ctx.mesh_device_ids or ctx.devices) // p
+    handle = op.properties.get("channel_handle")
+    match = re.search(r"handle\s*=\s*(-?\d+)", str(getattr(handle, "text", ""))) if handle is not None else None
+    channel = match is not None and int(match.group(1)) > 0
+    if op.properties.get("use_global_device_ids") is not None:
+        return groups  # flattened_ids
+    members = p if channel and op.name in _PER_PARTITION_GROUPS else r
+    if groups.size == 0:
+        groups = np.arange(members)[None, :]
+    if np.any(groups >= members):
+        fail(op, f"groups {groups.tolist()} name ids outside the {members} "
+             f"{'partitions' if members == p and channel else 'replicas'}")
+    if op.name in _PER_PARTITION_GROUPS:
+        if channel:  # cross_partition
+            return np.concatenate([np.where(groups >= 0, rep * p + groups, -1) for rep in range(r)])
+        return np.concatenate([np.where(groups >= 0, groups * p + part, -1) for part in range(p)])  # cross_replica
+    if channel:  # cross_replica_and_partition
+        return np.stack([np.array([rep * p + part for part in range(p) for rep in g if rep >= 0])
+                         for g in groups.tolist()])
+    return np.stack([np.where(g >= 0, g * p + part, -1) for g in groups for part in range(p)])  # cross_replica
+
+
+def _replica_groups(op, ctx) -> np.ndarray:
+    a = op.properties.get("replica_groups")
+    if isinstance(a, OpaqueAttr):  # ReplicaGroupV3: the groups along mesh axes
+        found = parse_mesh_axes(a.text, lambda name: _mesh_symbol(ctx, name))
+        if found is None:
+            fail(op, f"cannot read replica_groups {a.text}")
+        return replica_groups(*found)
+    return a.to_numpy() if a is not None else np.zeros((0, 0), np.int64)
+
+
+def _mesh_symbol(ctx, name):
+    sym = ctx.module.lookup_symbol(name)
+    return sym.properties["mesh"] if sym is not None and sym.name == "sdy.mesh" else None
+
+
+def _comm_groups(op, ctx) -> list[tuple[list[int], tuple]]:
+    """The groups of device positions a collective connects, each with its shape: replica
+    groups (all devices if none) in their order, or the components of a permute's
+    source-target pairs with the pairs relative to the component. Groups wholly outside
+    `ctx.devices` (devices on another control path of a manual computation) are left out."""
+    devices = ctx.devices
+    where = {d: i for i, d in enumerate(devices)}
+    pairs = op.properties.get("source_target_pairs")
+    g = pairs.to_numpy().reshape(-1, 2) if pairs is not None else _replica_groups(op, ctx)
+    if ctx.num_partitions is not None:  # replicas and partitions of `run_parallel`
+        g = process_groups(op, ctx, g)
+    if pairs is not None:
+        groups = g.tolist()
+    else:
+        groups = [[x for x in row if x >= 0] for row in g.tolist()] if g.size else [list(devices)]
+    mesh = set(ctx.mesh_device_ids or devices)
+    inside, seen = [], set()
+    for g in groups:
+        if any(x not in mesh for x in g) or (pairs is None and (len(set(g)) < len(g) or seen & set(g))):
+            fail(op, f"{'source-target pair' if pairs is not None else 'replica group'} {g} names a device "
+                     "twice or one outside the mesh")
+        seen.update(g)
+        here = [x in where for x in g]
+        if any(here) and not all(here):
+            fail(op, f"divergent control flow: devices {{{', '.join(str(x) for x in g if x not in where)}}} of "
+                     f"{'source-target pair' if pairs is not None else 'replica group'} {g} take another path")
+        if all(here):
+            inside.append([where[x] for x in g])
+    if pairs is None:
+        missing = [d for d in devices if d not in seen]
+        if missing:
+            fail(op, "replica groups do not cover devices {" + ", ".join(map(str, missing)) + "}")
+        return [(g, ()) for g in inside]
+    parent = list(range(len(devices)))
+
+    def root(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+    for s, t in inside:
+        parent[root(s)] = root(t)
+    members: dict = {}
+    for i in range(len(devices)):
+        members.setdefault(root(i), []).append(i)
+    rel = {i: j for g in members.values() for j, i in enumerate(g)}
+    shape: dict = {}
+    for s, t in inside:
+        shape.setdefault(root(s), []).append((rel[s], rel[t]))
+    return [(g, tuple(shape.get(r, ()))) for r, g in members.items()]
+
+
+def _run_collective(fn, op, args, ctx) -> list:
+    """The collective once per group, and once for every group whose members hold the same
+    buffers in the same pattern."""
+    n = len(ctx.devices)
+    outs = [[None] * n for _ in op.results]
+    done: dict = {}
+    for g, shape in _comm_groups(op, ctx):
+        key = (shape, tuple(tuple(a.index[g].tolist()) for a in args))
+        got = done.get(key)
+        if got is None:
+            members = [[a.buffers[i] for i in a.index[g].tolist()] for a in args]
+            got = done[key] = ctx.backend.communicate(fn, op, members, tuple(ctx.devices[i] for i in g), ctx)
+        for k, per_member in enumerate(got):
+            for j, i in enumerate(g):
+                outs[k][i] = per_member[j]
+    return [Shards.from_list(o) for o in outs]
 
 
 _FOREIGN = (ValueError, IndexError, TypeError, KeyError, AttributeError, ZeroDivisionError, OverflowError,

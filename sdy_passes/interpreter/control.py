@@ -5,37 +5,41 @@ from __future__ import annotations
 
 import numpy as np
 
-from sdy_passes.interpreter._core import fail, spmd
+from sdy_passes.interpreter._core import Shards, fail, spmd
 
 
-def _agreed(op, ctx, per_device, what: str):
+def _agreed(op, ctx, value: Shards, what: str):
     """The one value every device computed for a predicate or branch index; None when they differ
-    in a manual computation (its devices then run their own paths); else divergent control flow."""
-    values = [np.asarray(v).reshape(()).item() for v in per_device]
+    in a manual computation (its devices then run their own paths, `_split`); else divergent
+    control flow."""
+    values = [v.reshape(()).item() for v in ctx.backend.concrete(value.buffers)]
     if all(v == values[0] for v in values):
         return values[0]
     if not ctx.partitioned or "sdy_passes.manual_body" in op.attributes:  # set by sdy-convert-global-to-local
         return None
     groups: dict = {}
-    for d, v in zip(ctx.devices, values):
-        groups.setdefault(v, []).append(d)
+    for d, i in zip(ctx.devices, value.index.tolist()):
+        groups.setdefault(values[i], []).append(d)
     fail(op, "divergent control flow: " + ", ".join(
         f"devices {{{', '.join(map(str, ds))}}} {what} {v}" for v, ds in groups.items()))
 
 
-def _per_device(fn, op, args, ctx):
-    """`fn` run on each device alone (its own control path); results per result, per device."""
-    devices, outs, env = ctx.devices, [], ctx.env
-    ctx.devices = None
+def _split(fn, op, args, ctx, key: Shards):
+    """`fn` run in lockstep by each group of devices that agree on `key` (its own control path;
+    collectives inside see the group's devices only); results per result as `Shards`."""
+    values = [v.reshape(()).item() for v in ctx.backend.concrete(key.buffers)]
+    of_device = np.asarray([values[i] for i in key.index.tolist()])
+    devices, env, parts = ctx.devices, ctx.env, []
     try:
-        for i, d in enumerate(devices):
-            ctx.device = d
-            # values from above the regions, as this device holds them (lockstep keeps lists)
-            ctx.env = {k: v[i] if isinstance(v, list) else v for k, v in env.items()}
-            outs.append(fn(op, [a[i] for a in args], ctx))
+        for v in dict.fromkeys(of_device.tolist()):
+            positions = np.flatnonzero(of_device == v)
+            ctx.devices = tuple(devices[p] for p in positions)
+            # values from above the regions, as these devices hold them
+            ctx.env = {k: x.take(positions) if isinstance(x, Shards) else x for k, x in env.items()}
+            parts.append((positions, fn(op, [a.take(positions) for a in args], ctx)))
     finally:
         ctx.devices, ctx.env = devices, env
-    return [[o[k] for o in outs] for k in range(len(op.results))]
+    return [Shards.merge([(p, outs[k]) for p, outs in parts], len(devices)) for k in range(len(op.results))]
 
 
 @spmd  # in lockstep (a manual computation, a partitioned run) collectives in the body see every device
@@ -47,7 +51,7 @@ def while_(op, args, ctx):
         if ctx.devices is not None:
             agreed = _agreed(op, ctx, pred, "have the loop predicate")
             if agreed is None:
-                return _per_device(while_, op, values, ctx)
+                return _split(while_, op, values, ctx, pred)
             pred = agreed
         if not bool(np.asarray(pred).reshape(())):
             return values
@@ -58,9 +62,10 @@ def while_(op, args, ctx):
 def case(op, args, ctx):
     index = args[0]
     if ctx.devices is not None:
-        index = _agreed(op, ctx, index, "take branch")
-        if index is None:
-            return _per_device(case, op, args, ctx)
+        agreed = _agreed(op, ctx, index, "take branch")
+        if agreed is None:
+            return _split(case, op, args, ctx, index)
+        index = agreed
     index = int(np.asarray(index).reshape(()))
     n = len(op.regions)
     if not 0 <= index < n:  # out of range: the last branch (the spec's default)

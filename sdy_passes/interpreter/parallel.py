@@ -10,11 +10,9 @@ the `check` ops raise `ExecutionError` at the op when values differ.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
-from sdy_passes.interpreter._core import fail, is_float
+from sdy_passes.interpreter._core import Shards, fail, is_float
 
 
 def run_parallel(op, args, ctx):
@@ -30,47 +28,16 @@ def run_parallel(op, args, ctx):
     k = len(func.properties["function_type"].type.inputs)
     if len(args) != n * k:
         fail(op, f"{n} programs of {k} arguments need {n * k} operands, found {len(args)}")
-    per_device = [[args[p * k + i] for p in range(n)] for i in range(k)]
-    saved = ctx.devices, ctx.device, ctx.num_partitions
-    ctx.devices, ctx.num_partitions = tuple(range(n)), len(rows[0])
+    per_device = [Shards.from_list([args[p * k + i] for p in range(n)]) for i in range(k)]
+    saved = ctx.devices, ctx.device, ctx.mesh_device_ids, ctx.num_partitions
+    ctx.devices = ctx.mesh_device_ids = tuple(range(n))
+    ctx.num_partitions = len(rows[0])
     try:
         results = ctx.call(func, per_device, op)
     finally:
-        ctx.devices, ctx.device, ctx.num_partitions = saved
+        ctx.devices, ctx.device, ctx.mesh_device_ids, ctx.num_partitions = saved
+    results = [r.per_device() for r in results]
     return [np.asarray(r[p]) for p in range(n) for r in results]
-
-
-_PER_PARTITION_GROUPS = frozenset({"stablehlo.all_to_all", "stablehlo.collective_permute",
-                                   "stablehlo.collective_broadcast"})
-"""Collectives whose groups (or pairs) are partition ids when they have a channel (StableHLO's
-`cross_partition`), replica ids without one (`cross_replica`)."""
-
-
-def process_groups(op, ctx, groups: np.ndarray) -> np.ndarray:
-    """StableHLO's process groups (spec "Collective ops") of `groups` as flattened ids
-    (`replica * num_partitions + partition`) over `run_parallel`'s replicas and partitions.
-    Empty groups mean one group of every replica (or partition)."""
-    p = ctx.num_partitions
-    r = len(ctx.devices) // p
-    handle = op.properties.get("channel_handle")
-    match = re.search(r"handle\s*=\s*(-?\d+)", str(getattr(handle, "text", ""))) if handle is not None else None
-    channel = match is not None and int(match.group(1)) > 0
-    if op.properties.get("use_global_device_ids") is not None:
-        return groups  # flattened_ids
-    members = p if channel and op.name in _PER_PARTITION_GROUPS else r
-    if groups.size == 0:
-        groups = np.arange(members)[None, :]
-    if np.any(groups >= members):
-        fail(op, f"groups {groups.tolist()} name ids outside the {members} "
-             f"{'partitions' if members == p and channel else 'replicas'}")
-    if op.name in _PER_PARTITION_GROUPS:
-        if channel:  # cross_partition
-            return np.concatenate([np.where(groups >= 0, rep * p + groups, -1) for rep in range(r)])
-        return np.concatenate([np.where(groups >= 0, groups * p + part, -1) for part in range(p)])  # cross_replica
-    if channel:  # cross_replica_and_partition
-        return np.stack([np.array([rep * p + part for part in range(p) for rep in g if rep >= 0])
-                         for g in groups.tolist()])
-    return np.stack([np.where(g >= 0, g * p + part, -1) for g in groups for part in range(p)])  # cross_replica
 
 
 def _differ(op, got, want, message):

@@ -200,12 +200,30 @@ def dot_general(op, args, ctx):
     return (_dot(op, ctx, lhs, rhs, lb, rb, lc, rc),)
 
 
+def _dot_general_stacked(op, args, ctx):
+    """`dot_general` of operands stacked on a new leading axis (one shard per row, as the
+    lockstep engine stacks them): that axis is one more batch dim."""
+    lhs, rhs = args
+    dn = op.properties.get("dot_dimension_numbers")
+    lead = (0,)
+    return (_dot(op, ctx, lhs, rhs, lead + _shifted(dn.lhs_batching_dimensions),
+                 lead + _shifted(dn.rhs_batching_dimensions), _shifted(dn.lhs_contracting_dimensions),
+                 _shifted(dn.rhs_contracting_dimensions), stacked=lhs.shape[0]),)
+
+
+def _shifted(dims) -> tuple:
+    return tuple(d + 1 for d in dims)
+
+
+dot_general.stacked = _dot_general_stacked
+
+
 def dot(op, args, ctx):
     lhs, rhs = args
     return (_dot(op, ctx, lhs, rhs, (), (), (lhs.ndim - 1,), (0,)),)
 
 
-def _dot(op, ctx, lhs, rhs, lb, rb, lc, rc):
+def _dot(op, ctx, lhs, rhs, lb, rb, lc, rc, stacked=None):
     lf = [d for d in range(lhs.ndim) if d not in lb and d not in lc]
     rf = [d for d in range(rhs.ndim) if d not in rb and d not in rc]
     shape_b = [lhs.shape[d] for d in lb]
@@ -216,7 +234,8 @@ def _dot(op, ctx, lhs, rhs, lb, rb, lc, rc):
     L = np.transpose(lhs, [*lb, *lf, *lc]).reshape(B, M, k)
     R = np.transpose(rhs, [*rb, *rc, *rf]).reshape(B, k, N)
     dt = dtype_of(op.result.type, op)
-    return _matmul(op, ctx, L, R, dt).reshape(result_shape(op))
+    lead = () if stacked is None else (stacked,)
+    return _matmul(op, ctx, L, R, dt).reshape(lead + tuple(result_shape(op)))
 
 
 def convolution(op, args, ctx):
