@@ -39,7 +39,7 @@ from sdy_passes.ir import Block, Module, Operation, Region
 
 __all__ = ["contiguous", "Context", "Shards", "run_func", "evaluator_for", "spmd", "collective", "per_device",
            "dtype_of", "up", "down", "is_float",
-           "is_int", "int_bits", "LOW_FLOATS", "fail", "region_fn"]
+           "is_int", "int_bits", "LOW_FLOATS", "fail", "region_fn", "process_groups"]
 
 NUMERICS = ("fast", "reference")
 

@@ -15,7 +15,9 @@ from contextlib import contextmanager
 import numpy as np
 
 from sdy_passes.errors import UnsupportedOpError
-from sdy_passes.interpreter._core import Shards, collective, fail, per_device, region_fn, spmd
+from sdy_passes.interpreter._core import (
+    Shards, collective, fail, per_device, process_groups, region_fn, spmd,
+)
 from sdy_passes.interpreter.movement import int_attr
 
 
@@ -169,7 +171,10 @@ def collective_permute(op, args, ctx):
     where = {d: i for i, d in enumerate(ctx.devices)}
     (a,) = args
     out = [np.zeros_like(x) for x in a]  # a device no pair targets gets zeros (spec)
-    for s, t in op.properties["source_target_pairs"].to_numpy().reshape(-1, 2).tolist():
+    pairs = op.properties["source_target_pairs"].to_numpy().reshape(-1, 2)
+    if ctx.num_partitions is not None:  # replicas and partitions of `run_parallel`
+        pairs = process_groups(op, ctx, pairs)
+    for s, t in pairs.tolist():
         if t in where:
             out[where[t]] = a[where[s]]
     return [out]
