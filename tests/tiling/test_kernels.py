@@ -6,8 +6,6 @@ container types rather than every element type for the fast paths.
 
 import math
 import os
-import subprocess
-import sys
 
 import ml_dtypes
 import numpy as np
@@ -15,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.tiling.child import run_python
 from tests.tiling.strategies import (
     bits_of, kernel_of, kernels_called, plan_of, random_array, shapes,
 )
@@ -24,17 +23,13 @@ from tiling._tuning import PARALLEL_BYTES
 
 _engine.load_kernels()  # small arrays would otherwise take the reference engine
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
 
 def _python(script, *args, timeout=300, **env):
-    """Runs `script` in a fresh interpreter with this checkout on the path and returns its
-    stdout, once it has exited 0."""
-    child = subprocess.run([sys.executable, "-c", script, *args], cwd=ROOT,
-                           env=dict(os.environ, PYTHONPATH=ROOT, **env), capture_output=True,
-                           text=True, timeout=timeout)
-    assert child.returncode == 0, child.stderr[-3000:]
-    return child.stdout
+    """Runs `script` in a fresh interpreter and returns its stdout, once it has exited 0."""
+    status, out, err = run_python(script, *args, timeout=timeout, **env)
+    assert status == 0, (status, err[-3000:])
+    return out
+
 
 # The formats of FAST_PATHS, each with an element type whose storage has that many bits.
 FAST_TYPES = {32: ["f32"], 16: ["bf16"], 8: ["s8", "pred"], 4: ["s4"], 1: ["pred"]}
