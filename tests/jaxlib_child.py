@@ -7,6 +7,8 @@ Batch many inputs per call: starting jax costs about a second.
 Import it as `from tests.jaxlib_child import run_child` (tests/ is a package).
 """
 
+import fcntl
+import hashlib
 import json
 import os
 import select
@@ -15,6 +17,8 @@ import sys
 import tempfile
 import textwrap
 import time
+from importlib.metadata import version
+from pathlib import Path
 
 _WRAPPER = """
 import json, sys
@@ -49,12 +53,6 @@ def cached(key, compute, keep=lambda result: True):
     payload) for every test process: kept in the temp folder under a hash of `key`, the jax and
     jaxlib versions and this interpreter, if `keep(result)` (not a crash that may not recur); a
     lock makes other xdist workers wait for the first."""
-    import fcntl
-    import hashlib
-    import tempfile
-    from importlib.metadata import version
-    from pathlib import Path
-
     digest = hashlib.sha256(json.dumps([version("jax"), version("jaxlib"), sys.executable, key])
                             .encode()).hexdigest()[:20]
     path = Path(tempfile.gettempdir()) / f"layout-toolkit-jaxlib-{digest}.json"

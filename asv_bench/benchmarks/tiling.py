@@ -4,7 +4,8 @@
 "reference" calls the plain-numpy engine in `tiling._reference` directly. The ratio
 `time_encode / time_copyto` is the figure of merit: how far from a plain memory copy we are.
 
-Set `TILING_BENCH_SKIP_LARGE=1` to skip the 4096x4096 cases (64 MiB for f32).
+Set `TILING_BENCH_SKIP_LARGE=1` to skip the 4096x4096 cases (64 MiB for f32); `Encode` and
+`Decode` run 4096x4096 only with `BENCH_LONG=1`.
 """
 
 import os
@@ -14,6 +15,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+
+try:
+    from ._common import sizes
+except ImportError:  # imported as a top-level module (tests/ put this folder on sys.path)
+    from _common import sizes
 
 try:
     import tiling
@@ -28,7 +34,7 @@ FORMATS = {  # name -> (element type, layout)
     "s8 T(8,128)(4,1)": ("s8", "{1,0:T(8,128)(4,1)}"),
     "pred T(32,128)(32,1)E(1)": ("pred", "{1,0:T(32,128)(32,1)E(1)}"),
 }
-SIZES = [1024, 4096]
+SIZES = sizes([1024], [4096])  # (4096: the TPU classes below time the same formats at 4096)
 IMPLS = ["public", "reference"]
 
 

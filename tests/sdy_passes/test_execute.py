@@ -4,6 +4,8 @@ to JAX's `addressable_shards` (§7.4: bit for bit, floats within the tier of §7
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -199,23 +201,30 @@ func.func @main(%a: tensor<8x4xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"},
     assert np.array_equal(out, want)
 
 
+def _loop_to_partition_id(x, ty, indent, step="", carried="%x"):
+    """A `while` (%0) that counts %i from 0 to the device's partition id, carrying `%x = x` of
+    type `ty` through the `step` lines, which make `carried`; the text indented by `indent`."""
+    loop = f"""%p = stablehlo.partition_id : tensor<ui32>
+%n = stablehlo.convert %p : (tensor<ui32>) -> tensor<i32>
+%z = stablehlo.constant dense<0> : tensor<i32>
+%0:2 = stablehlo.while(%i = %z, %x = {x}) : tensor<i32>, {ty}
+  cond {{
+    %c = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }} do {{
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %j = stablehlo.add %i, %one : tensor<i32>
+{textwrap.indent(step, "    ")}    stablehlo.return %j, {carried} : tensor<i32>, {ty}
+  }}
+"""
+    return textwrap.indent(loop, indent)
+
+
 def test_divergent_control_flow_is_located():
     text = """
 sdy.mesh @mesh = <["x"=2, "y"=4]>
 func.func @main(%a: tensor<8xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}]>}) -> tensor<8xi32> {
-  %p = stablehlo.partition_id : tensor<ui32>
-  %n = stablehlo.convert %p : (tensor<ui32>) -> tensor<i32>
-  %z = stablehlo.constant dense<0> : tensor<i32>
-  %0:2 = stablehlo.while(%i = %z, %x = %a) : tensor<i32>, tensor<8xi32>
-    cond {
-      %c = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
-      stablehlo.return %c : tensor<i1>
-    } do {
-      %one = stablehlo.constant dense<1> : tensor<i32>
-      %j = stablehlo.add %i, %one : tensor<i32>
-      stablehlo.return %j, %x : tensor<i32>, tensor<8xi32>
-    }
-  return %0#1 : tensor<8xi32>
+""" + _loop_to_partition_id("%a", "tensor<8xi32>", "  ") + """  return %0#1 : tensor<8xi32>
 }"""
     with pytest.raises(ExecutionError, match=r"divergent control flow: devices \{0\} have the loop predicate False"
                        ) as e:
@@ -244,25 +253,14 @@ def test_bad_arguments():
 
 def test_manual_computation_devices_take_their_own_paths():
     # shard_map: each device loops axis_index times (JAX runs this; no divergence error there)
+    step = """%o = stablehlo.broadcast_in_dim %one, dims = [] : (tensor<i32>) -> tensor<2xi32>
+%y = stablehlo.add %x, %o : tensor<2xi32>
+"""
     text = """
 sdy.mesh @mesh = <["x"=2, "y"=4]>
 func.func @main(%a: tensor<8xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}]>}) -> tensor<8xi32> {
   %r = sdy.manual_computation(%a) in_shardings=[<@mesh, [{"y"}]>] out_shardings=[<@mesh, [{"y"}]>] manual_axes={"x", "y"} (%b: tensor<2xi32>) {
-    %p = stablehlo.partition_id : tensor<ui32>
-    %n = stablehlo.convert %p : (tensor<ui32>) -> tensor<i32>
-    %z = stablehlo.constant dense<0> : tensor<i32>
-    %0:2 = stablehlo.while(%i = %z, %x = %b) : tensor<i32>, tensor<2xi32>
-      cond {
-        %c = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
-        stablehlo.return %c : tensor<i1>
-      } do {
-        %one = stablehlo.constant dense<1> : tensor<i32>
-        %j = stablehlo.add %i, %one : tensor<i32>
-        %o = stablehlo.broadcast_in_dim %one, dims = [] : (tensor<i32>) -> tensor<2xi32>
-        %y = stablehlo.add %x, %o : tensor<2xi32>
-        stablehlo.return %j, %y : tensor<i32>, tensor<2xi32>
-      }
-    sdy.return %0#1 : tensor<2xi32>
+""" + _loop_to_partition_id("%b", "tensor<2xi32>", "    ", step, "%y") + """    sdy.return %0#1 : tensor<2xi32>
   } : (tensor<8xi32>) -> tensor<8xi32>
   return %r : tensor<8xi32>
 }"""

@@ -1,6 +1,8 @@
 """Hostile and odd input: only `IRParseError` / `SdyError`, with jaxlib's words where it has
 them (issue 22, items 8, 9 and 11). Messages and columns below are jaxlib 0.10.2's."""
 
+import sys
+
 import pytest
 
 import sdy_passes
@@ -279,7 +281,11 @@ def _call_chain(n):
             "  %2 = stablehlo.add %0, %1 : tensor<8xf32>\n  return %2 : tensor<8xf32>\n}")
 
 
-@pytest.mark.parametrize("text", [_SELF_CALL, _MUTUAL_CALLS, _constant_chain(3000), _call_chain(1500)],
+# Chains deeper than Python's stack: a walk that recursed once per op or call would overflow it.
+DEEP = sys.getrecursionlimit() + 200
+
+
+@pytest.mark.parametrize("text", [_SELF_CALL, _MUTUAL_CALLS, _constant_chain(DEEP), _call_chain(DEEP)],
                          ids=["self", "mutual", "constant-chain", "call-chain"])
 def test_every_pass_walks_calls_and_chains_without_python_recursion(text):
     """Every pass and pipeline on recursive call graphs and on chains longer than Python's

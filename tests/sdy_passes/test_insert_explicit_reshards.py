@@ -49,10 +49,7 @@ def _case_id(case):
 
 def run_case(case, capsys):
     path = CASES_DIR / case["folder"] / f"{case['id']}.in.generic.mlir"
-    # `--allow-unregistered-dialect` (the RUN line of `insert_explicit_reshards.mlir`) is the
-    # CLI's own flag (issue 33 item 2, not on this branch yet); no case holds an unregistered op.
-    flags = [f for f in case["flags"] if f != "--allow-unregistered-dialect"]
-    code = main([*flags, "--mlir-print-op-generic", str(path)])
+    code = main([*case["flags"], "--mlir-print-op-generic", str(path)])
     out, err = capsys.readouterr()
     return path, code, out, err
 

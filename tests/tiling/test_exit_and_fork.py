@@ -10,33 +10,16 @@ TILING_LONG_FUZZ=1: ten exits per state and more fork moments."""
 import ast
 import json
 import os
-import pathlib
 import random
 import shutil
-import subprocess
-import sys
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from tests.tiling.child import ROOT, run_python
+
 LONG = bool(os.environ.get("TILING_LONG_FUZZ"))
 CRASH_SIGNS = ("UNREACHABLE", "Assertion", "Segmentation", "Fatal Python error", "corrupt",
                "Exception ignored", "double free", "core dumped")
-
-
-def _python(args, timeout, **env):
-    """Runs `python args...` in its own session (killed whole on timeout): (status, out, err)."""
-    child = subprocess.Popen([sys.executable, *args], cwd=ROOT, text=True,
-                             env=dict(os.environ, PYTHONPATH=str(ROOT), **env),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             start_new_session=True)
-    try:
-        out, err = child.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(child.pid, 9)
-        out, err = child.communicate()
-        return "timeout", out, err
-    return child.returncode, out, err
 
 
 # ---------------------------------------------------------------------------------------------
@@ -75,9 +58,9 @@ _EXPECTED_STATUS = {"normal": 0, "exit": 7, "raise": 1}
 
 def _exit_once(cache, rng):
     how, seconds = rng.choice(sorted(_EXPECTED_STATUS)), round(rng.uniform(0.0, 3.0), 2)
-    status, out, err = _python(["-c", _EXIT_CHILD, how, str(seconds)], timeout=400,
-                               TILING_NUMBA_CACHE_DIR=str(cache), TILING_NUMBA_CACHE="1",
-                               TILING_BACKGROUND_COMPILE="1")
+    status, out, err = run_python(_EXIT_CHILD, how, str(seconds), timeout=400,
+                                  TILING_NUMBA_CACHE_DIR=str(cache), TILING_NUMBA_CACHE="1",
+                                  TILING_BACKGROUND_COMPILE="1")
     where = (how, seconds, status, out, err[-3000:])
     assert status == _EXPECTED_STATUS[how] and f"exiting {how}" in out, where
     assert not any(sign in err for sign in CRASH_SIGNS), where
@@ -88,9 +71,9 @@ def _exit_once(cache, rng):
 
 
 def _prepare(cache, both: bool):
-    status, out, err = _python(["-c", _EXIT_CHILD, "prepare", "1" if both else "0"],
-                               timeout=400, TILING_NUMBA_CACHE_DIR=str(cache),
-                               TILING_NUMBA_CACHE="1")
+    status, out, err = run_python(_EXIT_CHILD, "prepare", "1" if both else "0",
+                                  timeout=400, TILING_NUMBA_CACHE_DIR=str(cache),
+                                  TILING_NUMBA_CACHE="1")
     assert status == 0, err[-3000:]
 
 
@@ -177,9 +160,9 @@ def test_forks_at_many_moments_of_a_first_call(tmp_path):
     compiler lock or the file lock would hang it), and the parent's thread finishes."""
     moments = 16 if LONG else 8
     for cache in ("cold", "warm"):
-        status, out, err = _python(["-c", _FORK_CHILD, str(moments), "240"], timeout=900,
-                                   TILING_NUMBA_CACHE_DIR=str(tmp_path), TILING_NUMBA_CACHE="1",
-                                   TILING_BACKGROUND_COMPILE="1")
+        status, out, err = run_python(_FORK_CHILD, str(moments), "240", timeout=900,
+                                      TILING_NUMBA_CACHE_DIR=str(tmp_path), TILING_NUMBA_CACHE="1",
+                                      TILING_BACKGROUND_COMPILE="1")
         assert status == 0 and "@@" in out, (cache, status, out, err[-3000:])
         result = json.loads(out.split("@@")[1])
         assert result == dict(results=[0] * moments, joined=True), (cache, result)

@@ -10,26 +10,8 @@ import numpy as np
 import pytest
 
 import tiling
+from tests.tiling.child import ROOT, run_python
 from tiling import Layout, LayoutError, Shape, linear_index, logical_index, tpu_layout
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def _python(script, *args, timeout=300, **env):
-    """Runs `script` in a fresh interpreter (its own session, killed whole on timeout) and
-    returns (exit status, stdout, stderr)."""
-    child = subprocess.Popen([sys.executable, "-c", script, *args], cwd=ROOT,
-                             env=dict(os.environ, PYTHONPATH=ROOT, **env), text=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             start_new_session=True)
-    try:
-        out, err = child.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(child.pid, 9)
-        out, err = child.communicate()
-        return "timeout", out, err
-    return child.returncode, out, err
-
 
 # ---------------------------------------------------------------------------------------------
 # Item 1: ndarray subclasses and odd buffers never reach a kernel
@@ -159,7 +141,7 @@ def test_subclasses_and_odd_buffers_under_boundscheck():
     ndim, size, dtype or order, read-only) on the kernels compiled with NUMBA_BOUNDSCHECK=1, in a
     child: the right bytes or a LayoutError, never a crash or a foreign exception (issue 22 #1:
     a matrix `out` corrupted the heap)."""
-    status, out, err = _python(_FUZZ_CHILD, NUMBA_BOUNDSCHECK="1")
+    status, out, err = run_python(_FUZZ_CHILD, NUMBA_BOUNDSCHECK="1")
     assert status == 0, err[-3000:]
     assert json.loads(out.rsplit("@@", 1)[1]) == []
 
@@ -357,9 +339,9 @@ def test_a_fork_during_a_first_call_neither_deadlocks_nor_blocks(how, tmp_path):
     first call, with a cold cache (the first run compiles) and then a warm one: the children
     finish their own first calls and the parent's next first call does not wait for them."""
     for cache in ("cold", "warm"):
-        status, out, err = _python(_FORK_CHILD, how, timeout=200,
-                                   TILING_NUMBA_CACHE_DIR=str(tmp_path), TILING_NUMBA_CACHE="1",
-                                   TILING_BACKGROUND_COMPILE="1")
+        status, out, err = run_python(_FORK_CHILD, how, timeout=200,
+                                      TILING_NUMBA_CACHE_DIR=str(tmp_path), TILING_NUMBA_CACHE="1",
+                                      TILING_BACKGROUND_COMPILE="1")
         assert status == 0 and "fork ok" in out, (cache, status, out, err[-3000:])
 
 
@@ -390,8 +372,8 @@ if sys.argv[1] == "compile":
 
 
 def test_the_numba_cache_is_per_user(tmp_path):
-    status, out, err = _python(_CACHE_CHILD, "compile", TILING_NUMBA_CACHE_DIR=str(tmp_path),
-                               TILING_NUMBA_CACHE="1")
+    status, out, err = run_python(_CACHE_CHILD, "compile", TILING_NUMBA_CACHE_DIR=str(tmp_path),
+                                  TILING_NUMBA_CACHE="1")
     assert status == 0, err[-3000:]
     cache_dir, kernel_dir = out.rsplit("@@", 2)[1:]
     assert cache_dir == str(tmp_path) and kernel_dir.strip().startswith(str(tmp_path))
@@ -404,15 +386,15 @@ def test_the_numba_cache_is_per_user(tmp_path):
                             ({"XDG_CACHE_HOME": str(xdg), "NUMBA_BOUNDSCHECK": "1"},
                              xdg / "layout-toolkit" / "numba" / "boundscheck")):
         child = subprocess.run([sys.executable, "-c", _CACHE_CHILD, "look"], cwd=ROOT,
-                               env=dict(env, PYTHONPATH=ROOT, TILING_NUMBA_CACHE="1", **extra),
+                               env=dict(env, PYTHONPATH=str(ROOT), TILING_NUMBA_CACHE="1", **extra),
                                capture_output=True, text=True, timeout=120)
         assert child.returncode == 0, child.stderr[-3000:]
         assert child.stdout.rsplit("@@", 2)[1] == str(expected)
     # an unwritable cache directory: the kernels compile in memory and the call succeeds
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    status, out, err = _python(_CACHE_CHILD, "compile", TILING_NUMBA_CACHE_DIR=str(blocker),
-                               TILING_NUMBA_CACHE="1")
+    status, out, err = run_python(_CACHE_CHILD, "compile", TILING_NUMBA_CACHE_DIR=str(blocker),
+                                  TILING_NUMBA_CACHE="1")
     assert status == 0, err[-3000:]
 
 
@@ -510,9 +492,9 @@ def test_no_call_waits_for_a_compile(tmp_path):
     a loaded machine; a compile takes seconds), gives the reference's bits, and the loop ends on
     the kernels (serial and, with the cache on, parallel) once the background thread has them."""
     rows = "4096" if os.environ.get("TILING_LONG_FUZZ") else "1024"
-    status, out, err = _python(_COLD_LOOP, rows, timeout=300,
-                               TILING_NUMBA_CACHE_DIR=str(tmp_path),
-                               TILING_NUMBA_CACHE="1", TILING_BACKGROUND_COMPILE="1")
+    status, out, err = run_python(_COLD_LOOP, rows, timeout=300,
+                                  TILING_NUMBA_CACHE_DIR=str(tmp_path),
+                                  TILING_NUMBA_CACHE="1", TILING_BACKGROUND_COMPILE="1")
     assert status == 0 and "@@" in out, (status, out, err[-3000:])
     r = json.loads(out.split("@@")[1])
     print(r)

@@ -8,8 +8,6 @@ import ast
 import math
 import os
 import pathlib
-import subprocess
-import sys
 
 import ml_dtypes
 import numpy as np
@@ -17,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.tiling.child import run_python
 from tests.tiling.strategies import (
     bits_of, kernel_of, kernels_called, plan_of, random_array, shapes,
 )
@@ -26,17 +25,13 @@ from tiling._tuning import PARALLEL_BYTES
 
 _engine.load_kernels()  # small arrays would otherwise take the reference engine
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
 
 def _python(script, *args, timeout=300, **env):
-    """Runs `script` in a fresh interpreter with this checkout on the path and returns its
-    stdout, once it has exited 0."""
-    child = subprocess.run([sys.executable, "-c", script, *args], cwd=ROOT,
-                           env=dict(os.environ, PYTHONPATH=ROOT, **env), capture_output=True,
-                           text=True, timeout=timeout)
-    assert child.returncode == 0, child.stderr[-3000:]
-    return child.stdout
+    """Runs `script` in a fresh interpreter and returns its stdout, once it has exited 0."""
+    status, out, err = run_python(script, *args, timeout=timeout, **env)
+    assert status == 0, (status, err[-3000:])
+    return out
+
 
 # The formats of FAST_PATHS, each with an element type whose storage has that many bits.
 FAST_TYPES = {32: ["f32"], 16: ["bf16"], 8: ["s8", "pred"], 4: ["s4"], 1: ["pred"]}
@@ -636,7 +631,6 @@ def test_cli_errors_exit_1(tmp_path, capsys):
 
 
 _LAZY_CHILD = """
-import sys
 import numpy as np
 import tiling
 assert "numba" not in sys.modules, "import tiling must not import numba"
@@ -660,7 +654,6 @@ def test_numba_loads_only_when_an_array_needs_it():
 
 
 _BUDGET_CHILD = """
-import sys
 import numpy as np
 import tiling
 from tiling import _runtime
