@@ -201,7 +201,7 @@ def _check_output(path: str, suffix: str) -> None:
     if not target.parent.is_dir():
         raise ShardingError(f"--{suffix[1:]} {path}: directory {target.parent} does not exist")
     if suffix == ".png" and importlib.util.find_spec("matplotlib") is None:
-        raise ShardingError(f"--png needs matplotlib (pip install 'layout-toolkit[plot]'); --svg works without it")
+        raise ShardingError("--png needs matplotlib (pip install 'layout-toolkit[plot]'); --svg works without it")
 
 
 def _version() -> str:

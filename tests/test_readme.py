@@ -14,7 +14,6 @@ import pathlib
 import re
 import subprocess
 import sys
-import textwrap
 import tomllib
 
 import pytest

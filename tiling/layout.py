@@ -20,7 +20,7 @@ import numpy as np
 
 from tiling import _runtime
 from tiling._checks import (
-    COMBINE_DIMENSION, INT64_MAX, UNBOUNDED_SIZE, describe, int_text, minor_to_major_problem, read_int,
+    COMBINE_DIMENSION, UNBOUNDED_SIZE, describe, int_text, minor_to_major_problem, read_int,
     read_ints, read_sequence, tile_problem,
 )
 from tiling._parser import _Parser

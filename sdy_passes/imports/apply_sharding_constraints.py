@@ -27,7 +27,7 @@ from sdy_passes.common._value_shardings import (
     set_sharding, shardable_value,
 )
 from sdy_passes.attributes import OpShardingRule, RankedTensorType
-from sdy_passes.ir import BlockArgument, Module, Operation, OpResult, Value
+from sdy_passes.ir import Module, Operation, OpResult, Value
 from sdy_passes.pass_manager import Pass
 from sdy_passes.propagation.sharding_projection import ShardingProjection
 from sdy_passes.propagation.source_sharding import SourceShardingHandler

@@ -28,7 +28,7 @@ from sharding import Mesh, TensorSharding
 
 from sdy_passes.common._value_shardings import (
     COLLECTIVE_OPS, DATA_FLOW_EDGE, DATA_FLOW_OPS, SINGLE_SHARDING_OPS, MANUAL_COMPUTATION, NAMED_COMPUTATION, _add_manual_axes,
-    data_flow_edge_of, erase_manual_axes, func_arg_sharding, func_result_sharding, get_sharding,
+    erase_manual_axes, func_arg_sharding, func_result_sharding, get_sharding,
     set_func_attr_sharding, set_sharding, shardable_value,
 )
 from sdy_passes import op_sharding_rules

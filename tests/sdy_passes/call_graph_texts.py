@@ -6,7 +6,7 @@ S_X = '#sdy.sharding<@mesh, [{"x"}]>'
 
 
 def func(name, body_calls=(), private=True, arg_sharding=None, res_sharding=None, attrs=""):
-    arg = f"%arg0: tensor<8xf32>" + (f" {{sdy.sharding = {arg_sharding}}}" if arg_sharding else "")
+    arg = "%arg0: tensor<8xf32>" + (f" {{sdy.sharding = {arg_sharding}}}" if arg_sharding else "")
     res = f"(tensor<8xf32> {{sdy.sharding = {res_sharding}}})" if res_sharding else "tensor<8xf32>"
     lines = [f"func.func {'private ' if private else ''}@{name}({arg}) -> {res}{attrs} {{"]
     prev = "%arg0"

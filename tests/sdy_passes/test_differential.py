@@ -101,7 +101,7 @@ def _chain(n_ops):
 
 @pytest.mark.jaxlib
 def test_import_pipeline_by_name_matches_jaxlib():
-    from tests.sdy_passes.pass_oracle import assert_match_jaxlib, run_ours
+    from tests.sdy_passes.pass_oracle import assert_match_jaxlib
 
     text = _chain(200)
     assert_match_jaxlib([text], ["sdy-import-pipeline"])

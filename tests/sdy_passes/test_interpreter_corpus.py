@@ -4,7 +4,6 @@ StableHLO reference interpreter (`eval_module`) in `numerics="reference"` wherev
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import sdy_passes

@@ -13,7 +13,6 @@ import inspect
 import signal
 
 import numpy as np
-import pytest
 
 import sharding
 from sharding import (AxisRef, DeviceMesh, DimensionSharding, HloSharding, ManualAxes, Mesh, MeshAxis, MeshTable,

@@ -13,7 +13,7 @@ import pytest
 import sharding
 from sharding import DeviceMesh, ShardingError, visualize
 from sharding.__main__ import main, parse_links
-from sharding.visualization import MAX_TEXT_LINES, TrafficPicture, format_bytes
+from sharding.visualization import MAX_TEXT_LINES, format_bytes
 
 MESH = '<["x"=2, "y"=4]>'
 XY, YX = '<@mesh, [{"x"}, {"y"}]>', '<@mesh, [{"y"}, {"x"}]>'

@@ -13,8 +13,6 @@ import os
 import random
 import shutil
 
-import pytest
-
 from tests.tiling.child import ROOT, run_python
 
 LONG = bool(os.environ.get("TILING_LONG_FUZZ"))
@@ -217,8 +215,8 @@ def test_forks_while_another_thread_is_inside_llvm(tmp_path):
     that free numba's LLVM modules included): the child's own LLVM calls and first tiling calls
     finish (the lock was inherited held: 20 of 20 children hung)."""
     forks = 20
-    status, out, err = _python(["-c", _LLVM_FORK_CHILD, str(forks)], timeout=600,
-                               TILING_NUMBA_CACHE_DIR=str(tmp_path), TILING_NUMBA_CACHE="1")
+    status, out, err = run_python(_LLVM_FORK_CHILD, str(forks), timeout=600,
+                                  TILING_NUMBA_CACHE_DIR=str(tmp_path), TILING_NUMBA_CACHE="1")
     assert status == 0 and "@@" in out, (status, out, err[-3000:])
     assert json.loads(out.split("@@")[1]) == [0] * forks, err[-3000:]
 
@@ -256,8 +254,8 @@ def test_forks_while_another_thread_imports(tmp_path):
     first call): the child's own import of that module finishes (the module lock was inherited
     held: the child hung)."""
     (tmp_path / "slow_module.py").write_text("import time\ntime.sleep(0.5)\nDONE = True\n")
-    status, out, err = _python(["-c", _IMPORT_FORK_CHILD, str(tmp_path)], timeout=300,
-                               TILING_NUMBA_CACHE_DIR=str(tmp_path), TILING_NUMBA_CACHE="1")
+    status, out, err = run_python(_IMPORT_FORK_CHILD, str(tmp_path), timeout=300,
+                                  TILING_NUMBA_CACHE_DIR=str(tmp_path), TILING_NUMBA_CACHE="1")
     assert status == 0 and "@@finished" in out, (status, out, err[-3000:])
 
 
