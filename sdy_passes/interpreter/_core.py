@@ -345,6 +345,9 @@ class Context:
     """With `execute(keep_values=True)`: every value of a lockstep run, as `Shards` (the last
     iteration's inside loops)."""
     mesh_device_ids: tuple[int, ...] = ()
+    mesh: object = None
+    """`interpret(mesh=...)`: the `sharding.Mesh` manual computations run on (the module's axes,
+    in this device order)."""
     """Every device of the lockstep run (`devices` may be a group on its own control path)."""
     partitioned: bool = False
     """A partitioned run (`sdy_passes.execute`): devices must agree on control flow."""
@@ -637,7 +640,7 @@ def _check_arg(i: int, x, t: Type, func: str) -> np.ndarray:
     return np.array(arr, dtype=want)  # a copy: evaluators may not write into the caller's arrays
 
 
-def run_func(module: Module, args, func: str, numerics: str) -> tuple:
+def run_func(module: Module, args, func: str, numerics: str, mesh=None) -> tuple:
     if numerics not in NUMERICS:
         raise ExecutionError(f"numerics must be one of {', '.join(map(repr, NUMERICS))}, found {numerics!r}")
     f = module.lookup_symbol(func)
@@ -651,7 +654,7 @@ def run_func(module: Module, args, func: str, numerics: str) -> tuple:
         raise ExecutionError(f"@{func} takes {len(ft.inputs)} arguments ("
                              + ", ".join(map(str, ft.inputs)) + f"), found {len(args)}", f.location)
     checked = [_check_arg(i, x, t, func) for i, (x, t) in enumerate(zip(args, ft.inputs))]
-    ctx = Context(module, numerics)
+    ctx = Context(module, numerics, mesh=mesh)
     with np.errstate(all="ignore"):
         outs = ctx.call(f, checked)
     return tuple(np.asarray(o) for o in outs)

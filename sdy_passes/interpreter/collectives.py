@@ -28,7 +28,11 @@ def _mesh(ctx, sharding, op):
         if sym is None or sym.name != "sdy.mesh":
             fail(op, f"unknown mesh @{m}")
         m = sym.properties["mesh"]
-    return m
+    if ctx.mesh is None:
+        return m
+    if ctx.mesh.axes != m.axes:
+        fail(op, f"mesh {ctx.mesh.body()} has other axes than the manual computation's mesh {m.body()}")
+    return ctx.mesh
 
 
 def _axis_coordinate(ref, coords: dict, mesh) -> tuple[int, int]:
