@@ -62,9 +62,10 @@ class ReshardToCollectivesPass(Pass):
             declared = get_sharding(_bypass_barriers(op.operands[0]))
             remapped = replacement.get(id(op.operands[0]), op.operands[0])
             if isinstance(remapped, TensorSharding):  # the operand's new ops: nothing to bypass
-                source, value = remapped, op.operands[0]
+                bypassed, value = remapped, op.operands[0]
+                source = bypassed
             else:
-                value = _bypass_barriers(remapped)
+                bypassed = value = _bypass_barriers(remapped)
                 source = get_sharding(value)
             shape = shape_of(op.result.type)
             key = (source, declared, op.properties["sharding"], shape)
@@ -74,7 +75,7 @@ class ReshardToCollectivesPass(Pass):
             if decision.action == "erase":
                 replacement[id(op.result)] = remapped
             elif decision.action == "plan":
-                replacement[id(op.result)] = ops[-1][1]["out_sharding"] if ops else value
+                replacement[id(op.result)] = ops[-1][1]["out_sharding"] if ops else bypassed
             work.append((op, value, plans[key]))
         for op, _, (decision, _, _) in work:
             if decision.action == "fail":

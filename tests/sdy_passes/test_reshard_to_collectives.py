@@ -169,13 +169,7 @@ def test_a_barrier_over_an_erased_reshard_is_bypassed_as_it_was():
         '"sdy.propagation_barrier"(%2)', '"sdy.all_slice"(%2)']
 
 
-@pytest.mark.jaxlib
-@settings(max_examples=CHAIN_EXAMPLES, deadline=None)
-@given(st.integers(0, 2**32))
-def test_random_reshard_chains_match_jaxlib(seed):
-    rng = random.Random(seed)
-    items = [(_chain_module(rng), PIPELINE % keep) for _ in range(60) for keep in ("false", "true")]
-    code = """
+_JAXLIB_RUN = """
 from jax._src.interpreters import mlir as jax_mlir
 from jax._src.lib.mlir import ir, passmanager
 ctx = jax_mlir.make_ir_context()
@@ -191,7 +185,10 @@ with ctx, ir.Location.unknown():
             continue
         RESULT.append({"ok": module.operation.get_asm(print_generic_op_form=True)})
 """
-    for (text, pipeline), result in zip(items, run_child(code, items)):
+
+
+def _assert_as_jaxlib(items: list[tuple[str, str]]) -> None:
+    for (text, pipeline), result in zip(items, run_child(_JAXLIB_RUN, items)):
         try:
             got = {"ok": _run(text, pipeline)}
         except SdyError as e:
@@ -200,6 +197,28 @@ with ctx, ir.Location.unknown():
             assert_same_up_to_ssa(got["ok"], result["ok"])
         else:
             assert got == result, (text, pipeline)
+
+
+@pytest.mark.jaxlib
+def test_a_reshard_planned_to_no_collectives_passes_its_inputs_sharding_on():
+    # From the chain sweep (seed 100, reduced): %11 needs no collective once %10's all_slice
+    # drops the size-one "y"; %12 must then see %10's out_sharding, not %11's declared one.
+    text = ('sdy.mesh @mesh = <["w"=3, "y"=1]>\n'
+            'func.func @f(%arg0: tensor<30xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"w", "y"}p1]>}) -> (tensor<30xf32>) {\n'
+            '  %8 = sdy.reshard %arg0 <@mesh, [{}]> : tensor<30xf32>\n'
+            '  %10 = sdy.reshard %8 <@mesh, [{"w", "y"}p1]> : tensor<30xf32>\n'
+            '  %11 = sdy.reshard %10 <@mesh, [{"w"}]> : tensor<30xf32>\n'
+            '  %12 = sdy.reshard %11 <@mesh, [{"w"}]> : tensor<30xf32>\n'
+            '  return %12 : tensor<30xf32>\n}\n')
+    _assert_as_jaxlib([(text, PIPELINE % keep) for keep in ("false", "true")])
+
+
+@pytest.mark.jaxlib
+@settings(max_examples=CHAIN_EXAMPLES, deadline=None)
+@given(st.integers(0, 2**32))
+def test_random_reshard_chains_match_jaxlib(seed):
+    rng = random.Random(seed)
+    _assert_as_jaxlib([(_chain_module(rng), PIPELINE % keep) for _ in range(60) for keep in ("false", "true")])
 
 
 @needs_shared(EXPORT)
