@@ -29,9 +29,10 @@ from sdy_passes.attributes import (
     IndexType, IntegerAttr, IntegerType, NoneType, OpaqueAttr, OpaqueType, Location, NameLoc,
     CallSiteLoc, fused_loc,
     OpShardingRule, RankedTensorType, StringAttr, SymbolRefAttr, TupleType, Type, TypeAttr,
-    UnitAttr, UnknownLoc, UnrankedTensorType, factor_name, format_float,
-    round_float as _round_float,
+    UnitAttr, UnknownLoc, UnrankedTensorType, factor_name, float_bits, float_value,
+    format_float_bits, round_float as _round_float,
 )
+from sdy_passes._apfloat import FORMATS
 from sdy_passes.errors import IRParseError
 from sdy_passes.dialects import ATTRIBUTES, COMPLETE_DIALECTS, DEFAULT_DIALECT, JAXLIB_DIALECTS, lookup
 from sdy_passes.dialects._base import ATTRIBUTE_KINDS, add_operands, set_results
@@ -659,7 +660,7 @@ class Parser:
                 bits = int(lit, 16)
                 if bits >> _float_width(typ):
                     raise self.error("hexadecimal float constant out of range for type", start)
-                return FloatAttr(_float_from_bits(bits, typ), typ)
+                return FloatAttr(float_value(bits, typ), typ)
             return FloatAttr(_round_float(float(lit), typ), typ)
         if is_float:
             raise self.error(f"floating point value not valid for specified type '{typ}'", start)
@@ -1463,17 +1464,7 @@ def _fits(value: int, t: IntegerType) -> bool:
 
 def _float_width(t: FloatType) -> int:
     """Bits of a float type (`f32` -> 32, `bf16` -> 16, `f8E4M3FN` -> 8, `tf32` -> 19)."""
-    if t.name == "tf32":
-        return 19
-    return int(re.match(r"b?f([0-9]+)", t.name).group(1))
-
-
-def _float_from_bits(bits: int, t: FloatType) -> float:
-    np = load("numpy")
-    dt = load("sdy_passes.element_types").numpy_dtype(t) if t.name in ("f16", "bf16", "f32", "f64") else None
-    if dt is None:
-        return float("nan")
-    return float(np.array(bits, f"u{dt.itemsize}").view(dt))
+    return FORMATS[t.name].width
 
 
 _DENSE_TOKEN = re.compile(r"[ \t\n\r]*(?:(\[)|(\])|(,)|(\()|(\))|(true|false)|([-+]?(?:0x[0-9A-Fa-f]+|[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|inf|nan)))")
@@ -1558,20 +1549,19 @@ def _canonical_number(lit: str, el: Type, pos: int) -> str | None:
     if lit.startswith("+"):
         raise lexer.LexError("expected element literal of primitive type", pos)
     sign = lit.startswith("-")  # MLIR points past a sign
+    if lit[sign:] in ("inf", "nan"):  # bare identifiers to MLIR's lexer
+        raise lexer.LexError("expected integer or floating point literal" if sign
+                             else "expected element literal of primitive type", pos + sign)
     if isinstance(el, FloatType):
         if lit in ("true", "false"):
             raise lexer.LexError("expected floating point literal", pos)
-        if "0x" not in lit and "." not in lit and lit.lstrip("-") not in ("inf", "nan"):
+        if "0x" not in lit and "." not in lit:
             raise lexer.LexError("unexpected decimal integer literal for a floating point value", pos + sign)
         if "0x" in lit:
             if _int_literal(lit, _float_width(el)) is None:
                 raise lexer.LexError("hexadecimal float constant out of range for type", pos)
-            value = _float_from_bits(int(lit, 16), el)
-            if not math.isfinite(value):  # keep NaN payloads: print the bits as given
-                width = {"f16": 4, "bf16": 4, "f32": 8, "f64": 16}.get(el.name, len(lit) - 2)
-                return f"0x{int(lit, 16):0{width}X}"
-            return format_float(value, el)
-        return format_float(_round_float(float(lit), el), el)
+            return format_float_bits(int(lit, 16), el)  # the bits as given (NaN payloads too)
+        return format_float_bits(float_bits(float(lit), el), el)
     if isinstance(el, IntegerType):
         if lit in ("true", "false"):
             if el.width != 1:
