@@ -201,7 +201,7 @@ def _assert_as_jaxlib(items: list[tuple[str, str]]) -> None:
 
 @pytest.mark.jaxlib
 def test_a_reshard_planned_to_no_collectives_passes_its_inputs_sharding_on():
-    # From the chain sweep (seed 100, reduced): %11 needs no collective once %10's all_slice
+    # From the chain sweep (seeds 100 and 202, reduced). Seed 100: %11 needs no collective once %10's all_slice
     # drops the size-one "y"; %12 must then see %10's out_sharding, not %11's declared one.
     text = ('sdy.mesh @mesh = <["w"=3, "y"=1]>\n'
             'func.func @f(%arg0: tensor<30xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"w", "y"}p1]>}) -> (tensor<30xf32>) {\n'
@@ -210,7 +210,18 @@ def test_a_reshard_planned_to_no_collectives_passes_its_inputs_sharding_on():
             '  %11 = sdy.reshard %10 <@mesh, [{"w"}]> : tensor<30xf32>\n'
             '  %12 = sdy.reshard %11 <@mesh, [{"w"}]> : tensor<30xf32>\n'
             '  return %12 : tensor<30xf32>\n}\n')
-    _assert_as_jaxlib([(text, PIPELINE % keep) for keep in ("false", "true")])
+    # Seed 202: %8 needs no collective (its operand's declared sharding is its own), so it stands
+    # for %6, whose replacement is the all_slice: %9 then reshards from the all_slice's sharding.
+    text2 = ('sdy.mesh @mesh = <["w"=2, "z"=1, "y"=2, "x"=2]>\n'
+             'func.func @f(%arg0: tensor<5x12x6xf32>) -> (tensor<5x12x6xf32>) {\n'
+             '  %5 = sdy.reshard %arg0 <@mesh, [{}, {?}p0, {}], replicated={"w"}> : tensor<5x12x6xf32>\n'
+             '  %6 = sdy.reshard %5 <@mesh, [{"w", "x", "y"}p3, {}, {"z"}p3]> : tensor<5x12x6xf32>\n'
+             '  %7 = sdy.propagation_barrier %6 allowed_direction=NONE : tensor<5x12x6xf32>\n'
+             '  %8 = sdy.reshard %7 <@mesh, [{"w", "x", "y"}p3, {}, {"z"}p3]> : tensor<5x12x6xf32>\n'
+             '  %9 = sdy.reshard %8 <@mesh, [{"w", "x", "y"}p3, {}, {"z"}p3]> : tensor<5x12x6xf32>\n'
+             '  %10 = sdy.reshard %9 <@mesh, [{}, {?}, {"z", ?}p0], replicated={"w", "x"}> : tensor<5x12x6xf32>\n'
+             '  return %10 : tensor<5x12x6xf32>\n}\n')
+    _assert_as_jaxlib([(t, PIPELINE % keep) for t in (text, text2) for keep in ("false", "true")])
 
 
 @pytest.mark.jaxlib
