@@ -75,8 +75,10 @@ class ReshardToCollectivesPass(Pass):
             if decision.action == "erase":
                 replacement[id(op.result)] = remapped
             elif decision.action == "plan":
-                # (no collectives: the bypassed value, itself remapped if an earlier reshard's)
-                replacement[id(op.result)] = ops[-1][1]["out_sharding"] if ops else replacement.get(id(bypassed), bypassed)
+                # No collectives: the bypassed value stands in, itself remapped (the conversion's
+                # mapping is transitive) when it is an earlier reshard's result.
+                replacement[id(op.result)] = (ops[-1][1]["out_sharding"] if ops
+                                              else replacement.get(id(bypassed), bypassed))
             work.append((op, value, plans[key]))
         for op, _, (decision, _, _) in work:
             if decision.action == "fail":
