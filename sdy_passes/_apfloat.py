@@ -1,6 +1,6 @@
 """LLVM's `APFloat` for every MLIR float type: its bit layout, exact rounding to it (nearest,
 ties to even) and MLIR's `printFloatValue` text, on exact values (a bit pattern, or a sign and
-a `Fraction`), so that f8/f6/f4, tf32, f80 and f128 print as jaxlib prints them.
+an exact ratio of integers), so that f8/f6/f4, tf32, f80 and f128 print as jaxlib prints them.
 
 Overflow follows each type's non-finite behaviour: IEEE types round to infinity, `FN` types
 (all-ones NaN) and `FNUZ` types (NaN at negative zero's place) to NaN, `f6`/`f4` types (no
@@ -12,7 +12,6 @@ the all-ones exponent, as APFloat's bitcast does.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fractions import Fraction
 
 IEEE, NAN_ONLY, NAN_AT_NEGATIVE_ZERO, FINITE_ONLY = "ieee", "nan_only", "nan_at_negative_zero", "finite_only"
 
@@ -69,30 +68,38 @@ FORMATS = {
 }
 
 
-def decode(bits: int, fmt: FloatFormat) -> tuple[str, bool, Fraction]:
-    """`(kind, negative, magnitude)` of a bit pattern; kind is "finite", "inf" or "nan"."""
+def decode(bits: int, fmt: FloatFormat) -> tuple[str, bool, int, int]:
+    """`(kind, negative, num, den)` of a bit pattern: kind is "finite", "inf" or "nan"; the
+    magnitude is num / den (den a power of two)."""
     negative = fmt.signed and bool(bits >> (fmt.width - 1))
     field = (bits >> fmt.mantissa_bits) & ((1 << fmt.exponent_bits) - 1)
     mantissa = bits & ((1 << fmt.mantissa_bits) - 1)
     top = (1 << fmt.exponent_bits) - 1
     if fmt.nonfinite == NAN_AT_NEGATIVE_ZERO and bits == 1 << (fmt.width - 1):
-        return "nan", True, Fraction(0)
+        return "nan", True, 0, 1
     if fmt.nonfinite == NAN_ONLY and field == top and mantissa == (1 << fmt.mantissa_bits) - 1:
-        return "nan", negative, Fraction(0)
+        return "nan", negative, 0, 1
     if fmt.explicit_integer_bit:
-        integer_bit = mantissa >> (fmt.mantissa_bits - 1)
         if field == top:
-            return ("inf" if mantissa == 1 << (fmt.mantissa_bits - 1) else "nan"), negative, Fraction(0)
-        if field and not integer_bit:  # an unnormal
-            return "nan", negative, Fraction(0)
-        exponent = max(field, 1) - fmt.bias - fmt.fraction_bits
-        return "finite", negative, Fraction(mantissa) * Fraction(2) ** exponent
+            return ("inf" if mantissa == 1 << (fmt.mantissa_bits - 1) else "nan"), negative, 0, 1
+        if field and not mantissa >> (fmt.mantissa_bits - 1):  # an unnormal
+            return "nan", negative, 0, 1
+        return ("finite", negative, *_scaled(mantissa, max(field, 1) - fmt.bias - fmt.fraction_bits))
     if fmt.nonfinite == IEEE and field == top:
-        return ("inf" if mantissa == 0 else "nan"), negative, Fraction(0)
+        return ("inf" if mantissa == 0 else "nan"), negative, 0, 1
     if fmt.mantissa_bits == 0:  # f8E8M0FNU: a power of two
-        return "finite", False, Fraction(2) ** (field - fmt.bias)
+        return ("finite", False, *_scaled(1, field - fmt.bias))
     significand = mantissa + (1 << fmt.mantissa_bits if field else 0)
-    return "finite", negative, Fraction(significand) * Fraction(2) ** (max(field, 1) - fmt.bias - fmt.mantissa_bits)
+    return ("finite", negative, *_scaled(significand, max(field, 1) - fmt.bias - fmt.mantissa_bits))
+
+
+def _scaled(significand: int, exponent: int) -> tuple[int, int]:
+    return (significand << exponent, 1) if exponent >= 0 else (significand, 1 << -exponent)
+
+
+def _floor_log2(num: int, den: int) -> int:
+    e = num.bit_length() - den.bit_length()
+    return e - 1 if (num < den << e if e >= 0 else num << -e < den) else e
 
 
 def nan_bits(negative: bool, fmt: FloatFormat) -> int:
@@ -120,38 +127,33 @@ def _assemble(negative: bool, field: int, mantissa: int, fmt: FloatFormat) -> in
     return (int(negative and fmt.signed) << (fmt.width - 1)) | (field << fmt.mantissa_bits) | mantissa
 
 
-def encode(negative: bool, value: Fraction, fmt: FloatFormat) -> int:
-    """The bits of `±value` rounded to the type, to nearest with ties to even."""
+def encode(negative: bool, num: int, den: int, fmt: FloatFormat) -> int:
+    """The bits of `±num/den` rounded to the type, to nearest with ties to even."""
     if fmt.mantissa_bits == 0:
         # f8E8M0FNU: powers of two only; what underflows is the smallest (there is no zero);
         # APFloat keeps a sign that its bitcast ORs into the top bit (-4.0 is 4.0, -1.0 NaN).
-        if value == 0:
+        if num == 0:
             return 0
-        exponent = value.numerator.bit_length() - value.denominator.bit_length()
-        if Fraction(2) ** exponent > value:
-            exponent -= 1
+        exponent = _floor_log2(num, den)
         # Halfway (1.5 * 2**e) rounds up: the one significand bit is always odd.
-        field = exponent + fmt.bias + (value >= Fraction(3, 2) * Fraction(2) ** exponent)
+        halfway = (2 * num >= 3 * den << exponent) if exponent >= 0 else (2 * num << -exponent >= 3 * den)
+        field = exponent + fmt.bias + halfway
         if field >= (1 << fmt.exponent_bits) - 1:
             return nan_bits(False, fmt)
         return 0 if field < 0 else field | (int(negative) << (fmt.width - 1))
-    if fmt.nonfinite == NAN_AT_NEGATIVE_ZERO and value == 0:
-        negative = False
-    if value == 0:
-        return _assemble(negative, 0, 0, fmt)
-    exponent = value.numerator.bit_length() - value.denominator.bit_length()
-    if Fraction(2) ** exponent > value:
-        exponent -= 1
-    exponent = max(exponent, fmt.min_exponent)
-    scaled = value / Fraction(2) ** (exponent - fmt.fraction_bits)
-    n, rest = divmod(scaled.numerator, scaled.denominator)
-    if 2 * rest > scaled.denominator or (2 * rest == scaled.denominator and n % 2):
+    if num == 0:
+        return _assemble(negative and fmt.nonfinite != NAN_AT_NEGATIVE_ZERO, 0, 0, fmt)
+    exponent = max(_floor_log2(num, den), fmt.min_exponent)
+    shift = fmt.fraction_bits - exponent
+    n, rest = divmod(num << shift, den) if shift >= 0 else divmod(num, den << -shift)
+    divisor = den if shift >= 0 else den << -shift
+    if 2 * rest > divisor or (2 * rest == divisor and n % 2):
         n += 1
     if n >> (fmt.fraction_bits + 1):  # rounded up to the next power of two
         n >>= 1
         exponent += 1
     if n == 0:
-        return _assemble(negative if fmt.nonfinite != NAN_AT_NEGATIVE_ZERO else False, 0, 0, fmt)
+        return _assemble(negative and fmt.nonfinite != NAN_AT_NEGATIVE_ZERO, 0, 0, fmt)
     normal = bool(n >> fmt.fraction_bits)
     field = exponent + fmt.bias if normal else 0
     mantissa = n if fmt.explicit_integer_bit else n & ((1 << fmt.fraction_bits) - 1)
@@ -161,18 +163,21 @@ def encode(negative: bool, value: Fraction, fmt: FloatFormat) -> int:
     return _assemble(negative, field, mantissa, fmt)
 
 
-def to_string(negative: bool, value: Fraction, fmt: FloatFormat, precision: int, max_padding: int,
+def to_string(negative: bool, num: int, den: int, fmt: FloatFormat, precision: int, max_padding: int,
               truncate_zero: bool) -> str:
-    """LLVM's `APFloat::toString(Str, FormatPrecision, FormatMaxPadding, TruncateZero)`."""
+    """LLVM's `APFloat::toString(Str, FormatPrecision, FormatMaxPadding, TruncateZero)` of
+    `±num/den` (den a power of two)."""
     sign = "-" if negative else ""
-    if value == 0:
+    if num == 0:
         if max_padding:
             return sign + "0"
         return sign + ("0.0E+0" if truncate_zero else "0.0" + "0" * max(precision - 1, 0) + "e+00")
     if not precision:
         precision = 2 + fmt.precision * 59 // 196
+    # In lowest terms (LLVM drops the significand's trailing zero bits first).
+    common = min((num & -num).bit_length(), den.bit_length()) - 1
+    num, den = num >> common, den >> common
     # Exact decimal significand: value = digits * 10**exp.
-    num, den = value.numerator, value.denominator
     t = den.bit_length() - 1  # den is a power of two
     digits, exp = (num * 5 ** t, -t) if t else (num, 0)
     # Drop the decimal digits beyond what the precision can need (truncating, like LLVM).
@@ -224,15 +229,23 @@ def print_bits(bits: int, fmt: FloatFormat) -> str:
     """MLIR's `printFloatValue`: `toString(6, 0, false)` when it reads back to the same bits,
     else `toString()` when that has a '.', else the bits as a C literal (`0x7FC00000`, no
     leading zeros)."""
-    kind, negative, value = decode(bits, fmt)
+    kind, negative, num, den = decode(bits, fmt)
     if kind == "finite":
-        text = to_string(negative, value, fmt, 6, 0, False)
-        if encode(negative, Fraction(text.lstrip("-")), fmt) == bits:
+        text = to_string(negative, num, den, fmt, 6, 0, False)
+        if encode(negative, *decimal_ratio(text), fmt) == bits:
             return text
-        text = to_string(negative, value, fmt, 0, 3, True)
+        text = to_string(negative, num, den, fmt, 0, 3, True)
         if "." in text:
             return text
     elif kind == "nan" and fmt.explicit_integer_bit:  # APFloat's bitcast of an f80 NaN
-        bits = (bits & ~(((1 << fmt.exponent_bits) - 1) << fmt.mantissa_bits)) | (
-            ((1 << fmt.exponent_bits) - 1) << fmt.mantissa_bits)
+        bits |= ((1 << fmt.exponent_bits) - 1) << fmt.mantissa_bits
     return f"0x{bits:X}"
+
+
+def decimal_ratio(text: str) -> tuple[int, int]:
+    """`(num, den)` of a decimal such as toString's `-d.dddddde+XX` or `849.599975` (sign
+    ignored)."""
+    mantissa, _, exponent = text.lstrip("-").lower().partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits, exp10 = int(whole + fraction), int(exponent or 0) - len(fraction)
+    return (digits * 10 ** exp10, 1) if exp10 >= 0 else (digits, 10 ** -exp10)

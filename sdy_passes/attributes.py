@@ -12,7 +12,6 @@ import math
 import re
 import struct
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Union
 
 from sdy_passes import _apfloat
@@ -246,7 +245,7 @@ def float_bits(value: float, type: Type) -> int:
     negative = math.copysign(1.0, value) < 0
     if math.isinf(value):
         return _apfloat.infinity_bits(negative, fmt)
-    return _apfloat.encode(negative, Fraction(abs(value)), fmt)
+    return _apfloat.encode(negative, *abs(value).as_integer_ratio(), fmt)
 
 
 def round_float(value: float, type: Type) -> float:
@@ -263,14 +262,14 @@ def float_value(bits: int, type: Type) -> float:
     """The value of `type` with bit pattern `bits` as a Python float (the nearest one beyond
     f64's range)."""
     fmt = _float_format(type)
-    kind, negative, magnitude = _apfloat.decode(bits, fmt)
+    kind, negative, num, den = _apfloat.decode(bits, fmt)
     if kind == "nan":  # a double NaN with the payload's bits on top (IEEE types up to f64)
         payload = bits & ((1 << fmt.mantissa_bits) - 1) if fmt.nonfinite == _apfloat.IEEE else 0
         raw = (int(negative) << 63) | (0x7FF << 52) | ((payload << (52 - fmt.mantissa_bits)) if payload and (
             fmt.mantissa_bits <= 52) else 1 << 51)
         return struct.unpack("<d", struct.pack("<Q", raw))[0]
     try:
-        number = math.inf if kind == "inf" else float(magnitude)
+        number = math.inf if kind == "inf" else num / den
     except OverflowError:  # f80, f128
         number = math.inf
     return -number if negative else number

@@ -32,7 +32,7 @@ from sdy_passes.attributes import (
     UnitAttr, UnknownLoc, UnrankedTensorType, factor_name, float_bits, float_value,
     format_float_bits, round_float as _round_float,
 )
-from sdy_passes._apfloat import FORMATS
+from sdy_passes._apfloat import FORMATS, decimal_ratio, encode
 from sdy_passes.errors import IRParseError
 from sdy_passes.dialects import ATTRIBUTES, COMPLETE_DIALECTS, DEFAULT_DIALECT, JAXLIB_DIALECTS, lookup
 from sdy_passes.dialects._base import ATTRIBUTE_KINDS, add_operands, set_results
@@ -1507,6 +1507,8 @@ def _canonical_dense_body(body: str, typ: Type) -> str:
     bad = _NON_ASCII.search(s)
     if bad:
         raise lexer.LexError("unexpected character", lead + bad.start())
+    if s.startswith('"0x') and isinstance(typ, RankedTensorType):
+        return _canonical_dense_blob(s[3:-1], typ, -len("dense<"))
     if not s or s.startswith('"') or not isinstance(typ, RankedTensorType):
         return s
     el = typ.element_type
@@ -1542,7 +1544,76 @@ def _canonical_dense_body(body: str, typ: Type) -> str:
         return s
     if all(x == leaves[0] for x in leaves):
         return leaves[0]
+    if len(leaves) > HEX_THRESHOLD:
+        return _hex_blob([_leaf_bits(leaf, el) for leaf in leaves], el)
     return "".join(out)
+
+
+HEX_THRESHOLD = 100
+"""jaxlib prints a dense attribute of more elements than this (not a splat) as its raw data."""
+
+
+def _element_bytes(el: Type) -> int:
+    return 8 if isinstance(el, IndexType) else -(-(FORMATS[el.name].width if isinstance(el, FloatType) else el.width) // 8)
+
+
+def _hex_blob(bits: list[int], el: Type) -> str:
+    """`"0x..."`: the elements' bits little-endian, whole bytes each, as MLIR prints raw data."""
+    size = _element_bytes(el)
+    return '"0x' + b"".join(b.to_bytes(size, "little") for b in bits).hex().upper() + '"'
+
+
+def _leaf_bits(leaf: str, el: Type) -> int:
+    """The bits of a canonical element (what `_canonical_number` printed reads back exactly)."""
+    if isinstance(el, FloatType):
+        if leaf.startswith(("0x", "-0x")):
+            return int(leaf, 16)
+        return encode(leaf.startswith("-"), *decimal_ratio(leaf), FORMATS[el.name])
+    if leaf in ("true", "false"):
+        return int(leaf == "true")
+    width = 64 if isinstance(el, IndexType) else el.width
+    return int(leaf) & ((1 << width) - 1)
+
+
+def _canonical_dense_blob(digits: str, typ: RankedTensorType, pos: int) -> str:
+    """MLIR prints a hex blob (`"0x..."`: little-endian elements of whole bytes each, or one
+    for a splat) of ints and floats as their elements; i1 and complex blobs are kept as written.
+    A blob of another size is MLIR's error, at `dense`."""
+    el = typ.element_type
+    if isinstance(el, FloatType):
+        width, text = FORMATS[el.name].width, (lambda bits: format_float_bits(bits, el))
+    elif isinstance(el, IntegerType) and el.width > 1:
+        width = el.width
+
+        def text(bits: int) -> str:
+            if el.signedness != "u" and bits >> (width - 1):  # signless and signed print signed
+                bits -= 1 << width
+            return str(bits)
+    else:
+        return f'"0x{digits}"'
+    size, count = _element_bytes(el), math.prod(typ.shape)
+    if len(digits) % 2 or not all(c in "0123456789abcdefABCDEF" for c in digits) or len(digits) // 2 not in (
+            size, size * count):
+        raise lexer.LexError(f"elements hex data size is invalid for provided type: '{typ}'", pos)
+    raw = bytes.fromhex(digits)
+    leaves = [text(int.from_bytes(raw[i:i + size], "little") & ((1 << width) - 1)) for i in range(0, len(raw), size)]
+    if not leaves:
+        return f'"0x{digits}"'
+    if all(x == leaves[0] for x in leaves):
+        return leaves[0]
+    if count > HEX_THRESHOLD:
+        return f'"0x{digits.upper()}"'
+
+    def nested(dims: tuple, at: int) -> tuple[str, int]:
+        if not dims:
+            return leaves[at], at + 1
+        parts = []
+        for _ in range(dims[0]):
+            part, at = nested(dims[1:], at)
+            parts.append(part)
+        return "[" + ", ".join(parts) + "]", at
+
+    return nested(tuple(typ.shape), 0)[0]
 
 
 def _canonical_number(lit: str, el: Type, pos: int) -> str | None:

@@ -1,5 +1,5 @@
 """Float constants of every MLIR float type print as jaxlib 0.10.2 prints them: dense elements
-(splat and not) and float attributes written in decimal and in hex (NaN payloads, infinities,
+(splat and not, hex blobs too, and past 100 elements the hex form jaxlib prints) and float attributes written in decimal and in hex (NaN payloads, infinities,
 f80 unnormals, FNUZ's NaN at negative zero, f8E8M0FNU's sign), against jaxlib in a child."""
 
 from __future__ import annotations
@@ -49,11 +49,14 @@ def _literal(rng: random.Random, width: int) -> str:
 
 def _module(rng: random.Random, name: str) -> str:
     width = FORMATS[name].width
-    n = rng.choice([1, 2, 3, 4])
+    n = rng.choice([1, 2, 3, 4]) if rng.random() < 0.9 else rng.randint(100, 130)  # > 100: printed as hex
     values = [_literal(rng, width) for _ in range(n)]
     if n > 1 and rng.random() < 0.3:
         values = [values[0]] * n  # a splat written out
     dense = values[0] if n == 1 and rng.random() < 0.5 else "[" + ", ".join(values) + "]"
+    if rng.random() < 0.2:  # a hex blob: whole bytes per element, or one for a splat
+        size = -(-width // 8)
+        dense = '"0x' + "".join(f"{rng.getrandbits(8):02X}" for _ in range(size * rng.choice([1, n]))) + '"'
     # (a float attribute holds a Python float: f80 and f128 values beyond it are not exact)
     scalar = _literal(rng, width) if name not in ("f80", "f128") else rng.choice(["1.5", "-0.0", "0x0"])
     return (f"func.func @f() attributes {{d = dense<{dense}> : tensor<{n}x{name}>, s = {scalar} : {name}}} {{\n"
@@ -97,6 +100,26 @@ def test_float_constants_print_as_jaxlib(seed):
 ])
 def test_found_instances(dense, type, printed):
     assert str(sdy_passes.parse_attribute(f"dense<{dense}> : tensor<{type}>")) == f"dense<{printed}> : tensor<{type}>"
+
+
+@pytest.mark.parametrize("text, printed", [
+    ('dense<"0xFF00FFFF"> : tensor<2x1xi16>', "dense<[[255], [-1]]> : tensor<2x1xi16>"),
+    ('dense<"0xFF"> : tensor<2xui8>', "dense<255> : tensor<2xui8>"),
+    ('dense<"0x0F"> : tensor<2xi4>', "dense<-1> : tensor<2xi4>"),
+    ('dense<"0x0102030405060708"> : tensor<2x2xbf16>',
+     "dense<[[9.477420e-38, 1.539900e-36], [2.501450e-35, 4.062510e-34]]> : tensor<2x2xbf16>"),
+    ('dense<"0x0000C07F"> : tensor<f32>', "dense<0x7FC00000> : tensor<f32>"),
+])
+def test_hex_blobs_print_as_their_elements(text, printed):
+    # What jaxlib printed: MLIR reads a blob into elements and prints those.
+    assert str(sdy_passes.parse_attribute(text)) == printed
+
+
+def test_a_blob_of_the_wrong_size_is_refused_at_dense():
+    with pytest.raises(SdyError) as info:
+        sdy_passes.parse_module('func.func @f() attributes {d = dense<"0x0000"> : tensor<2xf32>} {\n  return\n}')
+    assert info.value.message == "elements hex data size is invalid for provided type: 'tensor<2xf32>'"
+    assert (info.value.line, info.value.col) == (1, 32)
 
 
 @pytest.mark.parametrize("literal, message, col", [
