@@ -135,12 +135,15 @@ def encode(negative: bool, num: int, den: int, fmt: FloatFormat) -> int:
         if num == 0:
             return 0
         exponent = _floor_log2(num, den)
+        if exponent < -fmt.bias:  # below the smallest: from above half of it, it (signed); else zero
+            above_half = exponent == -fmt.bias - 1 and num << -exponent > den
+            return (int(negative) << (fmt.width - 1)) if above_half else 0
         # Halfway (1.5 * 2**e) rounds up: the one significand bit is always odd.
         halfway = (2 * num >= 3 * den << exponent) if exponent >= 0 else (2 * num << -exponent >= 3 * den)
         field = exponent + fmt.bias + halfway
         if field >= (1 << fmt.exponent_bits) - 1:
             return nan_bits(False, fmt)
-        return 0 if field < 0 else field | (int(negative) << (fmt.width - 1))
+        return field | (int(negative) << (fmt.width - 1))
     if num == 0:
         return _assemble(negative and fmt.nonfinite != NAN_AT_NEGATIVE_ZERO, 0, 0, fmt)
     exponent = max(_floor_log2(num, den), fmt.min_exponent)
@@ -232,17 +235,23 @@ def print_bits(bits: int, fmt: FloatFormat) -> str:
     kind, negative, num, den = decode(bits, fmt)
     if kind == "finite":
         text = to_string(negative, num, den, fmt, 6, 0, False)
-        if encode(negative, *decimal_ratio(text), fmt) == bits:
+        if encode(negative, *_decimal_ratio(text), fmt) == bits:
             return text
         text = to_string(negative, num, den, fmt, 0, 3, True)
         if "." in text:
             return text
-    elif kind == "nan" and fmt.explicit_integer_bit:  # APFloat's bitcast of an f80 NaN
+    return f"0x{stored_bits(bits, fmt):X}"
+
+
+def stored_bits(bits: int, fmt: FloatFormat) -> int:
+    """The bits APFloat's bitcast gives back: an f80 NaN (an unnormal too) gets the all-ones
+    exponent."""
+    if fmt.explicit_integer_bit and decode(bits, fmt)[0] == "nan":
         bits |= ((1 << fmt.exponent_bits) - 1) << fmt.mantissa_bits
-    return f"0x{bits:X}"
+    return bits
 
 
-def decimal_ratio(text: str) -> tuple[int, int]:
+def _decimal_ratio(text: str) -> tuple[int, int]:
     """`(num, den)` of a decimal such as toString's `-d.dddddde+XX` or `849.599975` (sign
     ignored)."""
     mantissa, _, exponent = text.lstrip("-").lower().partition("e")

@@ -255,7 +255,7 @@ def round_float(value: float, type: Type) -> float:
         return float_value(float_bits(value, type), type)
     # f8E8M0FNU: APFloat keeps the sign of what rounds to a power of two, not of what underflows.
     magnitude = float_value(float_bits(abs(value), type), type)
-    return -magnitude if value < 0 and abs(value) >= 1.5 * 2.0 ** -128 and not math.isnan(magnitude) else magnitude
+    return -magnitude if value < 0 and abs(value) > 2.0 ** -128 and not math.isnan(magnitude) else magnitude
 
 
 def float_value(bits: int, type: Type) -> float:

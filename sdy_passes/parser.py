@@ -32,7 +32,7 @@ from sdy_passes.attributes import (
     UnitAttr, UnknownLoc, UnrankedTensorType, factor_name, float_bits, float_value,
     format_float_bits, round_float as _round_float,
 )
-from sdy_passes._apfloat import FORMATS, decimal_ratio, encode
+from sdy_passes._apfloat import FORMATS, stored_bits
 from sdy_passes.errors import IRParseError
 from sdy_passes.dialects import ATTRIBUTES, COMPLETE_DIALECTS, DEFAULT_DIALECT, JAXLIB_DIALECTS, lookup
 from sdy_passes.dialects._base import ATTRIBUTE_KINDS, add_operands, set_results
@@ -1512,6 +1512,7 @@ def _canonical_dense_body(body: str, typ: Type) -> str:
     if not s or s.startswith('"') or not isinstance(typ, RankedTensorType):
         return s
     el = typ.element_type
+    raw = math.prod(typ.shape) > HEX_THRESHOLD  # elements as bits: printed as hex unless a splat
     pos, stack, out, leaves = 0, [], [], []
     try:
         while pos < len(s):
@@ -1531,7 +1532,7 @@ def _canonical_dense_body(body: str, typ: Type) -> str:
                 return s  # complex literals: keep as written
             else:
                 lit = m.group(6) or m.group(7)
-                leaf = _canonical_number(lit, el, lead + m.start(m.lastindex))
+                leaf = _canonical_number(lit, el, lead + m.start(m.lastindex), raw)
                 if leaf is None:
                     return s
                 leaves.append(leaf)
@@ -1543,10 +1544,10 @@ def _canonical_dense_body(body: str, typ: Type) -> str:
     if stack or not leaves:
         return s
     if all(x == leaves[0] for x in leaves):
-        return leaves[0]
-    if len(leaves) > HEX_THRESHOLD:
-        return _hex_blob([_leaf_bits(leaf, el) for leaf in leaves], el)
-    return "".join(out)
+        return _leaf_text(leaves[0], el) if raw else leaves[0]
+    if raw and len(leaves) == math.prod(typ.shape):
+        return _hex_blob(leaves, el)
+    return "".join(x if isinstance(x, str) else _leaf_text(x, el) for x in out)
 
 
 HEX_THRESHOLD = 100
@@ -1563,16 +1564,16 @@ def _hex_blob(bits: list[int], el: Type) -> str:
     return '"0x' + b"".join(b.to_bytes(size, "little") for b in bits).hex().upper() + '"'
 
 
-def _leaf_bits(leaf: str, el: Type) -> int:
-    """The bits of a canonical element (what `_canonical_number` printed reads back exactly)."""
+def _leaf_text(bits: int, el: Type) -> str:
+    """How MLIR prints the element of type `el` whose bits are `bits`."""
     if isinstance(el, FloatType):
-        if leaf.startswith(("0x", "-0x")):
-            return int(leaf, 16)
-        return encode(leaf.startswith("-"), *decimal_ratio(leaf), FORMATS[el.name])
-    if leaf in ("true", "false"):
-        return int(leaf == "true")
+        return format_float_bits(bits, el)
+    if isinstance(el, IntegerType) and el.width == 1:
+        return "true" if bits else "false"
     width = 64 if isinstance(el, IndexType) else el.width
-    return int(leaf) & ((1 << width) - 1)
+    if not (isinstance(el, IntegerType) and el.signedness == "u") and bits >> (width - 1):
+        bits -= 1 << width  # signless and signed print signed
+    return str(bits)
 
 
 def _canonical_dense_blob(digits: str, typ: RankedTensorType, pos: int) -> str:
@@ -1581,14 +1582,9 @@ def _canonical_dense_blob(digits: str, typ: RankedTensorType, pos: int) -> str:
     A blob of another size is MLIR's error, at `dense`."""
     el = typ.element_type
     if isinstance(el, FloatType):
-        width, text = FORMATS[el.name].width, (lambda bits: format_float_bits(bits, el))
+        width = FORMATS[el.name].width
     elif isinstance(el, IntegerType) and el.width > 1:
         width = el.width
-
-        def text(bits: int) -> str:
-            if el.signedness != "u" and bits >> (width - 1):  # signless and signed print signed
-                bits -= 1 << width
-            return str(bits)
     else:
         return f'"0x{digits}"'
     size, count = _element_bytes(el), math.prod(typ.shape)
@@ -1596,13 +1592,14 @@ def _canonical_dense_blob(digits: str, typ: RankedTensorType, pos: int) -> str:
             size, size * count):
         raise lexer.LexError(f"elements hex data size is invalid for provided type: '{typ}'", pos)
     raw = bytes.fromhex(digits)
-    leaves = [text(int.from_bytes(raw[i:i + size], "little") & ((1 << width) - 1)) for i in range(0, len(raw), size)]
+    leaves = [int.from_bytes(raw[i:i + size], "little") & ((1 << width) - 1) for i in range(0, len(raw), size)]
     if not leaves:
         return f'"0x{digits}"'
     if all(x == leaves[0] for x in leaves):
-        return leaves[0]
+        return _leaf_text(leaves[0], el)
     if count > HEX_THRESHOLD:
         return f'"0x{digits.upper()}"'
+    leaves = [_leaf_text(x, el) for x in leaves]
 
     def nested(dims: tuple, at: int) -> tuple[str, int]:
         if not dims:
@@ -1616,7 +1613,9 @@ def _canonical_dense_blob(digits: str, typ: RankedTensorType, pos: int) -> str:
     return nested(tuple(typ.shape), 0)[0]
 
 
-def _canonical_number(lit: str, el: Type, pos: int) -> str | None:
+def _canonical_number(lit: str, el: Type, pos: int, raw: bool = False) -> str | int | None:
+    """MLIR's text of one dense element (its bits with `raw`); LexError where MLIR refuses it,
+    None for a literal kept as written."""
     if lit.startswith("+"):
         raise lexer.LexError("expected element literal of primitive type", pos)
     sign = lit.startswith("-")  # MLIR points past a sign
@@ -1631,13 +1630,15 @@ def _canonical_number(lit: str, el: Type, pos: int) -> str | None:
         if "0x" in lit:
             if _int_literal(lit, _float_width(el)) is None:
                 raise lexer.LexError("hexadecimal float constant out of range for type", pos)
-            return format_float_bits(int(lit, 16), el)  # the bits as given (NaN payloads too)
-        return format_float_bits(float_bits(float(lit), el), el)
+            bits = stored_bits(int(lit, 16), FORMATS[el.name])  # the bits as given (NaN payloads too)
+        else:
+            bits = float_bits(float(lit), el)
+        return bits if raw else format_float_bits(bits, el)
     if isinstance(el, IntegerType):
         if lit in ("true", "false"):
             if el.width != 1:
                 raise lexer.LexError("expected i1 type for 'true' or 'false' values", pos)
-            return lit
+            return int(lit == "true") if raw else lit
         if "." in lit:
             return None
         pos += sign
@@ -1646,11 +1647,13 @@ def _canonical_number(lit: str, el: Type, pos: int) -> str | None:
         value = _int_literal(lit, el.width + 1)
         if value is None or not _fits(value, el):
             raise lexer.LexError("integer constant out of range for type", pos)
+        if raw:
+            return value & ((1 << el.width) - 1)
         if el.width == 1:
             return "true" if value else "false"
         if el.signedness == "" and value >= 1 << (el.width - 1):  # signless prints signed
             value -= 1 << el.width
         return str(value)
     if isinstance(el, IndexType):
-        return str(int(lit))
+        return int(lit) & ((1 << 64) - 1) if raw else str(int(lit))
     return None
