@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import math
 import re
+import struct
 from dataclasses import dataclass, field
 from typing import Union
 
+from sdy_passes import _apfloat
 from sdy_passes._lazy import load
 from sdy_passes.errors import SdyError
 
@@ -211,119 +213,70 @@ def _short(value) -> str:
 
 
 def format_float(value: float, type: Type) -> str:
-    """Print a float exactly as MLIR's `printFloatValue` does.
+    """Print a float of `type` exactly as MLIR's `printFloatValue` does.
 
     First `APFloat::toString(6, 0, false)` (`1.000000e+00`, `1.000980e-01`), kept when it reads
     back to the same value of `type`; else `APFloat::toString()` (shortest natural digits,
     `0.1234567`, `9.99999974E-6`) when that has a '.'; else the bits in hexadecimal (NaN,
     infinities, `0x412E848200000000` for 1000001.0).
     """
-    if math.isfinite(value):
-        s = _apfloat_to_string(value, type, 6, 0, False)
-        if _round_to(float(s), type) == value:
-            return s
-        s = _apfloat_to_string(value, type, 0, 3, True)
-        if "." in s:
-            return s
-    return _float_hex(value, type)
+    if value < 0 and not _float_format(type).signed:  # (APFloat's value keeps the sign)
+        return "-" + format_float(-value, type)
+    return format_float_bits(float_bits(value, type), type)
 
 
-def _precision_bits(type: Type) -> int:
-    name = type.name if isinstance(type, FloatType) else "f64"
-    fixed = {"f64": 53, "f32": 24, "f16": 11, "bf16": 8, "tf32": 11, "f80": 64, "f128": 113}
-    if name in fixed:
-        return fixed[name]
-    m = re.match(r"f[0-9]+E[0-9]+M([0-9]+)", name)
-    return int(m.group(1)) + 1 if m else 53
+def format_float_bits(bits: int, type: Type) -> str:
+    """`printFloatValue` of the value of `type` whose bit pattern is `bits` (see `_apfloat`)."""
+    return _apfloat.print_bits(bits, _float_format(type))
 
 
-def _apfloat_to_string(value: float, type: Type, precision: int, max_padding: int,
-                       truncate_zero: bool) -> str:
-    """LLVM's `APFloat::toString(Str, FormatPrecision, FormatMaxPadding, TruncateZero)`."""
-    sign = "-" if math.copysign(1.0, value) < 0 else ""
-    value = abs(value)
-    if value == 0:
-        if max_padding:
-            return sign + "0"
-        return sign + ("0.0E+0" if truncate_zero else "0.0" + "0" * max(precision - 1, 0) + "e+00")
-    if not precision:
-        precision = 2 + _precision_bits(type) * 59 // 196
-    # Exact decimal significand: value = digits * 10**exp.
-    num, den = value.as_integer_ratio()
-    t = den.bit_length() - 1  # den is a power of two
-    digits, exp = (num * 5 ** t, -t) if t else (num, 0)
-    # Drop the decimal digits beyond what the precision can need (truncating, like LLVM).
-    bits_required = (precision * 196 + 58) // 59
-    if digits.bit_length() > bits_required:
-        removable = (digits.bit_length() - bits_required) * 59 // 196
-        if removable:
-            digits //= 10 ** removable
-            exp += removable
-    text = str(digits)
-    stripped = text.rstrip("0")
-    exp += len(text) - len(stripped)
-    text = stripped
-    if len(text) > precision:  # round half up to `precision` digits
-        dropped = len(text) - precision
-        kept = int(text[:precision]) + (text[precision] >= "5")
-        exp += dropped
-        text = str(kept)
-        if len(text) > precision:  # carried into a new digit: 99..9 → 100..0
-            exp += len(text) - precision
-            text = text[:precision]
-        stripped = text.rstrip("0")
-        exp += len(text) - len(stripped)
-        text = stripped
-    n = len(text)
-    if not max_padding:
-        scientific = True
-    elif exp >= 0:
-        scientific = exp > max_padding or n + exp > precision
-    else:
-        msd = exp + n - 1
-        scientific = msd < 0 and -msd > max_padding
-    if scientific:
-        e = exp + n - 1
-        mantissa = text[0] + "." + ("0" if n == 1 and truncate_zero else text[1:])
-        if not truncate_zero and precision > n - 1:
-            mantissa += "0" * (precision - n + 1)
-        exp_text = str(abs(e)).rjust(1 if truncate_zero else 2, "0")
-        return f"{sign}{mantissa}{'E' if truncate_zero else 'e'}{'+' if e >= 0 else '-'}{exp_text}"
-    if exp >= 0:
-        return sign + text + "0" * exp
-    whole = exp + n
-    if whole > 0:
-        return sign + text[:whole] + "." + text[whole:]
-    return sign + "0." + "0" * (-whole) + text
+def float_bits(value: float, type: Type) -> int:
+    """The bits of `value` (a Python float) converted to `type` as APFloat converts a double:
+    to nearest, ties to even, each type's overflow; a NaN keeps its sign and, for IEEE types,
+    the top bits of its payload (all of them for a NaN that `float_value` made)."""
+    fmt = _float_format(type)
+    if math.isnan(value):
+        raw = struct.unpack("<Q", struct.pack("<d", value))[0]
+        negative = bool(raw >> 63)
+        if fmt.nonfinite != _apfloat.IEEE or fmt.explicit_integer_bit or fmt.mantissa_bits > 52:
+            return _apfloat.nan_bits(negative, fmt)
+        payload = (raw & ((1 << 52) - 1)) >> (52 - fmt.mantissa_bits)
+        return _apfloat.infinity_bits(negative, fmt) | (payload or _apfloat.nan_bits(False, fmt))
+    negative = math.copysign(1.0, value) < 0
+    if math.isinf(value):
+        return _apfloat.infinity_bits(negative, fmt)
+    return _apfloat.encode(negative, *abs(value).as_integer_ratio(), fmt)
 
 
 def round_float(value: float, type: Type) -> float:
-    """`value` rounded to the nearest value of float type `type` (as a Python float)."""
-    return _round_to(value, type)
+    """`value` rounded to the nearest value of float type `type` (as a Python float; NaN where
+    the type makes one)."""
+    if math.isnan(value) or _float_format(type).signed:
+        return float_value(float_bits(value, type), type)
+    # f8E8M0FNU: APFloat keeps the sign of what rounds to a power of two, not of what underflows.
+    magnitude = float_value(float_bits(abs(value), type), type)
+    return -magnitude if value < 0 and abs(value) > 2.0 ** -128 and not math.isnan(magnitude) else magnitude
 
 
-def _round_to(value: float, type: Type) -> float:
-    name = type.name if isinstance(type, FloatType) else "f64"
-    if name == "f64":
-        return value
-    np = load("numpy")
-    with np.errstate(over="ignore", invalid="ignore"):  # out of range rounds to ±inf
-        return _round_numpy(value, name)
+def float_value(bits: int, type: Type) -> float:
+    """The value of `type` with bit pattern `bits` as a Python float (the nearest one beyond
+    f64's range)."""
+    fmt = _float_format(type)
+    kind, negative, num, den = _apfloat.decode(bits, fmt)
+    if kind == "nan":  # a double NaN with the payload's bits on top (IEEE types up to f64)
+        payload = bits & ((1 << fmt.mantissa_bits) - 1) if fmt.nonfinite == _apfloat.IEEE else 0
+        raw = (int(negative) << 63) | (0x7FF << 52) | ((payload << (52 - fmt.mantissa_bits)) if payload and (
+            fmt.mantissa_bits <= 52) else 1 << 51)
+        return struct.unpack("<d", struct.pack("<Q", raw))[0]
+    try:
+        number = math.inf if kind == "inf" else num / den
+    except OverflowError:  # f80, f128
+        number = math.inf
+    return -number if negative else number
 
 
-def _round_numpy(value: float, name: str) -> float:
-    np = load("numpy")
-    dtype = load("sdy_passes.element_types").numpy_dtype(FloatType(name))
-    return float(np.array(value).astype(dtype)) if dtype is not None else value
-
-
-def _float_hex(value: float, type: Type) -> str:
-    np = load("numpy")
-    numpy_dtype = load("sdy_passes.element_types").numpy_dtype
-    dtype = numpy_dtype(type) if isinstance(type, FloatType) else None
-    dtype = np.dtype(np.float64) if dtype is None else dtype
-    bits = np.array(value).astype(dtype).view(f"u{dtype.itemsize}").item()
-    return f"0x{bits:0{2 * dtype.itemsize}X}"
+def _float_format(type: Type) -> _apfloat.FloatFormat:
+    return _apfloat.FORMATS[type.name if isinstance(type, FloatType) else "f64"]
 
 
 # --------------------------------------------------------------------------------------------

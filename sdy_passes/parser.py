@@ -29,9 +29,10 @@ from sdy_passes.attributes import (
     IndexType, IntegerAttr, IntegerType, NoneType, OpaqueAttr, OpaqueType, Location, NameLoc,
     CallSiteLoc, fused_loc,
     OpShardingRule, RankedTensorType, StringAttr, SymbolRefAttr, TupleType, Type, TypeAttr,
-    UnitAttr, UnknownLoc, UnrankedTensorType, factor_name, format_float,
-    round_float as _round_float,
+    UnitAttr, UnknownLoc, UnrankedTensorType, factor_name, float_bits, float_value,
+    format_float_bits, round_float as _round_float,
 )
+from sdy_passes._apfloat import FORMATS, stored_bits
 from sdy_passes.errors import IRParseError
 from sdy_passes.dialects import ATTRIBUTES, COMPLETE_DIALECTS, DEFAULT_DIALECT, JAXLIB_DIALECTS, lookup
 from sdy_passes.dialects._base import ATTRIBUTE_KINDS, add_operands, set_results
@@ -659,7 +660,7 @@ class Parser:
                 bits = int(lit, 16)
                 if bits >> _float_width(typ):
                     raise self.error("hexadecimal float constant out of range for type", start)
-                return FloatAttr(_float_from_bits(bits, typ), typ)
+                return FloatAttr(float_value(bits, typ), typ)
             return FloatAttr(_round_float(float(lit), typ), typ)
         if is_float:
             raise self.error(f"floating point value not valid for specified type '{typ}'", start)
@@ -1471,17 +1472,7 @@ def _fits(value: int, t: IntegerType) -> bool:
 
 def _float_width(t: FloatType) -> int:
     """Bits of a float type (`f32` -> 32, `bf16` -> 16, `f8E4M3FN` -> 8, `tf32` -> 19)."""
-    if t.name == "tf32":
-        return 19
-    return int(re.match(r"b?f([0-9]+)", t.name).group(1))
-
-
-def _float_from_bits(bits: int, t: FloatType) -> float:
-    np = load("numpy")
-    dt = load("sdy_passes.element_types").numpy_dtype(t) if t.name in ("f16", "bf16", "f32", "f64") else None
-    if dt is None:
-        return float("nan")
-    return float(np.array(bits, f"u{dt.itemsize}").view(dt))
+    return FORMATS[t.name].width
 
 
 _DENSE_TOKEN = re.compile(r"[ \t\n\r]*(?:(\[)|(\])|(,)|(\()|(\))|(true|false)|([-+]?(?:0x[0-9A-Fa-f]+|[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|inf|nan)))")
@@ -1524,11 +1515,13 @@ def _canonical_dense_body(body: str, typ: Type) -> str:
     bad = _NON_ASCII.search(s)
     if bad:
         raise lexer.LexError("unexpected character", lead + bad.start())
+    if s.startswith('"0x') and isinstance(typ, RankedTensorType):
+        return _canonical_dense_blob(s[3:-1], typ, -len("dense<"))
     if not s or s.startswith('"') or not isinstance(typ, RankedTensorType):
-        values = _dense_values(s, typ) if s.startswith('"0x') and isinstance(typ, RankedTensorType) else None
-        return s if values is None else _body_of_values(values, typ)
+        return s
     el = typ.element_type
-    if isinstance(el, FloatType) and math.prod(typ.shape) > HEX_ELEMENTS_LIMIT:
+    raw = math.prod(typ.shape) > HEX_THRESHOLD  # elements as bits: printed as hex unless a splat
+    if raw and isinstance(el, FloatType):
         fast = _decimal_dense_body(s, typ)
         if fast is not None:
             return fast
@@ -1551,7 +1544,7 @@ def _canonical_dense_body(body: str, typ: Type) -> str:
                 return s  # complex literals: keep as written
             else:
                 lit = m.group(6) or m.group(7)
-                leaf = _canonical_number(lit, el, lead + m.start(m.lastindex))
+                leaf = _canonical_number(lit, el, lead + m.start(m.lastindex), raw)
                 if leaf is None:
                     return s
                 leaves.append(leaf)
@@ -1563,16 +1556,15 @@ def _canonical_dense_body(body: str, typ: Type) -> str:
     if stack or not leaves:
         return s
     if all(x == leaves[0] for x in leaves):
-        return leaves[0]
-    if len(leaves) > HEX_ELEMENTS_LIMIT and len(leaves) == math.prod(typ.shape):
-        values = _dense_values("".join(out), typ)
-        if values is not None:
-            return _body_of_values(values, typ)
-    return "".join(out)
+        return _leaf_text(leaves[0], el) if raw else leaves[0]
+    if raw and len(leaves) == math.prod(typ.shape):
+        return _hex_blob(leaves, el)
+    return "".join(x if isinstance(x, str) else _leaf_text(x, el) for x in out)
 
 
-HEX_ELEMENTS_LIMIT = 100
-"""MLIR prints a dense literal of more elements than this, not a splat, as a hex blob."""
+HEX_THRESHOLD = 100
+"""jaxlib prints a dense attribute of more elements than this (not a splat) as its raw data."""
+
 
 _DECIMAL = r"-?[0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?"
 _DECIMAL_LIST = re.compile(rf"[ \t\n\r\[]*{_DECIMAL}(?:[ \t\n\r\]]*,[ \t\n\r\[]*{_DECIMAL})*[ \t\n\r\]]*")
@@ -1580,9 +1572,10 @@ _NOT_A_DIGIT = str.maketrans("", "", "[] \t\n\r")
 
 
 def _decimal_dense_body(s: str, typ: RankedTensorType) -> str | None:
-    """The canonical body of a list of decimal float literals, read at once (as the element-wise
-    path reads each: the nearest f64, then the nearest value of the element type), or None when
-    `s` is not such a list with one literal per element and balanced brackets."""
+    """The canonical body of a long list of decimal float literals read at once, with the element
+    path's rounding (the nearest f64, then the nearest value of the element type), or None (the
+    element path decides) unless `s` is such a list, one literal per element, every value finite
+    in the element type."""
     np = load("numpy")
     dt = load("sdy_passes.element_types").numpy_dtype(typ.element_type)
     if dt is None or s.count("[") != s.count("]") or not _DECIMAL_LIST.fullmatch(s):
@@ -1590,72 +1583,102 @@ def _decimal_dense_body(s: str, typ: RankedTensorType) -> str | None:
     parts = s.translate(_NOT_A_DIGIT).split(",")
     if len(parts) != math.prod(typ.shape):
         return None
-    with np.errstate(over="ignore", invalid="ignore"):  # out of range rounds to ±inf
-        return _body_of_values(np.fromiter(map(float, parts), np.float64, len(parts)).astype(dt), typ)
-
-
-def _dense_values(text: str, typ: RankedTensorType):
-    """The values of body `text` (canonical decimal or a hex blob) as a numpy array, or None for
-    an element type numpy lacks, complex elements, no elements or a hex blob of the wrong size."""
-    element_types = load("sdy_passes.element_types")
-    dt = element_types.numpy_dtype(typ.element_type)
-    if dt is None or dt.kind == "c" or not math.prod(typ.shape):
-        return None
-    try:
-        return element_types.dense_to_numpy(text, typ)
-    except ValueError:
-        return None
-
-
-def _body_of_values(values, typ: RankedTensorType) -> str:
-    """MLIR's print of dense values: a splat when all elements have the same bits, above
-    HEX_ELEMENTS_LIMIT elements each element's bytes (little-endian, upper-case hex), else a
-    list nested as the shape."""
-    flat = values.reshape(-1)
-    bits = flat.view(f"u{flat.dtype.itemsize}")
-    el = typ.element_type
+    wide = np.fromiter(map(float, parts), np.float64, len(parts))
+    with np.errstate(over="ignore", invalid="ignore"):
+        values = wide.astype(dt)
+    if not (np.isfinite(wide).all() and np.isfinite(values.astype(np.float64)).all()):
+        return None  # overflow: each type's own rule, element by element
+    bits = values.view(f"u{dt.itemsize}")
     if (bits == bits[0]).all():
-        return _element_text(flat[0], int(bits[0]), el)
-    if flat.size > HEX_ELEMENTS_LIMIT:
-        return '"0x' + bits.astype(f"<u{flat.dtype.itemsize}").tobytes().hex().upper() + '"'
-    items = [_element_text(v, int(b), el) for v, b in zip(flat, bits)]
-    for d in reversed(typ.shape[1:]):
-        items = ["[" + ", ".join(items[i:i + d]) + "]" for i in range(0, len(items), d)]
-    return "[" + ", ".join(items) + "]"
+        return _leaf_text(int(bits[0]), typ.element_type)
+    return '"0x' + bits.astype(f"<u{dt.itemsize}").tobytes().hex().upper() + '"'
 
 
-def _element_text(value, bits: int, el: Type) -> str:
+def _element_bytes(el: Type) -> int:
+    return 8 if isinstance(el, IndexType) else -(-(FORMATS[el.name].width if isinstance(el, FloatType) else el.width) // 8)
+
+
+def _hex_blob(bits: list[int], el: Type) -> str:
+    """`"0x..."`: the elements' bits little-endian, whole bytes each, as MLIR prints raw data."""
+    size = _element_bytes(el)
+    return '"0x' + b"".join(b.to_bytes(size, "little") for b in bits).hex().upper() + '"'
+
+
+def _leaf_text(bits: int, el: Type) -> str:
+    """How MLIR prints the element of type `el` whose bits are `bits`."""
     if isinstance(el, FloatType):
-        v = float(value)
-        return format_float(v, el) if math.isfinite(v) else f"0x{bits:0{2 * value.itemsize}X}"
+        return format_float_bits(bits, el)
     if isinstance(el, IntegerType) and el.width == 1:
-        return "true" if value else "false"
-    return str(int(value))
+        return "true" if bits else "false"
+    width = 64 if isinstance(el, IndexType) else el.width
+    if not (isinstance(el, IntegerType) and el.signedness == "u") and bits >> (width - 1):
+        bits -= 1 << width  # signless and signed print signed
+    return str(bits)
 
 
-def _canonical_number(lit: str, el: Type, pos: int) -> str | None:
+def _canonical_dense_blob(digits: str, typ: RankedTensorType, pos: int) -> str:
+    """MLIR prints a hex blob (`"0x..."`: little-endian elements of whole bytes each, or one
+    for a splat) of ints and floats as their elements; i1 and complex blobs are kept as written.
+    A blob of another size is MLIR's error, at `dense`."""
+    el = typ.element_type
+    if isinstance(el, FloatType):
+        width = FORMATS[el.name].width
+    elif isinstance(el, IntegerType) and el.width > 1:
+        width = el.width
+    else:
+        return f'"0x{digits}"'
+    size, count = _element_bytes(el), math.prod(typ.shape)
+    if len(digits) % 2 or not all(c in "0123456789abcdefABCDEF" for c in digits) or len(digits) // 2 not in (
+            size, size * count):
+        raise lexer.LexError(f"elements hex data size is invalid for provided type: '{typ}'", pos)
+    raw = bytes.fromhex(digits)
+    leaves = [int.from_bytes(raw[i:i + size], "little") & ((1 << width) - 1) for i in range(0, len(raw), size)]
+    if not leaves:
+        return f'"0x{digits}"'
+    if all(x == leaves[0] for x in leaves):
+        return _leaf_text(leaves[0], el)
+    if count > HEX_THRESHOLD:
+        return f'"0x{digits.upper()}"'
+    leaves = [_leaf_text(x, el) for x in leaves]
+
+    def nested(dims: tuple, at: int) -> tuple[str, int]:
+        if not dims:
+            return leaves[at], at + 1
+        parts = []
+        for _ in range(dims[0]):
+            part, at = nested(dims[1:], at)
+            parts.append(part)
+        return "[" + ", ".join(parts) + "]", at
+
+    return nested(tuple(typ.shape), 0)[0]
+
+
+def _canonical_number(lit: str, el: Type, pos: int, raw: bool = False) -> str | int | None:
+    """MLIR's text of one dense element (its bits with `raw`); LexError where MLIR refuses it,
+    None for a literal kept as written."""
     if lit.startswith("+"):
         raise lexer.LexError("expected element literal of primitive type", pos)
     sign = lit.startswith("-")  # MLIR points past a sign
+    if lit[sign:] in ("inf", "nan"):  # bare identifiers to MLIR's lexer
+        raise lexer.LexError("expected integer or floating point literal" if sign
+                             else "expected element literal of primitive type", pos + sign)
     if isinstance(el, FloatType):
         if lit in ("true", "false"):
             raise lexer.LexError("expected floating point literal", pos)
-        if "0x" not in lit and "." not in lit and lit.lstrip("-") not in ("inf", "nan"):
+        if "0x" not in lit and "." not in lit:
             raise lexer.LexError("unexpected decimal integer literal for a floating point value", pos + sign)
         if "0x" in lit:
             if _int_literal(lit, _float_width(el)) is None:
                 raise lexer.LexError("hexadecimal float constant out of range for type", pos)
-            value = _float_from_bits(int(lit, 16), el)
-            if not math.isfinite(value):  # keep NaN payloads: print the bits as given
-                width = {"f16": 4, "bf16": 4, "f32": 8, "f64": 16}.get(el.name, len(lit) - 2)
-                return f"0x{int(lit, 16):0{width}X}"
-            return format_float(value, el)
-        return format_float(_round_float(float(lit), el), el)
+            bits = stored_bits(int(lit, 16), FORMATS[el.name])  # the bits as given (NaN payloads too)
+        else:
+            bits = float_bits(float(lit), el)
+        return bits if raw else format_float_bits(bits, el)
     if isinstance(el, IntegerType):
         if lit in ("true", "false"):
             if el.width != 1:
                 raise lexer.LexError("expected i1 type for 'true' or 'false' values", pos)
-            return lit
+            return int(lit == "true") if raw else lit
         if "." in lit:
             return None
         pos += sign
@@ -1664,11 +1687,13 @@ def _canonical_number(lit: str, el: Type, pos: int) -> str | None:
         value = _int_literal(lit, el.width + 1)
         if value is None or not _fits(value, el):
             raise lexer.LexError("integer constant out of range for type", pos)
+        if raw:
+            return value & ((1 << el.width) - 1)
         if el.width == 1:
             return "true" if value else "false"
         if el.signedness == "" and value >= 1 << (el.width - 1):  # signless prints signed
             value -= 1 << el.width
         return str(value)
     if isinstance(el, IndexType):
-        return str(int(lit))
+        return int(lit) & ((1 << 64) - 1) if raw else str(int(lit))
     return None

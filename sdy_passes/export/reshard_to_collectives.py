@@ -52,15 +52,21 @@ class ReshardToCollectivesPass(Pass):
         # reported before a verifier failure, as the conversion runs before the verifier).
         # Reshards convert in walk order; a later reshard's input is an earlier one's replacement
         # (the conversion's remapped operand, `replacement`): its sharding is the replacement's,
-        # while the legality check still sees the declared sharding of the operand.
+        # while the legality check still sees the declared sharding of the operand. Barriers are
+        # bypassed in the IR as it was (the conversion rewires their operands only at its end),
+        # so the collectives' input is an original value, resolved to its replacement on rewrite.
         plans: dict = {}  # (source, declared, target, shape) -> (decision, error, ops): the planner is pure
         replacement: dict[int, object] = {}  # id(reshard result) -> Value, or the sharding of new ops
         work = []
         for op in [op for op in func.walk() if op.name == RESHARD]:
             declared = get_sharding(_bypass_barriers(op.operands[0]))
             remapped = replacement.get(id(op.operands[0]), op.operands[0])
-            bypassed = remapped if isinstance(remapped, TensorSharding) else _bypass_barriers(remapped)
-            source = bypassed if isinstance(bypassed, TensorSharding) else get_sharding(bypassed)
+            if isinstance(remapped, TensorSharding):  # the operand's new ops: nothing to bypass
+                bypassed, value = remapped, op.operands[0]
+                source = bypassed
+            else:
+                bypassed = value = _bypass_barriers(remapped)
+                source = get_sharding(value)
             shape = shape_of(op.result.type)
             key = (source, declared, op.properties["sharding"], shape)
             if key not in plans:
@@ -69,21 +75,25 @@ class ReshardToCollectivesPass(Pass):
             if decision.action == "erase":
                 replacement[id(op.result)] = remapped
             elif decision.action == "plan":
-                replacement[id(op.result)] = ops[-1][1]["out_sharding"] if ops else bypassed
-            work.append((op, plans[key]))
-        for op, (decision, _, _) in work:
+                # No collectives: the bypassed value stands in, itself remapped (the conversion's
+                # mapping is transitive) when it is an earlier reshard's result.
+                replacement[id(op.result)] = (ops[-1][1]["out_sharding"] if ops
+                                              else replacement.get(id(bypassed), bypassed))
+            work.append((op, value, plans[key]))
+        for op, _, (decision, _, _) in work:
             if decision.action == "fail":
                 raise PassFailedError("failed to legalize operation 'sdy.reshard' that was explicitly marked "
                                       "illegal: " + str(op), op.location)
-        for op, (_, error, _) in work:
+        for op, _, (_, error, _) in work:
             if error is not None:
                 raise PassFailedError(error, op.location)
         # Each block's op list is rebuilt once (inserting and erasing one op at a time would be
         # quadratic in a block of many reshards).
         replaced: dict[int, list[Operation]] = {}
         blocks = {}
-        for op, (decision, _, ops) in work:
-            new = self._rewrite(op, decision, ops)
+        final: dict[int, object] = {}  # id(converted reshard result) -> the Value now in its place
+        for op, value, (decision, _, ops) in work:
+            new = self._rewrite(op, final.get(id(value), value), decision, ops, final)
             if new is not None:
                 replaced[id(op)] = new
                 blocks[id(op.parent)] = op.parent
@@ -108,21 +118,21 @@ class ReshardToCollectivesPass(Pass):
             ops.append((f"sdy.{step.kind}", dict(sorted(properties.items()))))
         return decision, check_steps(start, decision.steps, lookup, shape), tuple(ops)
 
-    def _rewrite(self, op: Operation, decision, ops) -> list[Operation] | None:
-        """The ops replacing `op` (its uses already moved to the last one's result; `op`'s own
-        operand uses dropped), or None when it stays. Earlier reshards are already rewritten, so
-        the operand is the remapped one."""
+    def _rewrite(self, op: Operation, value, decision, ops, final: dict) -> list[Operation] | None:
+        """The ops replacing `op` (its uses moved to the last one's result, recorded in `final`;
+        `op`'s own operand uses dropped) on `value`, or None when it stays. Earlier reshards are
+        already rewritten, so an erased reshard's operand is the remapped one."""
         if decision.action == "keep":
             return None
         if decision.action == "erase":
-            op.result.replace_all_uses_with(op.operands[0])
-            op.drop_operand_uses()
-            return []
-        current, new_ops = _bypass_barriers(op.operands[0]), []
-        for name, properties in ops:
-            new = Operation.create(name, [current], [op.result.type], properties=properties, location=op.location)
-            new_ops.append(new)
-            current = new.result
+            current, new_ops = op.operands[0], []
+        else:
+            current, new_ops = value, []
+            for name, properties in ops:
+                new = Operation.create(name, [current], [op.result.type], properties=properties, location=op.location)
+                new_ops.append(new)
+                current = new.result
+        final[id(op.result)] = current
         op.result.replace_all_uses_with(current)
         op.drop_operand_uses()
         return new_ops

@@ -149,6 +149,23 @@ class Splicer:
         self.blocks.clear()
 
 
+def values_to_copy(result: OpResult, mapping: dict, shared=lambda value: False):
+    """The values of `result`'s sub-computation in the order to copy them, operands first (depth
+    first, iterative: a chain of constant ops may be as long as the module). Values already in
+    `mapping` or `shared` are skipped: the caller clones each value's op into `mapping` before
+    asking for the next."""
+    stack = [(result, False)]
+    while stack:
+        value, operands_done = stack.pop()
+        if value in mapping or shared(value):
+            continue
+        if operands_done:
+            yield value
+            continue
+        stack.append((value, True))
+        stack.extend((v, False) for v in reversed(value.owner.operands) if isinstance(v, OpResult))
+
+
 # -- the call graph ------------------------------------------------------------------------------
 
 def funcs_in_post_order(module: Module, table: SymbolTable) -> list[Operation]:
@@ -290,18 +307,9 @@ class _Splitter:
         return mapping[result]
 
     def _copy(self, result: OpResult, mapping: dict) -> None:
-        """Copies of `result`'s defining ops, operands first (depth first, iterative: a chain
-        of constant ops may be as long as the module); scalars stay shared."""
-        stack = [(result, False)]
-        while stack:
-            value, operands_done = stack.pop()
-            if is_scalar(value) or value in mapping:
-                continue
+        """Copies of `result`'s defining ops, operands first; scalars stay shared."""
+        for value in values_to_copy(result, mapping, is_scalar):
             op = value.owner
-            if not operands_done:
-                stack.append((value, True))
-                stack.extend((v, False) for v in reversed(op.operands) if isinstance(v, OpResult))
-                continue
             copy = op.clone(mapping)
             self.splicer.insert_before(copy, op)
             if copy.name == "func.call":

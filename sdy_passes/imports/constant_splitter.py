@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from sdy_passes.imports.constant_or_scalar_splitter import (
     CONSTANT_SOURCES, SHARDING_GROUP, Splicer, convert_constants, gc_paused, is_pure_elementwise,
-    mlir_use_order_users,
+    mlir_use_order_users, values_to_copy,
 )
 from sdy_passes.ir import Module, Operation, OpResult
 from sdy_passes.pass_manager import Pass
@@ -68,18 +68,9 @@ def _split(func: Operation, converted: set[Operation]) -> None:
 
 
 def _copy(result: OpResult, mapping: dict, splicer: Splicer, converted: set[Operation]) -> None:
-    """Copies of `result`'s defining ops, operands first (depth first, iterative: a chain of
-    constant ops may be as long as the module)."""
-    stack = [(result, False)]
-    while stack:
-        value, operands_done = stack.pop()
-        if value in mapping:
-            continue
+    """Copies of `result`'s defining ops, operands first (scalars too)."""
+    for value in values_to_copy(result, mapping):
         op = value.owner
-        if not operands_done:
-            stack.append((value, True))
-            stack.extend((v, False) for v in reversed(op.operands) if isinstance(v, OpResult))
-            continue
         splicer.insert_before(op.clone(mapping), op)
         for user in mlir_use_order_users(value, converted):
             if user.name == SHARDING_GROUP:

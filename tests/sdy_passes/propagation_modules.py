@@ -6,7 +6,7 @@ shardings (full and sub-axes, open and closed dims, replicated and unreduced axe
 priorities `pN`), and a random DAG of
 element-wise ops and trees of them (some with an `sdy.sharding`), transposes, reshapes
 (compound factors), broadcasts, reduces, dot_generals, concatenates, slices, pads, selects,
-iotas, reverses, dynamic slices, sharding constraints, sharding groups, optimization barriers, while loops, named computations and manual computations (bodies drawn
+iotas, reverses, dynamic slices, sharding constraints, reshards, sharding groups, optimization barriers, while loops, `stablehlo.case`s, named computations and manual computations (bodies drawn
 the same way; inside a manual computation shardings use only the free axes). Every draw is a
 Hypothesis choice, so a disagreeing module shrinks.
 
@@ -29,8 +29,8 @@ MESHES = (
 DIMS = (1, 2, 3, 4, 6, 8, 12, 16)
 SIMPLE = ("unary", "binary", "tree", "transpose", "reshape", "broadcast", "reduce", "dot",
           "constraint", "group", "barrier", "concatenate", "slice", "pad", "select", "iota",
-          "reverse", "dynamic_slice")
-NESTED = ("while", "named", "manual")
+          "reverse", "dynamic_slice", "reshard")
+NESTED = ("while", "named", "manual", "case")
 
 
 def ttype(shape, element="f32") -> str:
@@ -182,6 +182,8 @@ class _Gen:
             elif kind == "constraint":
                 self.emit(indent, values, f"sdy.sharding_constraint {v} {self.sharding(len(shape), manual)} : {t}",
                           [shape])
+            elif kind == "reshard":
+                self.emit(indent, values, f"sdy.reshard {v} {self.sharding(len(shape), manual)} : {t}", [shape])
             elif kind == "group":
                 # One id per shape and scope (a group may not cross a manual computation).
                 group = self.groups.setdefault((shape, manual), len(self.groups)) * 2 + draw(st.integers(0, 1))
@@ -230,6 +232,8 @@ class _Gen:
                 self.op_while(indent, values, (v, shape), manual, depth)
             elif kind == "named":
                 self.op_named(indent, values, (v, shape), manual, depth)
+            elif kind == "case":
+                self.op_case(indent, values, (v, shape), manual, depth)
             elif kind == "manual" and not manual:
                 self.op_manual(indent, values, (v, shape), depth)
 
@@ -262,6 +266,29 @@ class _Gen:
         self.lines += [f"{pad}  stablehlo.return {', '.join(rets + [step])} : {', '.join(types)}",
                        f"{pad}}}"]
         values.extend((r, s) for r, (_, s) in zip(results, carries))
+
+    def op_case(self, indent, values, operand, manual, depth):
+        """`stablehlo.case` on a constant index: two branches over the values above (not
+        isolated), each returning a value of the operand's shape."""
+        draw = self.draw
+        shape = operand[1]
+        index = self.emit(indent, [], f"stablehlo.constant dense<{draw(st.integers(0, 1))}> : tensor<i32>", [()])[0]
+        start = len(self.lines)
+        self.lines.append("")  # the header, once the result is named
+        pad = "  " * indent
+        for branch in range(2):
+            inner = list(values)
+            self.body(indent + 1, inner, draw(st.integers(0, 3)), manual, depth + 1)
+            ret = draw(st.sampled_from([n for n, s in inner if s == shape]))
+            self.lines += [f"{pad}  stablehlo.return {ret} : {ttype(shape)}", f"{pad}}}, {{" if branch == 0 else ""]
+        self.lines.pop()
+        result = self.fresh()[0]
+        attrs = ""
+        if draw(st.integers(0, 3)) == 0:
+            attrs = " {sdy.sharding = #sdy.sharding_per_value<[%s]>}" % self.sharding(len(shape), manual)
+        self.lines[start] = f'{pad}{result} = "stablehlo.case"({index}) ({{'
+        self.lines.append(f"{pad}}}){attrs} : (tensor<i32>) -> {ttype(shape)}")
+        values.append((result, shape))
 
     def _region(self, indent, values, args, manual, depth, local_outs=None):
         """An isolated body over `args` ((name, shape) pairs); returns the returned values."""

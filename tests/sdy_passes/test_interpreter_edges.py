@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import sdy_passes
+from sdy_passes.attributes import F32, format_float
 
 I32_MIN, I32_MAX = -2 ** 31, 2 ** 31 - 1
 
@@ -120,7 +121,7 @@ def test_maximum_minimum_nan_and_signed_zeros(numerics):
 
 
 def _reduce(kind: str, x, init: float, numerics="fast"):
-    body = (f"  %c = stablehlo.constant dense<{init!r}> : tensor<f32>\n"
+    body = (f"  %c = stablehlo.constant dense<{format_float(init, F32)}> : tensor<f32>\n"  # -inf as MLIR writes it
             f"  %r = stablehlo.reduce(%a0 init: %c) applies stablehlo.{kind} across dimensions = [0] : "
             f"(tensor<{len(x)}xf32>, tensor<f32>) -> tensor<f32>")
     return _run(body, x, ins=(f"tensor<{len(x)}xf32>",), outs=("tensor<f32>",), numerics=numerics)

@@ -79,7 +79,7 @@ def test_propagation_edges_are_verified_when_parsed():
     ("dense<[1, 1]> : tensor<2xi32>", DenseElementsAttr("1", RankedTensorType((2,), I32)), "dense<1> : tensor<2xi32>"),
     ("dense<0.0> : tensor<f32>", None, "dense<0.000000e+00> : tensor<f32>"),
     ("dense<[[1.5, 2.0]]> : tensor<1x2xf32>", None, "dense<[[1.500000e+00, 2.000000e+00]]> : tensor<1x2xf32>"),
-    ('dense<"0xDEADBEEF"> : tensor<1xi32>', None, "dense<-272716322> : tensor<1xi32>"),  # jaxlib's print
+    ('dense<"0xDEADBEEF"> : tensor<1xi32>', None, "dense<-272716322> : tensor<1xi32>"),  # jaxlib prints a blob's elements
     ("dense<[true, false]> : tensor<2xi1>", None, None),
     ("#stablehlo<comparison_direction LT>", EnumAttr("comparison_direction", "LT"), None),
         ("#stablehlo.dot<lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]>",
