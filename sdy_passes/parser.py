@@ -1618,12 +1618,13 @@ def _leaf_text(bits: int, el: Type) -> str:
 
 def _canonical_dense_blob(digits: str, typ: RankedTensorType, pos: int) -> str:
     """MLIR prints a hex blob (`"0x..."`: little-endian elements of whole bytes each, or one
-    for a splat) of ints and floats as their elements; i1 and complex blobs are kept as written.
+    for a splat; i1: a byte each, true where not zero) of ints and floats as their elements; complex
+    blobs are kept as written.
     A blob of another size is MLIR's error, at `dense`."""
     el = typ.element_type
     if isinstance(el, FloatType):
         width = FORMATS[el.name].width
-    elif isinstance(el, IntegerType) and el.width > 1:
+    elif isinstance(el, IntegerType):
         width = el.width
     else:
         return f'"0x{digits}"'
@@ -1632,7 +1633,10 @@ def _canonical_dense_blob(digits: str, typ: RankedTensorType, pos: int) -> str:
             size, size * count):
         raise lexer.LexError(f"elements hex data size is invalid for provided type: '{typ}'", pos)
     raw = bytes.fromhex(digits)
-    leaves = [int.from_bytes(raw[i:i + size], "little") & ((1 << width) - 1) for i in range(0, len(raw), size)]
+    if width == 1:  # i1: a byte per element, true where not zero
+        leaves = [int(b != 0) for b in raw]
+    else:
+        leaves = [int.from_bytes(raw[i:i + size], "little") & ((1 << width) - 1) for i in range(0, len(raw), size)]
     if not leaves:
         return f'"0x{digits}"'
     if all(x == leaves[0] for x in leaves):
