@@ -631,6 +631,7 @@ def test_cli_errors_exit_1(tmp_path, capsys):
 
 
 _LAZY_CHILD = """
+import sys
 import numpy as np
 import tiling
 assert "numba" not in sys.modules, "import tiling must not import numba"
@@ -654,6 +655,7 @@ def test_numba_loads_only_when_an_array_needs_it():
 
 
 _BUDGET_CHILD = """
+import sys
 import numpy as np
 import tiling
 from tiling import _runtime
