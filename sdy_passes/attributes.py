@@ -306,15 +306,33 @@ def _round_to(value: float, type: Type) -> float:
     name = type.name if isinstance(type, FloatType) else "f64"
     if name == "f64":
         return value
-    np = load("numpy")
-    with np.errstate(over="ignore", invalid="ignore"):  # out of range rounds to ±inf
-        return _round_numpy(value, name)
+    rounded = round_floats(load("numpy").array([value]), FloatType(name))
+    return value if rounded is None else float(rounded[0])
 
 
-def _round_numpy(value: float, name: str) -> float:
+_FINITE_ONLY = frozenset({"f4E2M1FN", "f6E2M3FN", "f6E3M2FN"})
+"""Float types without infinity or NaN: LLVM's `APFloat::convert` makes ±inf ±0 there."""
+_NO_ZERO = frozenset({"f8E8M0FNU"})
+"""Float types without zero: `APFloat::convert` makes ±0 the least value there."""
+
+
+def round_floats(values, type: FloatType):
+    """f64 array `values` rounded to float type `type` as MLIR's parser rounds a decimal
+    (`APFloat::convert`, nearest even; out of range to ±inf or NaN where the type has them), as
+    a numpy array of its dtype; None for a type numpy lacks."""
     np = load("numpy")
-    dtype = load("sdy_passes.element_types").numpy_dtype(FloatType(name))
-    return float(np.array(value).astype(dtype)) if dtype is not None else value
+    dtype = load("sdy_passes.element_types").numpy_dtype(type)
+    if dtype is None:
+        return None
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = values.astype(dtype)
+    if type.name in _FINITE_ONLY:
+        inf = np.isinf(values)
+        if inf.any():
+            out[inf] = np.copysign(0.0, values[inf]).astype(dtype)
+    elif type.name in _NO_ZERO:
+        out[values == 0] = np.float64(2.0 ** -127).astype(dtype)
+    return out
 
 
 def _float_hex(value: float, type: Type) -> str:
