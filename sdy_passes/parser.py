@@ -694,6 +694,7 @@ class Parser:
             lit, self.pos = None, fast.end() + 1
         else:
             lit, self.pos = self._scan_dense(body_start)
+        body_end = self.pos - 1
         try:
             self.expect(":", "':' and a type after dense<...>")
             tp = self.skip()
@@ -707,14 +708,16 @@ class Parser:
             if lit is None:
                 self._scan_dense(body_start)
             raise
-        body = self.text[body_start:self.pos - 1].strip()
-        if isinstance(typ, OpaqueType):
-            return DenseElementsAttr(body, typ)
-        if lit is None:
+        body = self.text[body_start:body_end].strip()
+        if (lit is None and isinstance(typ, RankedTensorType) and isinstance(typ.element_type, FloatType)
+                and math.prod(typ.shape) > HEX_ELEMENTS_LIMIT):
             text = _decimal_dense_body(body, typ)
             if text is not None:
                 return DenseElementsAttr(text, typ)
+        if lit is None:
             lit = self._scan_dense(body_start)[0]
+        if isinstance(typ, OpaqueType):
+            return DenseElementsAttr(body, typ)
         try:
             return DenseElementsAttr(_dense_body(lit, typ), typ)
         except lexer.LexError as e:
@@ -1881,11 +1884,12 @@ def _skeleton(shape: tuple[int, ...]) -> str:
 
 
 def _decimal_dense_body(s: str, typ: RankedTensorType) -> str | None:
-    """The canonical body of a list of decimal float literals nested as `typ`'s shape, read at
-    once (as the element-wise path reads each: the nearest f64, then the nearest value of the
-    element type), or None when `s` is not such a list (the element-wise path then reads it)."""
+    """The canonical body of `s`, a list of decimal literals (`_DECIMAL_LIST`), as `typ`,
+    read at once (as the element-wise path reads each: the nearest f64, then the nearest value of
+    the element type), or None when it is not nested as `typ`'s shape (the element-wise path then
+    says why) or numpy lacks the element type."""
     np = load("numpy")
-    if not _DECIMAL_LIST.fullmatch(s) or s.translate(_ONLY_BRACKETS) != _skeleton(typ.shape):
+    if s.translate(_ONLY_BRACKETS) != _skeleton(typ.shape):
         return None
     parts = s.translate(_NOT_A_DIGIT).split(",")
     values = round_floats(np.fromiter(map(float, parts), np.float64, len(parts)), typ.element_type)
