@@ -313,7 +313,8 @@ def _round_to(value: float, type: Type) -> float:
 _FINITE_ONLY = frozenset({"f4E2M1FN", "f6E2M3FN", "f6E3M2FN"})
 """Float types without infinity or NaN: LLVM's `APFloat::convert` makes ±inf ±0 there."""
 _NO_ZERO = frozenset({"f8E8M0FNU"})
-"""Float types without zero: `APFloat::convert` makes ±0 the least value there."""
+"""Float types without zero or sign: `APFloat::convert` makes what rounds to ±0 the least
+value there, and a negative value the bits of its magnitude with the top bit set."""
 
 
 def round_floats(values, type: FloatType):
@@ -330,8 +331,13 @@ def round_floats(values, type: FloatType):
         inf = np.isinf(values)
         if inf.any():
             out[inf] = np.copysign(0.0, values[inf]).astype(dtype)
-    elif type.name in _NO_ZERO:
-        out[values == 0] = np.float64(2.0 ** -127).astype(dtype)
+    elif type.name in _NO_ZERO:  # (unsigned: APFloat rounds |value|, then sets the top bit when negative)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = np.abs(values).astype(dtype)
+        bits = out.view("u1")
+        tiny = np.abs(values) < 2.0 ** -128  # rounds to zero, which this type lacks: its least value
+        bits[tiny] = 0
+        bits[(values < 0) & ~tiny] |= 0x80
     return out
 
 
