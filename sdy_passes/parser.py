@@ -30,7 +30,7 @@ from sdy_passes.attributes import (
     CallSiteLoc, fused_loc,
     OpShardingRule, RankedTensorType, StringAttr, SymbolRefAttr, TupleType, Type, TypeAttr,
     UnitAttr, UnknownLoc, UnrankedTensorType, factor_name, format_float,
-    round_float as _round_float, round_floats,
+    round_float as _round_float, round_floats, escape_string,
 )
 from sdy_passes.errors import IRParseError
 from sdy_passes.dialects import ATTRIBUTES, COMPLETE_DIALECTS, DEFAULT_DIALECT, JAXLIB_DIALECTS, lookup
@@ -719,9 +719,10 @@ class Parser:
         if isinstance(typ, OpaqueType):
             return DenseElementsAttr(body, typ)
         try:
-            return DenseElementsAttr(_dense_body(lit, typ), typ)
+            text = _dense_body(lit, typ)
         except lexer.LexError as e:
             raise self.error(e.message, start if e.pos == _AT_DENSE else e.pos) from None
+        return DenseElementsAttr(body if text is None else text, typ)
 
     def _scan_dense(self, pos: int) -> tuple[_DenseLiteral, int]:
         """The literal at `pos` and the position after its closing '>'."""
@@ -1696,9 +1697,9 @@ def _storage_bytes(el: Type) -> int | None:
     return None
 
 
-def _dense_body(lit: _DenseLiteral, typ: RankedTensorType) -> str:
+def _dense_body(lit: _DenseLiteral, typ: RankedTensorType) -> str | None:
     """MLIR's `TensorLiteralParser::getAttr` and the printer: the canonical body of literal
-    `lit` as `typ`. `LexError` (position in the literal; `_AT_DENSE` for the `dense` keyword)
+    `lit` as `typ` (None: strings, kept as written). `LexError` (position in the literal; `_AT_DENSE` for the `dense` keyword)
     with MLIR's message where it refuses."""
     el = typ.element_type
     n = math.prod(typ.shape)
@@ -1715,6 +1716,8 @@ def _dense_body(lit: _DenseLiteral, typ: RankedTensorType) -> str:
             return text
         raw = load("numpy").frombuffer(bytes.fromhex(digits), "u1")
         return _body_of_values(raw.view(dt), typ, n)  # (i1: a splat only of equal bytes)
+    if lit.hex is not None:
+        return None  # (a hex string of another element type is that type's string)
     if lit.shape is not None and lit.shape != tuple(typ.shape):
         raise lexer.LexError("inferred shape of elements literal ([%s]) does not match type ([%s])"
                              % (", ".join(map(str, lit.shape)), ", ".join(map(str, typ.shape))), _AT_DENSE)
@@ -1739,7 +1742,8 @@ def _dense_body(lit: _DenseLiteral, typ: RankedTensorType) -> str:
         for _, kind, text, _ in storage:
             if kind != _T_STRING:
                 raise lexer.LexError(f"expected string token, got {text}", _AT_DENSE)
-        return None
+        texts = [escape_string(lexer.decode_escapes(text[1:-1])) for _, _, text, _ in storage]
+        return texts[0] if all(x == texts[0] for x in texts) else _nested(texts[:n], typ)
     return _print_leaves(leaves, el, n, typ)
 
 
@@ -1789,17 +1793,19 @@ def _print_leaves(leaves: list, el: Type, n: int, typ: RankedTensorType) -> str:
     per complex element): one is a splat, as are more that agree bitwise (MLIR prints
     those as one), else the first `n`, nested as `typ`."""
     np = load("numpy")
+    numpy_dtype = load("sdy_passes.element_types").numpy_dtype
     complex_part = el.element_type if isinstance(el, ComplexType) else None
     part = complex_part or el
-    dt = load("sdy_passes.element_types").numpy_dtype(part)
+    dt = numpy_dtype(el)  # (complex: None unless numpy has the pair, complex<f32|f64>)
     if dt is not None and isinstance(part, FloatType):
         values = round_floats(np.array([0.0 if h else v for h, v in leaves], np.float64), part)
         bits = values.view(f"u{values.dtype.itemsize}")
         for i, (h, v) in enumerate(leaves):
             if h:
                 bits[i] = v
+        values = values.view(dt)
     elif dt is not None:
-        values = np.array([v for v in leaves], dtype=dt)
+        values = np.array(leaves, dtype=dt)
     else:
         texts = [_leaf_text(x, part) for x in leaves]
         if complex_part is not None:
@@ -1807,8 +1813,6 @@ def _print_leaves(leaves: list, el: Type, n: int, typ: RankedTensorType) -> str:
         if all(x == texts[0] for x in texts):
             return texts[0]
         return _nested(texts[:n], typ)
-    if complex_part is not None:
-        values = values.view(load("sdy_passes.element_types").numpy_dtype(el))
     return _body_of_values(values, typ, n)
 
 
