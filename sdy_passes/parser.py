@@ -1713,7 +1713,15 @@ def _dense_body(lit: _DenseLiteral, typ: RankedTensorType) -> str | None:
             raise lexer.LexError(f"elements hex data size is invalid for provided type: '{typ}'", _AT_DENSE)
         dt = load("sdy_passes.element_types").numpy_dtype(el)
         if dt is None:
-            return text
+            if not isinstance(el, IntegerType):
+                return text
+            raw = bytes.fromhex(digits)
+            words = [int.from_bytes(raw[i:i + width], "little") for i in range(0, len(raw), width)]
+            if all(w == words[0] for w in words):
+                return _int_word_text(words[0], el)
+            if n > HEX_ELEMENTS_LIMIT:
+                return '"0x' + digits.upper() + '"'
+            return _nested([_int_word_text(w, el) for w in words], typ)
         raw = load("numpy").frombuffer(bytes.fromhex(digits), "u1")
         return _body_of_values(raw.view(dt), typ, n)  # (i1: a splat only of equal bytes)
     if lit.hex is not None:
@@ -1743,6 +1751,8 @@ def _dense_body(lit: _DenseLiteral, typ: RankedTensorType) -> str | None:
             if kind != _T_STRING:
                 raise lexer.LexError(f"expected string token, got {text}", _AT_DENSE)
         texts = [escape_string(lexer.decode_escapes(text[1:-1])) for _, _, text, _ in storage]
+        if not texts:
+            return ""
         return texts[0] if all(x == texts[0] for x in texts) else _nested(texts[:n], typ)
     return _print_leaves(leaves, el, n, typ)
 
@@ -1810,6 +1820,8 @@ def _print_leaves(leaves: list, el: Type, n: int, typ: RankedTensorType) -> str:
         texts = [_leaf_text(x, part) for x in leaves]
         if complex_part is not None:
             texts = [f"({a},{b})" for a, b in zip(texts[::2], texts[1::2])]
+        if not texts:
+            return ""
         if all(x == texts[0] for x in texts):
             return texts[0]
         return _nested(texts[:n], typ)
@@ -1860,16 +1872,22 @@ def _element_text(value, bits, el: Type) -> str:
             value = load("numpy").array(int(bits[0]) & ((1 << w) - 1), "u1").view(value.dtype)
         v = float(value)
         return format_float(v, el) if math.isfinite(v) else f"0x{int(bits[0]):0{2 * bits.dtype.itemsize}X}"
-    if isinstance(el, IntegerType):  # from the stored word, as MLIR's `readBits` and `APInt::print`
-        word, w = int(bits[0]), el.width
-        if w == 1:
-            return "true" if word else "false"
-        if el.signedness == "u":
-            return str(word)  # (a hex blob's bits above the width included)
-        low = word & ((1 << w) - 1)
-        value = low - (1 << w) if low >> (w - 1) else low
-        return str(value) if value or not word else ""  # (APInt::toString prints no digit of 0 then)
+    if isinstance(el, IntegerType):
+        return _int_word_text(int(bits[0]), el)
     return str(int(value))
+
+
+def _int_word_text(word: int, el: IntegerType) -> str:
+    """An integer element printed from its stored word, as MLIR's `readBits` and `APInt::print`
+    print it (a hex blob's bits above the width are stored and not cleared)."""
+    w = el.width
+    if w == 1:
+        return "true" if word else "false"
+    if el.signedness == "u":
+        return str(word)
+    low = word & ((1 << w) - 1)
+    value = low - (1 << w) if low >> (w - 1) else low
+    return str(value) if value or not word else ""  # (APInt::toString prints no digit of 0 then)
 
 
 

@@ -45,7 +45,8 @@ KNOWN = [
     ('"0x0102"', "tensor<2x!stablehlo.token>"), ('[["a"], ["b"]]', "tensor<2x!stablehlo.token>"),
     ("[(1, 2), (3, -4)]", "tensor<2xcomplex<i32>>"), ("(1, 2)", "tensor<2xcomplex<i32>>"), ("[(1, 0x10), (3, -4)]", "tensor<2xcomplex<i8>>"),
     ("[(1.0, 2.0), (3.0, 1.0e9)]", "tensor<2xcomplex<bf16>>"), ("[1, 100]", "tensor<2xi7>"), ("[-1, 2]", "tensor<2xindex>"),
-    ("[1.0, 0x7FFFF]", "tensor<2xtf32>"),
+    ("[1.0, 0x7FFFF]", "tensor<2xtf32>"), ('"0x7F02"', "tensor<2xi7>"), ('"0xFF"', "tensor<2xui7>"),
+    ('"0x' + "0102" * 60 + '"', "tensor<120xi7>"),
     ("[-0.5, -4.0, -1.0e-39, -3.0e-39, -0.75, -1.5, -3.0, -1.0e-50]", "tensor<8xf8E8M0FNU>"),
     ("[0.5, 4.0, 1.0e-39, 3.0e-39, 0.75, 1.5, 3.0, 1.0e-50]", "tensor<8xf8E8M0FNU>"),
     ('"0xD7"', "tensor<f4E2M1FN>"), ('"0xDEAC"', "tensor<2xi2>"), ('"0x87"', "tensor<3xui2>"), ("[-.5]", "tensor<1xf32>"),
@@ -82,7 +83,8 @@ def test_complex_pair_short_of_the_elements_is_refused():
     assert e.value.message == "parsed 2 elements, but type ('tensor<3xi32>') expected 3 elements"
 
 
-_INTS = ("i1", "i2", "i4", "i8", "i16", "i32", "i64", "ui2", "ui4", "ui8", "ui16", "ui32", "ui64", "si8", "si32")
+_INTS = ("i1", "i2", "i4", "i8", "i16", "i32", "i64", "ui2", "ui4", "ui8", "ui16", "ui32", "ui64", "si8", "si32",
+         "i7", "ui12", "si24")  # (the last: no numpy dtype)
 _FLOATS = ("f16", "bf16", "f32", "f64", "f8E4M3FN", "f8E5M2", "f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3B11FNUZ",
            "f8E4M3", "f8E3M4", "f8E8M0FNU", "f4E2M1FN")
 _COMPLEX = ("complex<f32>", "complex<f64>")
