@@ -1717,6 +1717,8 @@ def _dense_body(lit: _DenseLiteral, typ: RankedTensorType) -> str | None:
                 return text
             raw = bytes.fromhex(digits)
             words = [int.from_bytes(raw[i:i + width], "little") for i in range(0, len(raw), width)]
+            if not words:
+                return ""
             if all(w == words[0] for w in words):
                 return _int_word_text(words[0], el)
             if n > HEX_ELEMENTS_LIMIT:

@@ -46,7 +46,7 @@ KNOWN = [
     ("[(1, 2), (3, -4)]", "tensor<2xcomplex<i32>>"), ("(1, 2)", "tensor<2xcomplex<i32>>"), ("[(1, 0x10), (3, -4)]", "tensor<2xcomplex<i8>>"),
     ("[(1.0, 2.0), (3.0, 1.0e9)]", "tensor<2xcomplex<bf16>>"), ("[1, 100]", "tensor<2xi7>"), ("[-1, 2]", "tensor<2xindex>"),
     ("[1.0, 0x7FFFF]", "tensor<2xtf32>"), ('"0x7F02"', "tensor<2xi7>"), ('"0xFF"', "tensor<2xui7>"),
-    ('"0x' + "0102" * 60 + '"', "tensor<120xi7>"),
+    ('"0x' + "0102" * 60 + '"', "tensor<120xi7>"), ('"0x"', "tensor<0xi7>"), ('"0x"', "tensor<2x0xi7>"),
     ("[-0.5, -4.0, -1.0e-39, -3.0e-39, -0.75, -1.5, -3.0, -1.0e-50]", "tensor<8xf8E8M0FNU>"),
     ("[0.5, 4.0, 1.0e-39, 3.0e-39, 0.75, 1.5, 3.0, 1.0e-50]", "tensor<8xf8E8M0FNU>"),
     ('"0xD7"', "tensor<f4E2M1FN>"), ('"0xDEAC"', "tensor<2xi2>"), ('"0x87"', "tensor<3xui2>"), ("[-.5]", "tensor<1xf32>"),
