@@ -1582,6 +1582,10 @@ def _scan_dense(s: str, pos: int) -> tuple[_DenseLiteral, int]:
     def fail(message, at):
         raise lexer.LexError(message, at)
 
+    def here(message, at):
+        """MLIR's `emitError` at the current token (at the end of the text: the last character)."""
+        fail(message, at - (at == len(s)))
+
     def wrong(message, at):
         """MLIR's `emitWrongTokenError`: at the end of the token before (past blank space)."""
         at -= at == len(s)
@@ -1605,9 +1609,9 @@ def _scan_dense(s: str, pos: int) -> tuple[_DenseLiteral, int]:
                 m, at = token()
                 k = m.lastindex
                 if k not in (_T_FLOAT, _T_INT):
-                    fail("expected integer or floating point literal", at)
+                    here("expected integer or floating point literal", at)
             elif k not in (_T_STRING, _T_FLOAT, _T_INT, _T_BOOL):
-                fail("expected element literal of primitive type", at)
+                here("expected element literal of primitive type", at)
             storage.append((negative, k, m.group(k), at))
             pos = m.end()
             while open_pairs:
@@ -1663,7 +1667,7 @@ def _scan_dense(s: str, pos: int) -> tuple[_DenseLiteral, int]:
                 if frame[1] is None:
                     frame[1] = dims
                 elif frame[1] != dims:
-                    fail("tensor literal is invalid; ranks are not consistent between elements", at)
+                    here("tensor literal is invalid; ranks are not consistent between elements", at)
                 if m.group(_T_PUNCT) == ",":
                     pos = m.end()
                     break

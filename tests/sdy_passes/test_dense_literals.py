@@ -199,3 +199,14 @@ def test_random_literals_get_jaxlibs_verdict(seed):
     assert not differ, differ[:3]
     verdicts = {v[0] for v in theirs}
     assert verdicts == {"ok", "error"}
+
+
+@pytest.mark.jaxlib
+def test_literals_cut_at_the_end_of_the_text_get_jaxlibs_verdict():
+    """A literal the text ends in: MLIR's errors at the end (its last character, or past the
+    blank space before it for a missing token), for every place a literal can be cut."""
+    literal = '[[(1, -2)], [(3, 4)]] : tensor<2x1xcomplex<i32>>'
+    texts = ['"t.a"() {x = dense<' + literal[:i] for i in range(len(literal) - 30)]
+    texts += ['"t.a"() {x = dense<"0x', '"t.a"() {x = dense<[1, 2 ', '"t.a"() {x = dense<[-']
+    for text, theirs in zip(texts, jaxlib_verdicts(texts)):
+        assert project_verdict(text) == tuple(theirs), text
