@@ -120,7 +120,8 @@ def test_maximum_minimum_nan_and_signed_zeros(numerics):
 
 
 def _reduce(kind: str, x, init: float, numerics="fast"):
-    body = (f"  %c = stablehlo.constant dense<{init!r}> : tensor<f32>\n"
+    literal = repr(init) if np.isfinite(init) else f"0x{int(np.float32(init).view(np.uint32)):08X}"  # (MLIR has no `inf`)
+    body = (f"  %c = stablehlo.constant dense<{literal}> : tensor<f32>\n"
             f"  %r = stablehlo.reduce(%a0 init: %c) applies stablehlo.{kind} across dimensions = [0] : "
             f"(tensor<{len(x)}xf32>, tensor<f32>) -> tensor<f32>")
     return _run(body, x, ins=(f"tensor<{len(x)}xf32>",), outs=("tensor<f32>",), numerics=numerics)
