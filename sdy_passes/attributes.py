@@ -279,6 +279,46 @@ def _float_format(type: Type) -> _apfloat.FloatFormat:
     return _apfloat.FORMATS[type.name if isinstance(type, FloatType) else "f64"]
 
 
+_FINITE_ONLY = frozenset({"f4E2M1FN", "f6E2M3FN", "f6E3M2FN"})
+"""Float types without infinity or NaN: LLVM's `APFloat::convert` makes ±inf ±0 there."""
+_NO_ZERO = frozenset({"f8E8M0FNU"})
+"""Float types without zero or sign: `APFloat::convert` makes what rounds to ±0 the least
+value there, and a negative value the bits of its magnitude with the top bit set."""
+
+
+def round_floats(values, type: FloatType):
+    """f64 array `values` rounded to float type `type` as MLIR's parser rounds a decimal
+    (`APFloat::convert`, nearest even; out of range to ±inf or NaN where the type has them), as
+    a numpy array of its dtype; None for a type numpy lacks."""
+    np = load("numpy")
+    dtype = load("sdy_passes.element_types").numpy_dtype(type)
+    if dtype is None:
+        return None
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = values.astype(dtype)
+    if type.name in _FINITE_ONLY:
+        inf = np.isinf(values)
+        if inf.any():
+            out[inf] = np.copysign(0.0, values[inf]).astype(dtype)
+    elif type.name in _NO_ZERO:  # (unsigned: APFloat rounds |value|, then sets the top bit when negative)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = np.abs(values).astype(dtype)
+        bits = out.view("u1")
+        tiny = np.abs(values) < 2.0 ** -128  # rounds to zero, which this type lacks: its least value
+        bits[tiny] = 0
+        bits[(values < 0) & ~tiny] |= 0x80
+    return out
+
+
+def _float_hex(value: float, type: Type) -> str:
+    np = load("numpy")
+    numpy_dtype = load("sdy_passes.element_types").numpy_dtype
+    dtype = numpy_dtype(type) if isinstance(type, FloatType) else None
+    dtype = np.dtype(np.float64) if dtype is None else dtype
+    bits = np.array(value).astype(dtype).view(f"u{dtype.itemsize}").item()
+    return f"0x{bits:0{2 * dtype.itemsize}X}"
+
+
 # --------------------------------------------------------------------------------------------
 # Attributes
 # --------------------------------------------------------------------------------------------

@@ -29,8 +29,8 @@ from sdy_passes.attributes import (
     IndexType, IntegerAttr, IntegerType, NoneType, OpaqueAttr, OpaqueType, Location, NameLoc,
     CallSiteLoc, fused_loc,
     OpShardingRule, RankedTensorType, StringAttr, SymbolRefAttr, TupleType, Type, TypeAttr,
-    UnitAttr, UnknownLoc, UnrankedTensorType, factor_name, float_bits, float_value,
-    format_float_bits, round_float as _round_float,
+    UnitAttr, UnknownLoc, UnrankedTensorType, factor_name, float_bits, float_value, format_float,
+    format_float_bits, round_float as _round_float, round_floats, escape_string,
 )
 from sdy_passes._apfloat import FORMATS, stored_bits
 from sdy_passes.errors import IRParseError
@@ -686,20 +686,51 @@ class Parser:
         return value
 
     def _parse_dense(self) -> DenseElementsAttr:
+        """`dense<literal> : type`, read as MLIR reads it: the literal (syntax errors first),
+        then the type, then the literal's elements as the type's."""
         start = self.pos - len("dense")
-        body = self.balanced("dense elements", dialect_body=False)[1:-1]
-        self.expect(":", "':' and a type after dense<...>")
-        tp = self.skip()
-        typ = self.parse_type()
-        if isinstance(typ, UnrankedTensorType) or (isinstance(typ, RankedTensorType)
-                                                   and not typ.has_static_shape):
-            raise self.error("elements literal type must have static shape", start)
-        if not isinstance(typ, (RankedTensorType, OpaqueType)):
-            raise self.error(f"elements literal type must be a shaped type, got '{typ}'", tp)
+        body_start = self.pos + 1
+        fast = _DECIMAL_LIST.match(self.text, body_start)  # a decimal list: scanned at once
+        if fast and self.text.startswith(">", fast.end()):
+            lit, self.pos = None, fast.end() + 1
+        else:
+            lit, self.pos = self._scan_dense(body_start)
+        body_end = self.pos - 1
         try:
-            return DenseElementsAttr(_canonical_dense_body(body, typ), typ)
+            self.expect(":", "':' and a type after dense<...>")
+            tp = self.skip()
+            typ = self.parse_type()
+            if isinstance(typ, UnrankedTensorType) or (isinstance(typ, RankedTensorType)
+                                                       and not typ.has_static_shape):
+                raise self.error("elements literal type must have static shape", start)
+            if not isinstance(typ, (RankedTensorType, OpaqueType)):
+                raise self.error(f"elements literal type must be a shaped type, got '{typ}'", tp)
+        except IRParseError:
+            if lit is None:
+                self._scan_dense(body_start)
+            raise
+        body = self.text[body_start:body_end].strip()
+        if (lit is None and isinstance(typ, RankedTensorType) and isinstance(typ.element_type, FloatType)
+                and math.prod(typ.shape) > HEX_ELEMENTS_LIMIT):
+            text = _decimal_dense_body(body, typ)
+            if text is not None:
+                return DenseElementsAttr(text, typ)
+        if lit is None:
+            lit = self._scan_dense(body_start)[0]
+        if isinstance(typ, OpaqueType):
+            return DenseElementsAttr(body, typ)
+        try:
+            text = _dense_body(lit, typ)
         except lexer.LexError as e:
-            raise self.error(e.message, start + len("dense<") + e.pos) from None
+            raise self.error(e.message, start if e.pos == _AT_DENSE else e.pos) from None
+        return DenseElementsAttr(body if text is None else text, typ)
+
+    def _scan_dense(self, pos: int) -> tuple[_DenseLiteral, int]:
+        """The literal at `pos` and the position after its closing '>'."""
+        try:
+            return _scan_dense(self.text, pos)
+        except lexer.LexError as e:
+            raise self.error(e.message, e.pos) from None
 
     def _parse_dense_array(self) -> DenseArrayAttr:
         self.expect("<")
@@ -1475,10 +1506,6 @@ def _float_width(t: FloatType) -> int:
     return FORMATS[t.name].width
 
 
-_DENSE_TOKEN = re.compile(r"[ \t\n\r]*(?:(\[)|(\])|(,)|(\()|(\))|(true|false)|([-+]?(?:0x[0-9A-Fa-f]+|[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|inf|nan)))")
-
-
-_NON_ASCII = re.compile(r'[^\x00-\x7f]')
 _NON_ASCII_OUTSIDE_STRINGS = re.compile(r'(?:' + lexer.STRING.pattern + r'|[\x00-\x21\x23-\x7f])*')
 """Matches up to the first character outside ASCII that is not in a string literal."""
 _NEWLINE_WS = re.compile(lexer.STRING.pattern + r"|\s*\n\s*")
@@ -1506,198 +1533,414 @@ def _canonical_opaque(text: str) -> str:
     return text
 
 
-def _canonical_dense_body(body: str, typ: Type) -> str:
-    """MLIR's printing of a dense literal: canonical numbers, splat when all elements agree.
-    `LexError` (position in `body`) for a character MLIR's lexer refuses or an integer out of
-    the element type's range."""
-    lead = len(body) - len(body.lstrip())
-    s = body.strip()
-    bad = _NON_ASCII.search(s)
-    if bad:
-        raise lexer.LexError("unexpected character", lead + bad.start())
-    if s.startswith('"0x') and isinstance(typ, RankedTensorType):
-        return _canonical_dense_blob(s[3:-1], typ, -len("dense<"))
-    if not s or s.startswith('"') or not isinstance(typ, RankedTensorType):
-        return s
-    el = typ.element_type
-    raw = math.prod(typ.shape) > HEX_THRESHOLD  # elements as bits: printed as hex unless a splat
-    if raw and isinstance(el, FloatType):
-        fast = _decimal_dense_body(s, typ)
-        if fast is not None:
-            return fast
-    pos, stack, out, leaves = 0, [], [], []
-    try:
-        while pos < len(s):
-            m = _DENSE_TOKEN.match(s, pos)
-            if not m:
-                return s
+HEX_ELEMENTS_LIMIT = 100
+"""MLIR prints a dense literal of more elements than this, not a splat, as a hex blob."""
+
+_DENSE_TOKEN = re.compile(r'(?:[ \t\n\r]+|//[^\n]*)*(?:([\[\](),])|(-)(?!>)|(' + lexer.STRING.pattern
+                          + r')|([0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?)|(0x[0-9A-Fa-f]+|[0-9]+)'
+                          r'|(true|false)(?![A-Za-z0-9_$.])|)')
+"""One token of a dense literal: punctuation, '-', a string, a float, an integer, a bool, or
+nothing (the end, or a token the literal cannot hold)."""
+_T_PUNCT, _T_MINUS, _T_STRING, _T_FLOAT, _T_INT, _T_BOOL = range(1, 7)
+_AT_DENSE = -1
+"""A `LexError` position that names the `dense` keyword."""
+_HEX_DIGITS = re.compile(r"[0-9A-Fa-f]*")
+_TOKEN_STARTS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_:,.(){}[]<>=?+*-@#%^!|\"")
+"""Characters that start an MLIR token; the lexer refuses any other (`unexpected character`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _DenseLiteral:
+    """MLIR's `TensorLiteralParser` state after reading a literal: a hex string (text, pos), or
+    the shape of its nested lists (None for no list) and its elements `(negative, kind, text,
+    pos)` in order, a complex element being two."""
+
+    hex: tuple[str, int] | None
+    shape: tuple[int, ...] | None
+    storage: list
+
+
+def _scan_dense(s: str, pos: int) -> tuple[_DenseLiteral, int]:
+    """Read the dense literal at `pos` of `s` as MLIR's `TensorLiteralParser::parse` does
+    (iteratively: lists and complex parentheses nest without bound); the literal and the position
+    after its closing '>'. `LexError` with MLIR's message and position."""
+    storage: list = []
+
+    def token():
+        m = _DENSE_TOKEN.match(s, pos)
+        at = m.start(m.lastindex) if m.lastindex else m.end()
+        if not m.lastindex and at < len(s):
+            if s[at] == '"':
+                lexer.lex_string(s, at)  # raises MLIR's error for the unterminated string
+            if s[at] not in _TOKEN_STARTS:
+                fail("unexpected character", at)
+            if s[at] == "." and not s.startswith("...", at):
+                fail("expected three consecutive dots for an ellipsis", at + 1)
+        return m, at
+
+    def fail(message, at):
+        raise lexer.LexError(message, at)
+
+    def here(message, at):
+        """MLIR's `emitError` at the current token (at the end of the text: the last character)."""
+        fail(message, at - (at == len(s)))
+
+    def wrong(message, at):
+        """MLIR's `emitWrongTokenError`: at the end of the token before (past blank space)."""
+        at -= at == len(s)
+        while at and s[at - 1] in " \t\r\n":
+            at -= 1
+        fail(message, at)
+
+    def element(m, at):
+        """One element (complex pairs iteratively); returns the position after it."""
+        nonlocal pos
+        open_pairs = []  # per '(' still open: whether its ',' was read
+        while True:
+            while m.lastindex == _T_PUNCT and m.group(_T_PUNCT) == "(":
+                pos = m.end()
+                open_pairs.append(False)
+                m, at = token()
+            k = m.lastindex
+            negative = k == _T_MINUS
+            if negative:
+                pos = m.end()
+                m, at = token()
+                k = m.lastindex
+                if k not in (_T_FLOAT, _T_INT):
+                    here("expected integer or floating point literal", at)
+            elif k not in (_T_STRING, _T_FLOAT, _T_INT, _T_BOOL):
+                here("expected element literal of primitive type", at)
+            storage.append((negative, k, m.group(k), at))
             pos = m.end()
-            if m.group(1):
-                out.append("[")
-                stack.append(1)
-            elif m.group(2):
-                out.append("]")
-                stack.pop()
-            elif m.group(3):
-                out.append(", ")
-            elif m.group(4) or m.group(5):
-                return s  # complex literals: keep as written
+            while open_pairs:
+                m, at = token()
+                if not open_pairs[-1]:
+                    if m.group(_T_PUNCT) != ",":
+                        wrong("expected ',' between complex elements", at)
+                    pos = m.end()
+                    open_pairs[-1] = True
+                    break
+                if m.group(_T_PUNCT) != ")":
+                    wrong("expected ')' after complex elements", at)
+                pos = m.end()
+                open_pairs.pop()
             else:
-                lit = m.group(6) or m.group(7)
-                leaf = _canonical_number(lit, el, lead + m.start(m.lastindex), raw)
-                if leaf is None:
-                    return s
-                leaves.append(leaf)
-                out.append(leaf)
-    except lexer.LexError:
-        raise
-    except (ValueError, IndexError, OverflowError):
-        return s
-    if stack or not leaves:
-        return s
-    if all(x == leaves[0] for x in leaves):
-        return _leaf_text(leaves[0], el) if raw else leaves[0]
-    if raw and len(leaves) == math.prod(typ.shape):
-        return _hex_blob(leaves, el)
-    return "".join(x if isinstance(x, str) else _leaf_text(x, el) for x in out)
+                return
+            m, at = token()
+
+    hex_text = shape = None
+    m, at = token()
+    if m.lastindex == _T_STRING:
+        hex_text = (m.group(_T_STRING), at)
+        pos = m.end()
+    elif m.group(_T_PUNCT) == "[":
+        frames = []  # per open list: [size, dims of its first element or None]
+        pos = m.end()
+        frames.append([0, None])
+        while True:
+            m, at = token()
+            if m.group(_T_PUNCT) == "[":
+                pos = m.end()
+                frames.append([0, None])
+                m, at = token()
+                if m.group(_T_PUNCT) != "]":
+                    continue
+                pos = m.end()
+                frames.pop()
+                dims = (0,)
+            elif m.group(_T_PUNCT) == "]" and frames[-1][0] == 0 and frames[-1][1] is None:
+                pos = m.end()
+                frames.pop()
+                dims = (0,)
+            else:
+                element(m, at)
+                dims = ()
+            while True:  # `dims` closes one element of the innermost open list
+                if not frames:
+                    shape = dims
+                    break
+                frame = frames[-1]
+                m, at = token()
+                frame[0] += 1
+                if frame[1] is None:
+                    frame[1] = dims
+                elif frame[1] != dims:
+                    here("tensor literal is invalid; ranks are not consistent between elements", at)
+                if m.group(_T_PUNCT) == ",":
+                    pos = m.end()
+                    break
+                if m.group(_T_PUNCT) != "]":
+                    wrong("expected ']'", at)
+                pos = m.end()
+                frames.pop()
+                dims = (frame[0],) + frame[1]
+            if shape is not None:
+                break
+    elif not s.startswith(">", at):
+        element(m, at)
+    m, at = token()
+    if not s.startswith(">", at):
+        wrong("expected '>'", at)
+    return _DenseLiteral(hex_text, shape, storage), at + 1
 
 
-HEX_THRESHOLD = 100
-"""jaxlib prints a dense attribute of more elements than this (not a splat) as its raw data."""
+def _storage_bytes(el: Type) -> int | None:
+    """Bytes per element in MLIR's dense storage (and in its hex form), or None for an element
+    type a hex literal cannot hold."""
+    if isinstance(el, ComplexType):
+        part = _storage_bytes(el.element_type)
+        return None if part is None else 2 * part
+    if isinstance(el, IndexType):
+        return 8
+    if isinstance(el, IntegerType):
+        return -(-el.width // 8)
+    if isinstance(el, FloatType):
+        return -(-_float_width(el) // 8)
+    return None
+
+
+def _dense_body(lit: _DenseLiteral, typ: RankedTensorType) -> str | None:
+    """MLIR's `TensorLiteralParser::getAttr` and the printer: the canonical body of literal
+    `lit` as `typ` (None: strings, kept as written). `LexError` (position in the literal; `_AT_DENSE` for the `dense` keyword)
+    with MLIR's message where it refuses."""
+    el = typ.element_type
+    n = math.prod(typ.shape)
+    width = _storage_bytes(el)
+    if lit.hex is not None and width is not None:
+        text, at = lit.hex
+        digits = text[1:-1].removeprefix("0x")
+        if not text.startswith('"0x') or len(digits) % 2 or not _HEX_DIGITS.fullmatch(digits):
+            raise lexer.LexError("expected string containing hex digits starting with `0x`", at)
+        if len(digits) // 2 not in (width, width * n):
+            raise lexer.LexError(f"elements hex data size is invalid for provided type: '{typ}'", _AT_DENSE)
+        dt = load("sdy_passes.element_types").numpy_dtype(el)
+        if dt is None:
+            if isinstance(el, FloatType):  # tf32, f80, f128, f6: the words as APFloat stores them
+                raw = bytes.fromhex(digits)
+                fmt = FORMATS[el.name]
+                mask = (1 << fmt.width) - 1  # bits above the width are stored, not read
+                bits = [int.from_bytes(raw[i:i + width], "little") & mask for i in range(0, len(raw), width)]
+                if not bits:
+                    return ""
+                if all(b == bits[0] for b in bits):
+                    return format_float_bits(bits[0], el)
+                if n > HEX_ELEMENTS_LIMIT:
+                    return '"0x' + digits.upper() + '"'
+                return _nested([format_float_bits(b, el) for b in bits], typ)
+            if not isinstance(el, IntegerType):
+                return text
+            raw = bytes.fromhex(digits)
+            words = [int.from_bytes(raw[i:i + width], "little") for i in range(0, len(raw), width)]
+            if not words:
+                return ""
+            if all(w == words[0] for w in words):
+                return _int_word_text(words[0], el)
+            if n > HEX_ELEMENTS_LIMIT:
+                return '"0x' + digits.upper() + '"'
+            return _nested([_int_word_text(w, el) for w in words], typ)
+        raw = load("numpy").frombuffer(bytes.fromhex(digits), "u1")
+        return _body_of_values(raw.view(dt), typ, n)  # (i1: a splat only of equal bytes)
+    if lit.hex is not None:
+        return None  # (a hex string of another element type is that type's string)
+    if lit.shape is not None and lit.shape != tuple(typ.shape):
+        raise lexer.LexError("inferred shape of elements literal ([%s]) does not match type ([%s])"
+                             % (", ".join(map(str, lit.shape)), ", ".join(map(str, typ.shape))), _AT_DENSE)
+    storage = lit.storage
+    if not storage and n:
+        raise lexer.LexError(f"parsed zero elements, but type ('{typ}') expected at least 1", _AT_DENSE)
+    if isinstance(el, ComplexType):
+        if lit.shape is None and n and len(storage) != 2:
+            raise lexer.LexError(f"parsed {len(storage)} elements, but type ('{el}') expected 2 elements", _AT_DENSE)
+        if lit.shape is not None and len(storage) != 2 * n:
+            raise lexer.LexError(f"parsed {len(storage)} elements, but type ('{typ}') expected {2 * n} elements", _AT_DENSE)
+        part = el.element_type
+    else:
+        if 1 < len(storage) < n:  # (complex pairs in a list of scalars; jaxlib reads past them)
+            raise lexer.LexError(f"parsed {len(storage)} elements, but type ('{typ}') expected {n} elements", _AT_DENSE)
+        part = el
+    if isinstance(part, FloatType):
+        leaves = [_float_leaf(e, part) for e in storage]
+    elif isinstance(part, (IntegerType, IndexType)):
+        leaves = [_int_leaf(e, part) for e in storage]
+    else:  # MLIR reads the elements of other types as strings
+        for _, kind, text, _ in storage:
+            if kind != _T_STRING:
+                raise lexer.LexError(f"expected string token, got {text}", _AT_DENSE)
+        texts = [escape_string(lexer.decode_escapes(text[1:-1])) for _, _, text, _ in storage]
+        if not texts:
+            return ""
+        return texts[0] if all(x == texts[0] for x in texts) else _nested(texts[:n], typ)
+    return _print_leaves(leaves, el, n, typ)
+
+
+def _float_leaf(element, t: FloatType) -> tuple[bool, float | int]:
+    """MLIR's `parseFloatFromLiteral` of one element: (False, the f64 value) of a decimal, or
+    (True, the bits) of a hexadecimal integer."""
+    negative, kind, text, at = element
+    if kind == _T_FLOAT:
+        return False, -float(text) if negative else float(text)  # beyond f64: inf, as MLIR
+    if kind != _T_INT:
+        raise lexer.LexError("expected floating point literal", at)
+    if not text.startswith("0x"):
+        raise lexer.LexError("unexpected decimal integer literal for a floating point value", at)
+    if negative:
+        raise lexer.LexError("hexadecimal float literal should not have a leading minus", at)
+    bits = _int_literal(text, _float_width(t))
+    if bits is None:
+        raise lexer.LexError("hexadecimal float constant out of range for type", at)
+    return True, bits
+
+
+def _int_leaf(element, t: IntegerType | IndexType) -> int:
+    """MLIR's `buildAttributeAPInt` of one element, as the value printed (signless as signed)."""
+    negative, kind, text, at = element
+    unsigned = isinstance(t, IntegerType) and t.signedness == "u"
+    if negative and unsigned:
+        raise lexer.LexError("expected unsigned integer elements, but parsed negative value", at)
+    if kind == _T_FLOAT:
+        raise lexer.LexError("expected integer elements, but parsed floating-point", at)
+    width = t.width if isinstance(t, IntegerType) else 64
+    if kind == _T_BOOL:
+        if width != 1 or not isinstance(t, IntegerType):
+            raise lexer.LexError("expected i1 type for 'true' or 'false' values", at)
+        return int(text == "true")
+    m = _int_literal(text, width) if kind == _T_INT else None
+    half = 1 << (width - 1) if width else 0
+    if (m is None or (negative and not 0 < m <= half)
+            or (not negative and not unsigned and (isinstance(t, IndexType) or t.signedness == "s") and m >= half)):
+        raise lexer.LexError("integer constant out of range for type", at)
+    if negative:
+        return -m
+    return m - (1 << width) if not unsigned and width > 1 and m >= half else m
+
+
+def _print_leaves(leaves: list, el: Type, n: int, typ: RankedTensorType) -> str:
+    """The canonical body of the element values read (`_float_leaf`/`_int_leaf` results, two
+    per complex element): one is a splat, as are more that agree bitwise (MLIR prints
+    those as one), else the first `n`, nested as `typ`."""
+    np = load("numpy")
+    numpy_dtype = load("sdy_passes.element_types").numpy_dtype
+    complex_part = el.element_type if isinstance(el, ComplexType) else None
+    part = complex_part or el
+    dt = numpy_dtype(el)  # (complex: None unless numpy has the pair, complex<f32|f64>)
+    if dt is not None and isinstance(part, FloatType):
+        values = round_floats(np.array([0.0 if h else v for h, v in leaves], np.float64), part)
+        bits = values.view(f"u{values.dtype.itemsize}")
+        for i, (h, v) in enumerate(leaves):
+            if h:
+                bits[i] = v
+        values = values.view(dt)
+    elif dt is not None:
+        values = np.array(leaves, dtype=dt)
+    elif isinstance(el, FloatType):  # tf32, f80, f128, f6: each element's bits as APFloat makes them
+        fmt = FORMATS[el.name]
+        bits = [stored_bits(v, fmt) if h else float_bits(v, el) for h, v in leaves]
+        if not bits:
+            return ""
+        if all(b == bits[0] for b in bits):
+            return format_float_bits(bits[0], el)
+        if len(bits) > HEX_ELEMENTS_LIMIT:
+            size = -(-fmt.width // 8)
+            return '"0x' + b"".join(b.to_bytes(size, "little") for b in bits[:n]).hex().upper() + '"'
+        return _nested([format_float_bits(b, el) for b in bits[:n]], typ)
+    else:
+        texts = [_leaf_text(x, part) for x in leaves]
+        if complex_part is not None:
+            texts = [f"({a},{b})" for a, b in zip(texts[::2], texts[1::2])]
+        if not texts:
+            return ""
+        if all(x == texts[0] for x in texts):
+            return texts[0]
+        return _nested(texts[:n], typ)
+    return _body_of_values(values, typ, n)
+
+
+def _leaf_text(leaf, t: Type) -> str:
+    """One element's text for an element type numpy lacks."""
+    if not isinstance(t, FloatType):
+        return ("true" if leaf else "false") if isinstance(t, IntegerType) and t.width == 1 else str(leaf)
+    hexa, v = leaf
+    if hexa:
+        return f"0x{v:0{-(-_float_width(t) // 4)}X}"
+    return format_float(_round_float(v, t), t)
+
+
+def _nested(items: list[str], typ: RankedTensorType) -> str:
+    for d in reversed(typ.shape[1:]):
+        items = ["[" + ", ".join(items[i:i + d]) + "]" for i in range(0, len(items), d)]
+    return "[" + ", ".join(items) + "]"
+
+
+def _body_of_values(values, typ: RankedTensorType, n: int) -> str:
+    """MLIR's print of dense values (one, or at least `n`): a splat when all have the same
+    bits, else the first `n` as each element's bytes (little-endian, upper-case hex) above
+    HEX_ELEMENTS_LIMIT elements, or as a list nested as the shape."""
+    if not values.size:
+        return ""
+    complex_parts = values.dtype.kind == "c"
+    parts = values.view(values.real.dtype) if complex_parts else values
+    bits = parts.view(f"u{parts.dtype.itemsize}")
+    per = 2 if complex_parts else 1
+    if (bits.reshape(-1, per) == bits[:per]).all():
+        return _element_text(values[0], bits[:per], typ.element_type)
+    if n > HEX_ELEMENTS_LIMIT:
+        return '"0x' + bits[:n * per].astype(f"<u{parts.dtype.itemsize}").tobytes().hex().upper() + '"'
+    el = typ.element_type
+    return _nested([_element_text(values[i], bits[i * per:(i + 1) * per], el) for i in range(n)], typ)
+
+
+def _element_text(value, bits, el: Type) -> str:
+    if isinstance(el, ComplexType):
+        return (f"({_element_text(value.real, bits[:1], el.element_type)},"
+                f"{_element_text(value.imag, bits[1:], el.element_type)})")
+    if isinstance(el, FloatType):
+        w = _float_width(el)
+        if w < 8:  # a hex blob's bits above the width are stored, not read
+            value = load("numpy").array(int(bits[0]) & ((1 << w) - 1), "u1").view(value.dtype)
+        v = float(value)
+        return format_float(v, el) if math.isfinite(v) else f"0x{int(bits[0]):0{2 * bits.dtype.itemsize}X}"
+    if isinstance(el, IntegerType):
+        return _int_word_text(int(bits[0]), el)
+    return str(int(value))
+
+
+def _int_word_text(word: int, el: IntegerType) -> str:
+    """An integer element printed from its stored word, as MLIR's `readBits` and `APInt::print`
+    print it (a hex blob's bits above the width are stored and not cleared)."""
+    w = el.width
+    if w == 1:
+        return "true" if word else "false"
+    if el.signedness == "u":
+        return str(word)
+    low = word & ((1 << w) - 1)
+    value = low - (1 << w) if low >> (w - 1) else low
+    return str(value) if value or not word else ""  # (APInt::toString prints no digit of 0 then)
+
 
 
 _DECIMAL = r"-?[0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?"
 _DECIMAL_LIST = re.compile(rf"[ \t\n\r\[]*{_DECIMAL}(?:[ \t\n\r\]]*,[ \t\n\r\[]*{_DECIMAL})*[ \t\n\r\]]*")
 _NOT_A_DIGIT = str.maketrans("", "", "[] \t\n\r")
+_ONLY_BRACKETS = str.maketrans("", "", "0123456789.eE+- \t\n\r")
+
+
+def _skeleton(shape: tuple[int, ...]) -> str:
+    """The brackets and commas of a literal nested as `shape` (`[[,,],[,,]]` for 2x3)."""
+    inner = ""
+    for d in reversed(shape):
+        inner = "[" + ",".join([inner] * d) + "]"
+    return inner
 
 
 def _decimal_dense_body(s: str, typ: RankedTensorType) -> str | None:
-    """The canonical body of a long list of decimal float literals read at once, with the element
-    path's rounding (the nearest f64, then the nearest value of the element type), or None (the
-    element path decides) unless `s` is such a list, one literal per element, every value finite
-    in the element type."""
+    """The canonical body of `s`, a list of decimal literals (`_DECIMAL_LIST`), as `typ`,
+    read at once (as the element-wise path reads each: the nearest f64, then the nearest value of
+    the element type), or None when it is not nested as `typ`'s shape (the element-wise path then
+    says why) or numpy lacks the element type."""
     np = load("numpy")
-    dt = load("sdy_passes.element_types").numpy_dtype(typ.element_type)
-    if dt is None or s.count("[") != s.count("]") or not _DECIMAL_LIST.fullmatch(s):
+    if s.translate(_ONLY_BRACKETS) != _skeleton(typ.shape):
         return None
     parts = s.translate(_NOT_A_DIGIT).split(",")
-    if len(parts) != math.prod(typ.shape):
-        return None
-    wide = np.fromiter(map(float, parts), np.float64, len(parts))
-    with np.errstate(over="ignore", invalid="ignore"):
-        values = wide.astype(dt)
-    if not (np.isfinite(wide).all() and np.isfinite(values.astype(np.float64)).all()):
-        return None  # overflow: each type's own rule, element by element
-    bits = values.view(f"u{dt.itemsize}")
-    if (bits == bits[0]).all():
-        return _leaf_text(int(bits[0]), typ.element_type)
-    return '"0x' + bits.astype(f"<u{dt.itemsize}").tobytes().hex().upper() + '"'
-
-
-def _element_bytes(el: Type) -> int:
-    return 8 if isinstance(el, IndexType) else -(-(FORMATS[el.name].width if isinstance(el, FloatType) else el.width) // 8)
-
-
-def _hex_blob(bits: list[int], el: Type) -> str:
-    """`"0x..."`: the elements' bits little-endian, whole bytes each, as MLIR prints raw data."""
-    size = _element_bytes(el)
-    return '"0x' + b"".join(b.to_bytes(size, "little") for b in bits).hex().upper() + '"'
-
-
-def _leaf_text(bits: int, el: Type) -> str:
-    """How MLIR prints the element of type `el` whose bits are `bits`."""
-    if isinstance(el, FloatType):
-        return format_float_bits(bits, el)
-    if isinstance(el, IntegerType) and el.width == 1:
-        return "true" if bits else "false"
-    width = 64 if isinstance(el, IndexType) else el.width
-    if not (isinstance(el, IntegerType) and el.signedness == "u") and bits >> (width - 1):
-        bits -= 1 << width  # signless and signed print signed
-    return str(bits)
-
-
-def _canonical_dense_blob(digits: str, typ: RankedTensorType, pos: int) -> str:
-    """MLIR prints a hex blob (`"0x..."`: little-endian elements of whole bytes each, or one
-    for a splat; i1: a byte each, true where not zero) of ints and floats as their elements; complex
-    blobs are kept as written.
-    A blob of another size is MLIR's error, at `dense`."""
-    el = typ.element_type
-    if isinstance(el, FloatType):
-        width = FORMATS[el.name].width
-    elif isinstance(el, IntegerType):
-        width = el.width
-    else:
-        return f'"0x{digits}"'
-    size, count = _element_bytes(el), math.prod(typ.shape)
-    if len(digits) % 2 or not all(c in "0123456789abcdefABCDEF" for c in digits) or len(digits) // 2 not in (
-            size, size * count):
-        raise lexer.LexError(f"elements hex data size is invalid for provided type: '{typ}'", pos)
-    raw = bytes.fromhex(digits)
-    if width == 1:  # i1: a byte per element, true where not zero
-        leaves = [int(b != 0) for b in raw]
-    else:
-        leaves = [int.from_bytes(raw[i:i + size], "little") & ((1 << width) - 1) for i in range(0, len(raw), size)]
-    if not leaves:
-        return f'"0x{digits}"'
-    if all(x == leaves[0] for x in leaves):
-        return _leaf_text(leaves[0], el)
-    if count > HEX_THRESHOLD:
-        return f'"0x{digits.upper()}"'
-    leaves = [_leaf_text(x, el) for x in leaves]
-
-    def nested(dims: tuple, at: int) -> tuple[str, int]:
-        if not dims:
-            return leaves[at], at + 1
-        parts = []
-        for _ in range(dims[0]):
-            part, at = nested(dims[1:], at)
-            parts.append(part)
-        return "[" + ", ".join(parts) + "]", at
-
-    return nested(tuple(typ.shape), 0)[0]
-
-
-def _canonical_number(lit: str, el: Type, pos: int, raw: bool = False) -> str | int | None:
-    """MLIR's text of one dense element (its bits with `raw`); LexError where MLIR refuses it,
-    None for a literal kept as written."""
-    if lit.startswith("+"):
-        raise lexer.LexError("expected element literal of primitive type", pos)
-    sign = lit.startswith("-")  # MLIR points past a sign
-    if lit[sign:] in ("inf", "nan"):  # bare identifiers to MLIR's lexer
-        raise lexer.LexError("expected integer or floating point literal" if sign
-                             else "expected element literal of primitive type", pos + sign)
-    if isinstance(el, FloatType):
-        if lit in ("true", "false"):
-            raise lexer.LexError("expected floating point literal", pos)
-        if "0x" not in lit and "." not in lit:
-            raise lexer.LexError("unexpected decimal integer literal for a floating point value", pos + sign)
-        if "0x" in lit:
-            if _int_literal(lit, _float_width(el)) is None:
-                raise lexer.LexError("hexadecimal float constant out of range for type", pos)
-            bits = stored_bits(int(lit, 16), FORMATS[el.name])  # the bits as given (NaN payloads too)
-        else:
-            bits = float_bits(float(lit), el)
-        return bits if raw else format_float_bits(bits, el)
-    if isinstance(el, IntegerType):
-        if lit in ("true", "false"):
-            if el.width != 1:
-                raise lexer.LexError("expected i1 type for 'true' or 'false' values", pos)
-            return int(lit == "true") if raw else lit
-        if "." in lit:
-            return None
-        pos += sign
-        if lit.startswith("-") and el.signedness == "u":
-            raise lexer.LexError("expected unsigned integer elements, but parsed negative value", pos)
-        value = _int_literal(lit, el.width + 1)
-        if value is None or not _fits(value, el):
-            raise lexer.LexError("integer constant out of range for type", pos)
-        if raw:
-            return value & ((1 << el.width) - 1)
-        if el.width == 1:
-            return "true" if value else "false"
-        if el.signedness == "" and value >= 1 << (el.width - 1):  # signless prints signed
-            value -= 1 << el.width
-        return str(value)
-    if isinstance(el, IndexType):
-        return int(lit) & ((1 << 64) - 1) if raw else str(int(lit))
-    return None
+    values = round_floats(np.fromiter(map(float, parts), np.float64, len(parts)), typ.element_type)
+    return None if values is None else _body_of_values(values, typ, len(parts))
