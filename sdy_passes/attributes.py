@@ -282,8 +282,7 @@ def _float_format(type: Type) -> _apfloat.FloatFormat:
 _FINITE_ONLY = frozenset({"f4E2M1FN", "f6E2M3FN", "f6E3M2FN"})
 """Float types without infinity or NaN: LLVM's `APFloat::convert` makes ±inf ±0 there."""
 _NO_ZERO = frozenset({"f8E8M0FNU"})
-"""Float types without zero or sign: `APFloat::convert` makes what rounds to ±0 the least
-value there, and a negative value the bits of its magnitude with the top bit set."""
+"""Float types without zero or sign, rounded element by element as APFloat does (`float_bits`)."""
 
 
 def round_floats(values, type: FloatType):
@@ -300,23 +299,10 @@ def round_floats(values, type: FloatType):
         inf = np.isinf(values)
         if inf.any():
             out[inf] = np.copysign(0.0, values[inf]).astype(dtype)
-    elif type.name in _NO_ZERO:  # (unsigned: APFloat rounds |value|, then sets the top bit when negative)
-        with np.errstate(over="ignore", invalid="ignore"):
-            out = np.abs(values).astype(dtype)
-        bits = out.view("u1")
-        tiny = np.abs(values) < 2.0 ** -128  # rounds to zero, which this type lacks: its least value
-        bits[tiny] = 0
-        bits[(values < 0) & ~tiny] |= 0x80
+    elif type.name in _NO_ZERO:  # (numpy's cast rounds ties and underflow otherwise): APFloat's bits
+        out = np.array([float_bits(float(v), type) for v in values.reshape(-1)], np.uint8).view(dtype)
     return out
 
-
-def _float_hex(value: float, type: Type) -> str:
-    np = load("numpy")
-    numpy_dtype = load("sdy_passes.element_types").numpy_dtype
-    dtype = numpy_dtype(type) if isinstance(type, FloatType) else None
-    dtype = np.dtype(np.float64) if dtype is None else dtype
-    bits = np.array(value).astype(dtype).view(f"u{dtype.itemsize}").item()
-    return f"0x{bits:0{2 * dtype.itemsize}X}"
 
 
 # --------------------------------------------------------------------------------------------
