@@ -1715,30 +1715,22 @@ def _dense_body(lit: _DenseLiteral, typ: RankedTensorType) -> str | None:
         if len(digits) // 2 not in (width, width * n):
             raise lexer.LexError(f"elements hex data size is invalid for provided type: '{typ}'", _AT_DENSE)
         dt = load("sdy_passes.element_types").numpy_dtype(el)
-        if dt is None:
-            if isinstance(el, FloatType):  # tf32, f80, f128, f6: the words as APFloat stores them
-                raw = bytes.fromhex(digits)
-                fmt = FORMATS[el.name]
-                mask = (1 << fmt.width) - 1  # bits above the width are stored, not read
-                bits = [int.from_bytes(raw[i:i + width], "little") & mask for i in range(0, len(raw), width)]
-                if not bits:
-                    return ""
-                if all(b == bits[0] for b in bits):
-                    return format_float_bits(bits[0], el)
-                if n > HEX_ELEMENTS_LIMIT:
-                    return '"0x' + digits.upper() + '"'
-                return _nested([format_float_bits(b, el) for b in bits], typ)
-            if not isinstance(el, IntegerType):
+        if dt is None:  # (tf32, f80, f128, f6, i7, ui12, ...): word by word
+            if isinstance(el, FloatType):  # bits above the width are stored, not read
+                mask, text_of = (1 << FORMATS[el.name].width) - 1, format_float_bits
+            elif isinstance(el, IntegerType):
+                mask, text_of = -1, _int_word_text
+            else:
                 return text
             raw = bytes.fromhex(digits)
-            words = [int.from_bytes(raw[i:i + width], "little") for i in range(0, len(raw), width)]
+            words = [int.from_bytes(raw[i:i + width], "little") & mask for i in range(0, len(raw), width)]
             if not words:
                 return ""
             if all(w == words[0] for w in words):
-                return _int_word_text(words[0], el)
+                return text_of(words[0], el)
             if n > HEX_ELEMENTS_LIMIT:
                 return '"0x' + digits.upper() + '"'
-            return _nested([_int_word_text(w, el) for w in words], typ)
+            return _nested([text_of(w, el) for w in words], typ)
         raw = load("numpy").frombuffer(bytes.fromhex(digits), "u1")
         return _body_of_values(raw.view(dt), typ, n)  # (i1: a splat only of equal bytes)
     if lit.hex is not None:
