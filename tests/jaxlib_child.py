@@ -37,12 +37,18 @@ class ChildFailed(RuntimeError):
         super().__init__(f"oracle child exited with {returncode}: {stderr[-2000:]}")
 
 
-def run_child(code, payload, *, timeout=300, env=None):
+def run_child(code, payload, *, timeout=300, env=None, crash_retries=0):
+    """`code`'s RESULT for `payload` in a fresh child. `crash_retries`: new children after a
+    crash (a signal), for jaxlib code that crashes now and then on the same input (the reference
+    interpreter's `run_parallel` threads)."""
     full_env = dict(os.environ, JAX_PLATFORMS="cpu", **(env or {}))
-    proc = subprocess.run(
-        [sys.executable, "-c", _WRAPPER.format(code=textwrap.dedent(code))],
-        input=json.dumps(payload), capture_output=True, text=True, timeout=timeout, env=full_env,
-    )
+    for _ in range(crash_retries + 1):
+        proc = subprocess.run(
+            [sys.executable, "-c", _WRAPPER.format(code=textwrap.dedent(code))],
+            input=json.dumps(payload), capture_output=True, text=True, timeout=timeout, env=full_env,
+        )
+        if proc.returncode >= 0:
+            break
     if proc.returncode != 0 or "@@RESULT@@" not in proc.stdout:
         raise ChildFailed(proc.returncode, proc.stderr)
     return json.loads(proc.stdout.rsplit("@@RESULT@@", 1)[1])
