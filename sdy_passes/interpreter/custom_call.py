@@ -53,22 +53,17 @@ def potrf(op, args, ctx):
     return out.astype(a.dtype).reshape(a.shape), _info(op, batch, failed)
 
 
-def trsm(op, args, ctx):
-    """Triangular solve: op(A) X = B (`side` L) or X op(A) = B (R)."""
-    a, b = args
-    lower = _char(op, "uplo", "L") == "L"
-    left = _char(op, "side", "L") == "L"
-    trans = _char(op, "trans_x", "N")
-    unit = _char(op, "diag", "N") == "U"
+def _solve_triangular(a, b, lower: bool, left: bool, unit: bool, transpose: str):
+    """op(A) X = B (`left`) or X op(A) = B with A's `lower` or upper triangle (`unit`: ones on
+    its diagonal) and op "N", "T" or "C" (conjugate transpose), in f64/c128."""
     wide = np.complex128 if a.dtype.kind == "c" else np.float64
     t = np.tril(a.astype(wide)) if lower else np.triu(a.astype(wide))
     if unit:
         n = t.shape[-1]
         t = t * (1 - np.eye(n)) + np.eye(n)
-    if trans == "T":
+    if transpose in ("T", "C"):
         t = np.swapaxes(t, -1, -2)
-    elif trans == "C":
-        t = np.swapaxes(t, -1, -2).conj()
+        t = t.conj() if transpose == "C" else t
     bb = b.astype(wide)
     if left:
         x = np.linalg.solve(t, bb)
@@ -76,6 +71,12 @@ def trsm(op, args, ctx):
         x = np.swapaxes(np.linalg.solve(np.swapaxes(t, -1, -2), np.swapaxes(bb, -1, -2)), -1, -2)
     return (x.astype(b.dtype),)
 
+
+def trsm(op, args, ctx):
+    """Triangular solve: op(A) X = B (`side` L) or X op(A) = B (R)."""
+    a, b = args
+    return _solve_triangular(a, b, _char(op, "uplo", "L") == "L", _char(op, "side", "L") == "L",
+                             _char(op, "diag", "N") == "U", _char(op, "trans_x", "N"))
 
 def geqrf(op, args, ctx):
     """QR in LAPACK's Householder form: R above the diagonal, the reflectors below, and `tau`."""
@@ -151,25 +152,10 @@ def triangular_solve(op, args, ctx):
     """`stablehlo.triangular_solve`: op(a) x = b (`left_side`) or x op(a) = b."""
     a, b = args
     props = op.properties
-    lower = bool(getattr(props.get("lower"), "value", False))
-    left = bool(getattr(props.get("left_side"), "value", False))
-    unit = bool(getattr(props.get("unit_diagonal"), "value", False))
+    flag = lambda name: bool(getattr(props.get(name), "value", False))  # noqa: E731
     transpose = getattr(props.get("transpose_a"), "value", "NO_TRANSPOSE")
-    wide = np.complex128 if a.dtype.kind == "c" else np.float64
-    t = np.tril(a.astype(wide)) if lower else np.triu(a.astype(wide))
-    if unit:
-        n = t.shape[-1]
-        t = t * (1 - np.eye(n)) + np.eye(n)
-    if transpose != "NO_TRANSPOSE":
-        t = np.swapaxes(t, -1, -2)
-        t = t.conj() if transpose == "ADJOINT" else t
-    bb = b.astype(wide)
-    if left:
-        x = np.linalg.solve(t, bb)
-    else:
-        x = np.swapaxes(np.linalg.solve(np.swapaxes(t, -1, -2), np.swapaxes(bb, -1, -2)), -1, -2)
-    return (x.astype(b.dtype),)
-
+    return _solve_triangular(a, b, flag("lower"), flag("left_side"), flag("unit_diagonal"),
+                             {"NO_TRANSPOSE": "N", "ADJOINT": "C"}.get(transpose, "T"))
 
 TARGETS = {
     **dict.fromkeys(("lapack_spotrf_ffi", "lapack_dpotrf_ffi", "lapack_cpotrf_ffi", "lapack_zpotrf_ffi"), potrf),
