@@ -10,6 +10,7 @@ Shared by `simulate` (which adds xarray), `hlo` and `visualize`.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -183,7 +184,16 @@ def place(sharding: TensorSharding, mesh, shape, *, cut_by_replicated: bool = Fa
     """
     sharding = as_sharding(sharding)
     m = resolve(sharding, mesh)
-    dims = None if shape is None else check_shape(shape)
+    return _place(sharding, m, None if shape is None else check_shape(shape), cut_by_replicated,
+                  tuple(cuts), uneven)
+
+
+@functools.lru_cache(maxsize=256)
+def _place(sharding: TensorSharding, m: Mesh, dims, cut_by_replicated: bool, cuts: tuple,
+           uneven: str) -> Placement:
+    """`place` on checked arguments. Frozen values in, a frozen value out: a reshard or
+    collective run again on the same shardings reuses the verified placement (verification was
+    most of the per-call time of `DeviceMesh.reshard` beside the data copy)."""
     if m.is_maximal:
         # A one-device mesh holds everything; Shardy allows only rank 0 there, but an array of any
         # rank may sit on one device (HloSharding `{maximal device=N}`, JAX's SingleDeviceSharding).

@@ -9,6 +9,7 @@ each step from shapes alone (`_moves`), the transfer record, and the array backe
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import numpy as np
@@ -85,25 +86,33 @@ def run_plan(x, target: TensorSharding, bound, *, fill=0, out=None) -> tuple[obj
     array (intermediate buffers are not wrapped; the result's buffers in `out` when given);
     returns `(device array, result mesh, plan)`, the plan carrying the transfer record
     (`plan.transfers`)."""
-    uneven = x.placement.uneven
-    shape = x.placement.shape
-    plan = reshard_plan(x.sharding, target, bound, shape, dtype=x.data.dtype, uneven=uneven)
+    ms, out_mesh, plan = _planned(x.sharding, target, bound, x.mesh, x.placement.shape, x.data.dtype,
+                                  x.placement.uneven, _backends.of(x.data.data).fuses_moves)
+    return _run(x, list(ms), target, out_mesh, fill, out), out_mesh, plan
+
+
+@functools.lru_cache(maxsize=16)  # few: the moves of a plan on many devices are large
+def _planned(source: TensorSharding, target: TensorSharding, bound, mesh: Mesh, shape: tuple[int, ...],
+             dtype: np.dtype, uneven: str, fuses_moves: bool) -> tuple[tuple[Moves, ...], Mesh, ReshardPlan]:
+    """`run_plan`'s plan and moves, from frozen values and shapes alone: a reshard run again
+    (a loop over batches) plans once."""
+    plan = reshard_plan(source, target, bound, shape, dtype=dtype, uneven=uneven)
     if plan.error is not None:
-        raise ShardingError(f"jaxlib's plan from {x.sharding} to {target} fails its verifier: {plan.error}")
+        raise ShardingError(f"jaxlib's plan from {source} to {target} fails its verifier: {plan.error}")
     final = plan.final_sharding()
     pf, pt = place(final, bound, shape, uneven=uneven), place(target, bound, shape, uneven=uneven)
     same = pf.index_map() == pt.index_map() if uneven == "ragged" else same_data(pf, pt)
     if not plan.reaches_target and not same:
-        raise ShardingError(f"Shardy's plan from {x.sharding} to {target} stops at {final} (spec collectives.md "
+        raise ShardingError(f"Shardy's plan from {source} to {target} stops at {final} (spec collectives.md "
                             "§5.5); reshard there, or to a target it reaches")
-    axes = [a.name for a in x.mesh.axes]
+    axes = [a.name for a in mesh.axes]
     ms, record = [], []
-    prev, prev_mesh = x.sharding, x.mesh
+    prev, prev_mesh = source, mesh
     for i, step in enumerate(plan.steps):  # the messages, from shapes alone
         out_mesh = plan.mesh_of(step.out_sharding)
         ms.append(moves(prev, step.out_sharding, prev_mesh, out_mesh, shape, uneven))
-        record.extend(transfers(ms[-1], x.data.dtype.itemsize, i, axes))
+        record.extend(transfers(ms[-1], dtype.itemsize, i, axes))
         prev, prev_mesh = step.out_sharding, out_mesh
-    if len(ms) > 1 and _backends.of(x.data.data).fuses_moves and nested(refs(x.sharding) + refs(target), x.mesh):
-        ms = [moves(x.sharding, target, x.mesh, prev_mesh, shape, uneven)]  # the same data, each block once
-    return _run(x, ms, target, prev_mesh, fill, out), prev_mesh, dataclasses.replace(plan, transfers=tuple(record))
+    if len(ms) > 1 and fuses_moves and nested(refs(source) + refs(target), mesh):
+        ms = [moves(source, target, mesh, prev_mesh, shape, uneven)]  # the same data, each block once
+    return tuple(ms), prev_mesh, dataclasses.replace(plan, transfers=tuple(record))

@@ -110,3 +110,34 @@ def test_lazy_shards_refuse_out():
     sharded = dm.shard(np.ones((4, 4), np.float32), '<@mesh, [{"x"}, {}]>', backend="dask")
     with pytest.raises(ShardingError, match="dask"):
         dm.reshard(sharded, '<@mesh, [{}, {"x"}]>', out=np.empty((2, 4, 2), np.float32))
+
+
+def test_a_repeated_reshard_plans_once_and_keys_on_everything_the_plan_reads():
+    """Plans and placements are cached on frozen values (the per-call cost of a loop of
+    reshards): a repeat gives the same bits and record, while a different dtype, shape, uneven
+    mode or mesh device order gets its own plan, and a refused reshard is refused every time."""
+    src, dst = TensorSharding.parse('<@mesh, [{"x"}, {"y"}]>'), TensorSharding.parse('<@mesh, [{"x", "y"}, {}]>')
+    results = {}  # (dst's dim 0 cut in 8: 10 rows padded 2,2,2,2,2,0,0,0, ragged 2,2,1,0,2,2,1,0)
+    for uneven in ("padded", "ragged"):
+        for devices in (None, [7, 6, 5, 4, 3, 2, 1, 0]):
+            dm = DeviceMesh('<["x"=2, "y"=4]>' if devices is None else f'<["x"=2, "y"=4], device_ids={devices}>',
+                            name="mesh", uneven=uneven)
+            for shape in ((8, 8), (10, 7)):
+                for dtype in (np.int8, np.float32):
+                    x = np.arange(np.prod(shape)).astype(dtype).reshape(shape)
+                    first = dm.reshard(dm.shard(x, src), dst)
+                    again = dm.reshard(dm.shard(x, src), dst)
+                    key = (uneven, devices is None, shape, dtype)
+                    assert np.array_equal(bits(np.asarray(first[0].data)), bits(np.asarray(again[0].data))), key
+                    assert first[1].transfers == again[1].transfers, key
+                    assert sum(t.bytes for t in first[1].transfers) % np.dtype(dtype).itemsize == 0, key
+                    assert np.array_equal(np.asarray(dm.unshard(first[0])), x), key
+                    results[key] = first[1].transfers
+    assert results[("padded", True, (8, 8), np.int8)] != results[("padded", True, (8, 8), np.float32)]
+    assert results[("padded", True, (8, 8), np.int8)] != results[("padded", False, (8, 8), np.int8)]
+    assert results[("padded", True, (10, 7), np.int8)] != results[("ragged", True, (10, 7), np.int8)]
+    dm = DeviceMesh('<["x"=2, "y"=4]>', name="mesh")
+    sharded = dm.shard(np.zeros((8, 8)), src)
+    for _ in range(2):
+        with pytest.raises(ShardingError):
+            dm.reshard(sharded, TensorSharding.parse('<@mesh, [{"x", "y"}, {"x"}]>'))
