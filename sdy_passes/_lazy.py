@@ -1,7 +1,7 @@
-"""numpy and ml_dtypes, imported on first use and safe to fork around.
-
-Only float constants need them, and ml_dtypes takes over a second to import: importing them with
-the package would make every `import sdy_passes` pay. A process forked while another thread is
+"""Modules imported on first use and safe to fork around: numpy and ml_dtypes (only float
+constants need them), xarray and `sharding.cost` (the cost report), the names of the package that
+import xarray or the propagation passes. Importing them with the package would make every
+`import sdy_passes` pay (issue 37 item 3: <= 0.3 s). A process forked while another thread is
 importing one would inherit that module's import lock held and hang on its first use, so a fork
 waits (at-fork handler) until no import made here is in flight.
 """
@@ -17,7 +17,7 @@ _LOCK = threading.RLock()
 
 
 def load(name: str):
-    """The module `name` (numpy or ml_dtypes), imported under the fork lock the first time."""
+    """The module `name`, imported under the fork lock the first time."""
     module = sys.modules.get(name)
     spec = getattr(module, "__spec__", None)
     if module is not None and not getattr(spec, "_initializing", False):

@@ -23,10 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from sharding import Mesh, MeshTable, ShardingError, TensorSharding
-from sharding.cost import alpha_beta, default_links
 from sharding.reshard import ReshardPlan, ReshardStep, reshard_plan
 
 from sdy_passes._lazy import load
@@ -72,6 +69,7 @@ class CostReport:
         except ImportError:
             raise SdyError("cost_report's plot needs matplotlib: install layout-toolkit[plot]") from None
 
+        np = load("numpy")
         ds = self.dataset
         fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
         x = np.arange(ds.sizes["op"])
@@ -153,7 +151,8 @@ def cost_report(module: Module | str, mesh: Mesh | MeshTable | None = None, *, l
     `sdy-propagation-pipeline` or `sdy-export-pipeline`), see the module docstring. `mesh` binds
     the shardings' mesh names (default: the module's `sdy.mesh` symbols); `links`
     (`{axis: (alpha seconds, beta bytes/s)}`) overrides `sharding.cost.default_links`."""
-    xr = load("xarray")  # only here: importing it costs a CLI run about a second
+    # numpy, xarray and `sharding.cost` (numpy) only here: `import sdy_passes` stays light
+    np, xr, cost = load("numpy"), load("xarray"), load("sharding.cost")
 
     if isinstance(module, str):
         module = parse_module(module)
@@ -167,7 +166,7 @@ def cost_report(module: Module | str, mesh: Mesh | MeshTable | None = None, *, l
         for func in module.funcs():
             for op in func.walk():
                 if op.name == "sdy.reshard" or op.name in COLLECTIVE_OPS:
-                    rows.append(_row(op, func.properties["sym_name"].value, mesh, links, axes))
+                    rows.append(_row(op, func.properties["sym_name"].value, mesh, links, axes, cost))
     except ShardingError as e:  # links naming an axis no mesh has
         raise SdyError(f"cost_report: {e}") from None
     names = list(dict.fromkeys(axes))
@@ -187,7 +186,7 @@ def cost_report(module: Module | str, mesh: Mesh | MeshTable | None = None, *, l
     return CostReport(dataset)
 
 
-def _row(op: Operation, func: str, mesh, links, axes: list) -> tuple[_Row, list[str]]:
+def _row(op: Operation, func: str, mesh, links, axes: list, cost) -> tuple[_Row, list[str]]:
     value = op.operands[0]
     source, target = get_sharding(value), op.properties.get("sharding", op.properties.get("out_sharding"))
     type_ = value.type
@@ -202,7 +201,7 @@ def _row(op: Operation, func: str, mesh, links, axes: list) -> tuple[_Row, list[
         else:  # the operand as it is (shape, dtype and meshes checked), then the op as one step
             plan = reshard_plan(source, source, mesh, type_.shape, dtype=_dtype(type_))
             if op.name not in _PLANNED:
-                return _reduction(op, func, where, plan, links, axes)
+                return _reduction(op, func, where, plan, links, axes, cost)
             key = _PLANNED[op.name]
             step = ReshardStep(op.name.removeprefix("sdy."), op.properties[key] if key else None, target)
             plan = replace(plan, target=target, steps=(step,), _cache={})
@@ -215,15 +214,15 @@ def _row(op: Operation, func: str, mesh, links, axes: list) -> tuple[_Row, list[
     return (_Row(func, op.name, where, "; ".join(str(s) for s in plan.steps),
                  float(sent.max()) if len(sent) else 0.0,
                  tuple(float(v) for v in traffic.bytes_crossing.values.sum(axis=0)),
-                 alpha_beta(plan, links).total), names)
+                 cost.alpha_beta(plan, links).total), names)
 
 
-def _reduction(op, func, where, plan: ReshardPlan, links, axes) -> tuple[_Row, list[str]]:
+def _reduction(op, func, where, plan: ReshardPlan, links, axes, cost) -> tuple[_Row, list[str]]:
     """All-reduce and reduce-scatter in closed form (ring, per axis, minor-most first as
     `sharding.cost` takes an all-gather's axes); unreduced conversions are local."""
     mesh = plan.mesh_of(plan.source)
     block = math.prod(plan.source.local_shape(plan.shape, mesh)) * plan.itemsize
-    table = default_links(mesh)
+    table = cost.default_links(mesh)
     table.update({k: tuple(v) for k, v in (links or {}).items()})
     names = [a.name for a in mesh.axes]
     axes.extend(names)
