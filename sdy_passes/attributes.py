@@ -222,6 +222,10 @@ def format_float(value: float, type: Type) -> str:
     """
     if value < 0 and not _float_format(type).signed:  # (APFloat's value keeps the sign)
         return "-" + format_float(-value, type)
+    if math.isinf(value) and type.name in _FINITE_ONLY:
+        # A scalar attribute read as a double infinity: APFloat's conversion makes a zero that
+        # keeps the infinity's exponent, which no decimal reads back to, so MLIR prints its bits.
+        return f"0x{float_bits(value, type):X}"
     return format_float_bits(float_bits(value, type), type)
 
 
@@ -243,8 +247,9 @@ def float_bits(value: float, type: Type) -> int:
         payload = (raw & ((1 << 52) - 1)) >> (52 - fmt.mantissa_bits)
         return _apfloat.infinity_bits(negative, fmt) | (payload or _apfloat.nan_bits(False, fmt))
     negative = math.copysign(1.0, value) < 0
-    if math.isinf(value):
-        return _apfloat.infinity_bits(negative, fmt)
+    if math.isinf(value):  # a type without infinity (`_FINITE_ONLY`) makes ±0 of it
+        return _apfloat.encode(negative, 0, 1, fmt) if fmt.nonfinite == _apfloat.FINITE_ONLY else \
+            _apfloat.infinity_bits(negative, fmt)
     return _apfloat.encode(negative, *abs(value).as_integer_ratio(), fmt)
 
 
@@ -343,7 +348,9 @@ class BoolAttr(Attribute):
 
 @dataclass(frozen=True, slots=True)
 class FloatAttr(Attribute):
-    """`1.000000e+00 : f32` (a bare float literal parses as f64)."""
+    """`1.000000e+00 : f32` (a bare float literal parses as f64). `value` is the type's value,
+    or ±inf in a type without infinities where the text overflowed a double (MLIR's ±0 with an
+    infinity's exponent, printed `0x0`/`0x8`)."""
 
     value: float
     type: Type = F64

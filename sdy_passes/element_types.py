@@ -12,7 +12,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from sdy_passes.attributes import ComplexType, FloatType, IndexType, IntegerType, RankedTensorType, Type
+from sdy_passes.attributes import (
+    ComplexType, FloatType, IndexType, IntegerType, RankedTensorType, Type, round_floats,
+)
 from tiling.dtypes import mlir_element_type
 
 __all__ = ["numpy_dtype", "dense_to_numpy"]
@@ -74,7 +76,7 @@ def dense_to_numpy(body: str, t: Type) -> np.ndarray:
     else:
         lits = _NUMBER.findall(s)
         if dt.kind not in "iub" and dt.name[:3] not in ("int", "uin") and not any("0x" in x for x in lits):
-            vals = np.array([float(x) for x in lits], np.float64).astype(dt)
+            vals = round_floats(np.array([float(x) for x in lits], np.float64), t.element_type)
         else:
             vals = np.array([_leaf(x, dt, dt.itemsize) for x in lits], object)
             vals = _convert(vals, dt)

@@ -32,7 +32,7 @@ from sdy_passes.attributes import (
     UnitAttr, UnknownLoc, UnrankedTensorType, factor_name, float_bits, float_value, format_float,
     format_float_bits, round_float as _round_float, round_floats, escape_string,
 )
-from sdy_passes._apfloat import FORMATS, stored_bits
+from sdy_passes._apfloat import FINITE_ONLY, FORMATS, stored_bits
 from sdy_passes.errors import IRParseError
 from sdy_passes.dialects import ATTRIBUTES, COMPLETE_DIALECTS, DEFAULT_DIALECT, JAXLIB_DIALECTS, lookup
 from sdy_passes.dialects._base import ATTRIBUTE_KINDS, add_operands, set_results
@@ -661,7 +661,9 @@ class Parser:
                 if bits >> _float_width(typ):
                     raise self.error("hexadecimal float constant out of range for type", start)
                 return FloatAttr(float_value(bits, typ), typ)
-            return FloatAttr(_round_float(float(lit), typ), typ)
+            value = float(lit)
+            finite_only_inf = math.isinf(value) and FORMATS[typ.name].nonfinite == FINITE_ONLY
+            return FloatAttr(value if finite_only_inf else _round_float(value, typ), typ)
         if is_float:
             raise self.error(f"floating point value not valid for specified type '{typ}'", start)
         if lit.startswith("-") and isinstance(typ, IntegerType) and typ.signedness == "u":

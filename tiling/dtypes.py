@@ -83,6 +83,10 @@ def _table() -> dict[str, ElementType]:
 
 ELEMENT_TYPES: dict[str, ElementType] = _table()
 _BY_DTYPE = {et.dtype: et for et in ELEMENT_TYPES.values()}
+_MLIR_ONLY = {name: ElementType(name, np.dtype(dt), 6, False)
+              for name, dt in (("f6e2m3fn", ml_dtypes.float6_e2m3fn), ("f6e3m2fn", ml_dtypes.float6_e3m2fn))}
+"""MLIR float types that ml_dtypes holds but XLA 0.10.2 has no primitive type for (no shape
+text names them): `mlir_element_type` only."""
 
 
 def element_type(name: str) -> ElementType:
@@ -113,7 +117,7 @@ def element_type_for_dtype(dtype) -> ElementType:
 
 def mlir_element_type(name: str) -> ElementType | None:
     """The `ElementType` of an MLIR element type as StableHLO writes it (`i1`, `i32`, `ui8`,
-    `si16`, `bf16`, `f8E4M3FN`, `complex<f32>`), or None (`index`, `tf32`, opaque types).
+    `si16`, `bf16`, `f8E4M3FN`, `f6E2M3FN`, `complex<f32>`), or None (`index`, `tf32`, opaque types).
 
     >>> mlir_element_type("ui4").name, mlir_element_type("f8E4M3FN").name, mlir_element_type("i1").name
     ('u4', 'f8e4m3fn', 'pred')
@@ -126,4 +130,4 @@ def mlir_element_type(name: str) -> ElementType | None:
     for prefix, xla in (("ui", "u"), ("si", "s"), ("i", "s")):
         if name.startswith(prefix) and name[len(prefix):].isdigit():
             return ELEMENT_TYPES.get(xla + name[len(prefix):])
-    return ELEMENT_TYPES.get(name.lower()) if name[:1] in "fb" else None
+    return (ELEMENT_TYPES.get(name.lower()) or _MLIR_ONLY.get(name.lower())) if name[:1] in "fb" else None

@@ -7,13 +7,17 @@ from __future__ import annotations
 import os
 import random
 
+import ml_dtypes
+import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import pytest
-
 import sdy_passes
+import tiling
 from sdy_passes._apfloat import FORMATS
+from sdy_passes.attributes import FloatType, float_bits
+from sdy_passes.element_types import dense_to_numpy
 from sdy_passes.errors import SdyError
 from tests.jaxlib_child import run_child
 
@@ -42,6 +46,8 @@ def _literal(rng: random.Random, width: int) -> str:
         return (f"0x{bits:x}" if rng.random() < 0.5 else f"0x{bits:X}")
     if kind < 0.45:
         return rng.choice(["0.0", "-0.0", "1.0", "-1.5", "0.5"])
+    if kind < 0.55:  # beyond a double's range: MLIR reads the double (±inf, ±0), then converts it
+        return f"{rng.uniform(-9.99, 9.99):.3f}e{rng.choice([309, 400, 4000, -330, -400])}"
     exponent = rng.choice([0, 0, 1, 2, 3, 5, 10, 38, 40, 300, -1, -2, -3, -6, -8, -20, -38, -40, -300])
     value = rng.uniform(-1, 1) * 10.0 ** exponent
     return rng.choice([repr(value) if "." in repr(value) else f"{value:.1f}", f"{value:.3e}", f"{value:.2f}"])
@@ -93,6 +99,7 @@ def test_float_constants_print_as_jaxlib(seed):
     ("[-0.0, 0x80]", "2xf8E4M3FNUZ", "[0.000000e+00, 0x80]"),
     ("[-3772044586.3957953, -0.0, 0x8]", "3xf4E2M1FN", "[-6.000000e+00, -0.000000e+00, -0.000000e+00]"),
     ("[-9.497e-01]", "1xf6E3M2FN", "-1.000000e+00"),
+    ("[1.0e400, -1.0e400, 1.0e39]", "3xf6E2M3FN", "[0.000000e+00, -0.000000e+00, 7.500000e+00]"),
     ("[0x80, 0x00, 0x7F, 0xFF]", "4xf8E8M0FNU", "[2.000000e+00, 5.877470e-39, 1.000000e+00, 0xFF]"),
     ("[-4.022e-01]", "1xf8E8M0FNU", "1.701410e+38"),
     ("[-3.647e-39, -1.0e-39, 1.0]", "3xf8E8M0FNU", "[2.000000e+00, 5.877470e-39, 1.000000e+00]"),
@@ -101,6 +108,19 @@ def test_float_constants_print_as_jaxlib(seed):
 ])
 def test_found_instances(dense, type, printed):
     assert str(sdy_passes.parse_attribute(f"dense<{dense}> : tensor<{type}>")) == f"dense<{printed}> : tensor<{type}>"
+
+
+# What jaxlib printed for scalar attributes beyond a double's range: a type without infinities
+# holds APFloat's zero made from the infinity, printed in hex (dense elements print 0.0 there).
+@pytest.mark.parametrize("literal, type, printed", [
+    ("1.0e400", "f4E2M1FN", "0x0"), ("-1.0e400", "f4E2M1FN", "0x8"), ("9.99e308", "f6E2M3FN", "0x0"),
+    ("-1.0e400", "f6E3M2FN", "0x20"), ("1.0e39", "f4E2M1FN", "6.000000e+00"), ("-1.0e400", "f8E8M0FNU", "0xFF"),
+    ("1.0e400", "f32", "0x7F800000"), ("-1.0e-400", "f4E2M1FN", "-0.000000e+00"),
+])
+def test_scalar_attributes_beyond_a_double(literal, type, printed):
+    assert str(sdy_passes.parse_attribute(f"{literal} : {type}")) == f"{printed} : {type}"
+    module = sdy_passes.parse_module(f"func.func @f() attributes {{s = {literal} : {type}}} {{\n  return\n}}")
+    assert f"s = {printed} : {type}" in sdy_passes.print_module(module)
 
 
 @pytest.mark.parametrize("text, printed", [
@@ -132,3 +152,24 @@ def test_literals_mlir_refuses(literal, message, col):
     with pytest.raises(SdyError) as info:
         sdy_passes.parse_attribute(f"dense<{literal}> : tensor<2xf8E4M3FN>")
     assert info.value.message == message and info.value.col == col
+
+
+@pytest.mark.parametrize("name, dtype", [
+    ("f6E2M3FN", ml_dtypes.float6_e2m3fn), ("f6E3M2FN", ml_dtypes.float6_e3m2fn), ("f4E2M1FN", ml_dtypes.float4_e2m1fn),
+    ("f8E4M3FN", ml_dtypes.float8_e4m3fn), ("f8E5M2", ml_dtypes.float8_e5m2), ("bf16", ml_dtypes.bfloat16),
+])
+def test_dense_constants_read_into_numpy_with_apfloats_bits(name, dtype):
+    """Dense constants read into numpy arrays (the interpreter's constants) hold the bits APFloat
+    gives each decimal, overflow and infinities included (a type without infinities makes ±0
+    of one); the f6 types too, through `tiling.dtypes.mlir_element_type`, though XLA 0.10.2 has
+    no f6 primitive type and no shape text names them."""
+    rng = random.Random(name)
+    width = FORMATS[name].width
+    values = [v for v in (_literal(rng, width) for _ in range(300)) if "0x" not in v]
+    values += ["1.0e400", "-1.0e400", "7.7", "-1.0e39", "0.0", "-0.0"]
+    array = dense_to_numpy("[" + ", ".join(values) + "]", sdy_passes.parse_type(f"tensor<{len(values)}x{name}>"))
+    assert array.dtype == dtype
+    assert array.view(f"u{array.dtype.itemsize}").tolist() == [float_bits(float(v), FloatType(name)) for v in values]
+    if name.startswith("f6"):
+        with pytest.raises(tiling.LayoutError):
+            tiling.Shape.parse(f"{name.lower()}[4]")
