@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _ragged
-from ._checks import check_shape, resolve
+from ._checks import check_shape, check_uneven, resolve
 from .axes import AxisRef
 from .errors import ShardingError
 from .mesh import Mesh, check_devices
@@ -184,8 +184,8 @@ def place(sharding: TensorSharding, mesh, shape, *, cut_by_replicated: bool = Fa
     """
     sharding = as_sharding(sharding)
     m = resolve(sharding, mesh)
-    return _place(sharding, m, None if shape is None else check_shape(shape), cut_by_replicated,
-                  tuple(cuts), uneven)
+    return _place(sharding, m, None if shape is None else check_shape(shape), bool(cut_by_replicated),
+                  tuple(cuts), check_uneven(uneven))
 
 
 @functools.lru_cache(maxsize=256)
