@@ -65,6 +65,11 @@ class Moves:
     """`(positions,)` bools by result position: the receiver holds a partial value at a non-zero
     coordinate along the result's unreduced axes (its `sum` padding is the identity, `_partials`)."""
 
+    def __post_init__(self):
+        for value in (self.receiver, self.receiver_in, self.sender, self.lo, self.hi, self.local, self.elements,
+                      self.crossing, self.in_devices, self.out_devices, self.old_start, self.new_start, self.partial):
+            value.flags.writeable = False  # a frozen value: `_runtime` reuses the moves of a plan
+
 
 def refs(s: TensorSharding) -> list[AxisRef]:
     return [r for d in s.dim_shardings for r in d.axes] + list(s.unreduced_axes)
