@@ -19,7 +19,7 @@ from sharding import InvalidMeshError, Mesh, MeshTable
 from sharding.verify import verify_mesh
 
 from sdy_passes.dialects import VerifyContext, lookup
-from sdy_passes.dialects._base import ATTRIBUTE_KINDS, fail as _fail
+from sdy_passes.dialects._base import ATTRIBUTE_KINDS, SEGMENT_SIZES, fail as _fail, segment_sizes
 from sdy_passes.dialects.sdy import verify_discardable
 from sdy_passes.errors import VerificationError
 from sdy_passes.ir import Module, Operation, symbol_name
@@ -44,30 +44,49 @@ def _is_isolated(op: Operation) -> bool:
 def _verify_tree(root: Operation, ctx: VerifyContext) -> VerificationError | None:
     """MLIR's `OperationVerifier` on `root`, in the order jaxlib 0.10.2 reports (found by
     probing it): `root`, then block by block the ops not behind an `IsolatedFromAbove` op, each
-    block's ops in order before the blocks nested in them, which come last op first, stopping
-    at the first failure; then every isolated op inside, in text order, verified the same way,
-    the last failure being the one reported; then `root`'s own isolation. Iterative but for one
+    block's ops in order before the blocks nested in them, which come last op first, an op's
+    region traits once the blocks nested in it are done, stopping at the first failure; then
+    every isolated op inside, in text order, verified the same way, the last failure being the
+    one reported; then `root`'s region traits and own isolation. Iterative but for one
     level of recursion per isolated nesting level."""
     try:
         verify_op(root, ctx)
         blocks = [b for region in root.regions for b in region.blocks]
         while blocks:
-            for op in blocks.pop().ops:
+            item = blocks.pop()
+            if isinstance(item, Operation):  # all blocks nested in it are done
+                _verify_regions(item)
+                continue
+            for op in item.ops:
                 if not op.regions:
                     verify_op(op, ctx)
                 elif not _is_isolated(op):
                     verify_op(op, ctx)
+                    blocks.append(op)
                     blocks.extend(b for region in op.regions for b in region.blocks)
         failed = None
         for op in _isolated_inside(root):
             failed = _verify_tree(op, ctx) or failed
         if failed is not None:
             return failed
+        _verify_regions(root)
         if root.parent is not None:
             _verify_isolated(root)
     except VerificationError as e:
         return e
     return None
+
+
+def _verify_regions(op: Operation) -> None:
+    """The region traits MLIR checks once the ops inside are verified (`verifyRegionInvariants`):
+    `SingleBlockImplicitTerminator`'s terminator."""
+    opdef = lookup(op.name)
+    terminator = opdef.terminator if opdef is not None else None
+    if terminator is None:
+        return
+    for region in op.regions:
+        if region.blocks and region.blocks[-1].ops and region.blocks[-1].ops[-1].name != terminator:
+            _fail(op, f"expects regions to end with '{terminator}', found '{region.blocks[-1].ops[-1].name}'")
 
 
 def _isolated_inside(root: Operation) -> list[Operation]:
@@ -170,6 +189,19 @@ def verify_op(op: Operation, ctx: VerifyContext) -> None:
             _fail(op, _count_message(kind, expected, found))
     if n_operands < opdef.min_operands:
         _fail(op, f"expected {opdef.min_operands} or more operands, but found {n_operands}")
+    if opdef.parent is not None:
+        parent = op.parent_op
+        if parent is None or parent.name != opdef.parent:
+            _fail(op, f"expects parent op '{opdef.parent}'")
+    for name, n, kind, found in zip(SEGMENT_SIZES, opdef.segments, ("operand", "result"),
+                                    (n_operands, len(op.results))):
+        if n:
+            sizes = segment_sizes(op.properties.get(name), n)
+            if any(size < 0 for size in sizes):
+                _fail(op, f"'{name}' attribute cannot have negative elements")
+            if sum(sizes) != found:
+                _fail(op, f"{kind} count ({found}) does not match with the total size ({sum(sizes)}) specified in "
+                          f"attribute '{name}'")
     for name in opdef.required:
         if name not in op.properties:
             _fail(op, f"requires attribute '{name}'")

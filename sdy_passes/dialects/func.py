@@ -190,14 +190,15 @@ def _verify_call(op, ctx) -> None:
 
 
 OPS = (
-    op("func.func", "0 0 1", "sym_name!:StrAttr function_type!:FunctionTypeAttr arg_attrs res_attrs "
-       "sym_visibility:StrAttr no_inline", syntax=(_parse_func, _print_func), verify=_verify_func,
+    op("func.func", "0 0 1", "sym_name!:StrAttr function_type!:FunctionTypeAttr arg_attrs:DictArrayAttr "
+       "res_attrs:DictArrayAttr sym_visibility:StrAttr no_inline:UnitAttr", syntax=(_parse_func, _print_func), verify=_verify_func,
        traits="IsolatedFromAbove Symbol FunctionOpInterface", rule=NO_RULE),
-    op("func.call", "* * 0", "callee!:FlatSymbolRefAttr arg_attrs res_attrs no_inline",
+    op("func.call", "* * 0", "callee!:FlatSymbolRefAttr arg_attrs:DictArrayAttr res_attrs:DictArrayAttr no_inline:UnitAttr",
        syntax=(_parse_call, _print_call), verify=_verify_call, traits="CallOpInterface", rule=NO_RULE,
        evaluator="control:call"),
-    op("func.return", "* 0 0", syntax=(parse_return, print_return), traits="Terminator NoMemoryEffect"),
+    op("func.return", "* 0 0", syntax=(parse_return, print_return), traits="Terminator NoMemoryEffect",
+       parent="func.func"),
     # Generic form only.
-    op("func.constant", "0 1 0", "value!", traits="NoMemoryEffect"),
-    op("func.call_indirect", "1+ * 0", "arg_attrs res_attrs"),
+    op("func.constant", "0 1 0", "value!:FlatSymbolRefAttr", traits="NoMemoryEffect"),
+    op("func.call_indirect", "1+ * 0", "arg_attrs:DictArrayAttr res_attrs:DictArrayAttr"),
 )

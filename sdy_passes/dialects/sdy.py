@@ -613,7 +613,7 @@ _IDENTITY = "control:identity"
 _DATA_FLOW = "IsolatedFromAbove ShardableDataFlowOpInterface RecursiveMemoryEffects"
 OPS = (
     op("sdy.mesh", "0 0 0", "sym_name!:StrAttr mesh!", syntax=(_parse_mesh, _print_mesh), traits="Symbol",
-       rule=NO_RULE),
+       rule=NO_RULE, parent="builtin.module"),
     op("sdy.sharding_constraint", "1 1 0", "sharding!", syntax=(_parse_sharding_op, _print_sharding_op),
        verify=_verify_sharding_op, rule="elementwise:pointwise", evaluator=_IDENTITY),
     op("sdy.reshard", "1 1 0", "sharding!", syntax=(_parse_sharding_op, _print_sharding_op),
@@ -628,13 +628,14 @@ OPS = (
     op("sdy.propagation_barrier", "1 1 0", "allowed_direction!", syntax=(_parse_barrier, _print_barrier),
        verify=_verify_barrier, traits="NoMemoryEffect", rule=NO_RULE, evaluator=_IDENTITY),
     # not ConstantLike (ops.td)
-    op("sdy.constant", "0 1 0", "value!", syntax=(parse_constant, print_constant), verify=verify_constant,
+    op("sdy.constant", "0 1 0", "value!:ElementsAttr", syntax=(parse_constant, print_constant), verify=verify_constant,
        traits="NoMemoryEffect", rule=NO_RULE, evaluator="movement:constant"),
     op("sdy.manual_computation", "* * 1", "in_shardings! out_shardings! manual_axes!",
        syntax=(_parse_manual, _print_manual), verify=_verify_manual,
-       traits=_DATA_FLOW + " KeepsEdgeOwnerShardingsDivisible", evaluator="collectives:manual_computation"),
+       traits=_DATA_FLOW + " KeepsEdgeOwnerShardingsDivisible", evaluator="collectives:manual_computation",
+       terminator="sdy.return"),
     op("sdy.named_computation", "* * 1", "name!:StrAttr in_shardings out_shardings",
        syntax=(_parse_named, _print_named), verify=_verify_named, traits=_DATA_FLOW,
-       evaluator="control:named_computation"),
+       evaluator="control:named_computation", terminator="sdy.return"),
     op("sdy.return", "* 0 0", syntax=(parse_return, print_return), traits="NoMemoryEffect Terminator"),
 )
