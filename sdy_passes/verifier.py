@@ -19,7 +19,7 @@ from sharding import InvalidMeshError, Mesh, MeshTable
 from sharding.verify import verify_mesh
 
 from sdy_passes.dialects import VerifyContext, lookup
-from sdy_passes.dialects._base import ATTRIBUTE_KINDS, SEGMENT_SIZES, fail as _fail, segment_sizes
+from sdy_passes.dialects._base import ATTRIBUTE_KINDS, SEGMENT_SIZES, fail as _fail, has_trait, segment_sizes
 from sdy_passes.dialects.sdy import verify_discardable
 from sdy_passes.errors import VerificationError
 from sdy_passes.ir import Module, Operation, symbol_name
@@ -57,6 +57,8 @@ def _verify_tree(root: Operation, ctx: VerifyContext) -> VerificationError | Non
             if isinstance(item, Operation):  # all blocks nested in it are done
                 _verify_regions(item)
                 continue
+            if not item.ops and lookup(item.parent_op.name) and not has_trait(item.parent_op, "NoTerminator"):
+                raise VerificationError("empty block: expect at least a terminator", item.parent_op.location)
             for op in item.ops:
                 if not op.regions:
                     verify_op(op, ctx)
@@ -193,6 +195,8 @@ def verify_op(op: Operation, ctx: VerifyContext) -> None:
         parent = op.parent_op
         if parent is None or parent.name != opdef.parent:
             _fail(op, f"expects parent op '{opdef.parent}'")
+    if opdef.terminator is not None and any(r.blocks and not r.blocks[0].ops for r in op.regions):
+        _fail(op, "expects a non-empty block")
     for name, n, kind, found in zip(SEGMENT_SIZES, opdef.segments, ("operand", "result"),
                                     (n_operands, len(op.results))):
         if n:
@@ -209,6 +213,11 @@ def verify_op(op: Operation, ctx: VerifyContext) -> None:
         value = op.properties.get(name)
         if value is not None and not ATTRIBUTE_KINDS[kind].satisfies(value):
             _fail(op, f"attribute '{name}' failed to satisfy constraint: {ATTRIBUTE_KINDS[kind].description}")
+    names = opdef.single_block_regions
+    for i, region in enumerate(op.regions if names else ()):
+        if len(region.blocks) != 1:
+            _fail(op, f"region #{i} ('{names[min(i, len(names) - 1)]}') failed to verify constraint: region with 1 "
+                      "blocks")
     variadic = len(op.operands) - opdef.min_operands
     if opdef.operand_groups > 1 and (variadic == 0 or variadic % opdef.operand_groups):
         _fail(op, f"expected {opdef.operand_groups} equally sized, non-empty variadic operand groups, but "

@@ -109,7 +109,11 @@ class OpDef:
     parent: str | None = None
     """The op its parent must be (ODS `HasParent`: `sdy.mesh` in `builtin.module`)."""
     terminator: str | None = None
-    """The op its regions end with (ODS `SingleBlockImplicitTerminator`: `stablehlo.return`)."""
+    """The op its regions end with (ODS `SingleBlockImplicitTerminator`: `stablehlo.return`);
+    their blocks may not be empty (`SingleBlock`)."""
+    single_block_regions: tuple[str, ...] = ()
+    """The ODS names of the regions that must hold one block (`SizedRegion<1>`), the last one
+    naming every further region (`case`'s variadic `branches`)."""
     segments: tuple[int, int] = (0, 0)
     """How many variadic operand and result groups `operandSegmentSizes` / `resultSegmentSizes`
     size (ODS `AttrSizedOperandSegments` / `AttrSizedResultSegments`; 0: no such attribute)."""
@@ -286,8 +290,9 @@ def op(name: str, counts: str, attrs: str = "", *, syntax: tuple[Callable | None
     then `:Kind` (an `ATTRIBUTE_KINDS` key) when the verifier checks it; `syntax` the pretty
     (parse, print) hooks; `traits` space-separated; `rule` and `evaluator` "family:function" in
     `op_sharding_rules` / `interpreter` (or a full "module:function"); `segments` adds the
-    segment-size properties."""
+    segment-size properties; `regions` names the regions that hold one block, space-separated."""
     segments = rest.get("segments", (0, 0))
+    rest["single_block_regions"] = tuple(rest.pop("regions", "").split())
     attrs = " ".join([attrs, *(a for a, n in zip(SEGMENT_SIZES, segments) if n)])
     operands, results, regions = counts.split()
     num_operands, min_operands = _count(operands)

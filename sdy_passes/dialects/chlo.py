@@ -86,7 +86,7 @@ OPS = (
     op("chlo.broadcast_select", "3 1 0", traits="BroadcastingElementwise NoMemoryEffect"),
     op("chlo.mulhi", "2 1 0", traits="NoMemoryEffect"),
     op("chlo.scan", "* * 1", "dimension!:NonNegativeI64Attr scan_dim_size:NonNegativeI64Attr is_reverse:BoolAttr "
-       "is_associative:BoolAttr", segments=(2, 2)),
+       "is_associative:BoolAttr", segments=(2, 2), regions="body"),
     op("chlo._asin_acos_kernel", "1 1 0", traits="NoMemoryEffect"),
 )
 """Every chlo op here is `Pure` (`ChloOps.td`); the `broadcast_*` ops are `BroadcastingElementwise`."""

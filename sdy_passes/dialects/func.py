@@ -158,6 +158,11 @@ def _print_call(pr, op, indent):
 
 def _verify_func(op, ctx) -> None:
     meshes = ctx.meshes
+    visibility = op.properties.get("sym_visibility")  # MLIR's SymbolOpInterface checks
+    if visibility is not None and visibility.value not in ("public", "private", "nested"):
+        fail(op, f'visibility expected to be one of ["public", "private", "nested"], but got {visibility}')
+    if not (op.regions[0].blocks or visibility is not None and visibility.value != "public"):
+        fail(op, "symbol declaration cannot have public visibility")
     ft = op.properties.get("function_type")
     if not isinstance(ft, TypeAttr) or not isinstance(ft.type, FunctionType):
         fail(op, "requires attribute 'function_type'")

@@ -435,9 +435,7 @@ def _verify_manual(op: Operation, ctx: VerifyContext) -> None:
         if axis in bound:
             fail(op, f'operates on axis "{axis}" which is already bound by a parent '
                       "sdy.manual_computation op")
-    region = op.regions[0] if op.regions and op.regions[0].blocks else None
-    if region is None:
-        fail(op, "expects a body with one block")
+    region = op.regions[0]
     manual_set = set(manual.names)
     for kind, global_types, local_types, per_value in (
             ("operand", op.operand_types, region.block.arg_types, ins),
@@ -499,15 +497,12 @@ def _verify_manual(op: Operation, ctx: VerifyContext) -> None:
 
 def _verify_named(op: Operation, ctx: VerifyContext) -> None:
     meshes, bound = ctx.meshes, bound_manual_axes(op)
-    region = op.regions[0] if op.regions and op.regions[0].blocks else None
-    if region is None:
-        fail(op, "expects a body with one block")
     returned = _terminator_types(op)
     if tuple(returned) != op.result_types:  # result type inference runs first
         fail(op, f"inferred type(s) {_types(returned)} are incompatible with return type(s) of "
                   f"operation {_types(op.result_types)}")
     for inner, outer, inner_name, outer_name in (
-            (region.block.arg_types, op.operand_types, "block argument", "operand"),
+            (op.regions[0].block.arg_types, op.operand_types, "block argument", "operand"),
             (_terminator_types(op), op.result_types, "returned value", "result")):
         if len(inner) != len(outer):
             raise VerificationError(f"number of {inner_name}s must match the number of {outer_name}s: "
@@ -633,9 +628,9 @@ OPS = (
     op("sdy.manual_computation", "* * 1", "in_shardings! out_shardings! manual_axes!",
        syntax=(_parse_manual, _print_manual), verify=_verify_manual,
        traits=_DATA_FLOW + " KeepsEdgeOwnerShardingsDivisible", evaluator="collectives:manual_computation",
-       terminator="sdy.return"),
+       terminator="sdy.return", regions="body"),
     op("sdy.named_computation", "* * 1", "name!:StrAttr in_shardings out_shardings",
        syntax=(_parse_named, _print_named), verify=_verify_named, traits=_DATA_FLOW,
-       evaluator="control:named_computation", terminator="sdy.return"),
+       evaluator="control:named_computation", terminator="sdy.return", regions="body"),
     op("sdy.return", "* 0 0", syntax=(parse_return, print_return), traits="NoMemoryEffect Terminator"),
 )

@@ -21,7 +21,8 @@ from tests.jaxlib_child import run_child_items
 _DECLARED = re.compile(
     r"requires (zero|one|a single) (operand|result|region)|expected \d+ (or more )?(operand|result|region)s"
     r"|requires attribute '|failed to satisfy constraint|in property conversion|SegmentSizes|expects parent op"
-    r"|expects regions to end with")
+    r"|expects regions to end with|region with 1 blocks|non-empty block|expect at least a terminator"
+    r"|symbol declaration|visibility expected")
 """The messages the op declarations give (the op verifiers' own checks are tested elsewhere)."""
 
 _HEAD = 'sdy.mesh @mesh = <["a"=2]>\nfunc.func @f(%a: tensor<4xf32>) -> () {\n'
@@ -208,14 +209,20 @@ def _into_first_function(op) -> None:
     func.regions[0].blocks[0].insert(0, op)
 
 
+def _empty_first_block(region) -> None:
+    for op in reversed(region.blocks[0].ops):
+        op.erase(drop_uses=True)
+
+
 def _mutations(text: str, seen: set):
     """For the first op of each name not seen yet: its operands with the first one repeated,
     without its last one, without any, without each required attribute in turn, with each typed
     attribute replaced by a string and by an i32, its first region's terminator renamed to
-    another dialect's, and an op that needs a parent (`sdy.mesh`) moved into a function."""
+    another dialect's, each region without blocks and with an empty block, and an op that needs a
+    parent (`sdy.mesh`) moved into a function."""
     for i, op in enumerate(parse_module(text).op.walk()):
         opdef = OPS.get(op.name)
-        if opdef is None or op.name in seen or op.name in ("builtin.module", "func.func"):
+        if opdef is None or op.name in seen or op.name == "builtin.module":
             continue
         seen.add(op.name)
         edits = []
@@ -235,6 +242,10 @@ def _mutations(text: str, seen: set):
                       for t in _TERMINATORS if t != last]
         if opdef.parent is not None:
             edits.append(_into_first_function)
+        for k in range(len(op.regions)):
+            edits.append(lambda o, k=k: o.regions[k].blocks.clear())
+            if opdef.terminator is not None or op.name == "func.func":  # (no op verifier reads the block first)
+                edits.append(lambda o, k=k: _empty_first_block(o.regions[k]))
         for edit in edits:
             module = parse_module(text)
             edit(list(module.op.walk())[i])
@@ -252,6 +263,9 @@ def test_real_modules_mutated_fail_as_in_jaxlib():
     assert _count_matching(compared, "op expects regions to end with") >= 6
     assert _count_matching(compared, "'func.return' op expects parent op 'func.func'") >= 8
     assert _count_matching(compared, "'sdy.mesh' op expects parent op 'builtin.module'") >= 1
+    assert _count_matching(compared, "failed to verify constraint: region with 1 blocks") >= 10
+    assert _count_matching(compared, "op expects a non-empty block") >= 5
+    assert _count_matching(compared, "symbol declaration cannot have public visibility") >= 1
 
 
 def test_an_op_jaxlib_does_not_know_is_unknown():
