@@ -175,9 +175,10 @@ def _verify_isolated(isolated: Operation) -> None:
 
 def verify_op(op: Operation, ctx: VerifyContext) -> None:
     """MLIR's order: the sdy attributes on the op, then its definition's traits (region, result
-    and operand counts), then its ODS invariants (required attributes, then attribute
-    constraints, each in name order as MLIR's properties struct holds them), then its own
-    verifier."""
+    and operand counts, parent, non-empty blocks, segment sizes), then its ODS invariants
+    (required attributes, then attribute constraints, each in name order as MLIR's properties
+    struct holds them, then one-block regions), then its own verifier. The region traits
+    (`_verify_regions`) wait for the ops inside."""
     if op.attributes:
         verify_discardable(op, ctx)
     opdef = lookup(op.name)
@@ -197,15 +198,8 @@ def verify_op(op: Operation, ctx: VerifyContext) -> None:
             _fail(op, f"expects parent op '{opdef.parent}'")
     if opdef.terminator is not None and any(r.blocks and not r.blocks[0].ops for r in op.regions):
         _fail(op, "expects a non-empty block")
-    for name, n, kind, found in zip(SEGMENT_SIZES, opdef.segments, ("operand", "result"),
-                                    (n_operands, len(op.results))):
-        if n:
-            sizes = segment_sizes(op.properties.get(name), n)
-            if any(size < 0 for size in sizes):
-                _fail(op, f"'{name}' attribute cannot have negative elements")
-            if sum(sizes) != found:
-                _fail(op, f"{kind} count ({found}) does not match with the total size ({sum(sizes)}) specified in "
-                          f"attribute '{name}'")
+    if opdef.segments != (0, 0):
+        _verify_segments(op, opdef.segments)
     for name in opdef.required:
         if name not in op.properties:
             _fail(op, f"requires attribute '{name}'")
@@ -224,6 +218,19 @@ def verify_op(op: Operation, ctx: VerifyContext) -> None:
                   f"found {variadic} variadic operands")
     if opdef.verify is not None:
         opdef.verify(op, ctx)
+
+
+def _verify_segments(op: Operation, segments: tuple[int, int]) -> None:
+    """ODS `AttrSizedOperandSegments` / `AttrSizedResultSegments`."""
+    for name, n, kind, found in zip(SEGMENT_SIZES, segments, ("operand", "result"),
+                                    (len(op._operands), len(op.results))):
+        if n:
+            sizes = segment_sizes(op.properties.get(name), n)
+            if any(size < 0 for size in sizes):
+                _fail(op, f"'{name}' attribute cannot have negative elements")
+            if sum(sizes) != found:
+                _fail(op, f"{kind} count ({found}) does not match with the total size ({sum(sizes)}) specified in "
+                          f"attribute '{name}'")
 
 
 def _count_message(kind: str, expected: int, found: int) -> str:
