@@ -190,6 +190,8 @@ def verify_op(op: Operation, ctx: VerifyContext) -> None:
                                   ("operand", opdef.num_operands, n_operands)):
         if expected is not None and expected != found:
             _fail(op, _count_message(kind, expected, found))
+        if kind == "result" and found < opdef.min_results:
+            _fail(op, f"expected {opdef.min_results} or more results")
     if n_operands < opdef.min_operands:
         _fail(op, f"expected {opdef.min_operands} or more operands, but found {n_operands}")
     if opdef.parent is not None:

@@ -71,6 +71,8 @@ class OpDef:
     num_regions: int | None = VARIADIC
     min_operands: int = 0
     """With a variadic operand count: at least this many (ODS `AtLeastNOperands`)."""
+    min_results: int = 0
+    """With a variadic result count: at least this many (ODS `AtLeastNResults`)."""
     operand_groups: int = 1
     """Equally sized variadic operand groups (ODS `SameVariadicOperandSize`: `reduce`'s inputs
     and init values); jaxlib's verifier crashes on operands that do not split evenly, or on
@@ -296,6 +298,7 @@ def op(name: str, counts: str, attrs: str = "", *, syntax: tuple[Callable | None
     attrs = " ".join([attrs, *(a for a, n in zip(SEGMENT_SIZES, segments) if n)])
     operands, results, regions = counts.split()
     num_operands, min_operands = _count(operands)
+    num_results, min_results = _count(results)
     names, required, kinds = [], [], []
     for spec in attrs.split():
         attr, _, kind = spec.partition(":")
@@ -306,8 +309,9 @@ def op(name: str, counts: str, attrs: str = "", *, syntax: tuple[Callable | None
         if kind:
             assert kind in ATTRIBUTE_KINDS, kind
             kinds.append((attr, kind))
-    return OpDef(name, tuple(names), tuple(sorted(required)), num_operands, _count(results)[0], _count(regions)[0],
-                 parse=syntax[0], print=syntax[1], min_operands=min_operands, traits=frozenset(traits.split()),
+    return OpDef(name, tuple(names), tuple(sorted(required)), num_operands, num_results, _count(regions)[0],
+                 parse=syntax[0], print=syntax[1], min_operands=min_operands, min_results=min_results,
+                 traits=frozenset(traits.split()),
                  sharding_rule=_facet_name(RULES, rule), evaluator=_facet_name(EVAL, evaluator),
                  attribute_kinds=tuple(sorted(kinds)), **rest)
 

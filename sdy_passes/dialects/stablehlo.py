@@ -947,7 +947,7 @@ OPS = (
     op("stablehlo.sign", "1 1 0", syntax=OPERANDS_TYPE, traits=_EW, rule="elementwise:pointwise", evaluator="elementwise:sign"),
     op("stablehlo.sine", "1 1 0", "result_accuracy:ResultAccuracy", syntax=OPERANDS_TYPE, traits=_EW, rule="elementwise:pointwise", evaluator="elementwise:sine"),
     op("stablehlo.slice", "1 1 0", "start_indices!:DenseI64ArrayAttr limit_indices!:DenseI64ArrayAttr strides!:DenseI64ArrayAttr", syntax=(_parse_slice, _print_slice), traits="NoMemoryEffect", rule="shape:slice_", evaluator="movement:slice"),
-    op("stablehlo.sort", "1+ * 1", "dimension:I64Attr is_stable:BoolAttr", traits="RecursiveMemoryEffects", rule="reduction:sort", evaluator="reduction:sort", regions="comparator"),
+    op("stablehlo.sort", "1+ 1+ 1", "dimension:I64Attr is_stable:BoolAttr", traits="RecursiveMemoryEffects", rule="reduction:sort", evaluator="reduction:sort", regions="comparator"),
     op("stablehlo.sqrt", "1 1 0", "result_accuracy:ResultAccuracy", syntax=OPERANDS_TYPE, traits=_EW, rule="elementwise:pointwise", evaluator="elementwise:sqrt"),
     op("stablehlo.subtract", "2 1 0", syntax=OPERANDS_TYPE, traits=_EW, rule="elementwise:pointwise", evaluator="elementwise:subtract"),
     op("stablehlo.tan", "1 1 0", "result_accuracy:ResultAccuracy", syntax=OPERANDS_TYPE, traits=_EW, rule="elementwise:pointwise", evaluator="elementwise:tan"),
