@@ -8,9 +8,11 @@ Shardy's message text and prefix (`'func.func' op arg 0 - unknown axis name: "c"
   of constraint/reshard/data-flow-edge ops, the in/out shardings of manual and named
   computations — checked by `sharding.verify` against the module's meshes and the value's type,
   with the axes bound by enclosing manual computations;
-* each op's `OpDef` (`sdy_passes.dialects`): operand/result/region counts, required
-  attributes, then its `verify` hook (`sdy.data_flow_edge`, `sdy.manual_computation`,
-  `sdy.named_computation`, `sdy.propagation_barrier` rules; `func.call` callees exist).
+* each op's `OpDef` (`sdy_passes.dialects`): operand/result/region counts, parent op,
+  non-empty blocks, segment sizes, required attributes, attribute kinds, one-block regions,
+  then its `verify` hook (`sdy.data_flow_edge`, `sdy.manual_computation`,
+  `sdy.named_computation`, `sdy.propagation_barrier` rules; `func.call` callees exist); its
+  regions' terminator once the ops inside are verified; empty blocks.
 """
 
 from __future__ import annotations
