@@ -192,8 +192,6 @@ def verify_op(op: Operation, ctx: VerifyContext) -> None:
                                   ("operand", opdef.num_operands, n_operands)):
         if expected is not None and expected != found:
             _fail(op, _count_message(kind, expected, found))
-        if kind == "result" and found < opdef.min_results:
-            _fail(op, f"expected {opdef.min_results} or more results")
     if n_operands < opdef.min_operands:
         _fail(op, f"expected {opdef.min_operands} or more operands, but found {n_operands}")
     if opdef.parent is not None:
@@ -216,6 +214,8 @@ def verify_op(op: Operation, ctx: VerifyContext) -> None:
         if len(region.blocks) != 1:
             _fail(op, f"region #{i} ('{names[min(i, len(names) - 1)]}') failed to verify constraint: region with 1 "
                       "blocks")
+    if len(op.results) < opdef.min_results:  # (after the attributes, as jaxlib reports it)
+        _fail(op, f"expected {opdef.min_results} or more results")
     variadic = len(op.operands) - opdef.min_operands
     if opdef.operand_groups > 1 and (variadic == 0 or variadic % opdef.operand_groups):
         _fail(op, f"expected {opdef.operand_groups} equally sized, non-empty variadic operand groups, but "
