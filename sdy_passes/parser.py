@@ -24,7 +24,7 @@ from sharding import _mlir_lexer as lexer
 from sdy_passes import _sdy_syntax as sdy_syntax
 from sdy_passes._lazy import load
 from sdy_passes.attributes import (
-    F64, I1, I64, ArrayAttr, Attribute, BoolAttr, ComplexType, DenseArrayAttr,
+    F64, I1, I32, I64, ArrayAttr, Attribute, BoolAttr, ComplexType, DenseArrayAttr,
     DenseElementsAttr, DictionaryAttr, FileLineColLoc, FloatAttr, FloatType, FunctionType,
     IndexType, IntegerAttr, IntegerType, NoneType, OpaqueAttr, OpaqueType, Location, NameLoc,
     CallSiteLoc, fused_loc,
@@ -35,7 +35,7 @@ from sdy_passes.attributes import (
 from sdy_passes._apfloat import FINITE_ONLY, FORMATS, stored_bits
 from sdy_passes.errors import IRParseError
 from sdy_passes.dialects import ATTRIBUTES, COMPLETE_DIALECTS, DEFAULT_DIALECT, JAXLIB_DIALECTS, lookup
-from sdy_passes.dialects._base import ATTRIBUTE_KINDS, add_operands, set_results
+from sdy_passes.dialects._base import ATTRIBUTE_KINDS, SEGMENT_SIZES, add_operands, segment_sizes, set_results
 from sdy_passes.ir import Block, Module, Operation, Region, Value
 from sdy_passes.verifier import verify_module
 
@@ -1382,6 +1382,14 @@ class Parser:
             if value is not None and not ATTRIBUTE_KINDS[kind].stores(value):
                 raise self.error(f"invalid properties {DictionaryAttr.from_dict(op.properties)} for op "
                                  f"{op.name}: Invalid attribute `{name}` in property conversion: {value}", pos)
+        for name, n in zip(SEGMENT_SIZES, opdef.segments if opdef is not None else ()):
+            value = op.properties.get(name)
+            if n and value is not None and not segment_sizes(value, n):
+                found = (f"size mismatch in attribute conversion: {len(value.values)} vs {n}"
+                         if isinstance(value, DenseArrayAttr) and value.element_type == I32
+                         else "expected DenseI32ArrayAttr")
+                raise self.error(f"invalid properties {DictionaryAttr.from_dict(op.properties)} for op "
+                                 f"{op.name}: for `{name}`: {found}", pos)
 
     def set_attrs(self, op: Operation, attrs: dict[str, Attribute]) -> None:
         """Add a parsed attribute dictionary to `op`: its inherent attributes (as the op's

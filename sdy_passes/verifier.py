@@ -8,9 +8,11 @@ Shardy's message text and prefix (`'func.func' op arg 0 - unknown axis name: "c"
   of constraint/reshard/data-flow-edge ops, the in/out shardings of manual and named
   computations — checked by `sharding.verify` against the module's meshes and the value's type,
   with the axes bound by enclosing manual computations;
-* each op's `OpDef` (`sdy_passes.dialects`): operand/result/region counts, required
-  attributes, then its `verify` hook (`sdy.data_flow_edge`, `sdy.manual_computation`,
-  `sdy.named_computation`, `sdy.propagation_barrier` rules; `func.call` callees exist).
+* each op's `OpDef` (`sdy_passes.dialects`): operand/result/region counts, parent op,
+  non-empty blocks, segment sizes, required attributes, attribute kinds, one-block regions,
+  then its `verify` hook (`sdy.data_flow_edge`, `sdy.manual_computation`,
+  `sdy.named_computation`, `sdy.propagation_barrier` rules; `func.call` callees exist); its
+  regions' terminator once the ops inside are verified; empty blocks.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from sharding import InvalidMeshError, Mesh, MeshTable
 from sharding.verify import verify_mesh
 
 from sdy_passes.dialects import VerifyContext, lookup
-from sdy_passes.dialects._base import ATTRIBUTE_KINDS, fail as _fail
+from sdy_passes.dialects._base import ATTRIBUTE_KINDS, SEGMENT_SIZES, fail as _fail, has_trait, segment_sizes
 from sdy_passes.dialects.sdy import verify_discardable
 from sdy_passes.errors import VerificationError
 from sdy_passes.ir import Module, Operation, symbol_name
@@ -44,30 +46,51 @@ def _is_isolated(op: Operation) -> bool:
 def _verify_tree(root: Operation, ctx: VerifyContext) -> VerificationError | None:
     """MLIR's `OperationVerifier` on `root`, in the order jaxlib 0.10.2 reports (found by
     probing it): `root`, then block by block the ops not behind an `IsolatedFromAbove` op, each
-    block's ops in order before the blocks nested in them, which come last op first, stopping
-    at the first failure; then every isolated op inside, in text order, verified the same way,
-    the last failure being the one reported; then `root`'s own isolation. Iterative but for one
+    block's ops in order before the blocks nested in them, which come last op first, an op's
+    region traits once the blocks nested in it are done, stopping at the first failure; then
+    every isolated op inside, in text order, verified the same way, the last failure being the
+    one reported; then `root`'s region traits and own isolation. Iterative but for one
     level of recursion per isolated nesting level."""
     try:
         verify_op(root, ctx)
         blocks = [b for region in root.regions for b in region.blocks]
         while blocks:
-            for op in blocks.pop().ops:
+            item = blocks.pop()
+            if isinstance(item, Operation):  # all blocks nested in it are done
+                _verify_regions(item)
+                continue
+            if not item.ops and lookup(item.parent_op.name) and not has_trait(item.parent_op, "NoTerminator"):
+                raise VerificationError("empty block: expect at least a terminator", item.parent_op.location)
+            for op in item.ops:
                 if not op.regions:
                     verify_op(op, ctx)
                 elif not _is_isolated(op):
                     verify_op(op, ctx)
+                    blocks.append(op)
                     blocks.extend(b for region in op.regions for b in region.blocks)
         failed = None
         for op in _isolated_inside(root):
             failed = _verify_tree(op, ctx) or failed
         if failed is not None:
             return failed
+        _verify_regions(root)
         if root.parent is not None:
             _verify_isolated(root)
     except VerificationError as e:
         return e
     return None
+
+
+def _verify_regions(op: Operation) -> None:
+    """The region traits MLIR checks once the ops inside are verified (`verifyRegionInvariants`):
+    `SingleBlockImplicitTerminator`'s terminator."""
+    opdef = lookup(op.name)
+    terminator = opdef.terminator if opdef is not None else None
+    if terminator is None:
+        return
+    for region in op.regions:
+        if region.blocks and region.blocks[-1].ops and region.blocks[-1].ops[-1].name != terminator:
+            _fail(op, f"expects regions to end with '{terminator}', found '{region.blocks[-1].ops[-1].name}'")
 
 
 def _isolated_inside(root: Operation) -> list[Operation]:
@@ -154,9 +177,10 @@ def _verify_isolated(isolated: Operation) -> None:
 
 def verify_op(op: Operation, ctx: VerifyContext) -> None:
     """MLIR's order: the sdy attributes on the op, then its definition's traits (region, result
-    and operand counts), then its ODS invariants (required attributes, then attribute
-    constraints, each in name order as MLIR's properties struct holds them), then its own
-    verifier."""
+    and operand counts, parent, non-empty blocks, segment sizes), then its ODS invariants
+    (required attributes, then attribute constraints, each in name order as MLIR's properties
+    struct holds them, then one-block regions), then its own verifier. The region traits
+    (`_verify_regions`) wait for the ops inside."""
     if op.attributes:
         verify_discardable(op, ctx)
     opdef = lookup(op.name)
@@ -170,6 +194,14 @@ def verify_op(op: Operation, ctx: VerifyContext) -> None:
             _fail(op, _count_message(kind, expected, found))
     if n_operands < opdef.min_operands:
         _fail(op, f"expected {opdef.min_operands} or more operands, but found {n_operands}")
+    if opdef.parent is not None:
+        parent = op.parent_op
+        if parent is None or parent.name != opdef.parent:
+            _fail(op, f"expects parent op '{opdef.parent}'")
+    if opdef.terminator is not None and any(r.blocks and not r.blocks[0].ops for r in op.regions):
+        _fail(op, "expects a non-empty block")
+    if opdef.segments != (0, 0):
+        _verify_segments(op, opdef.segments)
     for name in opdef.required:
         if name not in op.properties:
             _fail(op, f"requires attribute '{name}'")
@@ -177,12 +209,32 @@ def verify_op(op: Operation, ctx: VerifyContext) -> None:
         value = op.properties.get(name)
         if value is not None and not ATTRIBUTE_KINDS[kind].satisfies(value):
             _fail(op, f"attribute '{name}' failed to satisfy constraint: {ATTRIBUTE_KINDS[kind].description}")
+    names = opdef.single_block_regions
+    for i, region in enumerate(op.regions if names else ()):
+        if len(region.blocks) != 1:
+            _fail(op, f"region #{i} ('{names[min(i, len(names) - 1)]}') failed to verify constraint: region with 1 "
+                      "blocks")
+    if len(op.results) < opdef.min_results:  # (after the attributes, as jaxlib reports it)
+        _fail(op, f"expected {opdef.min_results} or more results")
     variadic = len(op.operands) - opdef.min_operands
     if opdef.operand_groups > 1 and (variadic == 0 or variadic % opdef.operand_groups):
         _fail(op, f"expected {opdef.operand_groups} equally sized, non-empty variadic operand groups, but "
                   f"found {variadic} variadic operands")
     if opdef.verify is not None:
         opdef.verify(op, ctx)
+
+
+def _verify_segments(op: Operation, segments: tuple[int, int]) -> None:
+    """ODS `AttrSizedOperandSegments` / `AttrSizedResultSegments`."""
+    for name, n, kind, found in zip(SEGMENT_SIZES, segments, ("operand", "result"),
+                                    (len(op._operands), len(op.results))):
+        if n:
+            sizes = segment_sizes(op.properties.get(name), n)
+            if any(size < 0 for size in sizes):
+                _fail(op, f"'{name}' attribute cannot have negative elements")
+            if sum(sizes) != found:
+                _fail(op, f"{kind} count ({found}) does not match with the total size ({sum(sizes)}) specified in "
+                          f"attribute '{name}'")
 
 
 def _count_message(kind: str, expected: int, found: int) -> str:

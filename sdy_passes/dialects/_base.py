@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 from sdy_passes.attributes import (
-    F32, I1, I32, I64, ArrayAttr, Attribute, BoolAttr, ComplexType, DenseArrayAttr, DictionaryAttr, FloatAttr,
-    FloatType, FunctionType, IntegerAttr, IntegerType, RankedTensorType, StringAttr, SymbolRefAttr, TypeAttr, Type,
-    print_attr_dict, print_function_type,
+    F32, I1, I32, I64, ArrayAttr, Attribute, BoolAttr, ComplexType, DenseArrayAttr, DenseElementsAttr, DictionaryAttr,
+    FloatAttr, FloatType, FunctionType, IndexType, IntegerAttr, IntegerType, OpaqueAttr, RankedTensorType, StringAttr,
+    SymbolRefAttr, TypeAttr, Type, UnitAttr, print_attr_dict, print_function_type,
 )
 from sdy_passes.dialects.stablehlo_attributes import (
     ConvDimensionNumbers, DotDimensionNumbers, EnumAttr, GatherDimensionNumbers, ScatterDimensionNumbers,
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
     from sdy_passes.ir import Module
 
-__all__ = ["OpDef", "op", "OPS", "EVAL", "RULES", "NO_RULE", "facet", "AttributeKind", "ATTRIBUTE_KINDS", "lookup", "has_trait", "VerifyContext", "fail", "add_operands", "set_results", "attr_dict_for",
+__all__ = ["OpDef", "op", "SEGMENT_SIZES", "segment_sizes", "OPS", "EVAL", "RULES", "NO_RULE", "facet", "AttributeKind", "ATTRIBUTE_KINDS", "lookup", "has_trait", "VerifyContext", "fail", "add_operands", "set_results", "attr_dict_for",
            "opt_dict", "no_sharding_rule", "parse_attrs_and_signature", "print_type_signature", "short_name", "parse_return", "print_return",
            "parse_constant", "print_constant", "verify_constant", "constant_names"]
 
@@ -71,6 +71,8 @@ class OpDef:
     num_regions: int | None = VARIADIC
     min_operands: int = 0
     """With a variadic operand count: at least this many (ODS `AtLeastNOperands`)."""
+    min_results: int = 0
+    """With a variadic result count: at least this many (ODS `AtLeastNResults`)."""
     operand_groups: int = 1
     """Equally sized variadic operand groups (ODS `SameVariadicOperandSize`: `reduce`'s inputs
     and init values); jaxlib's verifier crashes on operands that do not split evenly, or on
@@ -106,6 +108,17 @@ class OpDef:
     """`"sdy_passes.interpreter.<family>:<function>"`: the op's evaluator for `interpret`
     (`evaluate(op, args, ctx) -> results`), imported on first use (the `PASSES` idiom, so the
     table does not import the interpreter); None: the interpreter refuses the op."""
+    parent: str | None = None
+    """The op its parent must be (ODS `HasParent`: `sdy.mesh` in `builtin.module`)."""
+    terminator: str | None = None
+    """The op its regions end with (ODS `SingleBlockImplicitTerminator`: `stablehlo.return`);
+    their blocks may not be empty (`SingleBlock`)."""
+    single_block_regions: tuple[str, ...] = ()
+    """The ODS names of the regions that must hold one block (`SizedRegion<1>`), the last one
+    naming every further region (`case`'s variadic `branches`)."""
+    segments: tuple[int, int] = (0, 0)
+    """How many variadic operand and result groups `operandSegmentSizes` / `resultSegmentSizes`
+    size (ODS `AttrSizedOperandSegments` / `AttrSizedResultSegments`; 0: no such attribute)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +154,35 @@ def _enum(kind: str) -> Callable:
 
 def _instance(cls: type) -> Callable:
     return lambda a: isinstance(a, cls)
+
+
+def _opaque(prefix: str) -> Callable:
+    """A dialect attribute the parser keeps as text (`#stablehlo.channel_handle<...>`)."""
+    return lambda a: isinstance(a, OpaqueAttr) and a.text.startswith(prefix)
+
+
+def _array_of(check: Callable) -> Callable:
+    return lambda a: isinstance(a, ArrayAttr) and all(check(e) for e in a)
+
+
+def _int_elements(a: Attribute) -> bool:
+    """What a `DenseIntElementsAttr` property stores (integer or index elements)."""
+    return isinstance(a, DenseElementsAttr) and isinstance(a.type.element_type, (IntegerType, IndexType))
+
+
+def _layout(a: Attribute) -> bool:
+    """A 1-D tensor of `index` (`dense<[1, 0]> : tensor<2xindex>`)."""
+    return (isinstance(a, DenseElementsAttr) and isinstance(a.type, RankedTensorType) and len(a.type.shape) == 1
+            and isinstance(a.type.element_type, IndexType))
+
+
+def _any(a: Attribute) -> bool:
+    return True
+
+
+_API_VERSIONS = range(5)
+"""`CustomCallApiVersion`'s cases: UNSPECIFIED, ORIGINAL, STATUS_RETURNING, STATUS_RETURNING_UNIFIED,
+TYPED_FFI."""
 
 
 def _non_negative(v: int) -> bool:
@@ -185,6 +227,34 @@ ATTRIBUTE_KINDS: dict[str, AttributeKind] = {
     "ScatterDimensionNumbers": _kind("Attribute that models the dimension information for scatter",
                                      _instance(ScatterDimensionNumbers)),
     "ConvDimensionNumbers": _kind("Structure of dimension information for conv op", _instance(ConvDimensionNumbers)),
+    "UnitAttr": _kind("unit attribute", _instance(UnitAttr)),
+    "I64ElementsAttr": _kind("64-bit signless integer elements attribute", _int_elements,
+                             lambda a: a.type.element_type == I64),
+    "ReplicaGroups": _kind("64-bit signless integer elements attribute or mesh and axes based replica groups "
+                           "representation.", _any,
+                           lambda a: (_int_elements(a) and a.type.element_type == I64)
+                           or _opaque("#stablehlo.replica_group_mesh_axes<")(a)),
+    "ChannelHandle": _kind("two 64-bit integers 'handle' and 'type'", _opaque("#stablehlo.channel_handle<")),
+    "ResultAccuracy": _kind("The requested accuracy for transcendental unary ops.",
+                            _opaque("#stablehlo.result_accuracy<")),
+    "DotAlgorithm": _kind("Attribute that models the algorithm constraints to use for computing dot.",
+                          _opaque("#stablehlo.dot_algorithm<")),
+    "ElementsAttr": _kind("constant vector/tensor attribute",
+                          lambda a: isinstance(a, DenseElementsAttr) or _opaque("dense_resource<")(a)),
+    "BackendConfig": _kind("string attribute or dictionary of named attribute values", _any,
+                           _instance((StringAttr, DictionaryAttr))),
+    "CustomCallApiVersion": _kind("Custom call API version",
+                                  lambda a: isinstance(a, IntegerAttr) and a.value in _API_VERSIONS,
+                                  lambda a: a.type == I32),
+    "FlatSymbolRefArrayAttr": _kind("flat symbol ref array attribute", _instance(ArrayAttr),
+                                    _array_of(lambda e: isinstance(e, SymbolRefAttr) and not e.nested)),
+    "LayoutArray": _kind("Array of layout (1D tensor of index type) attributes", _instance(ArrayAttr),
+                         _array_of(_layout)),
+    "OutputOperandAliasArray": _kind("Aliasing attribute for outputs and operands of CustomCall",
+                                     _instance(ArrayAttr), _array_of(_opaque("#stablehlo.output_operand_alias<"))),
+    "DictArrayAttr": _kind("Array of dictionary attributes", _instance(ArrayAttr), _array_of(_instance(DictionaryAttr))),
+    "ChloComparisonDirection": _kind("Which comparison operation to perform.", _opaque("#chlo<comparison_direction ")),
+    "ChloComparisonType": _kind("Which comparison type to use.", _opaque("#chlo<comparison_type ")),
 }
 """ODS constraint name -> its kind (jaxlib 0.10.2's descriptions, found by probing its verifier)."""
 
@@ -211,15 +281,24 @@ def _count(text: str) -> tuple[int | None, int]:
     return int(text), 0
 
 
+SEGMENT_SIZES = ("operandSegmentSizes", "resultSegmentSizes")
+"""The properties that size an op's variadic operand and result groups (`OpDef.segments`)."""
+
+
 def op(name: str, counts: str, attrs: str = "", *, syntax: tuple[Callable | None, Callable | None] = (None, None),
        traits: str = "", rule: str | None = None, evaluator: str | None = None, **rest) -> OpDef:
     """One op's entry, as its ODS declares it: `counts` is "operands results regions" (each `N`,
     `N+` or `*`); `attrs` the inherent attributes in order, each `name`, `name!` when required,
     then `:Kind` (an `ATTRIBUTE_KINDS` key) when the verifier checks it; `syntax` the pretty
     (parse, print) hooks; `traits` space-separated; `rule` and `evaluator` "family:function" in
-    `op_sharding_rules` / `interpreter` (or a full "module:function")."""
+    `op_sharding_rules` / `interpreter` (or a full "module:function"); `segments` adds the
+    segment-size properties; `regions` names the regions that hold one block, space-separated."""
+    segments = rest.get("segments", (0, 0))
+    rest["single_block_regions"] = tuple(rest.pop("regions", "").split())
+    attrs = " ".join([attrs, *(a for a, n in zip(SEGMENT_SIZES, segments) if n)])
     operands, results, regions = counts.split()
     num_operands, min_operands = _count(operands)
+    num_results, min_results = _count(results)
     names, required, kinds = [], [], []
     for spec in attrs.split():
         attr, _, kind = spec.partition(":")
@@ -230,10 +309,19 @@ def op(name: str, counts: str, attrs: str = "", *, syntax: tuple[Callable | None
         if kind:
             assert kind in ATTRIBUTE_KINDS, kind
             kinds.append((attr, kind))
-    return OpDef(name, tuple(names), tuple(sorted(required)), num_operands, _count(results)[0], _count(regions)[0],
-                 parse=syntax[0], print=syntax[1], min_operands=min_operands, traits=frozenset(traits.split()),
+    return OpDef(name, tuple(names), tuple(sorted(required)), num_operands, num_results, _count(regions)[0],
+                 parse=syntax[0], print=syntax[1], min_operands=min_operands, min_results=min_results,
+                 traits=frozenset(traits.split()),
                  sharding_rule=_facet_name(RULES, rule), evaluator=_facet_name(EVAL, evaluator),
                  attribute_kinds=tuple(sorted(kinds)), **rest)
+
+
+def segment_sizes(value: Attribute | None, n: int) -> tuple[int, ...]:
+    """The sizes a segment-size property gives `n` groups; () when it cannot (missing, not an
+    `array<i32>` of `n`: MLIR's properties then hold none, which sum to 0)."""
+    if isinstance(value, DenseArrayAttr) and value.element_type == I32 and len(value.values) == n:
+        return value.values
+    return ()
 
 
 def _facet_name(prefix: str, name: str | None) -> str | None:

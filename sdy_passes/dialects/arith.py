@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sdy_passes.attributes import BoolAttr, IntegerAttr, IntegerType
-from sdy_passes.dialects._base import EVAL, OpDef, parse_constant, print_constant
+from sdy_passes.dialects._base import op, parse_constant, print_constant
 
 
 def _constant_names(op) -> tuple[str, ...] | None:
@@ -18,7 +18,6 @@ def _constant_names(op) -> tuple[str, ...] | None:
 
 
 OPS = (
-    OpDef("arith.constant", ("value",), ("value",), 0, 1, parse=parse_constant,
-          print=print_constant, traits=frozenset({"ConstantLike", "NoMemoryEffect"}),
-          result_names=_constant_names, evaluator=EVAL + "movement:constant"),
+    op("arith.constant", "0 1 0", "value!", syntax=(parse_constant, print_constant), traits="ConstantLike NoMemoryEffect",
+       result_names=_constant_names, evaluator="movement:constant"),
 )

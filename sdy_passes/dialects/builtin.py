@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sdy_passes.attributes import StringAttr, print_attr_dict, print_symbol_name
-from sdy_passes.dialects._base import OpDef, attr_dict_for, NO_RULE
+from sdy_passes.dialects._base import NO_RULE, attr_dict_for, op
 
 
 def _parse_module(p, op, n):
@@ -32,9 +32,7 @@ def _print_module(pr, op, indent):
 
 
 OPS = (
-    OpDef("builtin.module", ("sym_name", "sym_visibility"), num_operands=0, num_results=0,
-          num_regions=1, parse=_parse_module, print=_print_module,
-          traits=frozenset({"IsolatedFromAbove", "SymbolTable", "NoTerminator"}),
-          sharding_rule=NO_RULE),
-    OpDef("builtin.unrealized_conversion_cast", traits=frozenset({"NoMemoryEffect"})),  # generic form only
+    op("builtin.module", "0 0 1", "sym_name sym_visibility", syntax=(_parse_module, _print_module),
+       traits="IsolatedFromAbove SymbolTable NoTerminator", rule=NO_RULE),
+    op("builtin.unrealized_conversion_cast", "* * *", traits="NoMemoryEffect"),  # generic form only
 )

@@ -73,11 +73,12 @@ OPS = (
       for n in BINARY if n.startswith("broadcast_")),
     *(op(f"chlo.{n}", "2 1 0", syntax=_ELEMENTWISE, traits="NoMemoryEffect", evaluator=f"chlo:{n}")
       for n in BINARY if not n.startswith("broadcast_")),
-    op("chlo.broadcast_compare", "2 1 0", "broadcast_dimensions:DenseI64ArrayAttr comparison_direction! compare_type",
+    op("chlo.broadcast_compare", "2 1 0", "broadcast_dimensions:DenseI64ArrayAttr comparison_direction!:ChloComparisonDirection "
+       "compare_type:ChloComparisonType",
        traits="BroadcastingElementwise NoMemoryEffect", evaluator="chlo:broadcast_compare"),
     op("chlo.top_k", "1 2 0", "k!:I64Attr", syntax=(_parse_top_k, _print_top_k), traits="NoMemoryEffect",
        result_names=lambda op: ("values", "indices"), evaluator="chlo:top_k"),
-    op("chlo.constant", "0 1 0", "value!", traits="ConstantLike NoMemoryEffect", evaluator="movement:constant"),
+    op("chlo.constant", "0 1 0", "value!:ElementsAttr", traits="ConstantLike NoMemoryEffect", evaluator="movement:constant"),
     op("chlo.constant_like", "1 1 0", "value!", traits="BroadcastingElementwise NoMemoryEffect",
        evaluator="chlo:constant_like"),
     # Generic form only.
@@ -85,7 +86,7 @@ OPS = (
     op("chlo.broadcast_select", "3 1 0", traits="BroadcastingElementwise NoMemoryEffect"),
     op("chlo.mulhi", "2 1 0", traits="NoMemoryEffect"),
     op("chlo.scan", "* * 1", "dimension!:NonNegativeI64Attr scan_dim_size:NonNegativeI64Attr is_reverse:BoolAttr "
-       "is_associative:BoolAttr"),
+       "is_associative:BoolAttr", segments=(2, 2), regions="body"),
     op("chlo._asin_acos_kernel", "1 1 0", traits="NoMemoryEffect"),
 )
 """Every chlo op here is `Pure` (`ChloOps.td`); the `broadcast_*` ops are `BroadcastingElementwise`."""

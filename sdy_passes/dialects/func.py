@@ -11,7 +11,7 @@ from sdy_passes.attributes import (
     print_function_type, print_symbol_name,
 )
 from sdy_passes.dialects._base import (
-    EVAL, OpDef, attr_dict_for, fail, NO_RULE, opt_dict, parse_attrs_and_signature, parse_return,
+    NO_RULE, attr_dict_for, fail, op, opt_dict, parse_attrs_and_signature, parse_return,
     print_return, short_name,
 )
 from sdy_passes.dialects.sdy import check_sharding
@@ -158,6 +158,11 @@ def _print_call(pr, op, indent):
 
 def _verify_func(op, ctx) -> None:
     meshes = ctx.meshes
+    visibility = op.properties.get("sym_visibility")  # MLIR's SymbolOpInterface checks
+    if visibility is not None and visibility.value not in ("public", "private", "nested"):
+        fail(op, f'visibility expected to be one of ["public", "private", "nested"], but got {visibility}')
+    if not (op.regions[0].blocks or visibility is not None and visibility.value != "public"):
+        fail(op, "symbol declaration cannot have public visibility")
     ft = op.properties.get("function_type")
     if not isinstance(ft, TypeAttr) or not isinstance(ft.type, FunctionType):
         fail(op, "requires attribute 'function_type'")
@@ -190,23 +195,15 @@ def _verify_call(op, ctx) -> None:
 
 
 OPS = (
-    OpDef("func.func", ("sym_name", "function_type", "arg_attrs", "res_attrs", "sym_visibility",
-                        "no_inline"),
-          ("function_type", "sym_name"), 0, 0, 1, parse=_parse_func, print=_print_func,
-          verify=_verify_func,
-          attribute_kinds=(("sym_name", "StrAttr"),
-                           ("function_type", "FunctionTypeAttr"),
-                           ("sym_visibility", "StrAttr")),
-          traits=frozenset({"IsolatedFromAbove", "Symbol", "FunctionOpInterface"}),
-          sharding_rule=NO_RULE),
-    OpDef("func.call", ("callee", "arg_attrs", "res_attrs", "no_inline"), ("callee",), num_regions=0,
-          parse=_parse_call, print=_print_call, verify=_verify_call,
-          attribute_kinds=(("callee", "FlatSymbolRefAttr"),),
-          traits=frozenset({"CallOpInterface"}), sharding_rule=NO_RULE,
-          evaluator=EVAL + "control:call"),
-    OpDef("func.return", num_results=0, num_regions=0, parse=parse_return, print=print_return,
-          traits=frozenset({"Terminator", "NoMemoryEffect"})),
+    op("func.func", "0 0 1", "sym_name!:StrAttr function_type!:FunctionTypeAttr arg_attrs:DictArrayAttr "
+       "res_attrs:DictArrayAttr sym_visibility:StrAttr no_inline:UnitAttr", syntax=(_parse_func, _print_func), verify=_verify_func,
+       traits="IsolatedFromAbove Symbol FunctionOpInterface", rule=NO_RULE),
+    op("func.call", "* * 0", "callee!:FlatSymbolRefAttr arg_attrs:DictArrayAttr res_attrs:DictArrayAttr no_inline:UnitAttr",
+       syntax=(_parse_call, _print_call), verify=_verify_call, traits="CallOpInterface", rule=NO_RULE,
+       evaluator="control:call"),
+    op("func.return", "* 0 0", syntax=(parse_return, print_return), traits="Terminator NoMemoryEffect",
+       parent="func.func"),
     # Generic form only.
-    OpDef("func.constant", ("value",), ("value",), 0, 1, 0, traits=frozenset({"NoMemoryEffect"})),
-    OpDef("func.call_indirect", ("arg_attrs", "res_attrs"), num_regions=0, min_operands=1),
+    op("func.constant", "0 1 0", "value!:FlatSymbolRefAttr", traits="NoMemoryEffect"),
+    op("func.call_indirect", "1+ * 0", "arg_attrs:DictArrayAttr res_attrs:DictArrayAttr"),
 )

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from sdy_passes.dialects._base import EVAL, OpDef, add_operands, attr_dict_for, opt_dict
+from sdy_passes.dialects._base import add_operands, attr_dict_for, op, opt_dict
 
 
 def _parse_check(p, op, n):
@@ -27,10 +27,8 @@ def _print_check(pr, op, indent):
 
 
 OPS = (
-    OpDef("interpreter.run_parallel", ("programs", "infeed"), ("programs",), num_regions=0,
-          evaluator=EVAL + "parallel:run_parallel"),
-    OpDef("check.expect_eq", (), (), 2, 0, 0, parse=_parse_check, print=_print_check,
-          evaluator=EVAL + "parallel:expect_eq"),
-    OpDef("check.expect_almost_eq", ("tolerance",), (), 2, 0, 0, parse=_parse_check, print=_print_check,
-          evaluator=EVAL + "parallel:expect_almost_eq"),
+    op("interpreter.run_parallel", "* * 0", "programs! infeed", evaluator="parallel:run_parallel"),
+    op("check.expect_eq", "2 0 0", syntax=(_parse_check, _print_check), evaluator="parallel:expect_eq"),
+    op("check.expect_almost_eq", "2 0 0", "tolerance", syntax=(_parse_check, _print_check),
+       evaluator="parallel:expect_almost_eq"),
 )

@@ -18,7 +18,7 @@ from sdy_passes.attributes import (
     print_function_type, print_symbol_name,
 )
 from sdy_passes.dialects._base import (
-    EVAL, NO_RULE, RULES, OpDef, VerifyContext, add_operands, attr_dict_for, fail, opt_dict,
+    NO_RULE, VerifyContext, op, add_operands, attr_dict_for, fail, opt_dict,
     parse_attrs_and_signature, parse_constant, parse_return, print_constant, print_return, set_results,
     verify_constant,
 )
@@ -435,9 +435,7 @@ def _verify_manual(op: Operation, ctx: VerifyContext) -> None:
         if axis in bound:
             fail(op, f'operates on axis "{axis}" which is already bound by a parent '
                       "sdy.manual_computation op")
-    region = op.regions[0] if op.regions and op.regions[0].blocks else None
-    if region is None:
-        fail(op, "expects a body with one block")
+    region = op.regions[0]
     manual_set = set(manual.names)
     for kind, global_types, local_types, per_value in (
             ("operand", op.operand_types, region.block.arg_types, ins),
@@ -499,15 +497,12 @@ def _verify_manual(op: Operation, ctx: VerifyContext) -> None:
 
 def _verify_named(op: Operation, ctx: VerifyContext) -> None:
     meshes, bound = ctx.meshes, bound_manual_axes(op)
-    region = op.regions[0] if op.regions and op.regions[0].blocks else None
-    if region is None:
-        fail(op, "expects a body with one block")
     returned = _terminator_types(op)
     if tuple(returned) != op.result_types:  # result type inference runs first
         fail(op, f"inferred type(s) {_types(returned)} are incompatible with return type(s) of "
                   f"operation {_types(op.result_types)}")
     for inner, outer, inner_name, outer_name in (
-            (region.block.arg_types, op.operand_types, "block argument", "operand"),
+            (op.regions[0].block.arg_types, op.operand_types, "block argument", "operand"),
             (_terminator_types(op), op.result_types, "returned value", "result")):
         if len(inner) != len(outer):
             raise VerificationError(f"number of {inner_name}s must match the number of {outer_name}s: "
@@ -609,51 +604,33 @@ def _factor_indices_error(indices, num_factors: int) -> str | None:
 
 
 _CANONICALIZATION = "sdy_passes.common.canonicalization:"
-_UNARY = dict(num_operands=1, num_results=1, num_regions=0)
-_PURE = frozenset({"NoMemoryEffect"})
+_IDENTITY = "control:identity"
+_DATA_FLOW = "IsolatedFromAbove ShardableDataFlowOpInterface RecursiveMemoryEffects"
 OPS = (
-    OpDef("sdy.mesh", ("sym_name", "mesh"), ("mesh", "sym_name"), 0, 0, 0,
-          parse=_parse_mesh, print=_print_mesh, traits=frozenset({"Symbol"}),
-          attribute_kinds=(("sym_name", "StrAttr"),), sharding_rule=NO_RULE),
-    OpDef("sdy.sharding_constraint", ("sharding",), ("sharding",), **_UNARY,
-          parse=_parse_sharding_op, print=_print_sharding_op, verify=_verify_sharding_op,
-          sharding_rule=RULES + "elementwise:pointwise",
-          evaluator=EVAL + "control:identity"),
-    OpDef("sdy.reshard", ("sharding",), ("sharding",), **_UNARY,
-          parse=_parse_sharding_op, print=_print_sharding_op, verify=_verify_sharding_op,
-          traits=_PURE, sharding_rule=NO_RULE, canonicalization=_CANONICALIZATION + "RESHARD_PATTERNS",
-          evaluator=EVAL + "control:identity"),
-    OpDef("sdy.data_flow_edge", ("sharding",), (), **_UNARY,
-          parse=_parse_edge, print=_print_edge, verify=_verify_sharding_op,
-          sharding_rule=NO_RULE,
-          evaluator=EVAL + "control:identity"),
-    OpDef("sdy.func_data_flow_edge", **_UNARY, parse=_parse_func_edge,
-          print=_print_func_edge, verify=_verify_func_edge, sharding_rule=NO_RULE,
-          evaluator=EVAL + "control:identity"),
-    OpDef("sdy.sharding_group", ("group_id",), ("group_id",), 1, 0, 0,
-          parse=_parse_group, print=_print_group,
-          attribute_kinds=(("group_id", "I64Attr"),),
-          sharding_rule=NO_RULE, evaluator=EVAL + "control:identity"),
-    OpDef("sdy.propagation_barrier", ("allowed_direction",), ("allowed_direction",), **_UNARY,
-          parse=_parse_barrier, print=_print_barrier, verify=_verify_barrier, traits=_PURE,
-          sharding_rule=NO_RULE,
-          evaluator=EVAL + "control:identity"),
-    OpDef("sdy.constant", ("value",), ("value",), 0, 1, 0,
-          parse=parse_constant, print=print_constant, verify=verify_constant, traits=_PURE,  # not ConstantLike (ops.td)
-          sharding_rule=NO_RULE,
-          evaluator=EVAL + "movement:constant"),
-    OpDef("sdy.manual_computation", ("in_shardings", "out_shardings", "manual_axes"),
-          ("in_shardings", "manual_axes", "out_shardings"), num_regions=1,
-          parse=_parse_manual, print=_print_manual, verify=_verify_manual,
-          traits=frozenset({"IsolatedFromAbove", "ShardableDataFlowOpInterface",
-                            "RecursiveMemoryEffects", "KeepsEdgeOwnerShardingsDivisible"}),
-          evaluator=EVAL + "collectives:manual_computation"),
-    OpDef("sdy.named_computation", ("name", "in_shardings", "out_shardings"), ("name",),
-          num_regions=1, parse=_parse_named, print=_print_named, verify=_verify_named,
-          attribute_kinds=(("name", "StrAttr"),),
-          traits=frozenset({"IsolatedFromAbove", "ShardableDataFlowOpInterface",
-                            "RecursiveMemoryEffects"}),
-          evaluator=EVAL + "control:named_computation"),
-    OpDef("sdy.return", num_results=0, num_regions=0, parse=parse_return, print=print_return,
-          traits=_PURE | {"Terminator"}),
+    op("sdy.mesh", "0 0 0", "sym_name!:StrAttr mesh!", syntax=(_parse_mesh, _print_mesh), traits="Symbol",
+       rule=NO_RULE, parent="builtin.module"),
+    op("sdy.sharding_constraint", "1 1 0", "sharding!", syntax=(_parse_sharding_op, _print_sharding_op),
+       verify=_verify_sharding_op, rule="elementwise:pointwise", evaluator=_IDENTITY),
+    op("sdy.reshard", "1 1 0", "sharding!", syntax=(_parse_sharding_op, _print_sharding_op),
+       verify=_verify_sharding_op, traits="NoMemoryEffect", rule=NO_RULE,
+       canonicalization=_CANONICALIZATION + "RESHARD_PATTERNS", evaluator=_IDENTITY),
+    op("sdy.data_flow_edge", "1 1 0", "sharding", syntax=(_parse_edge, _print_edge), verify=_verify_sharding_op,
+       rule=NO_RULE, evaluator=_IDENTITY),
+    op("sdy.func_data_flow_edge", "1 1 0", syntax=(_parse_func_edge, _print_func_edge), verify=_verify_func_edge,
+       rule=NO_RULE, evaluator=_IDENTITY),
+    op("sdy.sharding_group", "1 0 0", "group_id!:I64Attr", syntax=(_parse_group, _print_group), rule=NO_RULE,
+       evaluator=_IDENTITY),
+    op("sdy.propagation_barrier", "1 1 0", "allowed_direction!", syntax=(_parse_barrier, _print_barrier),
+       verify=_verify_barrier, traits="NoMemoryEffect", rule=NO_RULE, evaluator=_IDENTITY),
+    # not ConstantLike (ops.td)
+    op("sdy.constant", "0 1 0", "value!:ElementsAttr", syntax=(parse_constant, print_constant), verify=verify_constant,
+       traits="NoMemoryEffect", rule=NO_RULE, evaluator="movement:constant"),
+    op("sdy.manual_computation", "* * 1", "in_shardings! out_shardings! manual_axes!",
+       syntax=(_parse_manual, _print_manual), verify=_verify_manual,
+       traits=_DATA_FLOW + " KeepsEdgeOwnerShardingsDivisible", evaluator="collectives:manual_computation",
+       terminator="sdy.return", regions="body"),
+    op("sdy.named_computation", "* * 1", "name!:StrAttr in_shardings out_shardings",
+       syntax=(_parse_named, _print_named), verify=_verify_named, traits=_DATA_FLOW,
+       evaluator="control:named_computation", terminator="sdy.return", regions="body"),
+    op("sdy.return", "* 0 0", syntax=(parse_return, print_return), traits="NoMemoryEffect Terminator"),
 )

@@ -18,7 +18,7 @@ from sharding.syntax import AllToAllParamList, AxisRefList, ListOfAxisRefLists, 
 
 from sdy_passes import _sdy_syntax as sdy_syntax
 from sdy_passes.common._value_shardings import get_sharding
-from sdy_passes.dialects._base import EVAL, OpDef, VerifyContext, add_operands, attr_dict_for, fail, opt_dict, set_results
+from sdy_passes.dialects._base import OpDef, VerifyContext, add_operands, attr_dict_for, fail, op, opt_dict, set_results
 from sdy_passes.dialects.sdy import check_sharding
 from sdy_passes.ir import Operation
 
@@ -222,11 +222,11 @@ def _collective(name: str, params: tuple[str, type, str] | None, verify_params, 
     `collective_permute`), the op's own checks after `verifyCollectiveOp`, whether an operand
     without a sharding is allowed, and its canonicalization patterns."""
     key, cls, kind = params or (None, None, None)
-    props = (key, "out_sharding") if key else ("out_sharding",)
-    return OpDef(name, props, tuple(sorted(props)), 1, 1, 0, parse=partial(_parse, key, kind),
-                 print=partial(_print, key, cls), verify=partial(_verify, key, cls, verify_params, missing_input_ok),
-                 traits=frozenset({"CollectiveOpInterface"}), canonicalization=canonicalization,
-                 evaluator=EVAL + "control:identity")  # the global value is unchanged (execute.md §4.9)
+    return op(name, "1 1 0", f"{key}! out_sharding!" if key else "out_sharding!",
+              syntax=(partial(_parse, key, kind), partial(_print, key, cls)),
+              verify=partial(_verify, key, cls, verify_params, missing_input_ok), traits="CollectiveOpInterface",
+              canonicalization=canonicalization,
+              evaluator="control:identity")  # the global value is unchanged (execute.md §4.9)
 
 
 _LISTS = (ListOfAxisRefLists, "list_of_axis_ref_lists")
