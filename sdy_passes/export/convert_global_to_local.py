@@ -10,14 +10,15 @@ the device's offset from a table indexed by `stablehlo.partition_id` (offsets fr
 body, else `add`; §5.5). Manual computations are inlined (their bodies are already local on the
 manual axes).
 
-Pads and stride-1 slices on sharded dims take the device's window (with the neighbouring tiles
-a halo exchange brings); gathers and scatters on sharded indexed dims make their indices local;
-padded (uneven) tiles are masked where elements combine (§5.4). Options as Shardy's:
-`per-dim-all-gather`, `combine-multi-dimension-reduce-scatter`, `enable-rgv3` (replica groups
-as mesh axes). Not built (refused with `UnsupportedOpError` at the op): ops whose local form
-needs offsets on a sharded dim beyond these (`reverse`, `concatenate`, `reduce_window`,
-`dynamic_slice`, strided slices, ... on a sharded dim: the partition pipeline replicates them
-first) and convolutions with sharded spatial dims.
+Pads and slices (any stride) on sharded dims take the device's window, with the neighbouring
+rows a halo exchange brings and positions outside the operand masked to the padding value;
+gathers and scatters on sharded indexed dims make their indices local; padded (uneven) tiles
+are masked where elements combine (§5.4). Options as Shardy's: `per-dim-all-gather`,
+`combine-multi-dimension-reduce-scatter`, `enable-rgv3` (replica groups as mesh axes). Not
+built (refused with `UnsupportedOpError` at the op): ops whose local form needs offsets on a
+sharded dim beyond these (`reverse`, `concatenate`, `reduce_window`, `dynamic_slice`, ... on a
+sharded dim: the partition pipeline replicates them first) and convolutions with sharded
+spatial dims.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from dataclasses import replace
 import numpy as np
 
 from sharding import DeviceMesh, DimensionSharding, TensorSharding
+from sharding.collectives import moves
 
 from sdy_passes.attributes import IntegerType, RankedTensorType, UnitAttr
 from sdy_passes.common._value_shardings import get_sharding
@@ -66,7 +68,7 @@ _UNEVEN_OK = frozenset({
     "stablehlo.compare", "stablehlo.while", "stablehlo.case", "func.call", "func.return", "stablehlo.return",
     "stablehlo.optimization_barrier", "stablehlo.reduce", "stablehlo.dot_general", "stablehlo.constant",
     "sdy.constant", "stablehlo.iota", "stablehlo.scatter", "sdy.return", "stablehlo.convolution",
-    *_COLLECTIVES_NAMES,
+    "stablehlo.pad", "stablehlo.slice", *_COLLECTIVES_NAMES,
 })
 """Ops whose local form is right on padded shards (padding masked where elements combine)."""
 # Position-dependent ops: local only when no operand or result dim is sharded.
@@ -87,6 +89,11 @@ def dim_offsets(mesh, sharding: TensorSharding, shape) -> np.ndarray:
     for d, slices in imap.items():
         out[d] = [s.start for s in slices]
     return out
+
+
+def _padded(local, sharding, mesh) -> tuple:
+    """The global shape whose even tiles are the `local` (padded) tiles of `sharding`."""
+    return tuple(n * k for n, k in zip(local, sharding.num_shards_per_dim(mesh)))
 
 
 def _uneven(t, sharding, mesh) -> bool:
@@ -279,7 +286,7 @@ class ConvertGlobalToLocalPass(Pass):
             return self._iota(op, old[0])
         if name == "sdy.constant" or name == "stablehlo.constant":
             return self._constant(op, old[0])
-        if name == "stablehlo.pad" or (name == "stablehlo.slice" and set(op.properties["strides"].values) <= {1}):
+        if name in ("stablehlo.pad", "stablehlo.slice"):
             return self._pad(op, old[0])
         return self._pass_through(op, old)
 
@@ -490,99 +497,160 @@ class ConvertGlobalToLocalPass(Pass):
         op.result.replace_uses_where(out, lambda u: u.operation is not out.owner)
 
     def _pad(self, op, global_type) -> None:
-        """A pad, or a slice of stride 1 (a pad with negative edges), on sharded dims (Shardy's
-        `StablehloPadOpPattern`, with the halo exchange of `sdy-resolve-permutation-factors`):
-        where a device's output tile needs input that other devices hold, the neighbouring tiles
-        come by `collective_permute` and are concatenated around the device's own (even dims);
-        then a local pad when every device's data starts at the same local offset, else a pad
-        wide enough for every device's offset and a `dynamic_slice` of the device's window."""
+        """A pad or a slice on sharded dims (Shardy's `StablehloPadOpPattern`, with the halo
+        exchange of `sdy-resolve-permutation-factors`). A slice is a pad with negative edges
+        whose output takes every `stride`-th element: each device computes the stride-1 window
+        from its first to its last output element, then slices it with the stride. Where a
+        device's window needs input that other devices hold, their edge rows come by
+        `collective_permute` and are concatenated around the device's own tile (XLA's halo
+        exchange); positions outside the global operand, which the window reads as edge padding,
+        are masked to the padding value (a neighbour's padded tile or a missing neighbour holds
+        anything there, §5.4). Then a local pad when every device's data starts at the same
+        local offset, else a pad wide enough for every device's offset and a `dynamic_slice` of
+        the device's window."""
         x = op.operands[0]
         sin, sout = self._sharding(x), self._sharding(op.result)
         gin = self.globals.get(x, x.type).shape
+        rank = len(gin)
         mesh = _mesh_of(sin or sout, self.meshes)
-        in_off = dim_offsets(mesh, sin, gin) if sin is not None else None
-        out_off = dim_offsets(mesh, sout, global_type.shape) if sout is not None else None
+        # tile starts, also of tiles past the data (all padding): offsets on the padded shape
+        in_off = dim_offsets(mesh, sin, _padded(x.type.shape, sin, mesh)) if sin is not None else None
+        out_off = (dim_offsets(mesh, sout, _padded(op.result.type.shape, sout, mesh))
+                   if sout is not None else None)
         devices = len(in_off) if in_off is not None else len(out_off)
-        in_off = in_off if in_off is not None else np.zeros((devices, len(gin)), np.int64)
-        out_off = out_off if out_off is not None else np.zeros((devices, len(gin)), np.int64)
+        in_off = in_off if in_off is not None else np.zeros((devices, rank), np.int64)
+        out_off = out_off if out_off is not None else np.zeros((devices, rank), np.int64)
         b = _Builder(op)
         el = x.type.element_type
+        local_out = np.array(op.result.type.shape, np.int64)
+        valid = np.clip(np.array(global_type.shape) - out_off, 0, local_out)  # data elements of each output tile
         if op.name == "stablehlo.slice":
             low = [-v for v in op.properties["start_indices"].values]
-            interior = [0] * len(gin)
+            interior = [0] * rank
+            stride = np.array(op.properties["strides"].values, np.int64)
             (value,) = b.emit(f"%z = stablehlo.constant dense<{_poison(el)}> : tensor<{el}>\nreturn %z : tensor<{el}>")
         else:
             low = op.properties["edge_padding_low"].values
             interior = op.properties["interior_padding"].values
+            stride = np.ones(rank, np.int64)
             value = op.operands[1]
-        cur, local_out = x, op.result.type.shape
-        for d in range(len(gin)):
-            step = interior[d] + 1
-            o0 = out_off[:, d]
-            first = np.maximum(0, -((low[d] - o0) // step))  # the input elements each output tile takes
-            last = np.minimum(gin[d] - 1, (o0 + local_out[d] - 1 - low[d]) // step)
-            cur, in_off = self._halo(op, b, cur, sin, mesh, d, first, last, in_off)
-        offsets = in_off * (np.array(interior) + 1) + np.array(low) - out_off
+        # the stride-1 window of each device: output o of a slice is element o * stride of it
+        out_off = out_off * stride
+        window = np.where(local_out > 0, (local_out - 1) * stride + 1, 0)
+        valid = np.where(valid > 0, (valid - 1) * stride + 1, 0)
+        step = np.array(interior) + 1
+        lo_in = -((np.array(low) - out_off) // step)  # the input elements each window covers
+        hi_in = (out_off + valid - 1 - np.array(low)) // step
+        cur = x
+        for d in range(rank):
+            cur, in_off = self._halo(op, b, cur, sin, mesh, d, np.maximum(lo_in[:, d], 0),
+                                     np.minimum(hi_in[:, d], gin[d] - 1), valid[:, d] > 0, in_off)
+        cur = self._mask_outside(op, b, cur, gin, in_off, lo_in, hi_in, valid > 0, value)
+        offsets = in_off * step + np.array(low) - out_off
         local_in = cur.type.shape
-        t = op.result.type
+        t = RankedTensorType(tuple(int(w) for w in window), el)
         expanded = [(n - 1) * (interior[d] + 1) + 1 if n else 0 for d, n in enumerate(local_in)]
         if (offsets == offsets[0]).all():
             lo = offsets[0]
-            hi = [int(local_out[d] - expanded[d] - lo[d]) for d in range(len(gin))]
+            hi = [int(window[d] - expanded[d] - lo[d]) for d in range(rank)]
             (out,) = b.emit(f"%r = stablehlo.pad %a0, %a1, low = {list(map(int, lo))}, high = {hi}, interior = "
                             f"{list(interior)} : ({cur.type}, {value.type}) -> {t}\nreturn %r : {t}", [cur, value])
         else:
             klo = np.maximum(0, offsets.max(axis=0))
-            khi = np.maximum(0, np.array(local_out) - offsets.min(axis=0) - np.array(expanded))
+            khi = np.maximum(0, window - offsets.min(axis=0) - np.array(expanded))
             wide = RankedTensorType(tuple(int(a + e + c) for a, e, c in zip(klo, expanded, khi)), el)
             (padded,) = b.emit(f"%r = stablehlo.pad %a0, %a1, low = {klo.tolist()}, high = {khi.tolist()}, "
                                f"interior = {list(interior)} : ({cur.type}, {value.type}) -> {wide}\n"
                                f"return %r : {wide}", [cur, value])
             pid = b.partition_id()
             starts = [b.emit("%c = stablehlo.convert %a0 : (tensor<i64>) -> tensor<ui32>\nreturn %c : tensor<ui32>",
-                             [b.offset(klo[d] - offsets[:, d], pid)])[0] for d in range(len(gin))]
+                             [b.offset(klo[d] - offsets[:, d], pid)])[0] for d in range(rank)]
             names = ", ".join(f"%a{i + 1}" for i in range(len(starts)))
-            (out,) = b.emit(f"%r = stablehlo.dynamic_slice %a0, {names}, sizes = {list(local_out)} : ({wide}"
+            (out,) = b.emit(f"%r = stablehlo.dynamic_slice %a0, {names}, sizes = {window.tolist()} : ({wide}"
                             + ", tensor<ui32>" * len(starts) + f") -> {t}\nreturn %r : {t}", [padded, *starts])
+        if (stride > 1).any():
+            rt = op.result.type
+            (out,) = b.emit("%r = stablehlo.slice %a0 [" + ", ".join(f"0:{w}:{s}" for w, s in zip(window, stride))
+                            + f"] : ({t}) -> {rt}\nreturn %r : {rt}", [out])
         self._replaced(op.result, out, sout)
         op.result.replace_all_uses_with(out)
         op.erase(drop_uses=True)
 
-    def _halo(self, op, b, cur, sin, mesh, d, first, last, in_off):
-        """`cur` widened along dim `d` by the neighbouring tiles every device's window
-        [`first`, `last`] (global input indices, per device) reaches into: one
-        `collective_permute` per hop; the new per-device global offsets."""
+    def _halo(self, op, b, cur, sin, mesh, d, first, last, used, in_off):
+        """`cur` widened along dim `d` by the rows of the neighbouring tiles that the windows
+        [`first`, `last`] (global input indices, per device; `used` where a window holds data)
+        reach into: one `collective_permute` per hop, of the rows the farthest-reaching device
+        needs (a whole tile for hops past the nearest); the new per-device global offsets."""
         size = cur.type.shape[d]
         own = in_off[:, d]
-        used = first <= last
         if not used.any() or ((own[used] <= first[used]) & (last[used] < own[used] + size)).all():
             return cur, in_off
         axes = list(sin.dim_shardings[d].axes)
-        if self.globals.get(op.operands[0], op.operands[0].type).shape[d] % (len(replica_groups(mesh, axes)[0])):
-            raise UnsupportedOpError(f"{op.name}: dim {d} is sharded unevenly and needs other devices' data "
-                                     "(a halo exchange of padded tiles is not built)", op.location)
-        tile = own // size
-        left = int(np.max(np.where(used, tile - first // size, 0)))
-        right = int(np.max(np.where(used, last // size - tile, 0)))
         groups = replica_groups(mesh, axes)
-        pieces = []
-        for hop in [*range(-left, 0), *range(1, right + 1)]:  # the tile `hop` away, from its holder
+        tile = own // size
+        # rows wanted from the tile `hop` away: a suffix (left) or a prefix (right) of it
+        left = np.where(used, (tile - first // size), 0)
+        right = np.where(used, (last // size - tile), 0)
+        rows_left = np.where(used & (first < own), own - first, 0)
+        rows_right = np.where(used & (last >= own + size), last - own - size + 1, 0)
+        pieces, widths = [], []
+        for hop in [*range(-int(left.max()), 0), *range(1, int(right.max()) + 1)]:
+            k = int(min(size, (rows_left if hop < 0 else rows_right).max() - (abs(hop) - 1) * size))
+            sent = cur
+            if k < size:  # only the edge rows the neighbour needs
+                shape = list(cur.type.shape)
+                shape[d] = k
+                et = RankedTensorType(tuple(shape), cur.type.element_type)
+                lo, hi = (size - k, size) if hop < 0 else (0, k)
+                (sent,) = b.emit("%r = stablehlo.slice %a0 [" + ", ".join(
+                    f"{lo}:{hi}" if i == d else f"0:{n}" for i, n in enumerate(cur.type.shape))
+                    + f"] : ({cur.type}) -> {et}\nreturn %r : {et}", [cur])
             pairs = [[g[i + hop], g[i]] for g in groups.tolist() for i in range(len(g)) if 0 <= i + hop < len(g)]
-            t = cur.type
+            t = sent.type
             (moved,) = b.emit(f'%r = "stablehlo.collective_permute"(%a0) <{{channel_handle = {self._channel()}, '
                               f"source_target_pairs = {_dense(np.array(pairs, np.int64), 'i64')}}}> : ({t}) -> {t}\n"
-                              f"return %r : {t}", [cur])
+                              f"return %r : {t}", [sent])
             pieces.append(moved)
-        pieces.insert(left, cur)
+            widths.append(k if hop < 0 else 0)
+        n_left = int(left.max())
+        pieces.insert(n_left, cur)
         shape = list(cur.type.shape)
-        shape[d] *= len(pieces)
+        shape[d] = sum(p.type.shape[d] for p in pieces)
         wide = RankedTensorType(tuple(shape), cur.type.element_type)
         names = ", ".join(f"%a{i}" for i in range(len(pieces)))
         (cur,) = b.emit(f"%r = stablehlo.concatenate {names}, dim = {d} : ("
                         + ", ".join(str(p.type) for p in pieces) + f") -> {wide}\nreturn %r : {wide}", pieces)
         in_off = in_off.copy()
-        in_off[:, d] -= left * size
+        in_off[:, d] -= sum(widths)
         return cur, in_off
+
+    def _mask_outside(self, op, b, cur, gin, in_off, lo_in, hi_in, used, value):
+        """`cur` with the positions outside the global operand set to the padding `value`, on the
+        dims where some device's window reads such a position (a neighbour's padding, a missing
+        neighbour's zeros, or its own tile's padding)."""
+        size = np.array(cur.type.shape, np.int64)
+        lo = np.maximum(lo_in, in_off)
+        hi = np.minimum(hi_in, in_off + size - 1)
+        reads = used & (lo <= hi)
+        dims = [d for d in range(len(gin)) if (reads[:, d] & ((lo[:, d] < 0) | (hi[:, d] >= gin[d]))).any()]
+        if not dims:
+            return cur
+        t = cur.type
+        it, mt = RankedTensorType(t.shape, _I64), RankedTensorType(t.shape, _I1)
+        pid = b.partition_id()
+        for d in dims:
+            off = b.offset(in_off[:, d], pid)
+            (cur,) = b.emit(f"%i = stablehlo.iota dim = {d} : {it}\n"
+                            f"%b = stablehlo.broadcast_in_dim %a0, dims = [] : (tensor<i64>) -> {it}\n"
+                            f"%g = stablehlo.add %i, %b : {it}\n"
+                            f"%z = stablehlo.constant dense<0> : {it}\n"
+                            f"%n = stablehlo.constant dense<{gin[d]}> : {it}\n"
+                            f"%ge = stablehlo.compare GE, %g, %z, SIGNED : ({it}, {it}) -> {mt}\n"
+                            f"%lt = stablehlo.compare LT, %g, %n, SIGNED : ({it}, {it}) -> {mt}\n"
+                            f"%m = stablehlo.and %ge, %lt : {mt}\n"
+                            f"%f = stablehlo.broadcast_in_dim %a2, dims = [] : ({value.type}) -> {t}\n"
+                            f"%r = stablehlo.select %m, %a1, %f : {mt}, {t}\nreturn %r : {t}", [off, cur, value])
+        return cur
 
     def _reduced_sharded(self, op) -> bool:
         dims = op.properties["dimensions"].values
@@ -1034,16 +1102,15 @@ class ConvertGlobalToLocalPass(Pass):
         return out
 
     def _permute(self, b, cur, src, dst, src_mesh, mesh, gshape):
-        have = DeviceMesh(src_mesh).index_map(src, gshape)
-        want = DeviceMesh(mesh).index_map(dst, gshape)
-        pairs = []
-        for d, tile in want.items():
-            key = tuple((s.start, s.stop) for s in tile)
-            sources = [s for s, t in have.items() if tuple((x.start, x.stop) for x in t) == key]
-            pairs.append([d if d in sources else sources[0], d])
+        """Each device receives its new tile from the sender of collectives.md §3.1 (the holder
+        differing from it on the fewest mesh axes, ties to the smallest mesh position), keeps it
+        when it holds it already (a self pair); tiles that are all padding are not sent."""
+        m = moves(src, dst, src_mesh, mesh, gshape)
+        source = np.where(m.local, m.out_devices[m.receiver], m.in_devices[m.sender])
+        pairs = np.stack([source, m.out_devices[m.receiver]], axis=1)
         t = cur.type
         (out,) = b.emit(f'%r = "stablehlo.collective_permute"(%a0) <{{channel_handle = {self._channel()}, '
-                        f"source_target_pairs = {_dense(np.array(pairs, np.int64), 'i64')}}}> "
+                        f"source_target_pairs = {_dense(pairs, 'i64')}}}> "
                         f": ({t}) -> {t}\nreturn %r : {t}", [cur])
         return out
 

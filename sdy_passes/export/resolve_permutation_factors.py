@@ -2,14 +2,15 @@
 (slices, pads, reverses, windows: dims whose elements move between devices) local
 (`export/resolve_permutation_factors.cc`).
 
-With `enable-halo-exchange=true`, a pad or a stride-1 slice whose operand and result are sharded
-alike (even dims) stays sharded: `sdy-convert-global-to-local` then moves to each device only
-the neighbouring tiles its output needs (`collective_permute`s). Every other sharded permutation
-factor is resolved by replication: an operand dim it maps to is resharded to replicated before
-the op (an `sdy.reshard` that `sdy-reshard-to-collectives` turns into an all-gather), the op's
-result dim likewise is computed replicated and resharded back after it (an all-slice).
-Need-replication factors left sharded are replicated the same way. (Shardy's halo exchange also
-covers reduce windows, convolutions and reshapes; here those replicate.)
+With `enable-halo-exchange=true`, a pad or a slice whose operand and result are sharded alike
+on a dim (even or padded tiles, any stride) stays sharded: `sdy-convert-global-to-local` then
+moves to each device only the neighbouring rows its output needs (`collective_permute`s). Every
+other sharded permutation factor is resolved by replication: an operand dim it maps to is
+resharded to replicated before the op (an `sdy.reshard` that `sdy-reshard-to-collectives` turns
+into an all-gather), the op's result dim likewise is computed replicated and resharded back
+after it (an all-slice). Need-replication factors left sharded are replicated the same way.
+(Shardy's halo exchange also covers reduce windows, convolutions and reshapes; here those
+replicate.)
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import replace
 
 from sharding import DimensionSharding
 
-from sdy_passes.common._value_shardings import get_sharding, mesh_of, set_sharding
+from sdy_passes.common._value_shardings import get_sharding, set_sharding
 from sdy_passes.ir import Operation
 from sdy_passes.op_sharding_rules import create_op_sharding_rule
 from sdy_passes.pass_manager import FUNC, Pass
@@ -72,18 +73,13 @@ class ResolvePermutationFactorsPass(Pass):
                 r.replace_uses_where(back.result, lambda u: u.operation is not back)
 
     def _halo_dims(self, op) -> set:
-        """Dims of a pad or a stride-1 slice that stay sharded: the operand's and the result's
-        on the same axes, both even; `sdy-convert-global-to-local` brings each device the
-        neighbouring data it needs (a halo exchange)."""
-        if op.name == "stablehlo.slice" and set(op.properties["strides"].values) - {1}:
-            return set()
+        """Dims of a pad or a slice (any stride) that stay sharded: the operand's and the
+        result's on the same axes (even or padded tiles); `sdy-convert-global-to-local` brings
+        each device the neighbouring rows it needs (a halo exchange)."""
         if op.name not in ("stablehlo.pad", "stablehlo.slice"):
             return set()
         s_in, s_out = get_sharding(op.operands[0]), get_sharding(op.result)
         if s_in is None or s_out is None:
             return set()
-        mesh = mesh_of(s_in, op)
-        n_in, n_out = s_in.num_shards_per_dim(mesh), s_out.num_shards_per_dim(mesh)
         return {d for d, (a, b) in enumerate(zip(s_in.dim_shardings, s_out.dim_shardings))
-                if a.axes and a.axes == b.axes and op.operands[0].type.shape[d] % n_in[d] == 0
-                and op.result.type.shape[d] % n_out[d] == 0}
+                if a.axes and a.axes == b.axes}
