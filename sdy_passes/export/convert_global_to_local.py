@@ -68,7 +68,7 @@ _UNEVEN_OK = frozenset({
     "stablehlo.compare", "stablehlo.while", "stablehlo.case", "func.call", "func.return", "stablehlo.return",
     "stablehlo.optimization_barrier", "stablehlo.reduce", "stablehlo.dot_general", "stablehlo.constant",
     "sdy.constant", "stablehlo.iota", "stablehlo.scatter", "sdy.return", "stablehlo.convolution",
-    "stablehlo.pad", "stablehlo.slice", *_COLLECTIVES_NAMES,
+    "stablehlo.pad", "stablehlo.slice", "stablehlo.reverse", *_COLLECTIVES_NAMES,
 })
 """Ops whose local form is right on padded shards (padding masked where elements combine)."""
 # Position-dependent ops: local only when no operand or result dim is sharded.
@@ -288,6 +288,8 @@ class ConvertGlobalToLocalPass(Pass):
             return self._constant(op, old[0])
         if name in ("stablehlo.pad", "stablehlo.slice"):
             return self._pad(op, old[0])
+        if name == "stablehlo.reverse":
+            return self._reverse(op, old[0])
         return self._pass_through(op, old)
 
     # -- padding (§5.4) -----------------------------------------------------------------------------
@@ -546,28 +548,8 @@ class ConvertGlobalToLocalPass(Pass):
             cur, in_off = self._halo(op, b, cur, sin, mesh, d, np.maximum(lo_in[:, d], 0),
                                      np.minimum(hi_in[:, d], gin[d] - 1), valid[:, d] > 0, in_off)
         cur = self._mask_outside(op, b, cur, gin, in_off, lo_in, hi_in, valid > 0, value)
-        offsets = in_off * step + np.array(low) - out_off
-        local_in = cur.type.shape
         t = RankedTensorType(tuple(int(w) for w in window), el)
-        expanded = [(n - 1) * (interior[d] + 1) + 1 if n else 0 for d, n in enumerate(local_in)]
-        if (offsets == offsets[0]).all():
-            lo = offsets[0]
-            hi = [int(window[d] - expanded[d] - lo[d]) for d in range(rank)]
-            (out,) = b.emit(f"%r = stablehlo.pad %a0, %a1, low = {list(map(int, lo))}, high = {hi}, interior = "
-                            f"{list(interior)} : ({cur.type}, {value.type}) -> {t}\nreturn %r : {t}", [cur, value])
-        else:
-            klo = np.maximum(0, offsets.max(axis=0))
-            khi = np.maximum(0, window - offsets.min(axis=0) - np.array(expanded))
-            wide = RankedTensorType(tuple(int(a + e + c) for a, e, c in zip(klo, expanded, khi)), el)
-            (padded,) = b.emit(f"%r = stablehlo.pad %a0, %a1, low = {klo.tolist()}, high = {khi.tolist()}, "
-                               f"interior = {list(interior)} : ({cur.type}, {value.type}) -> {wide}\n"
-                               f"return %r : {wide}", [cur, value])
-            pid = b.partition_id()
-            starts = [b.emit("%c = stablehlo.convert %a0 : (tensor<i64>) -> tensor<ui32>\nreturn %c : tensor<ui32>",
-                             [b.offset(klo[d] - offsets[:, d], pid)])[0] for d in range(rank)]
-            names = ", ".join(f"%a{i + 1}" for i in range(len(starts)))
-            (out,) = b.emit(f"%r = stablehlo.dynamic_slice %a0, {names}, sizes = {window.tolist()} : ({wide}"
-                            + ", tensor<ui32>" * len(starts) + f") -> {t}\nreturn %r : {t}", [padded, *starts])
+        out = self._align(b, cur, value, in_off * step + np.array(low) - out_off, t, interior)
         if (stride > 1).any():
             rt = op.result.type
             (out,) = b.emit("%r = stablehlo.slice %a0 [" + ", ".join(f"0:{w}:{s}" for w, s in zip(window, stride))
@@ -576,53 +558,161 @@ class ConvertGlobalToLocalPass(Pass):
         op.result.replace_all_uses_with(out)
         op.erase(drop_uses=True)
 
+    def _align(self, b, cur, value, offsets, t, interior):
+        """The tile of type `t` whose local position `offsets[device]` (per dim) holds `cur`'s
+        first element (`interior` padding between elements; `value` elsewhere): a local pad
+        when every device has the same offsets, else a pad wide enough for every device's
+        offset and a `dynamic_slice` of the device's window."""
+        el, rank = cur.type.element_type, len(t.shape)
+        window = np.array(t.shape, np.int64)
+        expanded = [(n - 1) * (interior[d] + 1) + 1 if n else 0 for d, n in enumerate(cur.type.shape)]
+        if (offsets == offsets[0]).all():
+            lo = offsets[0]
+            hi = [int(window[d] - expanded[d] - lo[d]) for d in range(rank)]
+            (out,) = b.emit(f"%r = stablehlo.pad %a0, %a1, low = {list(map(int, lo))}, high = {hi}, interior = "
+                            f"{list(interior)} : ({cur.type}, {value.type}) -> {t}\nreturn %r : {t}", [cur, value])
+            return out
+        klo = np.maximum(0, offsets.max(axis=0))
+        khi = np.maximum(0, window - offsets.min(axis=0) - np.array(expanded))
+        wide = RankedTensorType(tuple(int(a + e + c) for a, e, c in zip(klo, expanded, khi)), el)
+        (padded,) = b.emit(f"%r = stablehlo.pad %a0, %a1, low = {klo.tolist()}, high = {khi.tolist()}, "
+                           f"interior = {list(interior)} : ({cur.type}, {value.type}) -> {wide}\n"
+                           f"return %r : {wide}", [cur, value])
+        pid = b.partition_id()
+        starts = [b.emit("%c = stablehlo.convert %a0 : (tensor<i64>) -> tensor<ui32>\nreturn %c : tensor<ui32>",
+                         [b.offset(klo[d] - offsets[:, d], pid)])[0] for d in range(rank)]
+        names = ", ".join(f"%a{i + 1}" for i in range(len(starts)))
+        (out,) = b.emit(f"%r = stablehlo.dynamic_slice %a0, {names}, sizes = {window.tolist()} : ({wide}"
+                        + ", tensor<ui32>" * len(starts) + f") -> {t}\nreturn %r : {t}", [padded, *starts])
+        return out
+
     def _halo(self, op, b, cur, sin, mesh, d, first, last, used, in_off):
-        """`cur` widened along dim `d` by the rows of the neighbouring tiles that the windows
-        [`first`, `last`] (global input indices, per device; `used` where a window holds data)
-        reach into: one `collective_permute` per hop, of the rows the farthest-reaching device
-        needs (a whole tile for hops past the nearest); the new per-device global offsets."""
+        """`cur` replaced along dim `d` by the input window [`first`, `last`] (global indices,
+        per device; `used` where a window holds data) when some window leaves the device's own
+        tile: the window's k-th tile comes from its holder in the device's group by one
+        `collective_permute` per k (a device keeps what it holds: a self pair; a holder that
+        several devices need sends in several rounds, each device taking its round's buffer),
+        the first and last tiles cut to the rows some device needs (XLA's halo sizes: a
+        neighbour's edge rows). Returns the buffer and the new per-device global offsets."""
         size = cur.type.shape[d]
         own = in_off[:, d]
+        used = used & (first <= last)
         if not used.any() or ((own[used] <= first[used]) & (last[used] < own[used] + size)).all():
             return cur, in_off
-        axes = list(sin.dim_shardings[d].axes)
-        groups = replica_groups(mesh, axes)
+        groups = replica_groups(mesh, list(sin.dim_shardings[d].axes))
+        member = {int(dev): (g, i) for g, row in enumerate(groups.tolist()) for i, dev in enumerate(row)}
         tile = own // size
-        # rows wanted from the tile `hop` away: a suffix (left) or a prefix (right) of it
-        left = np.where(used, (tile - first // size), 0)
-        right = np.where(used, (last // size - tile), 0)
-        rows_left = np.where(used & (first < own), own - first, 0)
-        rows_right = np.where(used & (last >= own + size), last - own - size + 1, 0)
-        pieces, widths = [], []
-        for hop in [*range(-int(left.max()), 0), *range(1, int(right.max()) + 1)]:
-            k = int(min(size, (rows_left if hop < 0 else rows_right).max() - (abs(hop) - 1) * size))
+        # the window's first tile: a fixed hop from the device's own one (neighbours' edge rows)
+        # or, when that spans more tiles (a reverse's mirror, a far slice), the tile of `first`
+        hop = int(np.max(np.where(used, tile - first // size, -size)))
+        t0 = first // size
+        if np.max(np.where(used, last // size - (tile - hop), 0)) <= np.max(np.where(used, last // size - t0, 0)):
+            t0 = tile - hop
+        span = int(np.max(np.where(used, last // size - t0, 0))) + 1
+        cut_lo = int(np.min(np.where(used, first - t0 * size, size)))
+        cut_hi = int(np.max(np.where(used, last - (t0 + span - 1) * size, -1))) + 1
+        pieces = []
+        for k in range(span):
+            lo, hi = (cut_lo if k == 0 else 0), (cut_hi if k == span - 1 else size)
             sent = cur
-            if k < size:  # only the edge rows the neighbour needs
+            if (lo, hi) != (0, size):
                 shape = list(cur.type.shape)
-                shape[d] = k
+                shape[d] = hi - lo
                 et = RankedTensorType(tuple(shape), cur.type.element_type)
-                lo, hi = (size - k, size) if hop < 0 else (0, k)
                 (sent,) = b.emit("%r = stablehlo.slice %a0 [" + ", ".join(
                     f"{lo}:{hi}" if i == d else f"0:{n}" for i, n in enumerate(cur.type.shape))
                     + f"] : ({cur.type}) -> {et}\nreturn %r : {et}", [cur])
-            pairs = [[g[i + hop], g[i]] for g in groups.tolist() for i in range(len(g)) if 0 <= i + hop < len(g)]
-            t = sent.type
-            (moved,) = b.emit(f'%r = "stablehlo.collective_permute"(%a0) <{{channel_handle = {self._channel()}, '
-                              f"source_target_pairs = {_dense(np.array(pairs, np.int64), 'i64')}}}> : ({t}) -> {t}\n"
-                              f"return %r : {t}", [sent])
-            pieces.append(moved)
-            widths.append(k if hop < 0 else 0)
-        n_left = int(left.max())
-        pieces.insert(n_left, cur)
+            pairs = []
+            for dev, (g, i) in member.items():
+                tile = int(t0[dev]) + k
+                if used[dev] and 0 <= tile < groups.shape[1]:
+                    pairs.append((int(groups[g, tile]), dev))
+            pieces.append(self._permute_rounds(b, sent, pairs, len(in_off)))
         shape = list(cur.type.shape)
         shape[d] = sum(p.type.shape[d] for p in pieces)
         wide = RankedTensorType(tuple(shape), cur.type.element_type)
-        names = ", ".join(f"%a{i}" for i in range(len(pieces)))
-        (cur,) = b.emit(f"%r = stablehlo.concatenate {names}, dim = {d} : ("
-                        + ", ".join(str(p.type) for p in pieces) + f") -> {wide}\nreturn %r : {wide}", pieces)
+        if len(pieces) > 1:
+            names = ", ".join(f"%a{i}" for i in range(len(pieces)))
+            (cur,) = b.emit(f"%r = stablehlo.concatenate {names}, dim = {d} : ("
+                            + ", ".join(str(p.type) for p in pieces) + f") -> {wide}\nreturn %r : {wide}", pieces)
+        else:
+            cur = pieces[0]
         in_off = in_off.copy()
-        in_off[:, d] -= sum(widths)
+        in_off[:, d] = t0 * size + cut_lo
         return cur, in_off
+
+    def _permute_rounds(self, b, x, pairs, devices):
+        """`x` moved along `(source, target)` pairs (every target once; a self pair keeps its
+        buffer): one `collective_permute` of the other pairs when every source sends once, else
+        one per round of distinct sources; each device then selects its round's buffer, or its
+        own (a table indexed by `partition_id`). Self pairs are never emitted: jaxlib 0.10.2's
+        reference interpreter crashes on them, and they move nothing."""
+        remote = [(s, t) for s, t in pairs if s != t]
+        if not remote:
+            return x
+        rounds = []
+        for s, t in remote:
+            r = next((r for r in rounds if s not in {p[0] for p in r}), None)
+            if r is None:
+                rounds.append(r := [])
+            r.append((s, t))
+        t_ = x.type
+        options = [b.emit(f'%r = "stablehlo.collective_permute"(%a0) <{{channel_handle = {self._channel()}, '
+                          f"source_target_pairs = {_dense(np.array(sorted(r, key=lambda p: p[1]), np.int64), 'i64')}"
+                          f"}}> : ({t_}) -> {t_}\nreturn %r : {t_}", [x])[0] for r in rounds]
+        which = np.zeros(devices, np.int64)
+        for k, r in enumerate(rounds):
+            for _, t in r:
+                which[t] = k
+        if len(remote) < len(pairs):
+            which[[t for s, t in pairs if s == t]] = len(options)
+            options.append(x)
+        if len(options) == 1:
+            return options[0]
+        off = b.offset(which, b.partition_id())
+        mt = RankedTensorType(t_.shape, _I1)
+        out = options[0]
+        for k in range(1, len(options)):
+            (out,) = b.emit(f"%k = stablehlo.constant dense<{k}> : tensor<i64>\n"
+                            "%e = stablehlo.compare EQ, %a0, %k, SIGNED : (tensor<i64>, tensor<i64>) -> tensor<i1>\n"
+                            f"%m = stablehlo.broadcast_in_dim %e, dims = [] : (tensor<i1>) -> {mt}\n"
+                            f"%r = stablehlo.select %m, %a1, %a2 : {mt}, {t_}\nreturn %r : {t_}",
+                            [off, options[k], out])
+        return out
+
+    def _reverse(self, op, global_type) -> None:
+        """A reverse of sharded dims (operand and result sharded alike, step 4): each device
+        fetches the mirrored input window of its output tile (`_halo`: for even tiles the tile
+        of the mirrored device, one `collective_permute`), reverses it locally and takes its
+        tile out of it (padded tiles: the window straddles two tiles)."""
+        x = op.operands[0]
+        s = self._sharding(x)
+        dims = list(op.properties["dimensions"].values)
+        if s is None or not any(s.dim_shardings[d].axes for d in dims):
+            return
+        mesh = _mesh_of(s, self.meshes)
+        gin = global_type.shape
+        in_off = dim_offsets(mesh, s, _padded(x.type.shape, s, mesh))
+        out_off = dim_offsets(mesh, self._sharding(op.result), _padded(op.result.type.shape, self._sharding(op.result),
+                                                                        mesh))
+        local_out = np.array(op.result.type.shape, np.int64)
+        valid = np.clip(np.array(gin) - out_off, 0, local_out)
+        b = _Builder(op)
+        cur = x
+        for d in dims:
+            if s.dim_shardings[d].axes:
+                first, last = gin[d] - out_off[:, d] - valid[:, d], gin[d] - 1 - out_off[:, d]
+                cur, in_off = self._halo(op, b, cur, s, mesh, d, first, last, valid[:, d] > 0, in_off)
+        width = np.array(cur.type.shape, np.int64)
+        offsets = in_off - out_off
+        offsets[:, dims] = (np.array(gin) - in_off - width - out_off)[:, dims]
+        (rev,) = b.emit(f"%r = stablehlo.reverse %a0, dims = {dims} : {cur.type}\nreturn %r : {cur.type}", [cur])
+        el = cur.type.element_type
+        (z,) = b.emit(f"%z = stablehlo.constant dense<{_poison(el)}> : tensor<{el}>\nreturn %z : tensor<{el}>")
+        out = self._align(b, rev, z, offsets, op.result.type, [0] * len(gin))
+        self._replaced(op.result, out, self._sharding(op.result))
+        op.result.replace_all_uses_with(out)
+        op.erase(drop_uses=True)
 
     def _mask_outside(self, op, b, cur, gin, in_off, lo_in, hi_in, used, value):
         """`cur` with the positions outside the global operand set to the padding `value`, on the
@@ -1103,16 +1193,12 @@ class ConvertGlobalToLocalPass(Pass):
 
     def _permute(self, b, cur, src, dst, src_mesh, mesh, gshape):
         """Each device receives its new tile from the sender of collectives.md §3.1 (the holder
-        differing from it on the fewest mesh axes, ties to the smallest mesh position), keeps it
-        when it holds it already (a self pair); tiles that are all padding are not sent."""
+        differing from it on the fewest mesh axes, ties to the smallest mesh position) and keeps
+        it when it holds it already; tiles that are all padding are not sent."""
         m = moves(src, dst, src_mesh, mesh, gshape)
         source = np.where(m.local, m.out_devices[m.receiver], m.in_devices[m.sender])
-        pairs = np.stack([source, m.out_devices[m.receiver]], axis=1)
-        t = cur.type
-        (out,) = b.emit(f'%r = "stablehlo.collective_permute"(%a0) <{{channel_handle = {self._channel()}, '
-                        f"source_target_pairs = {_dense(pairs, 'i64')}}}> "
-                        f": ({t}) -> {t}\nreturn %r : {t}", [cur])
-        return out
+        pairs = list(zip(source.tolist(), m.out_devices[m.receiver].tolist()))
+        return self._permute_rounds(b, cur, pairs, int(max(m.in_devices.max(), m.out_devices.max())) + 1)
 
     # -- manual computations -----------------------------------------------------------------------
 

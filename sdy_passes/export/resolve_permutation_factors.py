@@ -2,9 +2,10 @@
 (slices, pads, reverses, windows: dims whose elements move between devices) local
 (`export/resolve_permutation_factors.cc`).
 
-With `enable-halo-exchange=true`, a pad or a slice whose operand and result are sharded alike
-on a dim (even or padded tiles, any stride) stays sharded: `sdy-convert-global-to-local` then
-moves to each device only the neighbouring rows its output needs (`collective_permute`s). Every
+With `enable-halo-exchange=true`, a pad, a slice or a reverse whose operand and result are
+sharded alike on a dim (even or padded tiles, any stride) stays sharded:
+`sdy-convert-global-to-local` then moves to each device only the rows its output needs
+(`collective_permute`s: a neighbour's edge rows, a reverse's mirrored tile). Every
 other sharded permutation factor is resolved by replication: an operand dim it maps to is
 resharded to replicated before the op (an `sdy.reshard` that `sdy-reshard-to-collectives` turns
 into an all-gather), the op's result dim likewise is computed replicated and resharded back
@@ -73,10 +74,11 @@ class ResolvePermutationFactorsPass(Pass):
                 r.replace_uses_where(back.result, lambda u: u.operation is not back)
 
     def _halo_dims(self, op) -> set:
-        """Dims of a pad or a slice (any stride) that stay sharded: the operand's and the
-        result's on the same axes (even or padded tiles); `sdy-convert-global-to-local` brings
-        each device the neighbouring rows it needs (a halo exchange)."""
-        if op.name not in ("stablehlo.pad", "stablehlo.slice"):
+        """Dims of a pad, a slice (any stride) or a reverse that stay sharded: the operand's and
+        the result's on the same axes (even or padded tiles); `sdy-convert-global-to-local`
+        brings each device the rows it needs from their holders (a halo exchange; a reverse's
+        mirrored tile)."""
+        if op.name not in ("stablehlo.pad", "stablehlo.slice", "stablehlo.reverse"):
             return set()
         s_in, s_out = get_sharding(op.operands[0]), get_sharding(op.result)
         if s_in is None or s_out is None:

@@ -81,6 +81,12 @@ HALO_PROGRAMS = [
     ("halo_strided_slice_2d", f"f = lambda a: {_W}({_W}(a[:7, :10] * 2, NS(mesh, P('x', 'y')))[2:7:2, 1:9:3], "
                               "NS(mesh, P('x', 'y')))\n"
                               "args = (S((8, 16), jnp.int32),)\nspecs = (P('x', 'y'),)"),
+    # a reverse of a sharded dim: each device takes the mirrored tile (padded: two tiles' rows)
+    ("halo_reverse", f"f = lambda a: {_W}(jnp.flip(a, 0) * 2, NS(mesh, P('y')))\n"
+                     "args = (S((8, 4), jnp.int32),)\nspecs = (P('y', None),)"),
+    ("halo_reverse_uneven", f"f = lambda a: {_W}(lax.rev({_W}(a[:7, 1:], NS(mesh, P('y', 'x'))), (0, 1)) + 1.0, "
+                            "NS(mesh, P('y', 'x')))\n"
+                            "args = (S((8, 6), jnp.float32),)\nspecs = (P('y', 'x'),)"),
 ]
 
 

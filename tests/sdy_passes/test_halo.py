@@ -1,8 +1,9 @@
-"""Halo exchange of pads and slices (spec execute.md §2.1 step 4, §5.2, §5.4): a pad or a slice
-(any stride, interior padding, negative edges) whose operand and result are sharded alike stays
-sharded; each device gets the edge rows it needs from its neighbours by `collective_permute`,
-padded tiles included, and reads edge padding (never a neighbour's padding or a missing
-neighbour's zeros) past the operand. JAX's own programs on 8 CPU devices, and random modules
+"""Halo exchange of pads, slices and reverses (spec execute.md §2.1 step 4, §5.2, §5.4): a pad
+or a slice (any stride, interior padding, negative edges) or a reverse whose operand and result
+are sharded alike stays sharded; each device gets the rows it needs from their holders by
+`collective_permute` (a neighbour's edge rows, a reverse's mirrored tile), padded tiles
+included, and reads edge padding (never a neighbour's padding or a missing neighbour's zeros)
+past the operand. JAX's own programs on 8 CPU devices, and random modules
 whose local form runs in jaxlib's reference interpreter with our engine's bits and numpy's
 numbers."""
 
@@ -24,10 +25,10 @@ ORACLE = execute_oracle.oracle_module()
 
 
 def _stays_sharded(text) -> list:
-    """The pads and slices of the global program (after the export and step 4) whose operand and
+    """The pads, slices and reverses of the global program (after the export and step 4) whose operand and
     result share the axes of some dim, and none that was gathered for them."""
     g = partition(text, pipeline=GLOBAL_STEPS)
-    ops = [op for op in g.walk() if op.name in ("stablehlo.pad", "stablehlo.slice")]
+    ops = [op for op in g.walk() if op.name in ("stablehlo.pad", "stablehlo.slice", "stablehlo.reverse")]
     kept = []
     for op in ops:
         s_in, s_out = get_sharding(op.operands[0]), get_sharding(op.result)
@@ -90,8 +91,8 @@ def _numpy_pad(a, value, low, high, interior):
 
 
 def _random_modules(seed: int, n: int):
-    """`(text, input, expected)`: a pad (negative edges, interior) or a slice (strides) between
-    two sharding constraints of the same axes, on shapes that shard unevenly."""
+    """`(text, input, expected)`: a pad (negative edges, interior), a slice (strides) or a
+    reverse between two sharding constraints of the same axes, on shapes that shard unevenly."""
     rng = np.random.default_rng(seed)
     out = []
     while len(out) < n:
@@ -99,7 +100,12 @@ def _random_modules(seed: int, n: int):
         axes = AXES[rng.integers(len(AXES))]
         a = rng.integers(-50, 50, shape).astype(np.int32)
         t = f"tensor<{shape[0]}x{shape[1]}xi32>"
-        if rng.random() < 0.5:
+        kind = rng.random()
+        if kind < 0.2:
+            dims = [[0], [1], [0, 1]][rng.integers(3)]
+            want = np.flip(a, dims)
+            body = f"%0 = stablehlo.reverse %a, dims = {dims} : {t}"
+        elif kind < 0.6:
             low, high = rng.integers(-2, 4, 2).tolist(), rng.integers(-2, 4, 2).tolist()
             interior = rng.integers(0, 3, 2).tolist()
             value = int(rng.integers(1, 9))
@@ -121,7 +127,7 @@ def _random_modules(seed: int, n: int):
     return out
 
 
-RANDOM = _random_modules(35, 16)
+RANDOM = _random_modules(35, 20)
 
 
 @pytest.fixture(scope="module")
