@@ -68,7 +68,7 @@ _UNEVEN_OK = frozenset({
     "stablehlo.compare", "stablehlo.while", "stablehlo.case", "func.call", "func.return", "stablehlo.return",
     "stablehlo.optimization_barrier", "stablehlo.reduce", "stablehlo.dot_general", "stablehlo.constant",
     "sdy.constant", "stablehlo.iota", "stablehlo.scatter", "sdy.return", "stablehlo.convolution",
-    "stablehlo.pad", "stablehlo.slice", "stablehlo.reverse", *_COLLECTIVES_NAMES,
+    "stablehlo.pad", "stablehlo.slice", "stablehlo.reverse", "stablehlo.reduce_window", *_COLLECTIVES_NAMES,
 })
 """Ops whose local form is right on padded shards (padding masked where elements combine)."""
 # Position-dependent ops: local only when no operand or result dim is sharded.
@@ -94,6 +94,18 @@ def dim_offsets(mesh, sharding: TensorSharding, shape) -> np.ndarray:
 def _padded(local, sharding, mesh) -> tuple:
     """The global shape whose even tiles are the `local` (padded) tiles of `sharding`."""
     return tuple(n * k for n, k in zip(local, sharding.num_shards_per_dim(mesh)))
+
+
+def _window_attrs(op):
+    """A reduce window's window sizes, strides and `(low, high)` padding per dim (numpy)."""
+    rank = len(op.operands[0].type.shape)
+    window = np.array(op.properties["window_dimensions"].values, np.int64)
+    strides = op.properties.get("window_strides")
+    strides = np.array(strides.values, np.int64) if strides is not None else np.ones(rank, np.int64)
+    padding = op.properties.get("padding")
+    padding = (np.asarray(padding.to_numpy(), np.int64).reshape(rank, 2) if padding is not None
+               else np.zeros((rank, 2), np.int64))
+    return window, strides, padding
 
 
 def _uneven(t, sharding, mesh) -> bool:
@@ -290,6 +302,8 @@ class ConvertGlobalToLocalPass(Pass):
             return self._pad(op, old[0])
         if name == "stablehlo.reverse":
             return self._reverse(op, old[0])
+        if name == "stablehlo.reduce_window" and self._window_dims(op):
+            return self._reduce_window(op, old)
         return self._pass_through(op, old)
 
     # -- padding (§5.4) -----------------------------------------------------------------------------
@@ -569,6 +583,8 @@ class ConvertGlobalToLocalPass(Pass):
         if (offsets == offsets[0]).all():
             lo = offsets[0]
             hi = [int(window[d] - expanded[d] - lo[d]) for d in range(rank)]
+            if not any(lo) and not any(hi) and not any(interior):
+                return cur
             (out,) = b.emit(f"%r = stablehlo.pad %a0, %a1, low = {list(map(int, lo))}, high = {hi}, interior = "
                             f"{list(interior)} : ({cur.type}, {value.type}) -> {t}\nreturn %r : {t}", [cur, value])
             return out
@@ -679,6 +695,47 @@ class ConvertGlobalToLocalPass(Pass):
                             f"%r = stablehlo.select %m, %a1, %a2 : {mt}, {t_}\nreturn %r : {t_}",
                             [off, options[k], out])
         return out
+
+    def _window_dims(self, op) -> list[int]:
+        """The sharded dims of a reduce window's operands where its windows cross tiles."""
+        s = self._sharding(op.operands[0])
+        if s is None:
+            return []
+        window, strides, padding = _window_attrs(op)
+        return [d for d, ds in enumerate(s.dim_shardings)
+                if ds.axes and (window[d] != 1 or strides[d] != 1 or padding[d].any())]
+
+    def _reduce_window(self, op, old) -> None:
+        """A reduce window whose windows cross the tiles of sharded dims (operands and results
+        sharded alike, dilations 1: step 4): XLA's halo exchange. Each device fetches the input
+        its output tile's windows cover (`_halo`), positions outside the operand (the op's
+        padding, a padded tile) become the init value, and the windows run locally on that
+        buffer, aligned to start at the device's first window, without padding."""
+        n = len(op.results)
+        window, strides, padding = _window_attrs(op)
+        dims = self._window_dims(op)
+        x = op.operands[0]
+        s, sout = self._sharding(x), self._sharding(op.result)
+        mesh = _mesh_of(s, self.meshes)
+        gin, gout = self.globals.get(x, x.type).shape, old[0].shape
+        in_off = dim_offsets(mesh, s, _padded(x.type.shape, s, mesh))
+        out_off = dim_offsets(mesh, sout, _padded(op.result.type.shape, sout, mesh))
+        local_out = np.array(op.result.type.shape, np.int64)
+        valid = np.clip(np.array(gout) - out_off, 0, local_out)
+        start = out_off * strides - padding[:, 0]  # the first input position of each device's windows
+        lo_in, hi_in = start, start + np.maximum(valid - 1, 0) * strides + window - 1
+        width = tuple(int(w) for w in (local_out - 1) * strides + window)
+        b = _Builder(op)
+        for i in range(n):
+            cur, off = op.operands[i], in_off
+            for d in dims:
+                cur, off = self._halo(op, b, cur, s, mesh, d, np.maximum(lo_in[:, d], 0),
+                                      np.minimum(hi_in[:, d], gin[d] - 1), valid[:, d] > 0, off)
+            init = op.operands[n + i]
+            cur = self._mask_outside(op, b, cur, gin, off, lo_in, hi_in, valid > 0, init)
+            t = RankedTensorType(width, cur.type.element_type)
+            op.set_operand(i, self._align(b, cur, init, off - start, t, [0] * len(gin)))
+        op.properties.pop("padding", None)
 
     def _reverse(self, op, global_type) -> None:
         """A reverse of sharded dims (operand and result sharded alike, step 4): each device

@@ -2,16 +2,15 @@
 (slices, pads, reverses, windows: dims whose elements move between devices) local
 (`export/resolve_permutation_factors.cc`).
 
-With `enable-halo-exchange=true`, a pad, a slice or a reverse whose operand and result are
-sharded alike on a dim (even or padded tiles, any stride) stays sharded:
-`sdy-convert-global-to-local` then moves to each device only the rows its output needs
-(`collective_permute`s: a neighbour's edge rows, a reverse's mirrored tile). Every
-other sharded permutation factor is resolved by replication: an operand dim it maps to is
-resharded to replicated before the op (an `sdy.reshard` that `sdy-reshard-to-collectives` turns
-into an all-gather), the op's result dim likewise is computed replicated and resharded back
-after it (an all-slice). Need-replication factors left sharded are replicated the same way.
-(Shardy's halo exchange also covers reduce windows, convolutions and reshapes; here those
-replicate.)
+With `enable-halo-exchange=true`, a pad, a slice, a reverse or a reduce window whose operand
+and result are sharded alike on a dim (even or padded tiles, any stride, no dilation) stays
+sharded: `sdy-convert-global-to-local` then moves to each device only the rows its output
+needs (`collective_permute`s: a neighbour's edge rows, a reverse's mirrored tile). Every other
+sharded permutation factor is resolved by replication: an operand dim it maps to is resharded
+to replicated before the op (an `sdy.reshard` that `sdy-reshard-to-collectives` turns into an
+all-gather), the op's result dim likewise is computed replicated and resharded back after it
+(an all-slice). Need-replication factors left sharded are replicated the same way.
+(Shardy's halo exchange also covers convolutions and reshapes; here those replicate.)
 """
 
 from __future__ import annotations
@@ -74,14 +73,16 @@ class ResolvePermutationFactorsPass(Pass):
                 r.replace_uses_where(back.result, lambda u: u.operation is not back)
 
     def _halo_dims(self, op) -> set:
-        """Dims of a pad, a slice (any stride) or a reverse that stay sharded: the operand's and
-        the result's on the same axes (even or padded tiles); `sdy-convert-global-to-local`
-        brings each device the rows it needs from their holders (a halo exchange; a reverse's
-        mirrored tile)."""
-        if op.name not in ("stablehlo.pad", "stablehlo.slice", "stablehlo.reverse"):
+        """Dims of a pad, a slice (any stride), a reverse or a reduce window (without dilation)
+        that stay sharded: the operand's and the result's on the same axes (even or padded
+        tiles); `sdy-convert-global-to-local` brings each device the rows it needs from their
+        holders (a halo exchange; a reverse's mirrored tile)."""
+        if op.name not in ("stablehlo.pad", "stablehlo.slice", "stablehlo.reverse", "stablehlo.reduce_window"):
             return set()
         s_in, s_out = get_sharding(op.operands[0]), get_sharding(op.result)
         if s_in is None or s_out is None:
             return set()
+        dilated = {d for key in ("base_dilations", "window_dilations") if key in op.properties
+                   for d, k in enumerate(op.properties[key].values) if k != 1}
         return {d for d, (a, b) in enumerate(zip(s_in.dim_shardings, s_out.dim_shardings))
-                if a.axes and a.axes == b.axes}
+                if a.axes and a.axes == b.axes and d not in dilated}

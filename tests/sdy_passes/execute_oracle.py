@@ -87,6 +87,14 @@ HALO_PROGRAMS = [
     ("halo_reverse_uneven", f"f = lambda a: {_W}(lax.rev({_W}(a[:7, 1:], NS(mesh, P('y', 'x'))), (0, 1)) + 1.0, "
                             "NS(mesh, P('y', 'x')))\n"
                             "args = (S((8, 6), jnp.float32),)\nspecs = (P('y', 'x'),)"),
+    # windows that cross tiles: XLA's halo exchange (edge rows from the neighbours, the init
+    # value past the operand and in padded tiles)
+    ("halo_reduce_window", f"f = lambda a: {_W}(lax.reduce_window(a, 0.0, lax.add, (3, 1), (1, 1), 'SAME'), "
+                           "NS(mesh, P('y')))\n"
+                           "args = (S((16, 4), jnp.float32),)\nspecs = (P('y', None),)"),
+    ("halo_max_pool_uneven", f"f = lambda a: {_W}(lax.reduce_window({_W}(a[:7] - 4, NS(mesh, P('y'))), -jnp.inf, "
+                             "lax.max, (3, 2), (2, 1), ((1, 1), (0, 1))), NS(mesh, P('y')))\n"
+                             "args = (S((8, 4), jnp.float32),)\nspecs = (P('y', None),)"),
 ]
 
 

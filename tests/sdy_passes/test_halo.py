@@ -1,11 +1,11 @@
-"""Halo exchange of pads, slices and reverses (spec execute.md §2.1 step 4, §5.2, §5.4): a pad
-or a slice (any stride, interior padding, negative edges) or a reverse whose operand and result
-are sharded alike stays sharded; each device gets the rows it needs from their holders by
-`collective_permute` (a neighbour's edge rows, a reverse's mirrored tile), padded tiles
-included, and reads edge padding (never a neighbour's padding or a missing neighbour's zeros)
-past the operand. JAX's own programs on 8 CPU devices, and random modules
-whose local form runs in jaxlib's reference interpreter with our engine's bits and numpy's
-numbers."""
+"""Halo exchange of pads, slices, reverses and reduce windows (spec execute.md §2.1 step 4,
+§5.2, §5.4): a pad or a slice (any stride, interior padding, negative edges), a reverse or a
+reduce window (padding, strides) whose operand and result are sharded alike stays sharded; each
+device gets the rows it needs from their holders by `collective_permute` (a neighbour's edge
+rows, a reverse's mirrored tile), padded tiles included, and reads edge padding or the init
+value (never a neighbour's padding or a missing neighbour's zeros) past the operand. JAX's own
+programs on 8 CPU devices, and random modules whose local form runs in jaxlib's reference
+interpreter with our engine's bits and numpy's numbers."""
 
 from __future__ import annotations
 
@@ -25,10 +25,11 @@ ORACLE = execute_oracle.oracle_module()
 
 
 def _stays_sharded(text) -> list:
-    """The pads, slices and reverses of the global program (after the export and step 4) whose operand and
+    """The pads, slices, reverses and reduce windows of the global program (after the export and step 4) whose operand and
     result share the axes of some dim, and none that was gathered for them."""
     g = partition(text, pipeline=GLOBAL_STEPS)
-    ops = [op for op in g.walk() if op.name in ("stablehlo.pad", "stablehlo.slice", "stablehlo.reverse")]
+    ops = [op for op in g.walk() if op.name in ("stablehlo.pad", "stablehlo.slice", "stablehlo.reverse",
+                                                "stablehlo.reduce_window")]
     kept = []
     for op in ops:
         s_in, s_out = get_sharding(op.operands[0]), get_sharding(op.result)
@@ -90,9 +91,18 @@ def _numpy_pad(a, value, low, high, interior):
     return x[tuple(slice(max(-lo, 0), n - max(-hi, 0)) for n, lo, hi in zip(x.shape, low, high))]
 
 
+def _numpy_reduce_window(a, reducer, init, window, strides, padding):
+    x = np.pad(a, padding, constant_values=init)
+    if any(w > n for w, n in zip(window, x.shape)):
+        return np.zeros((0, 0), a.dtype)
+    views = np.lib.stride_tricks.sliding_window_view(x, window)[::strides[0], ::strides[1]]
+    return (views.sum((2, 3)) if reducer == "add" else views.max((2, 3))).astype(a.dtype)
+
+
 def _random_modules(seed: int, n: int):
-    """`(text, input, expected)`: a pad (negative edges, interior), a slice (strides) or a
-    reverse between two sharding constraints of the same axes, on shapes that shard unevenly."""
+    """`(text, input, expected)`: a reduce window (padding, strides), a pad (negative edges,
+    interior), a slice (strides) or a reverse between two sharding constraints of the same
+    axes, on shapes that shard unevenly."""
     rng = np.random.default_rng(seed)
     out = []
     while len(out) < n:
@@ -101,7 +111,21 @@ def _random_modules(seed: int, n: int):
         a = rng.integers(-50, 50, shape).astype(np.int32)
         t = f"tensor<{shape[0]}x{shape[1]}xi32>"
         kind = rng.random()
-        if kind < 0.2:
+        if kind < 0.25:
+            window, strides = rng.integers(1, 4, 2).tolist(), rng.integers(1, 3, 2).tolist()
+            padding = rng.integers(0, 3, (2, 2)).tolist()
+            reducer, init = [("add", 0), ("maximum", -(2 ** 31))][rng.integers(2)]
+            want = _numpy_reduce_window(a, reducer, init, window, strides, padding)
+            if min(want.shape) <= 0:
+                continue
+            o = f"tensor<{want.shape[0]}x{want.shape[1]}xi32>"
+            body = (f"%z = stablehlo.constant dense<{init}> : tensor<i32>\n"
+                    f'  %0 = "stablehlo.reduce_window"(%a, %z) <{{padding = dense<{padding}> : tensor<2x2xi64>, '
+                    f"window_dimensions = array<i64: {window[0]}, {window[1]}>, "
+                    f"window_strides = array<i64: {strides[0]}, {strides[1]}>}}> ({{\n"
+                    f"  ^bb0(%x: tensor<i32>, %y: tensor<i32>):\n    %s = stablehlo.{reducer} %x, %y : tensor<i32>\n"
+                    f"    stablehlo.return %s : tensor<i32>\n  }}) : ({t}, tensor<i32>) -> {o}")
+        elif kind < 0.4:
             dims = [[0], [1], [0, 1]][rng.integers(3)]
             want = np.flip(a, dims)
             body = f"%0 = stablehlo.reverse %a, dims = {dims} : {t}"
@@ -127,7 +151,7 @@ def _random_modules(seed: int, n: int):
     return out
 
 
-RANDOM = _random_modules(35, 20)
+RANDOM = _random_modules(35, 24)
 
 
 @pytest.fixture(scope="module")
