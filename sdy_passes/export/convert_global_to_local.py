@@ -304,6 +304,10 @@ class ConvertGlobalToLocalPass(Pass):
             return self._reverse(op, old[0])
         if name == "stablehlo.reduce_window" and self._window_dims(op):
             return self._reduce_window(op, old)
+        if name == "stablehlo.convolution" and self._conv_tap_dims(op):
+            self._conv_taps(op)
+        if name == "stablehlo.convolution" and self._conv_window_dims(op):
+            return self._conv_halo(op, old)
         return self._pass_through(op, old)
 
     # -- padding (§5.4) -----------------------------------------------------------------------------
@@ -377,10 +381,11 @@ class ConvertGlobalToLocalPass(Pass):
             for v, t in zip(values, local):
                 v.type = t
 
-    def _pass_through(self, op, old) -> None:
+    def _pass_through(self, op, old, skip=frozenset()) -> None:
         """An op whose sharded dims all map to pass-through factors of its sharding rule runs
         locally; attributes sized along those dims (slice limits, slice sizes) take the local
-        size, which the full explicit reshards make the whole dim."""
+        size, which the full explicit reshards make the whole dim. `skip`: `(value index, dim)`
+        pairs that a halo exchange makes local."""
         rule = self._global_rule(op)
         if rule is None:
             raise UnsupportedOpError(f"{op.name}: no sharding rule, so no local form for its sharded operands",
@@ -391,12 +396,12 @@ class ConvertGlobalToLocalPass(Pass):
             # sharded implicit batch dim leave partials (§5.2)
             special |= set(rule.reduction_factors)
         values = [*op.operands, *op.results]
-        for v, mapping in zip(values, [*rule.operand_mappings, *rule.result_mappings]):
+        for i, (v, mapping) in enumerate(zip(values, [*rule.operand_mappings, *rule.result_mappings])):
             s = self._sharding(v) if isinstance(v.type, RankedTensorType) else None
             if s is None:
                 continue
             for d, factors in enumerate(mapping):
-                if s.dim_shardings[d].axes and set(factors) & special:
+                if s.dim_shardings[d].axes and set(factors) & special and (i, d) not in skip:
                     raise UnsupportedOpError(f"{op.name}: dim {d} of an operand or result is sharded on a factor "
                                              "that needs communication (permutation, replication or reduction); "
                                              "no local form yet", op.location)
@@ -736,6 +741,141 @@ class ConvertGlobalToLocalPass(Pass):
             t = RankedTensorType(width, cur.type.element_type)
             op.set_operand(i, self._align(b, cur, init, off - start, t, [0] * len(gin)))
         op.properties.pop("padding", None)
+
+    def _conv_window_dims(self, op) -> list[int]:
+        """The spatial dims (their index k) whose input and output dims are sharded alike (step 4
+        left them so, with a whole kernel and no input dilation); an input dim sharded on its
+        window-size factor alone is a contraction (partial sums), not a halo."""
+        s, sout = self._sharding(op.operands[0]), self._sharding(op.result)
+        if s is None or sout is None:
+            return []
+        dn = op.properties["dimension_numbers"]
+        return [k for k, (d, od) in enumerate(zip(dn.input_spatial_dimensions, dn.output_spatial_dimensions))
+                if s.dim_shardings[d].axes and s.dim_shardings[d].axes == sout.dim_shardings[od].axes]
+
+    def _conv_tap_dims(self, op) -> list[int]:
+        """The spatial dims (index k) whose kernel dim is sharded (the input's unsharded or on
+        the same axes): the window-size factor is sharded, each device holds some kernel taps
+        and sums their part (a contraction)."""
+        s, w = self._sharding(op.operands[0]), self._sharding(op.operands[1])
+        if w is None:
+            return []
+        dn = op.properties["dimension_numbers"]
+        x_axes = [s.dim_shardings[d].axes if s is not None else () for d in dn.input_spatial_dimensions]
+        return [k for k, kd in enumerate(dn.kernel_spatial_dimensions)
+                if w.dim_shardings[kd].axes and x_axes[k] in ((), w.dim_shardings[kd].axes)]
+
+    def _conv_taps(self, op) -> None:
+        """A convolution whose kernel taps are split over devices along a spatial dim: a tap
+        reads the padded input at `o * stride + tap * dilation`, not at the device's own input
+        tile, so the input dim is all-gathered (when sharded) and each device takes, from the zero-padded
+        whole, the window its taps start at (its first tap's offset); the local convolution
+        without padding on that dim then gives the device's part of the sum, which the
+        following `sdy.all_reduce` adds up (kernel padding zeroed, §5.4)."""
+        dn = op.properties["dimension_numbers"]
+        x, w = op.operands[0], op.operands[1]
+        s, sw = self._sharding(x), self._sharding(w)
+        mesh = _mesh_of(sw, self.meshes)
+        spatial = len(dn.input_spatial_dimensions)
+        strides = op.properties.get("window_strides")
+        strides = strides.values if strides is not None else (1,) * spatial
+        rhs_dilation = op.properties.get("rhs_dilation")
+        rhs_dilation = rhs_dilation.values if rhs_dilation is not None else (1,) * spatial
+        pad = op.properties.get("padding")
+        pad = (np.array(pad.to_numpy(), np.int64).reshape(spatial, 2) if pad is not None
+               else np.zeros((spatial, 2), np.int64))
+        ks = self._conv_tap_dims(op)
+        b = _Builder(op)
+        el = x.type.element_type
+        zero = "false" if str(el) == "i1" else "0" if str(el)[0] in "iu" else "0.0"
+        (z,) = b.emit(f"%z = stablehlo.constant dense<{zero}> : tensor<{el}>\nreturn %z : tensor<{el}>")
+        uneven = [kd for kd in self._uneven_dims(w) if kd in {dn.kernel_spatial_dimensions[k] for k in ks}]
+        if uneven:
+            op.set_operand(1, self._masked(op, w, uneven, z))
+        gx = self.globals.get(x, x.type).shape
+        taps = dim_offsets(mesh, sw, _padded(w.type.shape, sw, mesh))
+        cur, rank = x, len(gx)
+        start = np.zeros((len(taps), rank), np.int64)
+        width = list(x.type.shape)
+        out_local = op.result.type.shape
+        for k in ks:
+            d, kd, od = dn.input_spatial_dimensions[k], dn.kernel_spatial_dimensions[k], dn.output_spatial_dimensions[k]
+            axes = list(s.dim_shardings[d].axes) if s is not None else []
+            g = replica_groups(mesh, axes)
+            shape = list(cur.type.shape)
+            shape[d] *= g.shape[1]
+            t = RankedTensorType(tuple(shape), el)
+            shape[d] = gx[d]
+            whole = RankedTensorType(tuple(shape), el)
+            (cur,) = [cur] if not axes else b.emit(f'%g = "stablehlo.all_gather"(%a0) <{{all_gather_dim = {d} : i64, channel_handle = '
+                            f'{self._channel()}, replica_groups = {self._groups(axes, g)}, use_global_device_ids}}> '
+                            f": ({cur.type}) -> {t}\n"
+                            "%r = stablehlo.slice %g [" + ", ".join(f"0:{n}" for n in shape)
+                            + f"] : ({t}) -> {whole}\nreturn %r : {whole}", [cur])
+            start[:, d] = taps[:, kd] * rhs_dilation[k] - pad[k, 0]
+            width[d] = (out_local[od] - 1) * strides[k] + (w.type.shape[kd] - 1) * rhs_dilation[k] + 1
+            pad[k] = 0
+        t = RankedTensorType(tuple(int(n) for n in width), el)
+        new = self._align(b, cur, z, -start, t, [0] * rank)
+        self._replaced(x, new, s)  # the rule and the group counts read it as the input
+        op.set_operand(0, new)
+        body = str(int(pad.flat[0])) if (pad == pad.flat[0]).all() else str(pad.tolist())
+        if op.properties.get("padding") is not None:
+            op.properties["padding"] = type(op.properties["padding"])(body, op.properties["padding"].type)
+
+    def _conv_halo(self, op, old) -> None:
+        """A convolution whose windows cross the tiles of sharded spatial dims: XLA's halo
+        exchange, as `_reduce_window` (zeros past the input: its padding), then the local
+        convolution without padding on those dims."""
+        dn = op.properties["dimension_numbers"]
+        ks = self._conv_window_dims(op)
+        n = len(op.operands)
+        self._pass_through(op, old, skip={(i, d) for k in ks for i, d in ((0, dn.input_spatial_dimensions[k]),
+                                                                         (n, dn.output_spatial_dimensions[k]))})
+        x = op.operands[0]
+        s, sout = self._sharding(x), self._sharding(op.result)
+        mesh = _mesh_of(s, self.meshes)
+        rank = len(x.type.shape)
+        spatial = len(dn.input_spatial_dimensions)
+        strides = op.properties.get("window_strides")
+        strides = strides.values if strides is not None else (1,) * spatial
+        rhs_dilation = op.properties.get("rhs_dilation")
+        rhs_dilation = rhs_dilation.values if rhs_dilation is not None else (1,) * spatial
+        pad = op.properties.get("padding")
+        pad = (np.array(pad.to_numpy(), np.int64).reshape(spatial, 2) if pad is not None
+               else np.zeros((spatial, 2), np.int64))
+        gin, gout = self.globals.get(x, x.type).shape, old[0].shape
+        off = dim_offsets(mesh, s, _padded(x.type.shape, s, mesh))
+        out_off = dim_offsets(mesh, sout, _padded(op.result.type.shape, sout, mesh))
+        local_out = op.result.type.shape
+        devices = len(off)
+        start = off.copy()
+        lo_in, hi_in = np.zeros((devices, rank), np.int64), np.zeros((devices, rank), np.int64)
+        used = np.zeros((devices, rank), bool)
+        width = list(x.type.shape)
+        b = _Builder(op)
+        cur = x
+        for k in ks:
+            d, od = dn.input_spatial_dimensions[k], dn.output_spatial_dimensions[k]
+            window = (op.operands[1].type.shape[dn.kernel_spatial_dimensions[k]] - 1) * rhs_dilation[k] + 1
+            valid = np.clip(gout[od] - out_off[:, od], 0, local_out[od])
+            start[:, d] = out_off[:, od] * strides[k] - pad[k, 0]
+            lo_in[:, d] = start[:, d]
+            hi_in[:, d] = start[:, d] + np.maximum(valid - 1, 0) * strides[k] + window - 1
+            used[:, d] = valid > 0
+            width[d] = (local_out[od] - 1) * strides[k] + window
+            cur, off = self._halo(op, b, cur, s, mesh, d, np.maximum(lo_in[:, d], 0),
+                                  np.minimum(hi_in[:, d], gin[d] - 1), used[:, d], off)
+        el = x.type.element_type
+        zero = "false" if str(el) == "i1" else "0" if str(el)[0] in "iu" else "0.0"
+        (z,) = b.emit(f"%z = stablehlo.constant dense<{zero}> : tensor<{el}>\nreturn %z : tensor<{el}>")
+        cur = self._mask_outside(op, b, cur, gin, off, lo_in, hi_in, used, z)
+        t = RankedTensorType(tuple(int(w) for w in width), el)
+        op.set_operand(0, self._align(b, cur, z, off - start, t, [0] * rank))
+        pad[ks] = 0
+        if op.properties.get("padding") is not None:
+            body = str(int(pad.flat[0])) if (pad == pad.flat[0]).all() else str(pad.tolist())
+            op.properties["padding"] = type(op.properties["padding"])(body, op.properties["padding"].type)
 
     def _reverse(self, op, global_type) -> None:
         """A reverse of sharded dims (operand and result sharded alike, step 4): each device
