@@ -10,14 +10,15 @@ the device's offset from a table indexed by `stablehlo.partition_id` (offsets fr
 body, else `add`; §5.5). Manual computations are inlined (their bodies are already local on the
 manual axes).
 
-Pads and stride-1 slices on sharded dims take the device's window (with the neighbouring tiles
-a halo exchange brings); gathers and scatters on sharded indexed dims make their indices local;
-padded (uneven) tiles are masked where elements combine (§5.4). Options as Shardy's:
-`per-dim-all-gather`, `combine-multi-dimension-reduce-scatter`, `enable-rgv3` (replica groups
-as mesh axes). Not built (refused with `UnsupportedOpError` at the op): ops whose local form
-needs offsets on a sharded dim beyond these (`reverse`, `concatenate`, `reduce_window`,
-`dynamic_slice`, strided slices, ... on a sharded dim: the partition pipeline replicates them
-first) and convolutions with sharded spatial dims.
+Pads and slices (any stride) on sharded dims take the device's window, with the neighbouring
+rows a halo exchange brings and positions outside the operand masked to the padding value;
+gathers and scatters on sharded indexed dims make their indices local; padded (uneven) tiles
+are masked where elements combine (§5.4). Options as Shardy's: `per-dim-all-gather`,
+`combine-multi-dimension-reduce-scatter`, `enable-rgv3` (replica groups as mesh axes). Not
+built (refused with `UnsupportedOpError` at the op): ops whose local form needs offsets on a
+sharded dim beyond these (`reverse`, `concatenate`, `reduce_window`, `dynamic_slice`, ... on a
+sharded dim: the partition pipeline replicates them first) and convolutions with sharded
+spatial dims.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from dataclasses import replace
 import numpy as np
 
 from sharding import DeviceMesh, DimensionSharding, TensorSharding
+from sharding.collectives import moves
 
 from sdy_passes.attributes import IntegerType, RankedTensorType, UnitAttr
 from sdy_passes.common._value_shardings import get_sharding
@@ -66,7 +68,7 @@ _UNEVEN_OK = frozenset({
     "stablehlo.compare", "stablehlo.while", "stablehlo.case", "func.call", "func.return", "stablehlo.return",
     "stablehlo.optimization_barrier", "stablehlo.reduce", "stablehlo.dot_general", "stablehlo.constant",
     "sdy.constant", "stablehlo.iota", "stablehlo.scatter", "sdy.return", "stablehlo.convolution",
-    *_COLLECTIVES_NAMES,
+    "stablehlo.pad", "stablehlo.slice", "stablehlo.reverse", "stablehlo.reduce_window", *_COLLECTIVES_NAMES,
 })
 """Ops whose local form is right on padded shards (padding masked where elements combine)."""
 # Position-dependent ops: local only when no operand or result dim is sharded.
@@ -87,6 +89,23 @@ def dim_offsets(mesh, sharding: TensorSharding, shape) -> np.ndarray:
     for d, slices in imap.items():
         out[d] = [s.start for s in slices]
     return out
+
+
+def _padded(local, sharding, mesh) -> tuple:
+    """The global shape whose even tiles are the `local` (padded) tiles of `sharding`."""
+    return tuple(n * k for n, k in zip(local, sharding.num_shards_per_dim(mesh)))
+
+
+def _window_attrs(op):
+    """A reduce window's window sizes, strides and `(low, high)` padding per dim (numpy)."""
+    rank = len(op.operands[0].type.shape)
+    window = np.array(op.properties["window_dimensions"].values, np.int64)
+    strides = op.properties.get("window_strides")
+    strides = np.array(strides.values, np.int64) if strides is not None else np.ones(rank, np.int64)
+    padding = op.properties.get("padding")
+    padding = (np.asarray(padding.to_numpy(), np.int64).reshape(rank, 2) if padding is not None
+               else np.zeros((rank, 2), np.int64))
+    return window, strides, padding
 
 
 def _uneven(t, sharding, mesh) -> bool:
@@ -279,8 +298,16 @@ class ConvertGlobalToLocalPass(Pass):
             return self._iota(op, old[0])
         if name == "sdy.constant" or name == "stablehlo.constant":
             return self._constant(op, old[0])
-        if name == "stablehlo.pad" or (name == "stablehlo.slice" and set(op.properties["strides"].values) <= {1}):
+        if name in ("stablehlo.pad", "stablehlo.slice"):
             return self._pad(op, old[0])
+        if name == "stablehlo.reverse":
+            return self._reverse(op, old[0])
+        if name == "stablehlo.reduce_window" and self._window_dims(op):
+            return self._reduce_window(op, old)
+        if name == "stablehlo.convolution" and self._conv_tap_dims(op):
+            self._conv_taps(op)
+        if name == "stablehlo.convolution" and self._conv_window_dims(op):
+            return self._conv_halo(op, old)
         return self._pass_through(op, old)
 
     # -- padding (§5.4) -----------------------------------------------------------------------------
@@ -354,10 +381,11 @@ class ConvertGlobalToLocalPass(Pass):
             for v, t in zip(values, local):
                 v.type = t
 
-    def _pass_through(self, op, old) -> None:
+    def _pass_through(self, op, old, skip=frozenset()) -> None:
         """An op whose sharded dims all map to pass-through factors of its sharding rule runs
         locally; attributes sized along those dims (slice limits, slice sizes) take the local
-        size, which the full explicit reshards make the whole dim."""
+        size, which the full explicit reshards make the whole dim. `skip`: `(value index, dim)`
+        pairs that a halo exchange makes local."""
         rule = self._global_rule(op)
         if rule is None:
             raise UnsupportedOpError(f"{op.name}: no sharding rule, so no local form for its sharded operands",
@@ -368,12 +396,12 @@ class ConvertGlobalToLocalPass(Pass):
             # sharded implicit batch dim leave partials (§5.2)
             special |= set(rule.reduction_factors)
         values = [*op.operands, *op.results]
-        for v, mapping in zip(values, [*rule.operand_mappings, *rule.result_mappings]):
+        for i, (v, mapping) in enumerate(zip(values, [*rule.operand_mappings, *rule.result_mappings])):
             s = self._sharding(v) if isinstance(v.type, RankedTensorType) else None
             if s is None:
                 continue
             for d, factors in enumerate(mapping):
-                if s.dim_shardings[d].axes and set(factors) & special:
+                if s.dim_shardings[d].axes and set(factors) & special and (i, d) not in skip:
                     raise UnsupportedOpError(f"{op.name}: dim {d} of an operand or result is sharded on a factor "
                                              "that needs communication (permutation, replication or reduction); "
                                              "no local form yet", op.location)
@@ -490,99 +518,426 @@ class ConvertGlobalToLocalPass(Pass):
         op.result.replace_uses_where(out, lambda u: u.operation is not out.owner)
 
     def _pad(self, op, global_type) -> None:
-        """A pad, or a slice of stride 1 (a pad with negative edges), on sharded dims (Shardy's
-        `StablehloPadOpPattern`, with the halo exchange of `sdy-resolve-permutation-factors`):
-        where a device's output tile needs input that other devices hold, the neighbouring tiles
-        come by `collective_permute` and are concatenated around the device's own (even dims);
-        then a local pad when every device's data starts at the same local offset, else a pad
-        wide enough for every device's offset and a `dynamic_slice` of the device's window."""
+        """A pad or a slice on sharded dims (Shardy's `StablehloPadOpPattern`, with the halo
+        exchange of `sdy-resolve-permutation-factors`). A slice is a pad with negative edges
+        whose output takes every `stride`-th element: each device computes the stride-1 window
+        from its first to its last output element, then slices it with the stride. Where a
+        device's window needs input that other devices hold, their edge rows come by
+        `collective_permute` and are concatenated around the device's own tile (XLA's halo
+        exchange); positions outside the global operand, which the window reads as edge padding,
+        are masked to the padding value (a neighbour's padded tile or a missing neighbour holds
+        anything there, §5.4). Then a local pad when every device's data starts at the same
+        local offset, else a pad wide enough for every device's offset and a `dynamic_slice` of
+        the device's window."""
         x = op.operands[0]
         sin, sout = self._sharding(x), self._sharding(op.result)
         gin = self.globals.get(x, x.type).shape
+        rank = len(gin)
         mesh = _mesh_of(sin or sout, self.meshes)
-        in_off = dim_offsets(mesh, sin, gin) if sin is not None else None
-        out_off = dim_offsets(mesh, sout, global_type.shape) if sout is not None else None
+        # tile starts, also of tiles past the data (all padding): offsets on the padded shape
+        in_off = dim_offsets(mesh, sin, _padded(x.type.shape, sin, mesh)) if sin is not None else None
+        out_off = (dim_offsets(mesh, sout, _padded(op.result.type.shape, sout, mesh))
+                   if sout is not None else None)
         devices = len(in_off) if in_off is not None else len(out_off)
-        in_off = in_off if in_off is not None else np.zeros((devices, len(gin)), np.int64)
-        out_off = out_off if out_off is not None else np.zeros((devices, len(gin)), np.int64)
+        in_off = in_off if in_off is not None else np.zeros((devices, rank), np.int64)
+        out_off = out_off if out_off is not None else np.zeros((devices, rank), np.int64)
         b = _Builder(op)
         el = x.type.element_type
+        local_out = np.array(op.result.type.shape, np.int64)
+        valid = np.clip(np.array(global_type.shape) - out_off, 0, local_out)  # data elements of each output tile
         if op.name == "stablehlo.slice":
             low = [-v for v in op.properties["start_indices"].values]
-            interior = [0] * len(gin)
+            interior = [0] * rank
+            stride = np.array(op.properties["strides"].values, np.int64)
             (value,) = b.emit(f"%z = stablehlo.constant dense<{_poison(el)}> : tensor<{el}>\nreturn %z : tensor<{el}>")
         else:
             low = op.properties["edge_padding_low"].values
             interior = op.properties["interior_padding"].values
+            stride = np.ones(rank, np.int64)
             value = op.operands[1]
-        cur, local_out = x, op.result.type.shape
-        for d in range(len(gin)):
-            step = interior[d] + 1
-            o0 = out_off[:, d]
-            first = np.maximum(0, -((low[d] - o0) // step))  # the input elements each output tile takes
-            last = np.minimum(gin[d] - 1, (o0 + local_out[d] - 1 - low[d]) // step)
-            cur, in_off = self._halo(op, b, cur, sin, mesh, d, first, last, in_off)
-        offsets = in_off * (np.array(interior) + 1) + np.array(low) - out_off
-        local_in = cur.type.shape
-        t = op.result.type
-        expanded = [(n - 1) * (interior[d] + 1) + 1 if n else 0 for d, n in enumerate(local_in)]
-        if (offsets == offsets[0]).all():
-            lo = offsets[0]
-            hi = [int(local_out[d] - expanded[d] - lo[d]) for d in range(len(gin))]
-            (out,) = b.emit(f"%r = stablehlo.pad %a0, %a1, low = {list(map(int, lo))}, high = {hi}, interior = "
-                            f"{list(interior)} : ({cur.type}, {value.type}) -> {t}\nreturn %r : {t}", [cur, value])
-        else:
-            klo = np.maximum(0, offsets.max(axis=0))
-            khi = np.maximum(0, np.array(local_out) - offsets.min(axis=0) - np.array(expanded))
-            wide = RankedTensorType(tuple(int(a + e + c) for a, e, c in zip(klo, expanded, khi)), el)
-            (padded,) = b.emit(f"%r = stablehlo.pad %a0, %a1, low = {klo.tolist()}, high = {khi.tolist()}, "
-                               f"interior = {list(interior)} : ({cur.type}, {value.type}) -> {wide}\n"
-                               f"return %r : {wide}", [cur, value])
-            pid = b.partition_id()
-            starts = [b.emit("%c = stablehlo.convert %a0 : (tensor<i64>) -> tensor<ui32>\nreturn %c : tensor<ui32>",
-                             [b.offset(klo[d] - offsets[:, d], pid)])[0] for d in range(len(gin))]
-            names = ", ".join(f"%a{i + 1}" for i in range(len(starts)))
-            (out,) = b.emit(f"%r = stablehlo.dynamic_slice %a0, {names}, sizes = {list(local_out)} : ({wide}"
-                            + ", tensor<ui32>" * len(starts) + f") -> {t}\nreturn %r : {t}", [padded, *starts])
+        # the stride-1 window of each device: output o of a slice is element o * stride of it
+        out_off = out_off * stride
+        window = np.where(local_out > 0, (local_out - 1) * stride + 1, 0)
+        valid = np.where(valid > 0, (valid - 1) * stride + 1, 0)
+        step = np.array(interior) + 1
+        lo_in = -((np.array(low) - out_off) // step)  # the input elements each window covers
+        hi_in = (out_off + valid - 1 - np.array(low)) // step
+        cur = x
+        for d in range(rank):
+            cur, in_off = self._halo(op, b, cur, sin, mesh, d, np.maximum(lo_in[:, d], 0),
+                                     np.minimum(hi_in[:, d], gin[d] - 1), valid[:, d] > 0, in_off)
+        cur = self._mask_outside(op, b, cur, gin, in_off, lo_in, hi_in, valid > 0, value)
+        t = RankedTensorType(tuple(int(w) for w in window), el)
+        out = self._align(b, cur, value, in_off * step + np.array(low) - out_off, t, interior)
+        if (stride > 1).any():
+            rt = op.result.type
+            (out,) = b.emit("%r = stablehlo.slice %a0 [" + ", ".join(f"0:{w}:{s}" for w, s in zip(window, stride))
+                            + f"] : ({t}) -> {rt}\nreturn %r : {rt}", [out])
         self._replaced(op.result, out, sout)
         op.result.replace_all_uses_with(out)
         op.erase(drop_uses=True)
 
-    def _halo(self, op, b, cur, sin, mesh, d, first, last, in_off):
-        """`cur` widened along dim `d` by the neighbouring tiles every device's window
-        [`first`, `last`] (global input indices, per device) reaches into: one
-        `collective_permute` per hop; the new per-device global offsets."""
+    def _align(self, b, cur, value, offsets, t, interior):
+        """The tile of type `t` whose local position `offsets[device]` (per dim) holds `cur`'s
+        first element (`interior` padding between elements; `value` elsewhere): a local pad
+        when every device has the same offsets, else a pad wide enough for every device's
+        offset and a `dynamic_slice` of the device's window."""
+        el, rank = cur.type.element_type, len(t.shape)
+        window = np.array(t.shape, np.int64)
+        expanded = [(n - 1) * (interior[d] + 1) + 1 if n else 0 for d, n in enumerate(cur.type.shape)]
+        if (offsets == offsets[0]).all():
+            lo = offsets[0]
+            hi = [int(window[d] - expanded[d] - lo[d]) for d in range(rank)]
+            if not any(lo) and not any(hi) and not any(interior):
+                return cur
+            (out,) = b.emit(f"%r = stablehlo.pad %a0, %a1, low = {list(map(int, lo))}, high = {hi}, interior = "
+                            f"{list(interior)} : ({cur.type}, {value.type}) -> {t}\nreturn %r : {t}", [cur, value])
+            return out
+        klo = np.maximum(0, offsets.max(axis=0))
+        khi = np.maximum(0, window - offsets.min(axis=0) - np.array(expanded))
+        wide = RankedTensorType(tuple(int(a + e + c) for a, e, c in zip(klo, expanded, khi)), el)
+        (padded,) = b.emit(f"%r = stablehlo.pad %a0, %a1, low = {klo.tolist()}, high = {khi.tolist()}, "
+                           f"interior = {list(interior)} : ({cur.type}, {value.type}) -> {wide}\n"
+                           f"return %r : {wide}", [cur, value])
+        pid = b.partition_id()
+        starts = [b.emit("%c = stablehlo.convert %a0 : (tensor<i64>) -> tensor<ui32>\nreturn %c : tensor<ui32>",
+                         [b.offset(klo[d] - offsets[:, d], pid)])[0] for d in range(rank)]
+        names = ", ".join(f"%a{i + 1}" for i in range(len(starts)))
+        (out,) = b.emit(f"%r = stablehlo.dynamic_slice %a0, {names}, sizes = {window.tolist()} : ({wide}"
+                        + ", tensor<ui32>" * len(starts) + f") -> {t}\nreturn %r : {t}", [padded, *starts])
+        return out
+
+    def _halo(self, op, b, cur, sin, mesh, d, first, last, used, in_off):
+        """`cur` replaced along dim `d` by the input window [`first`, `last`] (global indices,
+        per device; `used` where a window holds data) when some window leaves the device's own
+        tile: the window's k-th tile comes from its holder in the device's group by one
+        `collective_permute` per k (a device keeps what it holds: a self pair; a holder that
+        several devices need sends in several rounds, each device taking its round's buffer),
+        the first and last tiles cut to the rows some device needs (XLA's halo sizes: a
+        neighbour's edge rows). Returns the buffer and the new per-device global offsets."""
         size = cur.type.shape[d]
         own = in_off[:, d]
-        used = first <= last
+        used = used & (first <= last)
         if not used.any() or ((own[used] <= first[used]) & (last[used] < own[used] + size)).all():
             return cur, in_off
-        axes = list(sin.dim_shardings[d].axes)
-        if self.globals.get(op.operands[0], op.operands[0].type).shape[d] % (len(replica_groups(mesh, axes)[0])):
-            raise UnsupportedOpError(f"{op.name}: dim {d} is sharded unevenly and needs other devices' data "
-                                     "(a halo exchange of padded tiles is not built)", op.location)
+        groups = replica_groups(mesh, list(sin.dim_shardings[d].axes))
+        member = {int(dev): (g, i) for g, row in enumerate(groups.tolist()) for i, dev in enumerate(row)}
         tile = own // size
-        left = int(np.max(np.where(used, tile - first // size, 0)))
-        right = int(np.max(np.where(used, last // size - tile, 0)))
-        groups = replica_groups(mesh, axes)
+        # the window's first tile: a fixed hop from the device's own one (neighbours' edge rows)
+        # or, when that spans more tiles (a reverse's mirror, a far slice), the tile of `first`
+        hop = int(np.max(np.where(used, tile - first // size, -size)))
+        t0 = first // size
+        if np.max(np.where(used, last // size - (tile - hop), 0)) <= np.max(np.where(used, last // size - t0, 0)):
+            t0 = tile - hop
+        span = int(np.max(np.where(used, last // size - t0, 0))) + 1
+        cut_lo = int(np.min(np.where(used, first - t0 * size, size)))
+        cut_hi = int(np.max(np.where(used, last - (t0 + span - 1) * size, -1))) + 1
         pieces = []
-        for hop in [*range(-left, 0), *range(1, right + 1)]:  # the tile `hop` away, from its holder
-            pairs = [[g[i + hop], g[i]] for g in groups.tolist() for i in range(len(g)) if 0 <= i + hop < len(g)]
-            t = cur.type
-            (moved,) = b.emit(f'%r = "stablehlo.collective_permute"(%a0) <{{channel_handle = {self._channel()}, '
-                              f"source_target_pairs = {_dense(np.array(pairs, np.int64), 'i64')}}}> : ({t}) -> {t}\n"
-                              f"return %r : {t}", [cur])
-            pieces.append(moved)
-        pieces.insert(left, cur)
+        for k in range(span):
+            lo, hi = (cut_lo if k == 0 else 0), (cut_hi if k == span - 1 else size)
+            sent = cur
+            if (lo, hi) != (0, size):
+                shape = list(cur.type.shape)
+                shape[d] = hi - lo
+                et = RankedTensorType(tuple(shape), cur.type.element_type)
+                (sent,) = b.emit("%r = stablehlo.slice %a0 [" + ", ".join(
+                    f"{lo}:{hi}" if i == d else f"0:{n}" for i, n in enumerate(cur.type.shape))
+                    + f"] : ({cur.type}) -> {et}\nreturn %r : {et}", [cur])
+            pairs = []
+            for dev, (g, i) in member.items():
+                tile = int(t0[dev]) + k
+                if used[dev] and 0 <= tile < groups.shape[1]:
+                    pairs.append((int(groups[g, tile]), dev))
+            pieces.append(self._permute_rounds(b, sent, pairs, len(in_off)))
         shape = list(cur.type.shape)
-        shape[d] *= len(pieces)
+        shape[d] = sum(p.type.shape[d] for p in pieces)
         wide = RankedTensorType(tuple(shape), cur.type.element_type)
-        names = ", ".join(f"%a{i}" for i in range(len(pieces)))
-        (cur,) = b.emit(f"%r = stablehlo.concatenate {names}, dim = {d} : ("
-                        + ", ".join(str(p.type) for p in pieces) + f") -> {wide}\nreturn %r : {wide}", pieces)
+        if len(pieces) > 1:
+            names = ", ".join(f"%a{i}" for i in range(len(pieces)))
+            (cur,) = b.emit(f"%r = stablehlo.concatenate {names}, dim = {d} : ("
+                            + ", ".join(str(p.type) for p in pieces) + f") -> {wide}\nreturn %r : {wide}", pieces)
+        else:
+            cur = pieces[0]
         in_off = in_off.copy()
-        in_off[:, d] -= left * size
+        in_off[:, d] = t0 * size + cut_lo
         return cur, in_off
+
+    def _permute_rounds(self, b, x, pairs, devices):
+        """`x` moved along `(source, target)` pairs (every target once; a self pair keeps its
+        buffer): one `collective_permute` of the other pairs when every source sends once, else
+        one per round of distinct sources; each device then selects its round's buffer, or its
+        own (a table indexed by `partition_id`). Self pairs are never emitted: jaxlib 0.10.2's
+        reference interpreter crashes on them, and they move nothing."""
+        remote = [(s, t) for s, t in pairs if s != t]
+        if not remote:
+            return x
+        rounds = []
+        for s, t in remote:
+            r = next((r for r in rounds if s not in {p[0] for p in r}), None)
+            if r is None:
+                rounds.append(r := [])
+            r.append((s, t))
+        t_ = x.type
+        options = [b.emit(f'%r = "stablehlo.collective_permute"(%a0) <{{channel_handle = {self._channel()}, '
+                          f"source_target_pairs = {_dense(np.array(sorted(r, key=lambda p: p[1]), np.int64), 'i64')}"
+                          f"}}> : ({t_}) -> {t_}\nreturn %r : {t_}", [x])[0] for r in rounds]
+        which = np.zeros(devices, np.int64)
+        for k, r in enumerate(rounds):
+            for _, t in r:
+                which[t] = k
+        if len(remote) < len(pairs):
+            which[[t for s, t in pairs if s == t]] = len(options)
+            options.append(x)
+        if len(options) == 1:
+            return options[0]
+        off = b.offset(which, b.partition_id())
+        mt = RankedTensorType(t_.shape, _I1)
+        out = options[0]
+        for k in range(1, len(options)):
+            (out,) = b.emit(f"%k = stablehlo.constant dense<{k}> : tensor<i64>\n"
+                            "%e = stablehlo.compare EQ, %a0, %k, SIGNED : (tensor<i64>, tensor<i64>) -> tensor<i1>\n"
+                            f"%m = stablehlo.broadcast_in_dim %e, dims = [] : (tensor<i1>) -> {mt}\n"
+                            f"%r = stablehlo.select %m, %a1, %a2 : {mt}, {t_}\nreturn %r : {t_}",
+                            [off, options[k], out])
+        return out
+
+    def _window_dims(self, op) -> list[int]:
+        """The sharded dims of a reduce window's operands where its windows cross tiles."""
+        s = self._sharding(op.operands[0])
+        if s is None:
+            return []
+        window, strides, padding = _window_attrs(op)
+        return [d for d, ds in enumerate(s.dim_shardings)
+                if ds.axes and (window[d] != 1 or strides[d] != 1 or padding[d].any())]
+
+    def _reduce_window(self, op, old) -> None:
+        """A reduce window whose windows cross the tiles of sharded dims (operands and results
+        sharded alike, dilations 1: step 4): XLA's halo exchange. Each device fetches the input
+        its output tile's windows cover (`_halo`), positions outside the operand (the op's
+        padding, a padded tile) become the init value, and the windows run locally on that
+        buffer, aligned to start at the device's first window, without padding."""
+        n = len(op.results)
+        window, strides, padding = _window_attrs(op)
+        dims = self._window_dims(op)
+        x = op.operands[0]
+        s, sout = self._sharding(x), self._sharding(op.result)
+        mesh = _mesh_of(s, self.meshes)
+        gin, gout = self.globals.get(x, x.type).shape, old[0].shape
+        in_off = dim_offsets(mesh, s, _padded(x.type.shape, s, mesh))
+        out_off = dim_offsets(mesh, sout, _padded(op.result.type.shape, sout, mesh))
+        local_out = np.array(op.result.type.shape, np.int64)
+        valid = np.clip(np.array(gout) - out_off, 0, local_out)
+        start = out_off * strides - padding[:, 0]  # the first input position of each device's windows
+        lo_in, hi_in = start, start + np.maximum(valid - 1, 0) * strides + window - 1
+        width = tuple(int(w) for w in (local_out - 1) * strides + window)
+        b = _Builder(op)
+        for i in range(n):
+            cur, off = op.operands[i], in_off
+            for d in dims:
+                cur, off = self._halo(op, b, cur, s, mesh, d, np.maximum(lo_in[:, d], 0),
+                                      np.minimum(hi_in[:, d], gin[d] - 1), valid[:, d] > 0, off)
+            init = op.operands[n + i]
+            cur = self._mask_outside(op, b, cur, gin, off, lo_in, hi_in, valid > 0, init)
+            t = RankedTensorType(width, cur.type.element_type)
+            op.set_operand(i, self._align(b, cur, init, off - start, t, [0] * len(gin)))
+        op.properties.pop("padding", None)
+
+    def _conv_window_dims(self, op) -> list[int]:
+        """The spatial dims (their index k) whose input and output dims are sharded alike (step 4
+        left them so, with a whole kernel and no input dilation); an input dim sharded on its
+        window-size factor alone is a contraction (partial sums), not a halo."""
+        s, sout = self._sharding(op.operands[0]), self._sharding(op.result)
+        if s is None or sout is None:
+            return []
+        dn = op.properties["dimension_numbers"]
+        return [k for k, (d, od) in enumerate(zip(dn.input_spatial_dimensions, dn.output_spatial_dimensions))
+                if s.dim_shardings[d].axes and s.dim_shardings[d].axes == sout.dim_shardings[od].axes]
+
+    def _conv_tap_dims(self, op) -> list[int]:
+        """The spatial dims (index k) whose kernel dim is sharded (the input's unsharded or on
+        the same axes): the window-size factor is sharded, each device holds some kernel taps
+        and sums their part (a contraction)."""
+        s, w = self._sharding(op.operands[0]), self._sharding(op.operands[1])
+        if w is None:
+            return []
+        dn = op.properties["dimension_numbers"]
+        x_axes = [s.dim_shardings[d].axes if s is not None else () for d in dn.input_spatial_dimensions]
+        return [k for k, kd in enumerate(dn.kernel_spatial_dimensions)
+                if w.dim_shardings[kd].axes and x_axes[k] in ((), w.dim_shardings[kd].axes)]
+
+    def _conv_taps(self, op) -> None:
+        """A convolution whose kernel taps are split over devices along a spatial dim: a tap
+        reads the padded input at `o * stride + tap * dilation`, not at the device's own input
+        tile, so the input dim is all-gathered (when sharded) and each device takes, from the zero-padded
+        whole, the window its taps start at (its first tap's offset); the local convolution
+        without padding on that dim then gives the device's part of the sum, which the
+        following `sdy.all_reduce` adds up (kernel padding zeroed, §5.4)."""
+        dn = op.properties["dimension_numbers"]
+        x, w = op.operands[0], op.operands[1]
+        s, sw = self._sharding(x), self._sharding(w)
+        mesh = _mesh_of(sw, self.meshes)
+        spatial = len(dn.input_spatial_dimensions)
+        strides = op.properties.get("window_strides")
+        strides = strides.values if strides is not None else (1,) * spatial
+        rhs_dilation = op.properties.get("rhs_dilation")
+        rhs_dilation = rhs_dilation.values if rhs_dilation is not None else (1,) * spatial
+        pad = op.properties.get("padding")
+        pad = (np.array(pad.to_numpy(), np.int64).reshape(spatial, 2) if pad is not None
+               else np.zeros((spatial, 2), np.int64))
+        ks = self._conv_tap_dims(op)
+        b = _Builder(op)
+        el = x.type.element_type
+        zero = "false" if str(el) == "i1" else "0" if str(el)[0] in "iu" else "0.0"
+        (z,) = b.emit(f"%z = stablehlo.constant dense<{zero}> : tensor<{el}>\nreturn %z : tensor<{el}>")
+        uneven = [kd for kd in self._uneven_dims(w) if kd in {dn.kernel_spatial_dimensions[k] for k in ks}]
+        if uneven:
+            op.set_operand(1, self._masked(op, w, uneven, z))
+        gx = self.globals.get(x, x.type).shape
+        taps = dim_offsets(mesh, sw, _padded(w.type.shape, sw, mesh))
+        cur, rank = x, len(gx)
+        start = np.zeros((len(taps), rank), np.int64)
+        width = list(x.type.shape)
+        out_local = op.result.type.shape
+        for k in ks:
+            d, kd, od = dn.input_spatial_dimensions[k], dn.kernel_spatial_dimensions[k], dn.output_spatial_dimensions[k]
+            axes = list(s.dim_shardings[d].axes) if s is not None else []
+            g = replica_groups(mesh, axes)
+            shape = list(cur.type.shape)
+            shape[d] *= g.shape[1]
+            t = RankedTensorType(tuple(shape), el)
+            shape[d] = gx[d]
+            whole = RankedTensorType(tuple(shape), el)
+            (cur,) = [cur] if not axes else b.emit(f'%g = "stablehlo.all_gather"(%a0) <{{all_gather_dim = {d} : i64, channel_handle = '
+                            f'{self._channel()}, replica_groups = {self._groups(axes, g)}, use_global_device_ids}}> '
+                            f": ({cur.type}) -> {t}\n"
+                            "%r = stablehlo.slice %g [" + ", ".join(f"0:{n}" for n in shape)
+                            + f"] : ({t}) -> {whole}\nreturn %r : {whole}", [cur])
+            start[:, d] = taps[:, kd] * rhs_dilation[k] - pad[k, 0]
+            width[d] = (out_local[od] - 1) * strides[k] + (w.type.shape[kd] - 1) * rhs_dilation[k] + 1
+            pad[k] = 0
+        t = RankedTensorType(tuple(int(n) for n in width), el)
+        new = self._align(b, cur, z, -start, t, [0] * rank)
+        self._replaced(x, new, s)  # the rule and the group counts read it as the input
+        op.set_operand(0, new)
+        body = str(int(pad.flat[0])) if (pad == pad.flat[0]).all() else str(pad.tolist())
+        if op.properties.get("padding") is not None:
+            op.properties["padding"] = type(op.properties["padding"])(body, op.properties["padding"].type)
+
+    def _conv_halo(self, op, old) -> None:
+        """A convolution whose windows cross the tiles of sharded spatial dims: XLA's halo
+        exchange, as `_reduce_window` (zeros past the input: its padding), then the local
+        convolution without padding on those dims."""
+        dn = op.properties["dimension_numbers"]
+        ks = self._conv_window_dims(op)
+        n = len(op.operands)
+        self._pass_through(op, old, skip={(i, d) for k in ks for i, d in ((0, dn.input_spatial_dimensions[k]),
+                                                                         (n, dn.output_spatial_dimensions[k]))})
+        x = op.operands[0]
+        s, sout = self._sharding(x), self._sharding(op.result)
+        mesh = _mesh_of(s, self.meshes)
+        rank = len(x.type.shape)
+        spatial = len(dn.input_spatial_dimensions)
+        strides = op.properties.get("window_strides")
+        strides = strides.values if strides is not None else (1,) * spatial
+        rhs_dilation = op.properties.get("rhs_dilation")
+        rhs_dilation = rhs_dilation.values if rhs_dilation is not None else (1,) * spatial
+        pad = op.properties.get("padding")
+        pad = (np.array(pad.to_numpy(), np.int64).reshape(spatial, 2) if pad is not None
+               else np.zeros((spatial, 2), np.int64))
+        gin, gout = self.globals.get(x, x.type).shape, old[0].shape
+        off = dim_offsets(mesh, s, _padded(x.type.shape, s, mesh))
+        out_off = dim_offsets(mesh, sout, _padded(op.result.type.shape, sout, mesh))
+        local_out = op.result.type.shape
+        devices = len(off)
+        start = off.copy()
+        lo_in, hi_in = np.zeros((devices, rank), np.int64), np.zeros((devices, rank), np.int64)
+        used = np.zeros((devices, rank), bool)
+        width = list(x.type.shape)
+        b = _Builder(op)
+        cur = x
+        for k in ks:
+            d, od = dn.input_spatial_dimensions[k], dn.output_spatial_dimensions[k]
+            window = (op.operands[1].type.shape[dn.kernel_spatial_dimensions[k]] - 1) * rhs_dilation[k] + 1
+            valid = np.clip(gout[od] - out_off[:, od], 0, local_out[od])
+            start[:, d] = out_off[:, od] * strides[k] - pad[k, 0]
+            lo_in[:, d] = start[:, d]
+            hi_in[:, d] = start[:, d] + np.maximum(valid - 1, 0) * strides[k] + window - 1
+            used[:, d] = valid > 0
+            width[d] = (local_out[od] - 1) * strides[k] + window
+            cur, off = self._halo(op, b, cur, s, mesh, d, np.maximum(lo_in[:, d], 0),
+                                  np.minimum(hi_in[:, d], gin[d] - 1), used[:, d], off)
+        el = x.type.element_type
+        zero = "false" if str(el) == "i1" else "0" if str(el)[0] in "iu" else "0.0"
+        (z,) = b.emit(f"%z = stablehlo.constant dense<{zero}> : tensor<{el}>\nreturn %z : tensor<{el}>")
+        cur = self._mask_outside(op, b, cur, gin, off, lo_in, hi_in, used, z)
+        t = RankedTensorType(tuple(int(w) for w in width), el)
+        op.set_operand(0, self._align(b, cur, z, off - start, t, [0] * rank))
+        pad[ks] = 0
+        if op.properties.get("padding") is not None:
+            body = str(int(pad.flat[0])) if (pad == pad.flat[0]).all() else str(pad.tolist())
+            op.properties["padding"] = type(op.properties["padding"])(body, op.properties["padding"].type)
+
+    def _reverse(self, op, global_type) -> None:
+        """A reverse of sharded dims (operand and result sharded alike, step 4): each device
+        fetches the mirrored input window of its output tile (`_halo`: for even tiles the tile
+        of the mirrored device, one `collective_permute`), reverses it locally and takes its
+        tile out of it (padded tiles: the window straddles two tiles)."""
+        x = op.operands[0]
+        s = self._sharding(x)
+        dims = list(op.properties["dimensions"].values)
+        if s is None or not any(s.dim_shardings[d].axes for d in dims):
+            return
+        mesh = _mesh_of(s, self.meshes)
+        gin = global_type.shape
+        in_off = dim_offsets(mesh, s, _padded(x.type.shape, s, mesh))
+        out_off = dim_offsets(mesh, self._sharding(op.result), _padded(op.result.type.shape, self._sharding(op.result),
+                                                                        mesh))
+        local_out = np.array(op.result.type.shape, np.int64)
+        valid = np.clip(np.array(gin) - out_off, 0, local_out)
+        b = _Builder(op)
+        cur = x
+        for d in dims:
+            if s.dim_shardings[d].axes:
+                first, last = gin[d] - out_off[:, d] - valid[:, d], gin[d] - 1 - out_off[:, d]
+                cur, in_off = self._halo(op, b, cur, s, mesh, d, first, last, valid[:, d] > 0, in_off)
+        width = np.array(cur.type.shape, np.int64)
+        offsets = in_off - out_off
+        offsets[:, dims] = (np.array(gin) - in_off - width - out_off)[:, dims]
+        (rev,) = b.emit(f"%r = stablehlo.reverse %a0, dims = {dims} : {cur.type}\nreturn %r : {cur.type}", [cur])
+        el = cur.type.element_type
+        (z,) = b.emit(f"%z = stablehlo.constant dense<{_poison(el)}> : tensor<{el}>\nreturn %z : tensor<{el}>")
+        out = self._align(b, rev, z, offsets, op.result.type, [0] * len(gin))
+        self._replaced(op.result, out, self._sharding(op.result))
+        op.result.replace_all_uses_with(out)
+        op.erase(drop_uses=True)
+
+    def _mask_outside(self, op, b, cur, gin, in_off, lo_in, hi_in, used, value):
+        """`cur` with the positions outside the global operand set to the padding `value`, on the
+        dims where some device's window reads such a position (a neighbour's padding, a missing
+        neighbour's zeros, or its own tile's padding)."""
+        size = np.array(cur.type.shape, np.int64)
+        lo = np.maximum(lo_in, in_off)
+        hi = np.minimum(hi_in, in_off + size - 1)
+        reads = used & (lo <= hi)
+        dims = [d for d in range(len(gin)) if (reads[:, d] & ((lo[:, d] < 0) | (hi[:, d] >= gin[d]))).any()]
+        if not dims:
+            return cur
+        t = cur.type
+        it, mt = RankedTensorType(t.shape, _I64), RankedTensorType(t.shape, _I1)
+        pid = b.partition_id()
+        for d in dims:
+            off = b.offset(in_off[:, d], pid)
+            (cur,) = b.emit(f"%i = stablehlo.iota dim = {d} : {it}\n"
+                            f"%b = stablehlo.broadcast_in_dim %a0, dims = [] : (tensor<i64>) -> {it}\n"
+                            f"%g = stablehlo.add %i, %b : {it}\n"
+                            f"%z = stablehlo.constant dense<0> : {it}\n"
+                            f"%n = stablehlo.constant dense<{gin[d]}> : {it}\n"
+                            f"%ge = stablehlo.compare GE, %g, %z, SIGNED : ({it}, {it}) -> {mt}\n"
+                            f"%lt = stablehlo.compare LT, %g, %n, SIGNED : ({it}, {it}) -> {mt}\n"
+                            f"%m = stablehlo.and %ge, %lt : {mt}\n"
+                            f"%f = stablehlo.broadcast_in_dim %a2, dims = [] : ({value.type}) -> {t}\n"
+                            f"%r = stablehlo.select %m, %a1, %f : {mt}, {t}\nreturn %r : {t}", [off, cur, value])
+        return cur
 
     def _reduced_sharded(self, op) -> bool:
         dims = op.properties["dimensions"].values
@@ -1034,18 +1389,13 @@ class ConvertGlobalToLocalPass(Pass):
         return out
 
     def _permute(self, b, cur, src, dst, src_mesh, mesh, gshape):
-        have = DeviceMesh(src_mesh).index_map(src, gshape)
-        want = DeviceMesh(mesh).index_map(dst, gshape)
-        pairs = []
-        for d, tile in want.items():
-            key = tuple((s.start, s.stop) for s in tile)
-            sources = [s for s, t in have.items() if tuple((x.start, x.stop) for x in t) == key]
-            pairs.append([d if d in sources else sources[0], d])
-        t = cur.type
-        (out,) = b.emit(f'%r = "stablehlo.collective_permute"(%a0) <{{channel_handle = {self._channel()}, '
-                        f"source_target_pairs = {_dense(np.array(pairs, np.int64), 'i64')}}}> "
-                        f": ({t}) -> {t}\nreturn %r : {t}", [cur])
-        return out
+        """Each device receives its new tile from the sender of collectives.md §3.1 (the holder
+        differing from it on the fewest mesh axes, ties to the smallest mesh position) and keeps
+        it when it holds it already; tiles that are all padding are not sent."""
+        m = moves(src, dst, src_mesh, mesh, gshape)
+        source = np.where(m.local, m.out_devices[m.receiver], m.in_devices[m.sender])
+        pairs = list(zip(source.tolist(), m.out_devices[m.receiver].tolist()))
+        return self._permute_rounds(b, cur, pairs, int(max(m.in_devices.max(), m.out_devices.max())) + 1)
 
     # -- manual computations -----------------------------------------------------------------------
 

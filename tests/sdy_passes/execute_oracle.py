@@ -67,6 +67,34 @@ HALO_PROGRAMS = [
                  "args = (S((8, 4), jnp.int32),)\nspecs = (P('y', None),)"),
     ("halo_slice_2d", f"f = lambda a: {_W}(a[1:5, 4:12] + 1.0, NS(mesh, P('x', 'y')))\n"
                       "args = (S((8, 16), jnp.float32),)\nspecs = (P('x', 'y'),)"),
+    # the last device's window reads past the operand: edge padding there, never a neighbour's zeros
+    ("halo_pad_edges", f"f = lambda a: {_W}(jnp.pad(a, ((1, 3), (0, 0)), constant_values=5), NS(mesh, P('y')))\n"
+                       "args = (S((8, 4), jnp.int32),)\nspecs = (P('y', None),)"),
+    # padded (uneven) tiles on both sides: a neighbour's padding is never read as data
+    ("halo_uneven_pad", f"f = lambda a: {_W}(jnp.pad({_W}(a[:6] * 3.0, NS(mesh, P('y'))), ((2, 1), (0, 0)), "
+                        "constant_values=-1.5), NS(mesh, P('y')))\n"
+                        "args = (S((8, 4), jnp.float32),)\nspecs = (P('y', None),)"),
+    ("halo_interior_pad", f"f = lambda a: {_W}(lax.pad(a, 7, ((1, -1, 1), (0, 0, 0))), NS(mesh, P('y')))\n"
+                          "args = (S((8, 4), jnp.int32),)\nspecs = (P('y', None),)"),
+    ("halo_strided_slice", f"f = lambda a: {_W}(a[1:15:2] - 1.0, NS(mesh, P('y')))\n"
+                           "args = (S((16, 4), jnp.float32),)\nspecs = (P('y', None),)"),
+    ("halo_strided_slice_2d", f"f = lambda a: {_W}({_W}(a[:7, :10] * 2, NS(mesh, P('x', 'y')))[2:7:2, 1:9:3], "
+                              "NS(mesh, P('x', 'y')))\n"
+                              "args = (S((8, 16), jnp.int32),)\nspecs = (P('x', 'y'),)"),
+    # a reverse of a sharded dim: each device takes the mirrored tile (padded: two tiles' rows)
+    ("halo_reverse", f"f = lambda a: {_W}(jnp.flip(a, 0) * 2, NS(mesh, P('y')))\n"
+                     "args = (S((8, 4), jnp.int32),)\nspecs = (P('y', None),)"),
+    ("halo_reverse_uneven", f"f = lambda a: {_W}(lax.rev({_W}(a[:7, 1:], NS(mesh, P('y', 'x'))), (0, 1)) + 1.0, "
+                            "NS(mesh, P('y', 'x')))\n"
+                            "args = (S((8, 6), jnp.float32),)\nspecs = (P('y', 'x'),)"),
+    # windows that cross tiles: XLA's halo exchange (edge rows from the neighbours, the init
+    # value past the operand and in padded tiles)
+    ("halo_reduce_window", f"f = lambda a: {_W}(lax.reduce_window(a, 0.0, lax.add, (3, 1), (1, 1), 'SAME'), "
+                           "NS(mesh, P('y')))\n"
+                           "args = (S((16, 4), jnp.float32),)\nspecs = (P('y', None),)"),
+    ("halo_max_pool_uneven", f"f = lambda a: {_W}(lax.reduce_window({_W}(a[:7] - 4, NS(mesh, P('y'))), -jnp.inf, "
+                             "lax.max, (3, 2), (2, 1), ((1, 1), (0, 1))), NS(mesh, P('y')))\n"
+                             "args = (S((8, 4), jnp.float32),)\nspecs = (P('y', None),)"),
 ]
 
 

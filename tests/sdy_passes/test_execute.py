@@ -87,16 +87,6 @@ def test_uneven_variants_equal_jax(uneven, name):
             assert np.array_equal(a.view(np.uint8), b.view(np.uint8))
 
 
-@pytest.mark.parametrize("name", [n for n, _ in execute_oracle.HALO_PROGRAMS])
-def test_halo_exchange_equals_jax(uneven, name):
-    """A pad or slice sharded alike on both sides stays sharded: each device gets the rows it
-    needs from its neighbours (collective permutes), never the whole dim (no all-gather)."""
-    c, text, inputs = _case(uneven, name)
-    local = sdy_passes.print_module(partition(text))
-    assert "stablehlo.collective_permute" in local and "all_gather" not in local
-    _check_devices(execute(text, *inputs), c)
-
-
 BUILTIN = ["int_mix", "matmul_xy", "sum_rows", "transpose_reshard", "uneven_slice_sum"]
 """The oracle's own programs; `uneven_slice_sum` sums a slice sharded unevenly (§2.1, §5.4)."""
 
