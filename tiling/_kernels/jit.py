@@ -112,8 +112,8 @@ def _for_each(*names):
 def _helper(fn):
     # Row functions and their helpers are separate (non-inlined) functions: inlined into one big
     # kernel, the same loops ran 2x slower (the packed kernels inline their thin row functions
-    # alone, whose loops stay in helpers: `packed`). Only kernels call them, so they need no
-    # Python or C entry points (which cost about 0.1 s of a cold compile).
+    # and 1-bit packers alone: `packed`). Only kernels call them, so they need no Python or C
+    # entry points (which cost about 0.1 s of a cold compile).
     return _cached(numba.njit(nogil=True, error_model="numpy", no_cpython_wrapper=True,
                               no_cfunc_wrapper=True)(fn))
 

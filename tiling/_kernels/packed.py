@@ -10,9 +10,10 @@ Tile rows of whole 64-column groups move through the word-group shuffles of `llv
 
 Compile time (a cold compile is a format's first call on a machine): the kernels are compiled
 for each p (`_for_each("p")`: p is a constant in their code, and LLVM drops the branches of the
-other p's before its costly passes), and their row functions are inlined, because numba links
-and optimises every callee's code again within each caller (one level less: a third of the
-bf16 compile, measured).
+other p's before its costly passes), and their row functions and the 1-bit packers
+(`_pack_pred`, `_unpack_pred_128`) are inlined, because numba compiles every callee on its own
+and links and optimises its code again within each caller (together about half the bf16
+kernel's compile: asv `timeraw_compile_one_packed_kernel`; inlined, the loops ran no slower).
 """
 
 from __future__ import annotations
@@ -143,7 +144,7 @@ def _pack_groups(src, s, rs, cs, rows, ng, p, n, bits, tc, out, o):
     return None
 
 
-@_helper
+@_inline
 def _pack_pred(src, s, rs, n, out, o, tmp):
     """1-bit `(32,p)(32,1)`: 32 whole rows of n contiguous columns into n consecutive words.
     Rows are first packed 8 to a byte in uint8 lanes (`tmp`, 4n bytes; 4x denser than building
@@ -300,7 +301,7 @@ def _unpack_groups(buf, o, rows, ng, p, bits, n, tc, dst, s, rs, cs):
     return None
 
 
-@_helper
+@_inline
 def _unpack_pred_128(buf, o, dst, s, rs, tmp):
     """Inverse of `_pack_pred` over 128 columns: bytes first, then 8 rows from each."""
     for g in range(4):
