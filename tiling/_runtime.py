@@ -150,7 +150,7 @@ def specialised(dispatcher, *facts) -> Kernel:
 def signature(dispatcher, args) -> tuple:
     """The argument types `dispatcher` compiles for `args`: numba's, but for the arguments it is
     compiled for the value of (`numba.literally` in its body; their positions in its
-    `literal_args`, `_kernels.jit._kernel`), whose literal types carry the value."""
+    `literal_args`: `_kernels.jit._for_each`), whose literal types carry the value."""
     literal = getattr(dispatcher, "literal_args", ())
     return tuple(_kernels.numba.types.literal(a) if i in literal else dispatcher.typeof_pyval(a)
                  for i, a in enumerate(args))
