@@ -152,8 +152,10 @@ def fast_plan(a: np.ndarray, layout: Layout, element: ElementType, encode: bool,
     contiguous = a.flags.c_contiguous  # (every array a plan serves has a's strides)
     target, container = unit or a.dtype, a.dtype
     name = kernel.__name__
-    # the argument types the kernels get (array dtypes and contiguity): `_runtime.Kernel`
-    facts = (target.str, word.str, contiguous, bool(carry), encode)
+    # the argument types the kernels get (array dtypes and contiguity), and the packed kernels'
+    # p, which they are compiled for (`_kernels.jit._for_each`): `_runtime.Kernel`
+    facts = (target.str, word.str, contiguous, bool(carry), encode,
+             tiles[1][0] if kind == "packed" else None)
     kernel = specialised(kernel, *facts)
     par = None if par is None else specialised(par, *facts)
 

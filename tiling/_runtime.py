@@ -34,8 +34,8 @@ from typing import Callable
 import numpy as np
 
 from tiling._tuning import (
-    FAST_REFERENCE_BYTES, PARALLEL_BYTES, REFERENCE_BUDGET_SECONDS, SMALL_BYTES,
-    WORKQUEUE_PARALLEL_BYTES,
+    COMPILE_SWITCH_SECONDS, FAST_REFERENCE_BYTES, PARALLEL_BYTES, REFERENCE_BUDGET_SECONDS,
+    SMALL_BYTES, WORKQUEUE_PARALLEL_BYTES,
 )
 
 
@@ -123,12 +123,14 @@ class Kernel:
     contiguity, fixed by the plans that call it): what `_WARM` holds. A dispatcher compiles once
     per argument types, so the packed kernel warm for uint16 arrays is not yet for uint8 ones,
     whose first call would otherwise compile in the caller's thread. One object per
-    (dispatcher, facts) (`specialised`), hashed by identity: `in _WARM` stays a pointer lookup."""
+    (dispatcher, facts) (`specialised`), hashed by identity: `in _WARM` stays a pointer lookup.
+    A dispatcher compiled for the values of some arguments (`literal_args`) has those values in
+    its facts too. `run`: what a warm call calls (`_warm`)."""
 
-    __slots__ = ("dispatcher", "facts", "__name__")
+    __slots__ = ("dispatcher", "facts", "run", "__name__")
 
     def __init__(self, dispatcher, facts: tuple):
-        self.dispatcher, self.facts = dispatcher, facts
+        self.dispatcher, self.facts, self.run = dispatcher, facts, dispatcher
         self.__name__ = dispatcher.__name__
 
     def __repr__(self) -> str:
@@ -145,9 +147,27 @@ def specialised(dispatcher, *facts) -> Kernel:
     return found if found is not None else _KERNELS.setdefault(key, Kernel(dispatcher, facts))
 
 
+def signature(dispatcher, args) -> tuple:
+    """The argument types `dispatcher` compiles for `args`: numba's, but for the arguments it is
+    compiled for the value of (`numba.literally` in its body; their positions in its
+    `literal_args`: `_kernels.jit._for_each`), whose literal types carry the value."""
+    literal = getattr(dispatcher, "literal_args", ())
+    return tuple(_kernels.numba.types.literal(a) if i in literal else dispatcher.typeof_pyval(a)
+                 for i, a in enumerate(args))
+
+
 def _compiled(dispatcher, args) -> bool:
     """Whether `dispatcher` has code for the types of `args` in this process already."""
-    return tuple(dispatcher.typeof_pyval(a) for a in args) in dispatcher.overloads
+    return signature(dispatcher, args) in dispatcher.overloads
+
+
+def _warm(kernel: Kernel, args) -> None:
+    """Marks `kernel` past its first call (with `args`). A kernel compiled for argument values
+    is then called through that code's entry point: numba's dispatcher, which types arguments
+    without their values, would take its compile path (about 20 ms) on every call."""
+    if getattr(kernel.dispatcher, "literal_args", ()):
+        kernel.run = kernel.dispatcher.overloads[signature(kernel.dispatcher, args)].entry_point
+    _WARM.add(kernel)
 
 
 _WARM: set = set()  # the `Kernel`s past their first call in this process
@@ -157,13 +177,13 @@ _flock_handle = None  # the lock file while a first call holds its flock
 
 def call(kernel: Kernel, *args) -> None:
     if kernel in _WARM:
-        kernel.dispatcher(*args)
+        kernel.run(*args)
     elif _compiled(kernel.dispatcher, args):  # (by the thread, or for another plan: no lock,
-        _WARM.add(kernel)                     # which the thread may hold for its next compile)
-        kernel.dispatcher(*args)
+        _warm(kernel, args)                   # which the thread may hold for its next compile)
+        kernel.run(*args)
     elif not _background(kernel.dispatcher):
         _first_call(kernel.dispatcher, args)
-        _WARM.add(kernel)
+        _warm(kernel, args)
     else:
         _queue(kernel.dispatcher, args)
         raise NotReady
@@ -231,17 +251,17 @@ def _queue(kernel, args) -> None:
     if kernel is _LOAD:
         queue_job(_LOAD, load_kernels)
         return
-    signature = tuple(kernel.typeof_pyval(a) for a in args)
-    if (kernel, signature) in _QUEUED:
+    types = signature(kernel, args)
+    if (kernel, types) in _QUEUED:
         return
 
     def job():
         try:
-            _first_call(kernel, signature=signature)
+            _first_call(kernel, types=types)
         except Exception:
             _FOREGROUND.add(kernel)
             raise
-    queue_job((kernel, signature), job, kernel)
+    queue_job((kernel, types), job, kernel)
 
 
 def queue_job(key, job, tracked=None) -> None:
@@ -255,6 +275,7 @@ def queue_job(key, job, tracked=None) -> None:
         _QUEUE.append((key, job, tracked))
         _IN_FLIGHT[tracked] = _IN_FLIGHT.get(tracked, 0) + 1
         if _worker is None:
+            _lower_switch_interval()
             _worker = threading.Thread(target=_work, name="tiling-compile")
             _worker.start()
 
@@ -276,6 +297,7 @@ def _work() -> None:
                 _QUEUE.clear()
                 _IN_FLIGHT.clear()
                 _worker = None
+                sys.setswitchinterval(_switch_interval)
                 return
             key, job, tracked = _QUEUE.pop(0)
         try:
@@ -287,9 +309,25 @@ def _work() -> None:
                 _IN_FLIGHT[tracked] -= 1
 
 
+# While the thread works, the interpreter switches threads every COMPILE_SWITCH_SECONDS instead
+# of every 5 ms: numba's import and compiles run Python code holding the GIL, and a caller served
+# by the numpy engine meanwhile waits a whole interval for the GIL each time one of its numpy
+# calls has released it (which made bf16 and pred calls 50-75 ms slower than the same call
+# without the thread, issue 37). The caller's wait is then bounded by the short interval.
+_switch_interval = sys.getswitchinterval()  # the interpreter's own, restored when the thread ends
+
+
+def _lower_switch_interval() -> None:
+    global _switch_interval
+    _switch_interval = sys.getswitchinterval()
+    sys.setswitchinterval(min(_switch_interval, COMPILE_SWITCH_SECONDS))
+
+
 def _after_fork_in_queue_child() -> None:
     """The thread does not survive a fork: the child queues afresh what it needs."""
     global _QUEUE_LOCK, _worker
+    if _worker is not None:
+        sys.setswitchinterval(_switch_interval)
     _QUEUE_LOCK = threading.Lock()
     _QUEUE.clear()
     _QUEUED.clear()
@@ -300,9 +338,9 @@ def _after_fork_in_queue_child() -> None:
 os.register_at_fork(after_in_child=_after_fork_in_queue_child)
 
 
-def _first_call(kernel, args=(), signature=None) -> None:
-    """Runs a kernel's first call in this process (or with `signature`, compiles it for those
-    types without running it) under a cross-process file lock.
+def _first_call(kernel, args=(), types=None) -> None:
+    """Runs a kernel's first call in this process (or with `types`, compiles it for those
+    argument types without running it) under a cross-process file lock.
 
     Two processes filling one cold numba cache can pair an index entry with the other's data file
     (numba issues 4807, 10128); the lock serialises compile-and-save between processes using this
@@ -320,16 +358,20 @@ def _first_call(kernel, args=(), signature=None) -> None:
                 fcntl.flock(_flock_handle, fcntl.LOCK_EX)
             except OSError:  # no lock to be had: numba's atomic renames still apply
                 _close_flock()
-        run = kernel.compile if signature is not None else kernel
-        args = (signature,) if signature is not None else args
+        literal = types is None and getattr(kernel, "literal_args", ())
+        if literal:  # compiled for the values, then run through the code's entry point (`_warm`)
+            types = signature(kernel, args)
+        run, given = (kernel.compile, (types,)) if types is not None else (kernel, args)
         try:
             try:
-                run(*args)
+                run(*given)
             except Exception:
                 if not _kernels.CACHE_ENABLED:
                     raise
                 kernel._cache = _kernels.NullCache()
-                run(*args)
+                run(*given)
+            if literal:
+                kernel.overloads[types].entry_point(*args)
         finally:
             _close_flock()
 
@@ -608,13 +650,13 @@ def call_fast(kernel: Kernel, par: Kernel | None, nbytes, *args) -> None:
             if _PARALLEL_PID is None:
                 _first_parallel_call(par, args)
             elif par in _WARM:
-                par.dispatcher(*args)
+                par.run(*args)
             else:
                 call(par, *args)
         finally:
             _PARALLEL_LOCK.release()
     elif kernel in _WARM:
-        kernel.dispatcher(*args)
+        kernel.run(*args)
         if par is not None and nbytes >= _parallel_bytes and par not in _WARM \
                 and _background(par.dispatcher):
             _queue(par.dispatcher, args)

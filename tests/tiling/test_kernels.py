@@ -10,6 +10,7 @@ import os
 import pathlib
 
 import ml_dtypes
+import numba
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -20,7 +21,7 @@ from tests.tiling.strategies import (
     bits_of, kernel_of, kernels_called, plan_of, random_array, shapes,
 )
 from tiling import ELEMENT_TYPES, Layout, Shape, byte_size
-from tiling import _engine, _reference
+from tiling import _engine, _reference, _runtime
 from tiling._tuning import PARALLEL_BYTES
 
 _engine.load_kernels()  # small arrays would otherwise take the reference engine
@@ -954,3 +955,68 @@ def test_forked_children_go_parallel_only_when_the_parent_never_did(who):
     a child stays serial; the child of a process that never launched one (asv's forkserver,
     multiprocessing workers) may use the threads."""
     _python(_FORK_SCRIPT, who, TILING_NUMBA_CACHE="1", NUMBA_NUM_THREADS="2")
+
+
+_PACKED_TEXTS = {2: "bf16[64,256]{1,0:T(8,128)(2,1)}", 4: "s8[64,256]{1,0:T(8,128)(4,1)}",
+                 8: "s4[64,256]{1,0:T(8,128)(8,1)E(4)}", 32: "pred[64,256]{1,0:T(32,128)(32,1)E(1)}"}
+
+
+class _CompileCounter(numba.core.event.Listener):
+    def __init__(self, seen):
+        self.seen = seen
+
+    def on_start(self, event):
+        self.seen.append(event.data["dispatcher"])
+
+    def on_end(self, event):
+        pass
+
+
+def test_packed_kernels_are_compiled_for_their_p_and_called_past_numba_dispatch():
+    """The packed kernels are compiled once per p (`_kernels.jit._for_each`), so a format's first
+    call compiles its own branches alone (asv `timeraw_compile_one_packed_kernel`): each
+    format's plans run code compiled for the literal p of its tiles, and a warm call goes to
+    that code's entry point, never through numba's dispatcher (which, not knowing p, would take
+    its ~20 ms compile path on every call)."""
+    from_layouts = {p: Shape.parse(text) for p, text in _PACKED_TEXTS.items()}
+    assert {t[1][0] for (_, t), kind in _engine.FAST_PATHS.items() if kind == "packed"} \
+        == set(from_layouts)
+    compiles = []
+    listener = _CompileCounter(compiles)
+    for p, shape in from_layouts.items():
+        x = random_array(np.random.default_rng(p), shape)
+        for plan in (plan_of(x, shape), plan_of(x, shape, encode=False)):
+            (kernel,) = plan.dispatchers
+            assert kernel.dispatcher.literal_args == (8,) and p in kernel.facts, kernel
+            buf = np.zeros(byte_size(shape), np.uint8)
+            et = ELEMENT_TYPES[shape.element_type]
+            src, dst = ((x.view(et.container), buf) if plan.kernel.startswith("encode")
+                        else (buf, np.empty(shape.dimensions, et.container)))
+            plan.run(src, dst)  # (the first call: compiled or loaded from the disk cache)
+            assert kernel in _runtime._WARM and kernel.run is not kernel.dispatcher
+            literal = [sig[8] for sig in kernel.dispatcher.overloads]
+            assert numba.types.literal(p) in literal and numba.types.int64 not in literal
+            with numba.core.event.install_listener("numba:compile", listener):
+                for _ in range(3):
+                    plan.run(src, dst)
+    assert compiles == []
+
+
+def test_kernels_compiled_for_values_name_them_to_numba():
+    """`_for_each(names)` and the kernel's own `numba.literally` calls name the same arguments:
+    the runtime types a call's arguments from `literal_args` (`_runtime.signature`), and an
+    argument numba is not told to specialise on would leave every warm call on numba's compile
+    path."""
+    trees = {path: ast.parse(path.read_text()) for path in sorted(KERNELS_DIR.glob("*.py"))}
+    found = 0
+    for path, tree in trees.items():
+        for node in tree.body:
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            marked = [tuple(a.value for a in d.args) for d in node.decorator_list
+                      if isinstance(d, ast.Call) and ast.unparse(d.func) == "_for_each"]
+            literally = tuple(ast.unparse(c.args[0]) for c in ast.walk(node)
+                              if isinstance(c, ast.Call) and ast.unparse(c.func) == "numba.literally")
+            assert (marked[0] if marked else ()) == literally, (path.name, node.name)
+            found += bool(marked)
+    assert found == 4  # the packed kernels and their `_par` twins

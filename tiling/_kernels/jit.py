@@ -97,9 +97,22 @@ def _parallel_kernel(fn):
     return _kernel(fn, parallel=True)
 
 
+def _for_each(*names):
+    """Marks a kernel compiled once for each value of its arguments `names`, which its body
+    passes to `numba.literally`: numba prunes the branches for other values before typing them,
+    so each format compiles and caches its own code alone. `tiling._runtime.signature` reads the
+    positions (`literal_args`)."""
+    def mark(dispatcher):
+        dispatcher.literal_args = tuple(dispatcher.py_func.__code__.co_varnames.index(n)
+                                        for n in names)
+        return dispatcher
+    return mark
+
+
 def _helper(fn):
     # Row functions and their helpers are separate (non-inlined) functions: inlined into one big
-    # kernel, the same loops ran 2x slower. Only kernels call them, so they need no Python or C
+    # kernel, the same loops ran 2x slower (the packed kernels inline their thin row functions
+    # and 1-bit packers alone: `packed`). Only kernels call them, so they need no Python or C
     # entry points (which cost about 0.1 s of a cold compile).
     return _cached(numba.njit(nogil=True, error_model="numpy", no_cpython_wrapper=True,
                               no_cfunc_wrapper=True)(fn))

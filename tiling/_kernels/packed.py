@@ -7,13 +7,21 @@ word holds p consecutive rows of one column, row r % p at bit (r % p) * bits (sp
 of `tiled.encode_tiled` (without `carry`) plus p and bits; `out` / `buf` are uint32 views.
 Tile rows of whole 64-column groups move through the word-group shuffles of `llvm` (streamed when
 `stream` is set); the rest, and the 1-bit format (`_pack_pred`), with shifts and masks.
+
+Compile time (a cold compile is a format's first call on a machine): the kernels are compiled
+for each p (`_for_each("p")`: p is a constant in their code, and LLVM drops the branches of the
+other p's before its costly passes), and their row functions and the 1-bit packers
+(`_pack_pred`, `_unpack_pred_128`) are inlined, because numba compiles every callee on its own
+and links and optimises its code again within each caller (together about half the bf16
+kernel's compile: asv `timeraw_compile_one_packed_kernel`; inlined, the loops ran no slower).
 """
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
-from tiling._kernels.jit import _ONE, _helper, _inline, _kernel, _u
+from tiling._kernels.jit import _ONE, _for_each, _helper, _inline, _kernel, _u
 from tiling._kernels.llvm import (
     _COLUMNS, _STREAM_COLUMNS, _stream_end, _stream_fence, _unzip2, _unzip2_stream, _unzip4,
     _unzip4_stream, _unzip8, _unzip8_stream, _zip2, _zip2_stream, _zip4, _zip4_stream, _zip8,
@@ -104,8 +112,9 @@ def _pack_tiles(src, s, rs, p, ng, nt, tc, ts, out, o, tmp, stream):
                 out[_u(og + c)] = _rows8(src, sg, rs, 4, 0xF, c)
     else:
         for t in range(nt * ng):
-            _pack_groups(src, _unit_start(t, ng, s, ts, p, rs), rs, _ONE, p, _ONE, p, tc, 32 // p, tc,
-                         out, o + t * tc)
+            # (rows `p * _ONE`, an int64 as the row function's: not p's literal type)
+            _pack_groups(src, _unit_start(t, ng, s, ts, p, rs), rs, _ONE, p * _ONE, _ONE, p, tc,
+                         32 // p, tc, out, o + t * tc)
     return None
 
 
@@ -135,7 +144,7 @@ def _pack_groups(src, s, rs, cs, rows, ng, p, n, bits, tc, out, o):
     return None
 
 
-@_helper
+@_inline
 def _pack_pred(src, s, rs, n, out, o, tmp):
     """1-bit `(32,p)(32,1)`: 32 whole rows of n contiguous columns into n consecutive words.
     Rows are first packed 8 to a byte in uint8 lanes (`tmp`, 4n bytes; 4x denser than building
@@ -159,7 +168,7 @@ def _pack_pred(src, s, rs, n, out, o, tmp):
     return None
 
 
-@_helper
+@_inline
 def _encode_packed_row(src, sb, i, n, rs, cs, R, C, a, tc, p, bits, out, o, step, tmp, stream):
     """Tile rows i..i+n-1 of one batch, `step` apart in out (n > 1: see `_run_rows`)."""
     ng = a // p
@@ -185,8 +194,10 @@ def _encode_packed_row(src, sb, i, n, rs, cs, R, C, a, tc, p, bits, out, o, step
     return None
 
 
+@_for_each("p")
 @_kernel
 def encode_packed(src, boffs, rs, cs, R, C, a, tc, p, bits, out, step, stream):
+    numba.literally(p)
     nr = (R + a - 1) // a
     nb = _run_rows(C, tc, cs, step, a // p * tc)
     tmp = _scratch(p, a)
@@ -263,7 +274,7 @@ def _unpack_tiles(buf, o, ng, nt, tc, ts, p, dst, s, rs, tmp, stream):
                     dst[_u(sg + k * rs + c)] = (w >> np.uint32(4 * k)) & np.uint32(0xF)
     else:
         for t in range(nt * ng):
-            _unpack_groups(buf, o + t * tc, p, _ONE, p, 32 // p, tc, tc, dst,
+            _unpack_groups(buf, o + t * tc, p * _ONE, _ONE, p, 32 // p, tc, tc, dst,
                            _unit_start(t, ng, s, ts, p, rs), rs, _ONE)
     return None
 
@@ -290,7 +301,7 @@ def _unpack_groups(buf, o, rows, ng, p, bits, n, tc, dst, s, rs, cs):
     return None
 
 
-@_helper
+@_inline
 def _unpack_pred_128(buf, o, dst, s, rs, tmp):
     """Inverse of `_pack_pred` over 128 columns: bytes first, then 8 rows from each."""
     for g in range(4):
@@ -307,7 +318,7 @@ def _unpack_pred_128(buf, o, dst, s, rs, tmp):
     return None
 
 
-@_helper
+@_inline
 def _decode_packed_row(buf, sb, i, n, rs, cs, R, C, a, tc, p, bits, dst, o, step, tmp, stream):
     """Inverse of `_encode_packed_row`."""
     ng = a // p
@@ -329,8 +340,10 @@ def _decode_packed_row(buf, sb, i, n, rs, cs, R, C, a, tc, p, bits, dst, o, step
     return None
 
 
+@_for_each("p")
 @_kernel
 def decode_packed(buf, boffs, rs, cs, R, C, a, tc, p, bits, dst, step, stream):
+    numba.literally(p)
     nr = (R + a - 1) // a
     nb = _run_rows(C, tc, cs, step, a // p * tc)
     tmp = _scratch(p, a)

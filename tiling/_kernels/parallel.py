@@ -19,7 +19,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from tiling._kernels.jit import _ONE, _inline, _parallel_kernel
+from tiling._kernels.jit import _ONE, _for_each, _inline, _parallel_kernel
 from tiling._kernels.llvm import _fetch_add, _num_threads
 from tiling._kernels.packed import _decode_packed_row, _encode_packed_row, _scratch
 from tiling._kernels.square import (
@@ -109,8 +109,10 @@ def decode_tiled_par(buf, boffs, rs, cs, R, C, a, tc, dst, step, stream, carry):
     return None
 
 
+@_for_each("p")
 @_parallel_kernel
 def encode_packed_par(src, boffs, rs, cs, R, C, a, tc, p, bits, out, step, stream):
+    numba.literally(p)
     nr = (R + a - 1) // a
     nb = _run_rows(C, tc, cs, step, a // p * tc)
     units = boffs.size * -(-nr // nb)
@@ -126,8 +128,10 @@ def encode_packed_par(src, boffs, rs, cs, R, C, a, tc, p, bits, out, step, strea
     return None
 
 
+@_for_each("p")
 @_parallel_kernel
 def decode_packed_par(buf, boffs, rs, cs, R, C, a, tc, p, bits, dst, step, stream):
+    numba.literally(p)
     nr = (R + a - 1) // a
     nb = _run_rows(C, tc, cs, step, a // p * tc)
     units = boffs.size * -(-nr // nb)
