@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sdy_passes.attributes import StringAttr, print_attr_dict, print_symbol_name
-from sdy_passes.dialects._base import OpDef, attr_dict_for, NO_RULE
+from sdy_passes.dialects._base import OpDef, attr_dict_for, fail, NO_RULE
 
 
 def _parse_module(p, op, n):
@@ -31,9 +31,16 @@ def _print_module(pr, op, indent):
     return True
 
 
+def _verify_module(op, ctx) -> None:
+    """MLIR's `ModuleOp::verify`: discardable attributes (sorted, as MLIR keeps them) are dialect-prefixed."""
+    for name in sorted(op.attributes):
+        if "." not in name:
+            fail(op, f"can only contain attributes with dialect-prefixed names, found: '{name}'")
+
+
 OPS = (
     OpDef("builtin.module", ("sym_name", "sym_visibility"), num_operands=0, num_results=0,
-          num_regions=1, parse=_parse_module, print=_print_module,
+          num_regions=1, parse=_parse_module, print=_print_module, verify=_verify_module,
           traits=frozenset({"IsolatedFromAbove", "SymbolTable", "NoTerminator"}),
           sharding_rule=NO_RULE),
     OpDef("builtin.unrealized_conversion_cast", traits=frozenset({"NoMemoryEffect"})),  # generic form only
