@@ -397,7 +397,7 @@ class Context:
         except SdyError:
             raise
         except _FOREIGN as e:  # an op the verifier let through that its evaluator cannot run
-            raise _located(op or term, e) from e
+            raise _located(op or term, e) from None  # (the message names the cause)
 
     def call(self, func: Operation, args, op: Operation | None = None) -> list:
         if func in self.stack:
@@ -406,6 +406,10 @@ class Context:
         outer, self.env = self.env, {}
         try:
             return self.run_block(func.regions[0].blocks[0], args)
+        except RecursionError:  # (the innermost call that fits refuses, at its op)
+            at = op or func
+            raise ExecutionError(f"{at.name}: calls nested {len(self.stack)} deep: more than Python's stack holds",
+                                 at.location) from None
         finally:
             self.env = outer
             self.stack.pop()
@@ -433,7 +437,7 @@ def _run_lockstep(ctx: Context, steps, term, env) -> list:
     except SdyError:
         raise
     except _FOREIGN as e:
-        raise _located(op or term, e) from e
+        raise _located(op or term, e) from None  # (the message names the cause)
 
 
 _SMALL = 64

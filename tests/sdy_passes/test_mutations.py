@@ -67,3 +67,30 @@ def test_mutated_modules_give_one_error_line_on_the_clis(cli, tmp_path, capsys):
         assert code in (0, 1), (code, err)
         if code:
             assert len([line for line in err.splitlines() if ": error: " in line or line.startswith("error:")]) == 1, err
+
+
+_F = 'func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {{\n  {}\n  return %a : tensor<2xf32>\n}}'
+FOUND = [  # what the mutants found, each class once
+    _F.format('%0 = stablehlo.abs %a {x = #foo.bar<"a">} : tensor<2xf32>'),
+    _F.format("%0 = stablehlo.abs %a {x = #foo.bar} : tensor<2xf32>"),
+    _F.format("%0 = stablehlo.abs %a {x = #foo<bar>} : tensor<2xf32>"),
+    'func.func @f(%a: !foo.bar<1, "x">) {\n  return\n}', "func.func @f(%a: tensor<2x!foo.bar>) {\n  return\n}",
+    'func.func @f() {\n  "foo.op"() {x = #foo.bar<"a">} : () -> ()\n  return\n}',
+    "func.func @f() attributes {x = #foo.a, y = !foo.b} {\n  return\n}",
+    _F.format("%0 = stablehlo.constant dense\x00<1.0> : tensor<2xf32>"),
+    _F.format("%0 = stablehlo.constant dense // c\n<1.0> : tensor<2xf32>"),
+    _F.format("%0 = stablehlo.abs %a : tensor<2xf32> loc (\"x\":1:2)"),
+    _F.format('"stablehlo.abs"(%a) : (tensor<2xf32>) -> tensor<2xf32>'),
+    "module attributes {mhlo.num_partitions = 1 : i32, num_replicas = 1 : i32} {\n}",
+    "func.func @f(%a: tensor<2xf32> {foo = 1}) {\n  return\n}",
+    'func.func @f() -> (tensor<2xf32> {jalt_info = "r"}) {\n  %0 = stablehlo.constant dense<1.0> : tensor<2xf32>\n'
+    "  return %0 : tensor<2xf32>\n}",
+    _F.format("%0 = sdy.data_flow_edge %a : tensor<2xf32>").replace("-> tensor<2xf32>", "-> tensor<3xf32>"),
+    "func.func @f(%a: tensor<2xf32>) {\n  return %a : tensor<2xf32>\n}",
+]
+
+
+@pytest.mark.jaxlib
+def test_the_classes_the_mutants_found_read_as_jaxlib_reads_them():
+    for text, theirs in zip(FOUND, jaxlib_parse(FOUND)):
+        assert _ours(text) == theirs.get("error"), text
