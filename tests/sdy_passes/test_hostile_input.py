@@ -337,3 +337,11 @@ def test_running_call_chains_deeper_than_pythons_stack_is_refused_at_a_call(run)
     except SdyError as e:
         assert e.__cause__ is None and (e.__context__ is None or e.__suppress_context__), repr(e)
         assert getattr(e, "location", None) is not None, e
+
+
+def test_the_constant_splitter_copies_call_chains_deeper_than_pythons_stack():
+    """Issue 37 item 10: `cloneFuncRecursively` as a loop (it refused this chain before): the
+    constant's two uses get their own copies of the whole chain."""
+    module = parse_module(_call_chain(DEEP))
+    sdy_passes.run_passes(module, ["sdy-constant-or-scalar-splitter"])
+    assert sum(op.name == "func.func" for op in module.ops) == 3 * (DEEP + 1) + 1
