@@ -395,6 +395,13 @@ def _print_elided(attr: Attribute) -> str:
     return str(attr)
 
 
+def _entry_name(entry) -> str:
+    """The sort key of a `DictionaryAttr` entry, checked on the way (no second pass)."""
+    if type(entry) is not tuple or len(entry) != 2 or type(entry[0]) is not str:
+        raise SdyError(f"DictionaryAttr: expected (name, Attribute) pairs, found {shown(entry)}")
+    return entry[0]
+
+
 @dataclass(frozen=True, slots=True)
 class DictionaryAttr(Attribute):
     """`{a = 1 : i64, flag}`; entries are kept sorted by name (MLIR does the same)."""
@@ -402,10 +409,8 @@ class DictionaryAttr(Attribute):
     entries: tuple[tuple[str, Attribute], ...] = ()
 
     def __post_init__(self):
-        for entry in expect(self.entries, (tuple, list), "a sequence of (name, Attribute) pairs", "DictionaryAttr"):
-            if not (isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], str)):
-                raise SdyError(f"DictionaryAttr: expected (name, Attribute) pairs, found {shown(entry)}")
-        object.__setattr__(self, "entries", tuple(sorted(self.entries, key=lambda e: e[0])))
+        entries = expect(self.entries, (tuple, list), "a sequence of (name, Attribute) pairs", "DictionaryAttr")
+        object.__setattr__(self, "entries", tuple(sorted(entries, key=_entry_name)))
 
     @classmethod
     def from_dict(cls, d: dict) -> DictionaryAttr:

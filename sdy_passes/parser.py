@@ -82,6 +82,9 @@ _SIGNATURE = re.compile(rf"{_TYPES_TEXT} -> (?:{_TYPES_TEXT}|{_TYPE_TEXT})")
 
 _GENERIC_HEAD = re.compile(
     r'"([A-Za-z_][A-Za-z0-9_$.]*)"\(((?:%(?:[0-9]+|[A-Za-z$._-][A-Za-z0-9$._-]*)(?:#[0-9]+)?(?:, (?=%))?)*)\)')
+_SPACED_KEYWORDS = frozenset(("dense", "array", "loc", "affine_map", "affine_set", "strided", "dense_resource",
+                              "sparse", "opaque", "distinct"))
+"""Attribute keywords followed by `<`, `(` or `[` (MLIR's lexer allows space between the two tokens)."""
 _NOT_SPACE = frozenset(chr(c) for c in range(128)) - set(" \t\r\n\x00/")
 
 
@@ -578,7 +581,7 @@ class Parser:
             if w == "unit":
                 self.pos = word.end()
                 return UnitAttr()
-            after = _WS.match(text, word.end()).end()  # (MLIR's lexer: tokens may be spaced)
+            after = _WS.match(text, word.end()).end() if w in _SPACED_KEYWORDS else 0  # (tokens may be spaced)
             if w == "dense" and text.startswith("<", after):
                 self.pos = after
                 return self._parse_dense()
