@@ -47,9 +47,8 @@ from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as dist_version
 
 from sdy_passes._cli import Failure, Usage, error, read, render, write
-from sdy_passes.attributes import FileLineColLoc
 from sdy_passes.cost_report import cost_report
-from sdy_passes.errors import IRParseError, SdyError, SdyWarning
+from sdy_passes.errors import SdyError, SdyWarning
 from sdy_passes.parser import parse_module, split_input
 from sdy_passes.pass_manager import PASSES, PIPELINES, build_pipeline, get_pass, run_passes
 from sdy_passes.printer import print_module
@@ -129,38 +128,13 @@ def _help() -> str:
     return "\n".join(lines)
 
 
-JAXLIB_DIALECTS = frozenset({
-    "affine", "arith", "builtin", "cf", "chlo", "complex", "func", "gpu", "llvm", "math", "memref",
-    "mhlo", "nvgpu", "nvvm", "scf", "sdy", "shape", "stablehlo", "tensor", "ub", "vector", "vhlo"})
-"""The dialects jaxlib 0.10.2's MLIR context registers (what `sdy-opt` reads without
-`--allow-unregistered-dialect`)."""
-
-
-def _refuse_unregistered_dialects(module, filename: str, text: str) -> None:
-    """MLIR's parser error at the first op (in text order) of a dialect it does not know, just
-    after the op's quoted name (such ops only have the generic form)."""
-    for op in module.walk():
-        dialect = op.name.partition(".")[0]
-        if dialect in JAXLIB_DIALECTS:
-            continue
-        loc = op.location
-        line, col = (loc.line, loc.col + len(op.name) + 2) if isinstance(loc, FileLineColLoc) else (0, 0)
-        lines = text.splitlines()
-        raise IRParseError(
-            "operation being parsed with an unregistered dialect. If this is intended, please "
-            "use -allow-unregistered-dialect with the MLIR tool used", filename, line, col,
-            lines[line - 1] if 0 < line <= len(lines) else "")
-
-
 def _process(padded: str, filename: str, pipeline: list[str], opts) -> tuple[str | None, list[str]]:
     """(output or None, diagnostics) for one chunk."""
     diagnostics: list[str] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SdyWarning)
         try:
-            module = parse_module(padded, filename=filename)
-            if not opts["unregistered"]:
-                _refuse_unregistered_dialects(module, filename, padded)
+            module = parse_module(padded, filename=filename, allow_unregistered_dialect=opts["unregistered"])
             if opts["explain"] is not None:
                 # the text, parsed, so that the explanation cites the file's lines
                 out = str(explain(padded, opts["explain"], pipeline=pipeline or PIPELINE))

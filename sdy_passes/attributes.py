@@ -16,7 +16,7 @@ from typing import Union
 
 from sdy_passes import _apfloat
 from sdy_passes._lazy import load
-from sdy_passes.errors import SdyError
+from sdy_passes.errors import SdyError, expect, shown
 
 __all__ = [
     "Type", "IntegerType", "FloatType", "IndexType", "NoneType", "ComplexType",
@@ -50,7 +50,7 @@ class IntegerType(Type):
     def __post_init__(self):
         if type(self.width) is not int or not 0 <= self.width <= 16777215 or self.signedness not in ("", "s", "u"):
             raise SdyError(f"IntegerType: expected a width in [0, 16777215] and signedness '', 's' or 'u', "
-                           f"found {_short(self.width)}, {_short(self.signedness)}")
+                           f"found {shown(self.width)}, {shown(self.signedness)}")
 
     def __str__(self) -> str:
         return f"{self.signedness}i{self.width}"
@@ -61,6 +61,10 @@ class FloatType(Type):
     """A float type by its MLIR keyword: `f32`, `bf16`, `f8E4M3FN`, `tf32`, ..."""
 
     name: str
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or self.name not in _apfloat.FORMATS:
+            raise SdyError(f"FloatType: expected an MLIR float type name (f32, bf16, ...), found {shown(self.name)}")
 
     def __str__(self) -> str:
         return self.name
@@ -97,9 +101,11 @@ class RankedTensorType(Type):
     """`str(self)`, kept once made (printing a module writes each op's types)."""
 
     def __post_init__(self):
+        expect(self.shape, (tuple,), "a tuple of dimensions", "RankedTensorType")
+        expect(self.element_type, (Type,), "an element Type", "RankedTensorType")
         for d in self.shape:
             if d is not None and (type(d) is not int or not 0 <= d < 1 << 63):
-                raise SdyError(f"RankedTensorType: expected dimensions in [0, 2**63) or None, found {_short(d)}")
+                raise SdyError(f"RankedTensorType: expected dimensions in [0, 2**63) or None, found {shown(d)}")
 
     @property
     def rank(self) -> int:
@@ -183,7 +189,7 @@ _BARE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*\Z")
 def escape_string(value: str) -> str:
     """MLIR's string literal: printable ASCII kept, `\\` doubled, other bytes as `\\XX`."""
     out = []
-    for b in value.encode("utf-8", "surrogateescape"):
+    for b in expect(value, (str,), "a str", "escape_string").encode("utf-8", "surrogateescape"):
         c = chr(b)
         if c == "\\":
             out.append("\\\\")
@@ -196,20 +202,12 @@ def escape_string(value: str) -> str:
 
 def print_symbol_name(name: str) -> str:
     """`@name`, quoted when not a bare identifier."""
-    return "@" + (name if _BARE_ID.match(name) else escape_string(name))
+    return "@" + (name if _BARE_ID.match(expect(name, (str,), "a str", "print_symbol_name")) else escape_string(name))
 
 
 def print_attr_name(name: str) -> str:
     """A dictionary key: bare identifier or quoted string."""
-    return name if _BARE_ID.match(name) else escape_string(name)
-
-
-def _short(value) -> str:
-    """`repr(value)` for a message, cut short (a huge int has no decimal text in Python)."""
-    if type(value) is int and value.bit_length() > 64:
-        return f"an int of {value.bit_length()} bits"
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+    return name if _BARE_ID.match(expect(name, (str,), "a str", "print_attr_name")) else escape_string(name)
 
 
 def format_float(value: float, type: Type) -> str:
@@ -220,6 +218,8 @@ def format_float(value: float, type: Type) -> str:
     `0.1234567`, `9.99999974E-6`) when that has a '.'; else the bits in hexadecimal (NaN,
     infinities, `0x412E848200000000` for 1000001.0).
     """
+    if not isinstance(value, float) and expect(value, (int,), "a float", "format_float").bit_length() > 1024:
+        raise SdyError(f"format_float: {shown(value)} is beyond every float type")
     if value < 0 and not _float_format(type).signed:  # (APFloat's value keeps the sign)
         return "-" + format_float(-value, type)
     if math.isinf(value) and type.name in _FINITE_ONLY:
@@ -330,7 +330,7 @@ class IntegerAttr(Attribute):
     def __post_init__(self):
         bits = self.type.width if isinstance(self.type, IntegerType) else 64
         if type(self.value) is not int or not -(1 << bits) < self.value < 1 << bits:
-            raise SdyError(f"IntegerAttr: expected an int that fits {self.type}, found {_short(self.value)}")
+            raise SdyError(f"IntegerAttr: expected an int that fits {self.type}, found {shown(self.value)}")
 
     def __str__(self) -> str:
         return f"{self.value} : {self.type}"
@@ -402,6 +402,13 @@ def _print_elided(attr: Attribute) -> str:
     return str(attr)
 
 
+def _entry_name(entry) -> str:
+    """The sort key of a `DictionaryAttr` entry, checked on the way (no second pass)."""
+    if type(entry) is not tuple or len(entry) != 2 or type(entry[0]) is not str:
+        raise SdyError(f"DictionaryAttr: expected (name, Attribute) pairs, found {shown(entry)}")
+    return entry[0]
+
+
 @dataclass(frozen=True, slots=True)
 class DictionaryAttr(Attribute):
     """`{a = 1 : i64, flag}`; entries are kept sorted by name (MLIR does the same)."""
@@ -409,7 +416,8 @@ class DictionaryAttr(Attribute):
     entries: tuple[tuple[str, Attribute], ...] = ()
 
     def __post_init__(self):
-        object.__setattr__(self, "entries", tuple(sorted(self.entries, key=lambda e: e[0])))
+        entries = expect(self.entries, (tuple, list), "a sequence of (name, Attribute) pairs", "DictionaryAttr")
+        object.__setattr__(self, "entries", tuple(sorted(entries, key=_entry_name)))
 
     @classmethod
     def from_dict(cls, d: dict) -> DictionaryAttr:
@@ -652,7 +660,8 @@ def fused_loc(locations, metadata: Attribute | None = None) -> Location:
     unknown and repeated ones dropped; none left gives `unknown` (`fused<m>[unknown]` with
     metadata), one without metadata is itself."""
     flat: dict[Location, None] = {}
-    for loc in locations:
+    for loc in expect(locations, (tuple, list), "a sequence of Locations", "fused_loc"):
+        expect(loc, (Location,), "a sequence of Locations", "fused_loc")
         if isinstance(loc, FusedLoc) and loc.metadata == metadata:
             flat.update(dict.fromkeys(loc.locations))
         elif not isinstance(loc, UnknownLoc):

@@ -67,6 +67,26 @@ def source_line(location) -> str | None:
     return find(location, False) if location is not None else None
 
 
+def shown(value) -> str:
+    """A value for a message, at most 40 characters: never Python's own error (an int past
+    4,300 digits, a container of them, a failing `repr`)."""
+    if isinstance(value, int) and value.bit_length() > 64:
+        return f"an int of {value.bit_length()} bits"
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 (any repr may fail; the message must not)
+        return f"a {type(value).__name__}"
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def expect(value, kinds: tuple, what: str, where: str, error: type = SdyError):
+    """`value` when it is one of `kinds` (bool never counts as an int here), else `error`
+    naming the argument, what it takes and the type found."""
+    if not isinstance(value, kinds) or (type(value) is bool and bool not in kinds):
+        raise error(f"{where}: expected {what}, found {type(value).__name__} {shown(value)}")
+    return value
+
+
 class SdyWarning(UserWarning):
     """A diagnostic that does not stop a pass (Shardy's `emitWarning`), at an op's `location`.
 

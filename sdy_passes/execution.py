@@ -16,11 +16,11 @@ import zlib
 import numpy as np
 import xarray as xr
 
-from sharding import DeviceMesh, Mesh, ShardedArray, TensorSharding
+from sharding import DeviceMesh, Mesh, ShardedArray, ShardingError, TensorSharding
 
 from sdy_passes.common._value_shardings import func_arg_sharding, func_result_sharding
 from sdy_passes.element_types import numpy_dtype
-from sdy_passes.errors import ExecutionError
+from sdy_passes.errors import ExecutionError, expect, shown
 from sdy_passes.execution_report import COLLECTIVES, Report
 from sdy_passes.execution_report import report as _report
 from sdy_passes.interpreter._core import EAGER, NUMERICS, Context, Shards, is_float, is_int
@@ -138,7 +138,10 @@ def _mesh(module: Module, mesh):
                                  f"found keys {sorted(map(str, mesh))}")
         mesh = mesh[sym]
     if isinstance(mesh, (str, Mesh)):
-        mesh = DeviceMesh(mesh)
+        try:
+            mesh = DeviceMesh(mesh)
+        except ShardingError as e:
+            raise ExecutionError(f"mesh: {e}") from None
     if not isinstance(mesh, DeviceMesh):
         raise ExecutionError(f"mesh: expected a sharding.DeviceMesh, found {type(mesh).__name__}")
     if mesh.mesh.axes != own.axes or tuple(mesh.mesh.devices) != tuple(own.devices):
@@ -219,15 +222,15 @@ def execute(module, *args, mesh=None, func: str = "main", numerics: str = "fast"
     `ExecutionError` (bad arguments, divergent control flow) and `UnsupportedOpError` (an op
     without a local form or evaluator), located at the op."""
     if numerics not in NUMERICS:
-        raise ExecutionError(f"numerics must be one of {', '.join(map(repr, NUMERICS))}, found {numerics!r}")
+        raise ExecutionError(f"numerics must be one of {', '.join(map(repr, NUMERICS))}, found {shown(numerics)}")
     if backend not in (None, "dask"):
-        raise ExecutionError(f"backend must be None or 'dask', found {backend!r}")
+        raise ExecutionError(f"backend must be None or 'dask', found {shown(backend)}")
     m = parse_module(module) if isinstance(module, str) else module.clone() if isinstance(module, Module) else None
     if not isinstance(m, Module):
         raise ExecutionError(f"expected a Module or MLIR text, found {type(module).__name__}")
     dm = _mesh(m, mesh)
     exported = run_passes(m, GLOBAL_STEPS)
-    f = exported.lookup_symbol(func)
+    f = exported.lookup_symbol(expect(func, (str,), "a function name (str)", "func", ExecutionError))
     if f is None or f.name != "func.func" or not f.regions or not f.regions[0].blocks:
         raise ExecutionError(f"no function @{func} with a body in the module")
     ft = f.properties["function_type"].type
@@ -235,6 +238,9 @@ def execute(module, *args, mesh=None, func: str = "main", numerics: str = "fast"
         raise ExecutionError(f"@{func} takes {len(ft.inputs)} arguments, found {len(args)}", f.location)
     for i, (a, t) in enumerate(zip(args, ft.inputs)):
         dt = numpy_dtype(t.element_type)
+        if not isinstance(a, ShardedArray) and not (hasattr(a, "shape") and hasattr(a, "dtype")):
+            raise ExecutionError(f"@{func}: argument #{i}: expected an array of type '{t}', found "
+                                 f"{type(a).__name__}", f.location)
         shape, dtype = (a.global_shape, a.data.dtype) if isinstance(a, ShardedArray) else (a.shape, a.dtype)
         if tuple(shape) != tuple(t.shape) or np.dtype(dtype) != dt:
             raise ExecutionError(f"@{func}: argument #{i}: expected '{t}', found {np.dtype(dtype).name}"
@@ -257,14 +263,17 @@ def execute(module, *args, mesh=None, func: str = "main", numerics: str = "fast"
                                  f"max_tasks={max_tasks:,} (raise max_tasks, or run dry=True)", lf.location)
     inputs, reshards = [], {}
     for i, (a, s) in enumerate(zip(args, in_shardings)):
-        if isinstance(a, ShardedArray):
-            if a.index_map() != dm.index_map(s, a.global_shape):
-                a, reshards[i] = dm.reshard(a, s, fill=_fill_value(fill, a.data.dtype))
-            inputs.append(a)
-        else:
-            dask_arg = _is_dask(a)
-            inputs.append(dm.shard(a if dask_arg else np.asarray(a), s, fill=_fill_value(fill, np.dtype(a.dtype)),
-                                   backend="dask" if dask_arg else None))
+        try:
+            if isinstance(a, ShardedArray):
+                if a.index_map() != dm.index_map(s, a.global_shape):
+                    a, reshards[i] = dm.reshard(a, s, fill=_fill_value(fill, a.data.dtype))
+                inputs.append(a)
+            else:
+                dask_arg = _is_dask(a)
+                inputs.append(dm.shard(a if dask_arg else np.asarray(a), s, fill=_fill_value(fill, np.dtype(a.dtype)),
+                                       backend="dask" if dask_arg else None))
+        except ShardingError as e:  # (a fill that does not fit the dtype)
+            raise ExecutionError(f"@{func}: argument #{i}: {e}") from None
     report = _report(local, lf, dm, links, algorithm, device=device, global_func=f,
                      input_reshards=[(f"%arg{i}", plan) for i, plan in sorted(reshards.items())])
     engine = Lazy(max_tasks) if lazy else EAGER

@@ -40,7 +40,7 @@ from sdy_passes.attributes import ArrayAttr, DenseArrayAttr, FileLineColLoc, Ran
 from sdy_passes.common._value_shardings import get_sharding
 from sdy_passes.dialects._base import has_trait
 from sdy_passes.element_types import numpy_dtype
-from sdy_passes.errors import ExecutionError
+from sdy_passes.errors import ExecutionError, shown
 from sdy_passes.ir import Module, Operation
 
 __all__ = ["Report", "Time", "ALGORITHMS"]
@@ -279,7 +279,7 @@ def report(local: Module, func: Operation, dm: DeviceMesh, links=None, algorithm
     function before `sdy-convert-global-to-local` (global types and shardings, for the padding);
     `input_reshards`: `(label, ReshardPlan)` of arguments resharded on entry."""
     if algorithm not in ALGORITHMS:
-        raise ExecutionError(f"algorithm must be 'ring' or 'bidirectional_ring', found {algorithm!r}")
+        raise ExecutionError(f"algorithm must be 'ring' or 'bidirectional_ring', found {shown(algorithm)}")
     mesh = dm.mesh
     ids = np.asarray(mesh.devices, np.int64)
     n, names = len(ids), list(mesh.axis_names)
@@ -378,13 +378,13 @@ def _links(mesh, links) -> dict:
         raise ExecutionError(f"links: expected {{axis: (alpha seconds, beta bytes/s)}}, found {type(links).__name__}")
     for k, v in links.items():
         if k not in table:
-            raise ExecutionError(f"links: unknown mesh axis {k!r} (axes: {list(table)})")
+            raise ExecutionError(f"links: unknown mesh axis {shown(k)} (axes: {list(table)})")
         try:
             alpha, beta = (float(x) for x in v)
         except (TypeError, ValueError, OverflowError):
-            raise ExecutionError(f"links: expected (alpha seconds, beta bytes/s) for axis {k!r}, found {v!r}") from None
+            raise ExecutionError(f"links: expected (alpha seconds, beta bytes/s) for axis {shown(k)}, found {shown(v)}") from None
         if not (0 <= alpha < math.inf and 0 < beta < math.inf):
-            raise ExecutionError(f"links: expected a finite alpha >= 0 and beta > 0 for axis {k!r}, found {v!r}")
+            raise ExecutionError(f"links: expected a finite alpha >= 0 and beta > 0 for axis {shown(k)}, found {shown(v)}")
         table[k] = (alpha, beta)
     return table
 
@@ -394,13 +394,13 @@ def _device_profile(device):
     if device is None:
         return None
     if not isinstance(device, dict) or set(device) != {"flops", "hbm_bytes"}:
-        raise ExecutionError(f"device: expected {{'flops': F/s, 'hbm_bytes': B/s}}, found {device!r}")
+        raise ExecutionError(f"device: expected {{'flops': F/s, 'hbm_bytes': B/s}}, found {shown(device)}")
     try:
         f, b = float(device["flops"]), float(device["hbm_bytes"])
     except (TypeError, ValueError, OverflowError):
-        raise ExecutionError(f"device: expected numbers, found {device!r}") from None
+        raise ExecutionError(f"device: expected numbers, found {shown(device)}") from None
     if not (0 < f < math.inf and 0 < b < math.inf):
-        raise ExecutionError(f"device: expected positive finite rates, found {device!r}")
+        raise ExecutionError(f"device: expected positive finite rates, found {shown(device)}")
     return f, b
 
 

@@ -29,7 +29,7 @@ from sdy_passes.common._value_shardings import (
 )
 from sdy_passes.attributes import StringAttr, factor_name
 from sdy_passes.propagation.basic_propagation import BasicPropagationPass
-from sdy_passes.errors import SdyError, source_line
+from sdy_passes.errors import SdyError, expect, shown, source_line
 from sdy_passes.ir import BlockArgument, Module, Operation, OpResult, Value
 from sdy_passes.parser import parse_module
 from sdy_passes.pass_manager import _run_steps, build_pipeline
@@ -283,13 +283,14 @@ def _inside_op(module: Module, op: Operation | None) -> bool:
 def _resolve(module: Module, names: _Names, value: Value | str, func: str | None) -> Value:
     if isinstance(value, Value):
         if not _inside(module, value):
-            raise SdyError(f"explain: {value!r} is not a value of this module")
+            raise SdyError(f"explain: {shown(value)} is not a value of this module")
         return value
     match = _NAME.fullmatch(value.strip()) if isinstance(value, str) else None
     if match is None:
         raise SdyError(f"explain: expected a value name like '%3', '%arg0' or '@main:%3', "
-                       f"got {value!r}")
-    func = match.group(1) or func
+                       f"got {shown(value)}")
+    func = match.group(1) or (func if func is None else expect(func, (str,), "a function name (str) or None",
+                                                                 "explain: func"))
     funcs = names.funcs
     if func is None:
         func = next(iter(funcs)) if len(funcs) == 1 else "main"

@@ -82,7 +82,10 @@ _SIGNATURE = re.compile(rf"{_TYPES_TEXT} -> (?:{_TYPES_TEXT}|{_TYPE_TEXT})")
 
 _GENERIC_HEAD = re.compile(
     r'"([A-Za-z_][A-Za-z0-9_$.]*)"\(((?:%(?:[0-9]+|[A-Za-z$._-][A-Za-z0-9$._-]*)(?:#[0-9]+)?(?:, (?=%))?)*)\)')
-_NOT_SPACE = frozenset(chr(c) for c in range(128)) - set(" \t\r\n/")
+_SPACED_KEYWORDS = frozenset(("dense", "array", "loc", "affine_map", "affine_set", "strided", "dense_resource",
+                              "sparse", "opaque", "distinct"))
+"""Attribute keywords followed by `<`, `(` or `[` (MLIR's lexer allows space between the two tokens)."""
+_NOT_SPACE = frozenset(chr(c) for c in range(128)) - set(" \t\r\n\x00/")
 
 
 _CLOSERS = {"<": ">", "(": ")", "[": "]", "{": "}"}
@@ -126,13 +129,16 @@ def split_input(text: str) -> list[str]:
     return _SPLIT.split(as_text(text))
 
 
-def parse_module(text: str, *, filename: str = "-", verify: bool = True) -> Module:
+def parse_module(text: str, *, filename: str = "-", verify: bool = True,
+                 allow_unregistered_dialect: bool = True) -> Module:
     """Parse MLIR text (generic or pretty form) into a `Module`.
 
     With `verify` (the default, as MLIR's parser) the module is then verified: an invalid one
-    raises `VerificationError`.
+    raises `VerificationError`. `allow_unregistered_dialect=False` refuses ops, attributes and
+    types of dialects jaxlib does not register where MLIR's parser does (as `sdy-opt` without
+    `--allow-unregistered-dialect`).
     """
-    parser = Parser(text, filename)
+    parser = Parser(text, filename, allow_unregistered_dialect)
     # The IR is a graph of reference cycles that all stay alive: collecting while building it
     # only costs time (it grows with the module size).
     gc_was_enabled = gc.isenabled()
@@ -186,7 +192,7 @@ class _ForwardRef(Value):
 class Parser:
     """Position-based recursive-descent MLIR parser. One instance per text."""
 
-    def __init__(self, text: str, filename: str = "-"):
+    def __init__(self, text: str, filename: str = "-", allow_unregistered_dialect: bool = True):
         if not isinstance(filename, str):
             raise IRParseError(f"expected a file name (str), found {type(filename).__name__}")
         self.text = as_text(text, filename)
@@ -202,6 +208,30 @@ class Parser:
         self._default_dialects = ["builtin"]  # MLIR's defaultDialectStack
         self._signature_cache: dict[str, FunctionType] = {}
         self._deferred_locs: list[_DeferredLoc] | None = None  # a list while a module is read
+        self.allow_unregistered_dialect = allow_unregistered_dialect
+
+    def check_dialect(self, dialect: str, what: str, pos: int) -> None:
+        """MLIR's parser error for an op, attribute or type of a dialect jaxlib does not register,
+        at `pos`; nothing when unregistered dialects are allowed (the API's default)."""
+        if self.allow_unregistered_dialect or dialect in JAXLIB_DIALECTS:
+            return
+        if what == "operation":
+            raise self.error("operation being parsed with an unregistered dialect. If this is intended, please use "
+                             "-allow-unregistered-dialect with the MLIR tool used", pos)
+        raise self.error(f"{what} created with unregistered dialect. If this is intended, please call "
+                         "allowUnregisteredDialects() on the MLIRContext, or use -allow-unregistered-dialect with "
+                         "the MLIR opt tool used", pos)
+
+    def check_dialect_name(self, name: str, body: str, pos: int) -> None:
+        """`check_dialect` for a dialect attribute or type `name` (`#d.x`, `!d`) with `body` (`<...>`),
+        as MLIR reports it: `#"d"<"x<...>">`, at the mnemonic after `d.` or at the sigil."""
+        dialect, dot, mnemonic = name[1:].partition(".")
+        if self.allow_unregistered_dialect or dialect in JAXLIB_DIALECTS:
+            return
+        inner = mnemonic + body if dot else body[1:-1]
+        spelled = f'{name[0]}"{dialect}"<"{inner}">'
+        what = f"`{spelled}` type" if name[0] == "!" else f"{spelled} : 'none' attribute"
+        self.check_dialect(dialect, what, pos + len(dialect) + 2 if dot else pos)
 
     # -- diagnostics ----------------------------------------------------------------------
     def line_col(self, pos: int) -> tuple[int, int]:
@@ -391,11 +421,14 @@ class Parser:
             self.pos = m.end()
             name = m.group(0)
             if text.startswith("<", self.pos):
-                return OpaqueType(name + self.balanced("type"))
+                body = self.balanced("type")
+                self.check_dialect_name(name, body, pos)
+                return OpaqueType(name + body)
             if "." not in name:
                 if name in self.type_aliases:
                     return self.type_aliases[name]
                 raise self.error(f"undefined symbol alias id '{name[1:]}'", pos)
+            self.check_dialect_name(name, "", pos)
             return OpaqueType(name)
         word = _BARE_ID.match(text, pos)
         if not word:
@@ -548,17 +581,18 @@ class Parser:
             if w == "unit":
                 self.pos = word.end()
                 return UnitAttr()
-            if w == "dense" and text.startswith("<", word.end()):
-                self.pos = word.end()
+            after = _WS.match(text, word.end()).end() if w in _SPACED_KEYWORDS else 0  # (tokens may be spaced)
+            if w == "dense" and text.startswith("<", after):
+                self.pos = after
                 return self._parse_dense()
-            if w == "array" and text.startswith("<", word.end()):
-                self.pos = word.end()
+            if w == "array" and text.startswith("<", after):
+                self.pos = after
                 return self._parse_dense_array()
-            if w == "loc" and text.startswith("(", word.end()):
+            if w == "loc" and text.startswith("(", after):
                 return self.parse_location()
             if w in ("affine_map", "affine_set", "strided", "dense_resource", "sparse", "opaque",
-                     "distinct") and text[word.end():word.end() + 1] in ("<", "["):
-                self.pos = word.end()
+                     "distinct") and text[after:after + 1] in ("<", "["):
+                self.pos = after
                 body = self.balanced("attribute")
                 if w == "distinct":
                     body += self.balanced("attribute")
@@ -603,10 +637,13 @@ class Parser:
         self.pos = m.end()
         name = m.group(0)
         if text.startswith("<", self.pos):
-            return OpaqueAttr(_canonical_opaque(name + self.balanced("attribute")))
+            body = self.balanced("attribute")
+            self.check_dialect_name(name, body, start)
+            return OpaqueAttr(_canonical_opaque(name + body))
         if name in self.attr_aliases:
             return self.attr_aliases[name]
         if "." in name:
+            self.check_dialect_name(name, "", start)
             return OpaqueAttr(name)
         raise self.error(f"undefined symbol alias id '{name[1:]}'", start)
 
@@ -996,8 +1033,10 @@ class Parser:
 
     def parse_optional_trailing_location(self):
         pos = self.skip()
-        if self.text.startswith("loc", pos) and self.text.startswith("(", _BARE_ID.match(self.text, pos).end()):
-            return self.parse_location(deferrable=True)
+        if self.text.startswith("loc", pos):
+            word = _BARE_ID.match(self.text, pos)
+            if word.group(0) == "loc" and self.text.startswith("(", _WS.match(self.text, word.end()).end()):
+                return self.parse_location(deferrable=True)
         return None
 
     def _resolve_deferred_locs(self, op: Operation) -> None:
@@ -1291,7 +1330,7 @@ class Parser:
         elif isinstance(op.location, UnknownLoc):  # a pretty parser may have set it
             op.location = self.location(op_pos)  # MLIR: the op name
         expected = len(results) if one else sum(n for _, n, _ in results)
-        if expected != len(op.results):
+        if expected and expected != len(op.results):  # (MLIR: results need not be bound)
             raise self.error(
                 f"operation defines {len(op.results)} results but was provided {expected} to bind", start)
         if one:
@@ -1310,17 +1349,20 @@ class Parser:
         head = _GENERIC_HEAD.match(text, p)
         if head:  # fast path for the usual `"dialect.op"(%a, %b#1)`
             op = Operation(head.group(1))
+            name_end = head.end(1) + 1
             base = head.start(2)
             refs = [(m.group(1), _result_number(m.group(2)), base + m.start())
                     for m in _VALUE_REF.finditer(head.group(2))]
             self.pos = head.end()
         else:
             name = self.parse_string("operation name")
+            name_end = self.pos
             op = Operation(name)
             self.expect("(")
             refs = self.parse_optional_value_ref_list()
             self.expect(")", "')' after operands")
         dialect = op.name.split(".", 1)[0]
+        self.check_dialect(dialect, "operation", name_end)
         if dialect in COMPLETE_DIALECTS and lookup(op.name) is None:
             raise self.error(f"unregistered operation '{op.name}' found in dialect ('{dialect}') that does not "
                              "allow unknown operations", p)

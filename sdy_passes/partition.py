@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from sdy_passes.export.export_pipeline import canonicalize_step
+from sdy_passes.errors import expect
 from sdy_passes.ir import Module
 from sdy_passes.parser import parse_module
 from sdy_passes.pass_manager import run_passes
@@ -26,5 +27,6 @@ DEFAULT_EXECUTE_PIPELINE = GLOBAL_STEPS + ", sdy-convert-global-to-local"
 
 def partition(module, *, pipeline: str = DEFAULT_EXECUTE_PIPELINE) -> Module:
     """The partitioned (per-device) module of `module` (a `Module` or MLIR text; not changed)."""
-    m = parse_module(module) if isinstance(module, str) else module.clone()
+    m = parse_module(module) if isinstance(module, str) else expect(module, (Module,), "a Module or MLIR text",
+                                                                      "partition").clone()
     return run_passes(m, pipeline)

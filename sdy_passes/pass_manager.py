@@ -27,7 +27,7 @@ from __future__ import annotations
 import importlib
 from typing import ClassVar, Sequence, Union
 
-from sdy_passes.errors import PassFailedError, SdyError
+from sdy_passes.errors import PassFailedError, SdyError, expect
 from sdy_passes.verifier import verify_module
 from sdy_passes.ir import Module
 
@@ -394,8 +394,8 @@ def build_pipeline(names: str | Sequence[str]) -> list[Step]:
     if isinstance(names, str):
         return parse_pipeline(names)
     steps: list[Step] = []
-    for n in names:
-        base = n.partition("{")[0].strip()
+    for n in expect(names, (list, tuple), "a pipeline string or a list of pass names", "pipeline"):
+        base = expect(n, (str,), "pass names (str)", "pipeline").partition("{")[0].strip()
         if base in PASSES and get_pass(base).anchor == FUNC:
             n = f"{FUNC}({n})"
         steps.extend(parse_pipeline(n))
@@ -411,6 +411,7 @@ def run_passes(module: Module, names: str | Sequence[str], *, verify: bool = Tru
     and after each pass (as MLIR does); a failure raises `VerificationError`, a failing pass
     `PassFailedError`. Warnings are `SdyWarning`s (Python's `warnings`).
     """
+    expect(module, (Module,), "a Module", "run_passes")
     steps = build_pipeline(names)
     if verify:
         verify_module(module)

@@ -11,7 +11,7 @@ import re
 
 from sdy_passes.attributes import Location, loc_children, print_attr_dict, print_function_type
 from sdy_passes.dialects import lookup
-from sdy_passes.errors import SdyError
+from sdy_passes.errors import SdyError, expect
 from sdy_passes.ir import PRINTERS, Block, Module, Operation, OpResult, Region, Value
 
 __all__ = ["print_module", "print_op", "print_function_type", "Printer"]
@@ -28,6 +28,7 @@ def print_module(module: Module, *, generic: bool = False, print_locations: bool
     `print_locations=True` is `--mlir-print-debuginfo`: every op's and block argument's
     `loc(...)`, with MLIR's `#loc` alias tables before and after the module.
     """
+    expect(module, (Module,), "a Module", "print_module")
     p = Printer(generic=generic, print_locations=print_locations)
     if mlir_names:
         p.use_mlir_names(module.op)
@@ -38,6 +39,7 @@ def print_module(module: Module, *, generic: bool = False, print_locations: bool
 
 def print_op(op: Operation, *, generic: bool = True) -> str:
     """One op (and its regions) as text; values defined outside it get fresh names."""
+    expect(op, (Operation,), "an Operation", "print_op")
     p = Printer(generic=generic)
     _print_guarded(p, op)
     return "".join(p.out)

@@ -23,13 +23,14 @@ from sharding.verify import verify_mesh
 from sdy_passes.dialects import VerifyContext, lookup
 from sdy_passes.dialects._base import ATTRIBUTE_KINDS, SEGMENT_SIZES, fail as _fail, has_trait, segment_sizes
 from sdy_passes.dialects.sdy import verify_discardable
-from sdy_passes.errors import VerificationError
+from sdy_passes.errors import VerificationError, expect
 from sdy_passes.ir import Module, Operation, symbol_name
 
 __all__ = ["verify_module", "verify_op"]
 
 def verify_module(module: Module) -> None:
     """Raise `VerificationError` for the problem MLIR's verifier reports (see `_verify_tree`)."""
+    expect(module, (Module,), "a Module", "verify_module")
     symbols: dict[str, Operation] = {}
     ctx = VerifyContext(module, _mesh_table(module, symbols), symbols)
     error = _verify_tree(module.op, ctx)

@@ -17,8 +17,8 @@ __all__ = ["LexError", "SPACE", "BARE_ID", "STRING", "lex_string", "decode_escap
 
 T = TypeVar("T")
 
-SPACE = re.compile(r"(?:[ \t\n\r]+|//[^\n]*)*")
-"""Whitespace and `//` comments between tokens."""
+SPACE = re.compile(r"(?:[ \t\n\r\x00]+|//[^\n]*)*")
+"""Whitespace and `//` comments between tokens (a NUL too: MLIR's lexer skips one inside the buffer)."""
 BARE_ID = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
 """MLIR's `bare-id` (keywords, attribute names, op names)."""
 STRING = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["\\nt]|[0-9a-fA-F]{2}))*"')

@@ -30,7 +30,7 @@ from sdy_passes.attributes import (
 from sdy_passes.dialects.stablehlo_attributes import (
     ConvDimensionNumbers, DotDimensionNumbers, EnumAttr, GatherDimensionNumbers, ScatterDimensionNumbers,
 )
-from sdy_passes.errors import VerificationError
+from sdy_passes.errors import SdyError, VerificationError, shown
 from sdy_passes.ir import Operation, OpResult
 
 if TYPE_CHECKING:
@@ -343,7 +343,10 @@ OPS: dict[str, OpDef] = {}
 
 
 def lookup(name: str) -> OpDef | None:
-    return OPS.get(name)
+    try:
+        return OPS.get(name)
+    except TypeError:  # (unhashable: checked here, off the hot path)
+        raise SdyError(f"lookup: expected an op name (str), found {type(name).__name__} {shown(name)}") from None
 
 
 def has_trait(op: Operation, trait: str) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sdy_passes.attributes import StringAttr, print_attr_dict, print_symbol_name
-from sdy_passes.dialects._base import NO_RULE, attr_dict_for, op
+from sdy_passes.dialects._base import NO_RULE, attr_dict_for, fail, op
 
 
 def _parse_module(p, op, n):
@@ -31,8 +31,15 @@ def _print_module(pr, op, indent):
     return True
 
 
+def _verify_module(op, ctx) -> None:
+    """MLIR's `ModuleOp::verify`: discardable attributes (sorted, as MLIR keeps them) are dialect-prefixed."""
+    for name in sorted(op.attributes):
+        if "." not in name:
+            fail(op, f"can only contain attributes with dialect-prefixed names, found: '{name}'")
+
+
 OPS = (
-    op("builtin.module", "0 0 1", "sym_name sym_visibility", syntax=(_parse_module, _print_module),
+    op("builtin.module", "0 0 1", "sym_name sym_visibility", syntax=(_parse_module, _print_module), verify=_verify_module,
        traits="IsolatedFromAbove SymbolTable NoTerminator", rule=NO_RULE),
     op("builtin.unrealized_conversion_cast", "* * *", traits="NoMemoryEffect"),  # generic form only
 )

@@ -15,6 +15,7 @@ from sdy_passes.dialects._base import (
     print_return, short_name,
 )
 from sdy_passes.dialects.sdy import check_sharding
+from sdy_passes.errors import VerificationError
 
 _NAME = re.compile(r"%([A-Za-z0-9_$.\-]+)")
 
@@ -177,12 +178,35 @@ def _verify_func(op, ctx) -> None:
         if not isinstance(attrs, ArrayAttr) or len(attrs) != len(types):
             fail(op, f"expects {key} to be an array of {len(types)} dictionaries")
         for i, (d, t) in enumerate(zip(attrs, types)):
+            if isinstance(d, DictionaryAttr) and any("." not in name for name, _ in d.entries):
+                fail(op, f"{'arguments' if kind == 'arg' else 'results'} may only have dialect attributes")
             if not isinstance(d, DictionaryAttr) or "sdy.sharding" not in d:
                 continue
             s = d.get("sdy.sharding")
             if not isinstance(s, TensorSharding):
                 fail(op, f"{kind} {i} - should have a sharding attribute of type TensorShardingAttr")
             check_sharding(op, s, t, meshes, f"{kind} {i} - ")
+    _verify_returns(op, ft.results)
+
+
+def _verify_returns(func, results: tuple) -> None:
+    """MLIR's `func::ReturnOp::verify` on each return of `func`: operands as its results.
+    jaxlib reports these before any other op's error inside the function (probed)."""
+    name = func.properties.get("sym_name")
+    name = name.value if isinstance(name, StringAttr) else ""
+    for block in func.regions[0].blocks if func.regions else ():
+        op = block.ops[-1] if block.ops else None
+        if op is not None and op.name == "func.return":
+            _check_return(op, results, name)
+
+
+def _check_return(op, results: tuple, name: str) -> None:
+    if len(op.operands) != len(results):
+        fail(op, f"has {len(op.operands)} operands, but enclosing function (@{name}) returns {len(results)}")
+    for i, (t, want) in enumerate(zip(op.operand_types, results)):
+        if t != want:
+            raise VerificationError(f"type of return operand {i} ('{t}') doesn't match function result type "
+                                    f"('{want}') in function @{name}", op.location)
 
 
 def _verify_call(op, ctx) -> None:

@@ -328,18 +328,35 @@ class _Splitter:
                 u for u in mlir_use_order_users(result, self.converted) if u.name == SHARDING_GROUP]
         return found
 
-    def clone_func(self, func: Operation, cloning: tuple[Operation, ...] = ()) -> str:
+    def clone_func(self, func: Operation) -> str:
         """Shardy's `cloneFuncRecursively`: a copy of `func` (and of every func it calls,
-        inserted first) appended to the module under a uniqued name. A recursive call graph
-        would be copied forever (Shardy overflows its stack): that is an error here."""
-        if func in cloning:
-            raise PassFailedError(
-                f"cannot copy the constant sub-computation: '@{symbol_name(func)}' calls itself "
-                "recursively", func.location)
+        inserted first) appended to the module under a uniqued name; iterative, as chains of
+        calls may be deeper than Python's stack. A recursive call graph would be copied forever
+        (Shardy overflows its stack): that is an error here."""
+        frames = [self._copy_frame(func)]  # [func, its copy, its calls left, the call awaiting its callee]
+        on_path, copied = {func}, None
+        while True:
+            frame = frames[-1]
+            if copied is not None:
+                frame[3].properties["callee"] = SymbolRefAttr(copied)
+                copied = None
+            frame[3] = next(frame[2], None)
+            if frame[3] is None:
+                frames.pop()
+                on_path.discard(frame[0])
+                copied = self.table.insert(frame[1], symbol_name(frame[0]), self.counter)
+                if not frames:
+                    return copied
+                continue
+            callee = self.callee(frame[3])
+            if callee in on_path:
+                raise PassFailedError(
+                    f"cannot copy the constant sub-computation: '@{symbol_name(callee)}' calls itself "
+                    "recursively", callee.location)
+            on_path.add(callee)
+            frames.append(self._copy_frame(callee))
+
+    def _copy_frame(self, func: Operation) -> list:
         copy = func.clone()
         copy.attributes[ORIGINAL_FUNC_NAME] = StringAttr(original_func_name(func))
-        for call in copy.walk(post_order=True):
-            if call.name == "func.call":
-                callee = self.clone_func(self.callee(call), (*cloning, func))
-                call.properties["callee"] = SymbolRefAttr(callee)
-        return self.table.insert(copy, symbol_name(func), self.counter)
+        return [func, copy, iter([op for op in copy.walk(post_order=True) if op.name == "func.call"]), None]

@@ -34,7 +34,7 @@ from sdy_passes.common.mesh_groups import parse_mesh_axes, replica_groups
 from sdy_passes.dialects import lookup
 from sdy_passes.dialects._base import has_trait
 from sdy_passes.element_types import numpy_dtype
-from sdy_passes.errors import ExecutionError, SdyError, UnsupportedOpError
+from sdy_passes.errors import ExecutionError, SdyError, UnsupportedOpError, expect, shown
 from sdy_passes.ir import Block, Module, Operation, Region
 
 __all__ = ["contiguous", "Context", "Shards", "run_func", "evaluator_for", "spmd", "collective", "per_device",
@@ -397,7 +397,7 @@ class Context:
         except SdyError:
             raise
         except _FOREIGN as e:  # an op the verifier let through that its evaluator cannot run
-            raise _located(op or term, e) from e
+            raise _located(op or term, e) from None  # (the message names the cause)
 
     def call(self, func: Operation, args, op: Operation | None = None) -> list:
         if func in self.stack:
@@ -406,6 +406,10 @@ class Context:
         outer, self.env = self.env, {}
         try:
             return self.run_block(func.regions[0].blocks[0], args)
+        except RecursionError:  # (the innermost call that fits refuses, at its op)
+            at = op or func
+            raise ExecutionError(f"{at.name}: calls nested {len(self.stack)} deep: more than Python's stack holds",
+                                 at.location) from None
         finally:
             self.env = outer
             self.stack.pop()
@@ -433,7 +437,7 @@ def _run_lockstep(ctx: Context, steps, term, env) -> list:
     except SdyError:
         raise
     except _FOREIGN as e:
-        raise _located(op or term, e) from e
+        raise _located(op or term, e) from None  # (the message names the cause)
 
 
 _SMALL = 64
@@ -619,11 +623,11 @@ def _check_arg(i: int, x, t: Type, func: str) -> np.ndarray:
         with np.errstate(all="ignore"):
             a = np.array(arr)
         if (is_int(want) and not isinstance(arr, (bool, int))) or (want == np.bool_ and not isinstance(arr, bool)):
-            raise ExecutionError(f"@{func}: argument #{i}: expected '{t}', found Python {type(arr).__name__} {arr!r}")
+            raise ExecutionError(f"@{func}: argument #{i}: expected '{t}', found Python {type(arr).__name__} {shown(arr)}")
         if is_int(want) and not isinstance(arr, bool):
             info = ml_dtypes.iinfo(want)
             if not info.min <= arr <= info.max:
-                raise ExecutionError(f"@{func}: argument #{i}: expected '{t}', found {arr} (out of range)")
+                raise ExecutionError(f"@{func}: argument #{i}: expected '{t}', found {shown(arr)} (out of range)")
         return a.astype(want)
     if not isinstance(arr, np.ndarray):
         if isinstance(arr, np.generic):
@@ -642,8 +646,8 @@ def _check_arg(i: int, x, t: Type, func: str) -> np.ndarray:
 
 def run_func(module: Module, args, func: str, numerics: str, mesh=None) -> tuple:
     if numerics not in NUMERICS:
-        raise ExecutionError(f"numerics must be one of {', '.join(map(repr, NUMERICS))}, found {numerics!r}")
-    f = module.lookup_symbol(func)
+        raise ExecutionError(f"numerics must be one of {', '.join(map(repr, NUMERICS))}, found {shown(numerics)}")
+    f = module.lookup_symbol(expect(func, (str,), "a function name (str)", "func", ExecutionError))
     if f is None or f.name != "func.func":
         names = [op.properties["sym_name"].value for op in module.ops if op.name == "func.func"]
         raise ExecutionError(f"no function @{func} in the module (functions: {', '.join(names) or 'none'})")

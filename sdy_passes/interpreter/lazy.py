@@ -37,7 +37,7 @@ def _evaluate(fn, op, module, numerics, device, single, *args):
     except SdyError:
         raise
     except _FOREIGN as e:
-        raise _located(op, e) from e
+        raise _located(op, e) from None  # (the message names the cause)
     return out[0] if single else out
 
 
@@ -50,7 +50,7 @@ def _communicate(fn, op, module, numerics, devices, n_args, *flat):
     except SdyError:
         raise
     except _FOREIGN as e:
-        raise _located(op, e) from e
+        raise _located(op, e) from None  # (the message names the cause)
 
 
 def _expand(buffer, ndim):

@@ -11,8 +11,9 @@ once-per-process warning.
 from __future__ import annotations
 
 from sdy_passes.attributes import OpShardingRule
-from sdy_passes.errors import PassFailedError, SdyError
+from sdy_passes.errors import PassFailedError, SdyError, expect
 from sdy_passes.dialects._base import facet, has_trait, lookup
+from sdy_passes.ir import Operation
 from sdy_passes.errors import emit_warning_once
 
 __all__ = ["SHARDING_RULE", "create_op_sharding_rule", "get_or_create_sharding_rule"]
@@ -22,7 +23,7 @@ SHARDING_RULE = "sdy.sharding_rule"
 
 def create_op_sharding_rule(op, conservative: bool = False) -> OpShardingRule | None:
     """The rule Shardy's registry builds for `op` (None: no rule)."""
-    opdef = lookup(op.name)
+    opdef = lookup(expect(op, (Operation,), "an Operation", "create_op_sharding_rule").name)
     name = opdef.sharding_rule if opdef is not None else None
     if name is not None:
         try:

@@ -16,7 +16,7 @@ canonical `Verdict` and one `Verdict` per pass list.
 
 from dataclasses import dataclass
 
-from tests.jaxlib_child import ChildFailed, run_child
+from tests.jaxlib_child import ChildFailed, cached, run_child
 
 _RUN_ONE = r"""
 import time
@@ -80,6 +80,11 @@ def jaxlib_parse(texts):
     `pretty` (MLIR's own SSA names) with `error` None, or only `error` (`loc(...): message` of
     the first diagnostic)."""
     return run_child(_PARSE_CODE, list(texts))
+
+
+def jaxlib_parse_kept(texts):
+    """`jaxlib_parse`, its verdicts kept on disk for the next run of the same texts (`cached`)."""
+    return cached(["jaxlib_parse", list(texts)], lambda: jaxlib_parse(texts))
 
 
 # jaxlib 0.10.2 registers only the new name (spec/sdy_passes.md §6.3).

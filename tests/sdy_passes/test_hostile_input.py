@@ -326,3 +326,22 @@ def test_result_numbers_beyond_the_results(index, col, message):
     with pytest.raises(IRParseError) as info:
         parse_module(text)
     assert (info.value.line, info.value.col, info.value.message) == (3, col, message)
+
+
+@pytest.mark.parametrize("run", [sdy_passes.interpret, sdy_passes.execute], ids=["interpret", "execute"])
+def test_running_call_chains_deeper_than_pythons_stack_is_refused_at_a_call(run):
+    """Issue 37 item 10 for the interpreter: a result, or an SdyError located at an op and not
+    chained onto the RecursionError (interpret raised RecursionError before)."""
+    try:
+        run(_call_chain(DEEP))
+    except SdyError as e:
+        assert e.__cause__ is None and (e.__context__ is None or e.__suppress_context__), repr(e)
+        assert getattr(e, "location", None) is not None, e
+
+
+def test_the_constant_splitter_copies_call_chains_deeper_than_pythons_stack():
+    """Issue 37 item 10: `cloneFuncRecursively` as a loop (it refused this chain before): the
+    constant's two uses get their own copies of the whole chain."""
+    module = parse_module(_call_chain(DEEP))
+    sdy_passes.run_passes(module, ["sdy-constant-or-scalar-splitter"])
+    assert sum(op.name == "func.func" for op in module.ops) == 3 * (DEEP + 1) + 1

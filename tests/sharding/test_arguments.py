@@ -20,7 +20,8 @@ from sharding import (AxisRef, DeviceMesh, DimensionSharding, HloSharding, Manua
                       from_hlo_sharding, from_named_sharding, reshard_plan, to_hlo_sharding, to_named_sharding, verify,
                       verify_mesh, visualize)
 
-BAD = [None, "x", b"x", 1.5, -1, 2**63, 10**5000, True, [], object(), "\u0662", np.float64(2.0)]
+BAD = [None, "x", b"x", 1.5, -1, 2**63, 10**5000, True, [], object(), "\u0662", np.float64(2.0), "", [[1, [2]]],
+       np.int64(3), np.True_, {"a": 1}, "\U0001d7d9", -(2**63) - 1]
 
 M = Mesh.of(x=2, y=4)
 S = TensorSharding.parse('<@m, [{"x"}, {"y"}]>')

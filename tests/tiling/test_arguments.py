@@ -11,7 +11,8 @@ from tiling import Layout, LayoutError, Shape, Tile, dtypes
 HOSTILE = ["ab", "\uff11\uff12", "\U0001d7d9", "\u0664", True, np.True_, 2.5, np.float64(3.0),
            float("nan"), None, -1, 2**63, -(2**63) - 1, 10**5000, [object()], ["1", 2],
            [True, 2], [2.5], b"f32[3]{0}", {"a": 1}, object(), (), [[1, 2], 3], "f32[3",
-           "{1,0:T(\u0664)}", "f32[\u0664]", "f32[2,2]{1,0:T(\U0001d7d9,2)}", np.array([1, 2])]
+           "{1,0:T(\u0664)}", "f32[\u0664]", "f32[2,2]{1,0:T(\U0001d7d9,2)}", np.array([1, 2]),
+           "", np.int64(3), np.int64(-1), np.uint64(2**63), [[1, [2]]], 10**19, np.float32(8.0)]
 
 SHAPE = "f32[8,128]{1,0:T(8,128)}"
 X = np.zeros((8, 128), np.float32)
