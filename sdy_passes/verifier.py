@@ -15,25 +15,71 @@ Shardy's message text and prefix (`'func.func' op arg 0 - unknown axis name: "c"
 
 from __future__ import annotations
 
+import weakref
+
 from sharding import InvalidMeshError, Mesh, MeshTable
 from sharding.verify import verify_mesh
 
 from sdy_passes.dialects import VerifyContext, lookup
 from sdy_passes.dialects._base import ATTRIBUTE_KINDS, fail as _fail
-from sdy_passes.dialects.sdy import verify_discardable
+from sdy_passes.dialects.sdy import bound_manual_axes, verify_discardable
 from sdy_passes.errors import VerificationError
-from sdy_passes.ir import Module, Operation, symbol_name
+from sdy_passes.ir import Block, Module, Operation, edit_count, symbol_name
 
 __all__ = ["verify_module", "verify_op"]
 
+_CHECKED_ATTRIBUTES = ("sdy.sharding", "sdy.sharding_rule")
+"""The sdy attributes whose check reads only the op's own attribute and types, the meshes and
+the manual axes around it (`sdy.propagation_edges` also reads other values' shardings)."""
+
+_PASSED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""module op -> (`edit_count()`, its meshes, {op: the inputs of its passed sdy attribute
+check}) at the module's last successful verification: a pipeline verifies after every pass;
+most passes edit nothing, and most ops keep their attributes and types (frozen values) from one
+pass to the next."""
+
+
+class _Passed:
+    """The sdy attribute checks of one verification: those of the last one (`before`) are
+    skipped for ops whose inputs are the same, and those passed now are collected (`now`)."""
+
+    __slots__ = ("before", "now", "axes")
+
+    def __init__(self, before: dict):
+        self.before = before
+        self.now: dict[Operation, tuple] = {}
+        self.axes: dict[Block, tuple[str, ...]] = {}
+
+    def key(self, op: Operation) -> tuple | None:
+        """Everything `verify_discardable` reads for `op`, or None if it reads more."""
+        attrs = op.attributes
+        for name in attrs:
+            if name.startswith("sdy.") and name not in _CHECKED_ATTRIBUTES:
+                return None
+        block = op.parent
+        axes = self.axes.get(block)
+        if axes is None:
+            parent = block.parent_op if block is not None else None
+            axes = self.axes[block] = bound_manual_axes(parent, include_self=True) if parent else ()
+        return (attrs.get("sdy.sharding"), attrs.get("sdy.sharding_rule"), axes,
+                tuple(r.type for r in op.results), tuple(v.type for v in op._operands))
+
+
 def verify_module(module: Module) -> None:
     """Raise `VerificationError` for the problem MLIR's verifier reports (see `_verify_tree`)."""
+    last = _PASSED.get(module.op)
+    edits = edit_count()
+    if last is not None and last[0] == edits:
+        return  # no IR edited since it passed
     symbols: dict[str, Operation] = {}
-    ctx = VerifyContext(module, _mesh_table(module, symbols), symbols)
-    error = _verify_tree(module.op, ctx)
+    meshes = _mesh_table(module, symbols)
+    ctx = VerifyContext(module, meshes, symbols)
+    passed = _Passed(last[2] if last is not None and last[1] == meshes else {})
+    error = _verify_tree(module.op, ctx, passed)
     if error is not None:
         raise error
     _verify_dominance(module)
+    _PASSED[module.op] = (edits, meshes, passed.now)
 
 
 def _is_isolated(op: Operation) -> bool:
@@ -41,7 +87,7 @@ def _is_isolated(op: Operation) -> bool:
     return bool(op.regions) and opdef is not None and "IsolatedFromAbove" in opdef.traits
 
 
-def _verify_tree(root: Operation, ctx: VerifyContext) -> VerificationError | None:
+def _verify_tree(root: Operation, ctx: VerifyContext, passed: _Passed) -> VerificationError | None:
     """MLIR's `OperationVerifier` on `root`, in the order jaxlib 0.10.2 reports (found by
     probing it): `root`, then block by block the ops not behind an `IsolatedFromAbove` op, each
     block's ops in order before the blocks nested in them, which come last op first, stopping
@@ -49,18 +95,18 @@ def _verify_tree(root: Operation, ctx: VerifyContext) -> VerificationError | Non
     the last failure being the one reported; then `root`'s own isolation. Iterative but for one
     level of recursion per isolated nesting level."""
     try:
-        verify_op(root, ctx)
+        verify_op(root, ctx, passed)
         blocks = [b for region in root.regions for b in region.blocks]
         while blocks:
             for op in blocks.pop().ops:
                 if not op.regions:
-                    verify_op(op, ctx)
+                    verify_op(op, ctx, passed)
                 elif not _is_isolated(op):
-                    verify_op(op, ctx)
+                    verify_op(op, ctx, passed)
                     blocks.extend(b for region in op.regions for b in region.blocks)
         failed = None
         for op in _isolated_inside(root):
-            failed = _verify_tree(op, ctx) or failed
+            failed = _verify_tree(op, ctx, passed) or failed
         if failed is not None:
             return failed
         if root.parent is not None:
@@ -152,13 +198,18 @@ def _verify_isolated(isolated: Operation) -> None:
                                         "the region", op.location)
 
 
-def verify_op(op: Operation, ctx: VerifyContext) -> None:
+def verify_op(op: Operation, ctx: VerifyContext, passed: _Passed | None = None) -> None:
     """MLIR's order: the sdy attributes on the op, then its definition's traits (region, result
     and operand counts), then its ODS invariants (required attributes, then attribute
     constraints, each in name order as MLIR's properties struct holds them), then its own
-    verifier."""
+    verifier. With `passed`, the sdy attribute check is skipped if it passed on the same inputs
+    in the module's last verification."""
     if op.attributes:
-        verify_discardable(op, ctx)
+        key = passed.key(op) if passed is not None else None
+        if key is None or passed.before.get(op) != key:
+            verify_discardable(op, ctx)
+        if key is not None:
+            passed.now[op] = key
     opdef = lookup(op.name)
     if opdef is None:
         return
