@@ -68,10 +68,22 @@ def _counted(method: Callable) -> Callable:
     return edit
 
 
+def _same(old, new) -> bool:
+    """Whether storing `new` where `old` is changes nothing the verifier reads: attribute and
+    type values are frozen and read by value."""
+    return old is new or type(old) is type(new) and old == new
+
+
 class EditedDict(dict):
-    """An op's `properties` or `attributes`: a dict whose changes count in `edit_count()`."""
+    """An op's `properties` or `attributes`: a dict whose changes count in `edit_count()`
+    (storing an equal value is none)."""
 
     __slots__ = ()
+
+    def __setitem__(self, key, value) -> None:
+        if key not in self or not _same(dict.__getitem__(self, key), value):
+            _Edits.count += 1
+            dict.__setitem__(self, key, value)
 
 
 class EditedList(list):
@@ -81,7 +93,7 @@ class EditedList(list):
     __slots__ = ()
 
 
-for _name in ("__setitem__", "__delitem__", "__ior__", "pop", "popitem", "clear", "update", "setdefault"):
+for _name in ("__delitem__", "__ior__", "pop", "popitem", "clear", "update", "setdefault"):
     setattr(EditedDict, _name, _counted(getattr(dict, _name)))
 for _name in ("__setitem__", "__delitem__", "__iadd__", "__imul__", "append", "extend", "insert",
               "pop", "remove", "clear", "sort", "reverse"):
@@ -123,7 +135,7 @@ class Value:
         self._uses: dict[Use, None] = {}  # an ordered set: O(1) add/remove, creation order kept
 
     def __setattr__(self, name: str, value) -> None:
-        if name == "type":
+        if name == "type" and not _same(self.type, value):
             _Edits.count += 1
         _set(self, name, value)
 
@@ -566,6 +578,8 @@ class Block:
         detached or already in this block.
         """
         new = list(ops)
+        if new == self.ops:  # (ops compare by identity)
+            return
         kept = {id(op) for op in new}
         for op in self.ops:
             if id(op) not in kept:

@@ -33,15 +33,15 @@ _CHECKED_ATTRIBUTES = ("sdy.sharding", "sdy.sharding_rule")
 the manual axes around it (`sdy.propagation_edges` also reads other values' shardings)."""
 
 _PASSED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-"""module op -> (`edit_count()`, its meshes, {op: the inputs of its passed sdy attribute
-check}) at the module's last successful verification: a pipeline verifies after every pass;
-most passes edit nothing, and most ops keep their attributes and types (frozen values) from one
-pass to the next."""
+"""module op -> (`edit_count()`, its meshes, {op: the inputs of its passed own checks}) at the
+module's last successful verification: a pipeline verifies after every pass; most passes edit
+nothing, and most ops keep their fields (frozen values) from one pass to the next."""
 
 
 class _Passed:
-    """The sdy attribute checks of one verification: those of the last one (`before`) are
-    skipped for ops whose inputs are the same, and those passed now are collected (`now`)."""
+    """The ops' own checks (`_verify_own`) in one verification: those of the last one
+    (`before`) are skipped for ops whose inputs are the same, and those passed now are collected
+    (`now`)."""
 
     __slots__ = ("before", "now", "axes")
 
@@ -51,18 +51,22 @@ class _Passed:
         self.axes: dict[Block, tuple[str, ...]] = {}
 
     def key(self, op: Operation) -> tuple | None:
-        """Everything `verify_discardable` reads for `op`, or None if it reads more."""
+        """Everything `_verify_own` reads of `op` (and around it), or None if it reads more.
+        Compared with `==`: attribute and type values are frozen, mostly the same objects."""
         attrs = op.attributes
-        for name in attrs:
-            if name.startswith("sdy.") and name not in _CHECKED_ATTRIBUTES:
-                return None
-        block = op.parent
-        axes = self.axes.get(block)
-        if axes is None:
-            parent = block.parent_op if block is not None else None
-            axes = self.axes[block] = bound_manual_axes(parent, include_self=True) if parent else ()
-        return (attrs.get("sdy.sharding"), attrs.get("sdy.sharding_rule"), axes,
-                tuple(r.type for r in op.results), tuple(v.type for v in op._operands))
+        axes = None
+        if attrs:
+            for name in attrs:
+                if name.startswith("sdy.") and name not in _CHECKED_ATTRIBUTES:
+                    return None
+            if "sdy.sharding" in attrs:
+                block = op.parent
+                axes = self.axes.get(block)
+                if axes is None:
+                    parent = block.parent_op if block is not None else None
+                    axes = self.axes[block] = bound_manual_axes(parent, include_self=True) if parent else ()
+        return (op.name, len(op.regions), [r.type for r in op.results], [v.type for v in op._operands],
+                tuple(op.properties.items()), attrs.get("sdy.sharding"), attrs.get("sdy.sharding_rule"), axes)
 
 
 def verify_module(module: Module) -> None:
@@ -199,17 +203,25 @@ def _verify_isolated(isolated: Operation) -> None:
 
 
 def verify_op(op: Operation, ctx: VerifyContext, passed: _Passed | None = None) -> None:
-    """MLIR's order: the sdy attributes on the op, then its definition's traits (region, result
-    and operand counts), then its ODS invariants (required attributes, then attribute
-    constraints, each in name order as MLIR's properties struct holds them), then its own
-    verifier. With `passed`, the sdy attribute check is skipped if it passed on the same inputs
-    in the module's last verification."""
+    """MLIR's order: the op's own checks (`_verify_own`), then its definition's verifier. With
+    `passed`, the own checks are skipped if they passed on the same inputs in the module's last
+    verification."""
+    key = passed.key(op) if passed is not None else None
+    if key is None or passed.before.get(op) != key:
+        _verify_own(op, ctx)
+    if key is not None:
+        passed.now[op] = key
+    opdef = lookup(op.name)
+    if opdef is not None and opdef.verify is not None:
+        opdef.verify(op, ctx)
+
+
+def _verify_own(op: Operation, ctx: VerifyContext) -> None:
+    """The sdy attributes on the op, then its definition's traits (region, result and operand
+    counts), then its ODS invariants (required attributes, then attribute constraints, each in
+    name order as MLIR's properties struct holds them)."""
     if op.attributes:
-        key = passed.key(op) if passed is not None else None
-        if key is None or passed.before.get(op) != key:
-            verify_discardable(op, ctx)
-        if key is not None:
-            passed.now[op] = key
+        verify_discardable(op, ctx)
     opdef = lookup(op.name)
     if opdef is None:
         return
@@ -228,12 +240,10 @@ def verify_op(op: Operation, ctx: VerifyContext, passed: _Passed | None = None) 
         value = op.properties.get(name)
         if value is not None and not ATTRIBUTE_KINDS[kind].satisfies(value):
             _fail(op, f"attribute '{name}' failed to satisfy constraint: {ATTRIBUTE_KINDS[kind].description}")
-    variadic = len(op.operands) - opdef.min_operands
+    variadic = n_operands - opdef.min_operands
     if opdef.operand_groups > 1 and (variadic == 0 or variadic % opdef.operand_groups):
         _fail(op, f"expected {opdef.operand_groups} equally sized, non-empty variadic operand groups, but "
                   f"found {variadic} variadic operands")
-    if opdef.verify is not None:
-        opdef.verify(op, ctx)
 
 
 def _count_message(kind: str, expected: int, found: int) -> str:

@@ -41,7 +41,7 @@ EDITS = [
     ("replace attributes", lambda m: setattr(_ops(m)["stablehlo.add"], "attributes", {})),
     ("rename op", lambda m: setattr(_ops(m)["stablehlo.add"], "name", "stablehlo.subtract")),
     ("set operand", lambda m: _ops(m)["stablehlo.add"].set_operand(0, m.ops[1].regions[0].block.arguments[0])),
-    ("value type", lambda m: setattr(_ops(m)["stablehlo.add"].result, "type", m.ops[1].regions[0].block.arguments[0].type)),
+    ("value type", lambda m: setattr(_ops(m)["stablehlo.add"].result, "type", _ops(m)["stablehlo.negate"].result.type)),
     ("append result", lambda m: _ops(m)["stablehlo.negate"].results.append(
         OpResult(m.ops[1].regions[0].block.arguments[0].type, _ops(m)["stablehlo.negate"], 1))),
     ("clear regions", lambda m: _ops(m)["sdy.manual_computation"].regions.clear()),
@@ -61,6 +61,19 @@ def test_every_edit_counts_and_the_verdict_is_a_fresh_one(name, edit):
     edit(module)
     assert edit_count() > before, name
     assert _verdict(module) == _fresh_verdict(module)
+
+
+def test_storing_what_is_there_is_no_edit():
+    module = parse_module(_TEXT)
+    add = _ops(module)["stablehlo.add"]
+    twin = _ops(parse_module(_TEXT))["stablehlo.add"]  # equal values, other objects
+    text = str(module)
+    before = edit_count()
+    add.attributes["sdy.sharding"] = twin.attributes["sdy.sharding"]
+    add.result.type = twin.result.type
+    module.body.set_ops(list(module.ops))
+    assert edit_count() == before
+    assert str(module) == text
 
 
 def test_a_module_no_edit_touched_is_not_walked_again(monkeypatch):
