@@ -475,12 +475,21 @@ class Operation:
         """
         if not post_order:
             yield self
+        yield from self._walk_inside(post_order)
+        if post_order:
+            yield self
+
+    def _walk_inside(self, post_order: bool) -> Iterator[Operation]:
+        # ops without regions (most) are yielded here: no generator each
         for region in self.regions:
             for block in list(region.blocks):
                 for op in list(block.ops):
-                    yield from op.walk(post_order=post_order)
-        if post_order:
-            yield self
+                    if op.regions:
+                        yield from op.walk(post_order=post_order)
+                    else:
+                        yield op
+                        if op.regions and not post_order:  # given regions while yielded
+                            yield from op._walk_inside(False)
 
     def __repr__(self) -> str:
         return f"<Operation {self.name} at {id(self):#x}>"
