@@ -92,10 +92,14 @@ class EditedList(list):
 
     __slots__ = ()
 
+    def append(self, item) -> None:  # (the parser's one call per op: no wrapper)
+        _Edits.count += 1
+        list.append(self, item)
+
 
 for _name in ("__delitem__", "__ior__", "pop", "popitem", "clear", "update", "setdefault"):
     setattr(EditedDict, _name, _counted(getattr(dict, _name)))
-for _name in ("__setitem__", "__delitem__", "__iadd__", "__imul__", "append", "extend", "insert",
+for _name in ("__setitem__", "__delitem__", "__iadd__", "__imul__", "extend", "insert",
               "pop", "remove", "clear", "sort", "reverse"):
     setattr(EditedList, _name, _counted(getattr(list, _name)))
 
