@@ -27,6 +27,11 @@ Typical pass code::
 
 `properties` and `attributes` map names to attribute values; mutate them directly
 (`op.attributes["sdy.sharding"] = ...`, `del op.properties["sharding"]`).
+
+Every edit — an op's fields, dicts and lists, a block's ops and arguments, a region's blocks,
+a value's type — counts in `edit_count()`, so that the verifier can skip a module no edit has
+touched since it last passed (a pipeline verifies after every pass; most passes change nothing).
+The dicts and lists are `EditedDict`/`EditedList`s (assigning a plain one converts it).
 """
 
 from __future__ import annotations
@@ -45,6 +50,65 @@ __all__ = [
 _UNKNOWN = UnknownLoc()  # a frozen value: every new op shares it
 
 
+class _Edits:
+    count = 0
+
+
+def edit_count() -> int:
+    """The number of edits made to any IR in this process so far: the same count at two
+    moments means no IR changed in between."""
+    return _Edits.count
+
+
+def _counted(method: Callable) -> Callable:
+    def edit(self, *args, **kwargs):
+        _Edits.count += 1
+        return method(self, *args, **kwargs)
+    edit.__name__ = method.__name__
+    return edit
+
+
+def _same(old, new) -> bool:
+    """Whether storing `new` where `old` is changes nothing the verifier reads: attribute and
+    type values are frozen and read by value."""
+    return old is new or type(old) is type(new) and old == new
+
+
+class EditedDict(dict):
+    """An op's `properties` or `attributes`: a dict whose changes count in `edit_count()`
+    (storing an equal value is none)."""
+
+    __slots__ = ()
+
+    def __setitem__(self, key, value) -> None:
+        if key not in self or not _same(dict.__getitem__(self, key), value):
+            _Edits.count += 1
+            dict.__setitem__(self, key, value)
+
+
+class EditedList(list):
+    """An op's results, regions or successors, a block's ops or arguments, a region's blocks:
+    a list whose changes count in `edit_count()`."""
+
+    __slots__ = ()
+
+    def append(self, item) -> None:  # (the parser's one call per op: no wrapper)
+        _Edits.count += 1
+        list.append(self, item)
+
+
+for _name in ("__delitem__", "__ior__", "pop", "popitem", "clear", "update", "setdefault"):
+    setattr(EditedDict, _name, _counted(getattr(dict, _name)))
+for _name in ("__setitem__", "__delitem__", "__iadd__", "__imul__", "extend", "insert",
+              "pop", "remove", "clear", "sort", "reverse"):
+    setattr(EditedList, _name, _counted(getattr(list, _name)))
+
+
+def _edited(value, kind: type):
+    """`value` as the field's counted container (itself if it is one already)."""
+    return value if type(value) is kind else kind(value)
+
+
 PRINTERS: dict = {}
 """`op` and `module`: the printer's `print_op` and `print_module`, which `str()` of an op or a
 module calls; `sdy_passes.printer` (imported with the package) fills it, as it builds on this
@@ -61,15 +125,23 @@ class Use(NamedTuple):
     """Operand position within `operation.operands`."""
 
 
+_set = object.__setattr__
+
+
 class Value:
     """An SSA value: an `OpResult` or a `BlockArgument`. Compared by identity."""
 
     __slots__ = ("type", "_uses", "__weakref__")
 
     def __init__(self, type: Type):
-        self.type = type
+        _set(self, "type", type)
         """The value's type (a frozen `Type`); may be reassigned."""
         self._uses: dict[Use, None] = {}  # an ordered set: O(1) add/remove, creation order kept
+
+    def __setattr__(self, name: str, value) -> None:
+        if name == "type" and not _same(self.type, value):
+            _Edits.count += 1
+        _set(self, name, value)
 
     @property
     def uses(self) -> tuple[Use, ...]:
@@ -125,10 +197,10 @@ class OpResult(Value):
     __slots__ = ("owner", "index")
 
     def __init__(self, type: Type, owner: Operation, index: int):
-        self.type = type  # (Value.__init__, inlined: a module has one result per op or more)
-        self._uses = {}
-        self.owner = owner
-        self.index = index
+        _set(self, "type", type)  # (Value.__init__, inlined: a module has one result per op or more)
+        _set(self, "_uses", {})
+        _set(self, "owner", owner)
+        _set(self, "index", index)
 
     @property
     def parent_block(self) -> Block | None:
@@ -164,19 +236,28 @@ class Operation:
                  "successors", "location", "parent", "_index_hint", "__weakref__")
 
     def __init__(self, name: str):
-        self.name = name
+        _Edits.count += 1
+        _set(self, "name", name)
         """Full op name with dialect, e.g. `"stablehlo.add"`."""
-        self._operands: list[Value] = []
-        self.results: list[OpResult] = []
-        self.properties: dict[str, Attribute] = {}
+        _set(self, "_operands", [])
+        _set(self, "results", EditedList())
+        _set(self, "properties", EditedDict())
         """Inherent attributes (`<{...}>` in generic form)."""
-        self.attributes: dict[str, Attribute] = {}
+        _set(self, "attributes", EditedDict())
         """Discardable attributes (`{...}` in generic form), e.g. `sdy.sharding`."""
-        self.regions: list[Region] = []
-        self.successors: list[Block] = []
-        self.location: Location = _UNKNOWN
-        self.parent: Block | None = None
-        self._index_hint = 0  # last known position in the parent's op list (see Block.index_of)
+        _set(self, "regions", EditedList())
+        _set(self, "successors", EditedList())
+        _set(self, "location", _UNKNOWN)
+        _set(self, "parent", None)
+        _set(self, "_index_hint", 0)  # last known position in the parent's op list (see Block.index_of)
+
+    def __setattr__(self, name: str, value) -> None:
+        kind = _OP_FIELDS.get(name)
+        if kind is not None:
+            _Edits.count += 1
+            if kind is not str:
+                value = _edited(value, kind)
+        _set(self, name, value)
 
     @classmethod
     def create(cls, name: str, operands: Sequence[Value] = (), result_types: Sequence[Type] = (),
@@ -209,11 +290,13 @@ class Operation:
         return len(self._operands)
 
     def _add_operand(self, value: Value) -> None:
+        _Edits.count += 1
         value._uses[Use(self, len(self._operands))] = None
         self._operands.append(value)
 
     def set_operand(self, index: int, value: Value) -> None:
         """Use `value` as operand `index` (updating both use lists)."""
+        _Edits.count += 1
         old = self._operands[index]
         use = Use(self, index)
         del old._uses[use]
@@ -228,6 +311,7 @@ class Operation:
 
     def drop_operand_uses(self) -> None:
         """Remove this op's operands (and their uses); used before erasing an op."""
+        _Edits.count += 1
         for i, v in enumerate(self._operands):
             del v._uses[Use(self, i)]
         self._operands = []
@@ -395,12 +479,21 @@ class Operation:
         """
         if not post_order:
             yield self
+        yield from self._walk_inside(post_order)
+        if post_order:
+            yield self
+
+    def _walk_inside(self, post_order: bool) -> Iterator[Operation]:
+        # ops without regions (most) are yielded here: no generator each
         for region in self.regions:
             for block in list(region.blocks):
                 for op in list(block.ops):
-                    yield from op.walk(post_order=post_order)
-        if post_order:
-            yield self
+                    if op.regions:
+                        yield from op.walk(post_order=post_order)
+                    else:
+                        yield op
+                        if op.regions and not post_order:  # given regions while yielded
+                            yield from op._walk_inside(False)
 
     def __repr__(self) -> str:
         return f"<Operation {self.name} at {id(self):#x}>"
@@ -421,6 +514,10 @@ class Block:
         self.parent: Region | None = None
         for op in ops:
             self.append(op)
+
+    def __setattr__(self, name: str, value) -> None:
+        _Edits.count += 1
+        _set(self, name, _edited(value, EditedList) if name in ("arguments", "ops") else value)
 
     @property
     def arg_types(self) -> tuple[Type, ...]:
@@ -494,6 +591,8 @@ class Block:
         detached or already in this block.
         """
         new = list(ops)
+        if new == self.ops:  # (ops compare by identity)
+            return
         kept = {id(op) for op in new}
         for op in self.ops:
             if id(op) not in kept:
@@ -541,6 +640,10 @@ class Region:
         for b in blocks:
             self.add_block(b)
 
+    def __setattr__(self, name: str, value) -> None:
+        _Edits.count += 1
+        _set(self, name, _edited(value, EditedList) if name == "blocks" else value)
+
     def add_block(self, block: Block) -> Block:
         if block.parent is not None:
             raise ValueError("block already belongs to a region")
@@ -567,6 +670,13 @@ class Region:
 
     def __repr__(self) -> str:
         return f"<Region ({len(self.blocks)} blocks) at {id(self):#x}>"
+
+
+_OP_FIELDS = {"name": str, "_operands": list, "results": EditedList, "regions": EditedList,
+              "successors": EditedList, "properties": EditedDict, "attributes": EditedDict}
+"""The op fields whose assignment is an edit, and their containers (`location`, `parent` and
+`_index_hint` are not: a location does not change what verifies, a parent changes with its
+block's op list)."""
 
 
 def _attached(op: Operation) -> Block:

@@ -17,26 +17,78 @@ Shardy's message text and prefix (`'func.func' op arg 0 - unknown axis name: "c"
 
 from __future__ import annotations
 
+import weakref
+
 from sharding import InvalidMeshError, Mesh, MeshTable
 from sharding.verify import verify_mesh
 
 from sdy_passes.dialects import VerifyContext, lookup
 from sdy_passes.dialects._base import ATTRIBUTE_KINDS, SEGMENT_SIZES, fail as _fail, has_trait, segment_sizes
-from sdy_passes.dialects.sdy import verify_discardable
+from sdy_passes.dialects.sdy import bound_manual_axes, verify_discardable
 from sdy_passes.errors import VerificationError, expect
-from sdy_passes.ir import Module, Operation, symbol_name
+from sdy_passes.ir import Block, Module, Operation, edit_count, symbol_name
 
 __all__ = ["verify_module", "verify_op"]
+
+_CHECKED_ATTRIBUTES = ("sdy.sharding", "sdy.sharding_rule")
+"""The sdy attributes whose check reads only the op's own attribute and types, the meshes and
+the manual axes around it (`sdy.propagation_edges` also reads other values' shardings)."""
+
+_PASSED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""module op -> (`edit_count()`, its meshes, {op: the inputs of its passed own checks}) at the
+module's last successful verification: a pipeline verifies after every pass; most passes edit
+nothing, and most ops keep their fields (frozen values) from one pass to the next."""
+
+
+class _Passed:
+    """The ops' own checks (`_verify_own`) in one verification: those of the last one
+    (`before`) are skipped for ops whose inputs are the same, and those passed now are collected
+    (`now`)."""
+
+    __slots__ = ("before", "now", "axes")
+
+    def __init__(self, before: dict):
+        self.before = before
+        self.now: dict[Operation, tuple] = {}
+        self.axes: dict[Block, tuple[str, ...]] = {}
+
+    def key(self, op: Operation) -> tuple | None:
+        """Everything `_verify_own` reads of `op` (and around it), or None if it reads more.
+        Compared with `==`: attribute and type values are frozen, mostly the same objects."""
+        attrs = op.attributes
+        axes = None
+        if attrs:
+            for name in attrs:
+                if name.startswith("sdy.") and name not in _CHECKED_ATTRIBUTES:
+                    return None
+            if "sdy.sharding" in attrs:
+                block = op.parent
+                axes = self.axes.get(block)
+                if axes is None:
+                    parent = block.parent_op if block is not None else None
+                    axes = self.axes[block] = bound_manual_axes(parent, include_self=True) if parent else ()
+        regions = [(len(r.blocks), bool(r.blocks and r.blocks[0].ops)) for r in op.regions] if op.regions else None
+        return (op.name, regions, [r.type for r in op.results], [v.type for v in op._operands],
+                tuple(op.properties.items()), attrs.get("sdy.sharding"), attrs.get("sdy.sharding_rule"), axes,
+                op.parent_op)
+
 
 def verify_module(module: Module) -> None:
     """Raise `VerificationError` for the problem MLIR's verifier reports (see `_verify_tree`)."""
     expect(module, (Module,), "a Module", "verify_module")
+    last = _PASSED.get(module.op)
+    edits = edit_count()
+    if last is not None and last[0] == edits:
+        return  # no IR edited since it passed
     symbols: dict[str, Operation] = {}
-    ctx = VerifyContext(module, _mesh_table(module, symbols), symbols)
-    error = _verify_tree(module.op, ctx)
+    meshes = _mesh_table(module, symbols)
+    ctx = VerifyContext(module, meshes, symbols)
+    passed = _Passed(last[2] if last is not None and last[1] == meshes else {})
+    error = _verify_tree(module.op, ctx, passed)
     if error is not None:
         raise error
     _verify_dominance(module)
+    _PASSED[module.op] = (edits, meshes, passed.now)
 
 
 def _is_isolated(op: Operation) -> bool:
@@ -44,7 +96,7 @@ def _is_isolated(op: Operation) -> bool:
     return bool(op.regions) and opdef is not None and "IsolatedFromAbove" in opdef.traits
 
 
-def _verify_tree(root: Operation, ctx: VerifyContext) -> VerificationError | None:
+def _verify_tree(root: Operation, ctx: VerifyContext, passed: _Passed) -> VerificationError | None:
     """MLIR's `OperationVerifier` on `root`, in the order jaxlib 0.10.2 reports (found by
     probing it): `root`, then block by block the ops not behind an `IsolatedFromAbove` op, each
     block's ops in order before the blocks nested in them, which come last op first, an op's
@@ -53,7 +105,7 @@ def _verify_tree(root: Operation, ctx: VerifyContext) -> VerificationError | Non
     one reported; then `root`'s region traits and own isolation. Iterative but for one
     level of recursion per isolated nesting level."""
     try:
-        verify_op(root, ctx)
+        verify_op(root, ctx, passed)
         blocks = [b for region in root.regions for b in region.blocks]
         while blocks:
             item = blocks.pop()
@@ -64,14 +116,14 @@ def _verify_tree(root: Operation, ctx: VerifyContext) -> VerificationError | Non
                 raise VerificationError("empty block: expect at least a terminator", item.parent_op.location)
             for op in item.ops:
                 if not op.regions:
-                    verify_op(op, ctx)
+                    verify_op(op, ctx, passed)
                 elif not _is_isolated(op):
-                    verify_op(op, ctx)
+                    verify_op(op, ctx, passed)
                     blocks.append(op)
                     blocks.extend(b for region in op.regions for b in region.blocks)
         failed = None
         for op in _isolated_inside(root):
-            failed = _verify_tree(op, ctx) or failed
+            failed = _verify_tree(op, ctx, passed) or failed
         if failed is not None:
             return failed
         _verify_regions(root)
@@ -176,12 +228,25 @@ def _verify_isolated(isolated: Operation) -> None:
                                         "the region", op.location)
 
 
-def verify_op(op: Operation, ctx: VerifyContext) -> None:
-    """MLIR's order: the sdy attributes on the op, then its definition's traits (region, result
-    and operand counts, parent, non-empty blocks, segment sizes), then its ODS invariants
-    (required attributes, then attribute constraints, each in name order as MLIR's properties
-    struct holds them, then one-block regions), then its own verifier. The region traits
-    (`_verify_regions`) wait for the ops inside."""
+def verify_op(op: Operation, ctx: VerifyContext, passed: _Passed | None = None) -> None:
+    """MLIR's order: the op's own checks (`_verify_own`), then its definition's verifier. With
+    `passed`, the own checks are skipped if they passed on the same inputs in the module's last
+    verification. The region traits (`_verify_regions`) wait for the ops inside."""
+    key = passed.key(op) if passed is not None else None
+    if key is None or passed.before.get(op) != key:
+        _verify_own(op, ctx)
+    if key is not None:
+        passed.now[op] = key
+    opdef = lookup(op.name)
+    if opdef is not None and opdef.verify is not None:
+        opdef.verify(op, ctx)
+
+
+def _verify_own(op: Operation, ctx: VerifyContext) -> None:
+    """The sdy attributes on the op, then its definition's traits (region, result and operand
+    counts, parent, non-empty blocks, segment sizes), then its ODS invariants (required
+    attributes, then attribute constraints, each in name order as MLIR's properties struct holds
+    them, then one-block regions)."""
     if op.attributes:
         verify_discardable(op, ctx)
     opdef = lookup(op.name)
@@ -217,12 +282,10 @@ def verify_op(op: Operation, ctx: VerifyContext) -> None:
                       "blocks")
     if len(op.results) < opdef.min_results:  # (after the attributes, as jaxlib reports it)
         _fail(op, f"expected {opdef.min_results} or more results")
-    variadic = len(op.operands) - opdef.min_operands
+    variadic = n_operands - opdef.min_operands
     if opdef.operand_groups > 1 and (variadic == 0 or variadic % opdef.operand_groups):
         _fail(op, f"expected {opdef.operand_groups} equally sized, non-empty variadic operand groups, but "
                   f"found {variadic} variadic operands")
-    if opdef.verify is not None:
-        opdef.verify(op, ctx)
 
 
 def _verify_segments(op: Operation, segments: tuple[int, int]) -> None:

@@ -17,7 +17,7 @@ class PreOrderFuncsPass(Pass):
     summary = "Sorts funcs in call-graph pre-order."
 
     def run(self, module: Module) -> None:
-        body = module.body
-        for func in reversed(funcs_in_post_order(module, module.symbol_table())):
-            func.detach()
-            body.append(func)
+        order = funcs_in_post_order(module, module.symbol_table())[::-1]
+        moved = {id(func) for func in order}
+        # one list: a module already in order is not edited (and not verified again)
+        module.body.set_ops([op for op in module.body.ops if id(op) not in moved] + order)

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sdy_passes import (
-    Block, BlockArgument, Module, Operation, OpResult, StringAttr, Use, parse_module,
+    Block, BlockArgument, Module, Operation, OpResult, Region, StringAttr, Use, parse_module,
     print_module,
 )
 from sdy_passes.attributes import F32, RankedTensorType
@@ -188,6 +188,17 @@ def test_walk_survives_erasing_the_current_op():
         if op is ret:
             op.erase()
     assert seen.count("func.return") == 1 and len(m.funcs()[0].regions[0].block.ops) == 3
+
+
+def test_walk_enters_regions_an_op_gets_while_it_is_yielded():
+    m = _func_module()
+    seen = []
+    for op in m.walk():
+        seen.append(op.name)
+        if op.name == "stablehlo.negate" and not op.regions:
+            inner = Operation.create("stablehlo.abs", [op.operands[0]], [op.operands[0].type])
+            op.add_region(Region([Block(ops=[inner])]))
+    assert seen[seen.index("stablehlo.negate") + 1] == "stablehlo.abs"
 
 
 def test_parent_links():
