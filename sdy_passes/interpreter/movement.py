@@ -106,7 +106,8 @@ def broadcast(op, args, ctx):
 def _broadcast_stacked(op, args, ctx):
     (x,) = args
     sizes = ints(op, "broadcast_sizes")
-    return (np.broadcast_to(x.reshape(x.shape[:1] + (1,) * len(sizes) + x.shape[1:]), x.shape[:1] + sizes + x.shape[1:]),)
+    lead, rest = x.shape[:1], x.shape[1:]
+    return (np.broadcast_to(x.reshape(lead + (1,) * len(sizes) + rest), lead + sizes + rest),)
 
 
 broadcast.stacked = _broadcast_stacked
@@ -372,7 +373,8 @@ def _scatter_stacked(op, args, ctx):
         dn, update_window_dims=_shifted(dn.update_window_dims), inserted_window_dims=_shifted(dn.inserted_window_dims),
         input_batching_dims=(0,) + _shifted(dn.input_batching_dims),
         scatter_indices_batching_dims=(0,) + _shifted(dn.scatter_indices_batching_dims),
-        scatter_dims_to_operand_dims=_shifted(dn.scatter_dims_to_operand_dims), index_vector_dim=dn.index_vector_dim + 1))
+        scatter_dims_to_operand_dims=_shifted(dn.scatter_dims_to_operand_dims),
+        index_vector_dim=dn.index_vector_dim + 1))
 
 
 scatter.stacked = _scatter_stacked
