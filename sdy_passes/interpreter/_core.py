@@ -38,7 +38,8 @@ from sdy_passes.element_types import numpy_dtype
 from sdy_passes.errors import ExecutionError, SdyError, UnsupportedOpError
 from sdy_passes.ir import Block, Module, Operation, Region
 
-__all__ = ["contiguous", "Context", "Shards", "run_func", "evaluator_for", "spmd", "collective", "per_device",
+__all__ = ["contiguous", "Context", "Shards", "run_func", "evaluator_for", "spmd", "collective", "agreeing",
+           "per_device",
            "dtype_of", "up", "down", "is_float",
            "is_int", "int_bits", "LOW_FLOATS", "fail", "region_fn", "process_groups"]
 
@@ -128,6 +129,13 @@ def collective(fn):
     """Marks a collective: in a lockstep run it gets, per operand, one array per member of a
     group of communicating devices (`ctx.devices`: the members) and returns one per member."""
     fn.collective = True
+    return fn
+
+
+def agreeing(fn):
+    """Marks a collective whose members all receive one result (`all_reduce`, `all_gather`): the
+    lazy engine holds it once per group, as the eager one does."""
+    fn.agreeing = True
     return fn
 
 
@@ -323,18 +331,7 @@ class Eager:
 
     @staticmethod
     def merge_small(s: Shards, t) -> Shards:
-        if not isinstance(t, RankedTensorType) or None in t.shape or math.prod(t.shape) > _SMALL:
-            return s
-        where: dict = {}
-        remap = []
-        buffers = []
-        for b in s.buffers:
-            b = np.asarray(b)
-            k = where.setdefault((b.dtype.str, b.shape, b.tobytes()), len(buffers))
-            if k == len(buffers):
-                buffers.append(b)
-            remap.append(k)
-        return s if len(buffers) == len(s.buffers) else Shards(buffers, np.asarray(remap, np.int64)[s.index])
+        return merged(s, s.buffers) if small(t) else s
 
     @staticmethod
     def concrete(buffers) -> list:
@@ -466,6 +463,25 @@ def _run_lockstep(ctx: Context, steps, term, env) -> list:
 
 _SMALL = 64
 """Results of at most this many elements are merged by content (offsets from `partition_id`)."""
+
+
+def small(t) -> bool:
+    """A static tensor type of at most `_SMALL` elements."""
+    return isinstance(t, RankedTensorType) and None not in t.shape and math.prod(t.shape) <= _SMALL
+
+
+def merged(s: Shards, arrays) -> Shards:
+    """`s` with buffers of equal contents (`arrays`: each buffer's value) held once."""
+    where: dict = {}
+    remap = []
+    buffers = []
+    for b, a in zip(s.buffers, arrays):
+        a = np.asarray(a)
+        k = where.setdefault((a.dtype.str, a.shape, a.tobytes()), len(buffers))
+        if k == len(buffers):
+            buffers.append(b)
+        remap.append(k)
+    return s if len(buffers) == len(s.buffers) else Shards(buffers, np.asarray(remap, np.int64)[s.index])
 
 
 def _run_distinct(fn, op, args, ctx, stacked) -> list:

@@ -79,22 +79,6 @@ def cases():
     return execute_oracle.sharded_cases()
 
 
-@needs_shared(execute_oracle.ORACLE)
-@pytest.mark.parametrize("name", PASSING)
-def test_dask_backend_is_bit_identical_to_eager(cases, name):
-    c, text, inputs = _case(cases, name)
-    eager = execute(text, *inputs)
-    lazy = execute(text, *inputs, backend="dask")
-    for e, z in zip(eager.outputs, lazy.outputs):
-        assert z.data.chunks is not None  # lazy until asked
-        for (d, a), (d2, b) in zip(e.per_device(), z.per_device()):
-            assert d == d2 and _bits(a) == _bits(b), (name, d)
-    for a, b in zip(eager.checksums(), lazy.checksums()):
-        assert a.equals(b)
-    d = int(eager.outputs[0].index_map().__iter__().__next__())
-    assert _bits(lazy.outputs[0].local(d)) == _bits(eager.outputs[0].local(d))
-
-
 def test_values_are_held_once_per_distinct_shard():
     # a 2x4 mesh; %a sharded over y only: 4 distinct shards, the elementwise ops run stacked once
     text = """
@@ -214,7 +198,7 @@ STACKED = {  # per program, ops it runs over several distinct shards (once, stac
     "sharded_dynamic_update_slice": {"dynamic_update_slice", "slice"}, "cumsum_reduce_window": {"reduce_window"},
     "reverse": {"reverse", "dynamic_slice", "reshape"}, "scatter_add": {"scatter"}, "sharded_sort": {"sort"},
     "transpose": {"transpose"}, "matmul": {"dot_general"}}
-STACKED_PROGRAMS = [("cases", n) for n in PASSING] + [("variants", n) for n, _ in (
+PROGRAMS = [("cases", n) for n in PASSING] + [("variants", n) for n, _ in (
     execute_oracle.UNEVEN_PROGRAMS + execute_oracle.HALO_PROGRAMS + execute_oracle.STACKED_PROGRAMS)]
 
 
@@ -224,7 +208,7 @@ def variants():
 
 
 @needs_shared(execute_oracle.ORACLE)
-@pytest.mark.parametrize("folder, name", STACKED_PROGRAMS)
+@pytest.mark.parametrize("folder, name", PROGRAMS)
 def test_stacked_evaluators_hold_the_bits_of_one_call_per_shard(request, folder, name):
     # every value of a sharded JAX program (or uneven/halo/stacked variant): the ops run once over
     # their distinct shards stacked hold, on every device, the bits of one call per shard (and JAX's)
@@ -254,3 +238,25 @@ def test_stacked_evaluators_hold_the_bits_of_one_call_per_shard(request, folder,
         assert a.keys() == b.keys() and all(_bits(a[d]) == _bits(b[d]) for d in a), (name, value)
     _check_devices(stacked, c)
     assert ran >= STACKED.get(name, set()), STACKED[name] - ran
+
+
+@needs_shared(execute_oracle.ORACLE)
+@pytest.mark.parametrize("folder, name", PROGRAMS)
+def test_dask_backend_is_bit_identical_to_eager(request, folder, name):
+    # and holds every value in as many distinct buffers (chunks) as the eager engine: values
+    # selected by offsets of partition_id and results of all_gather/all_reduce are not per device
+    _, text, inputs = _case(request.getfixturevalue(folder), name)
+    eager = execute(text, *inputs, keep_values=True)
+    lazy = execute(text, *inputs, backend="dask", keep_values=True)
+    for e, z in zip(eager.outputs, lazy.outputs):
+        assert z.data.chunks is not None  # lazy until asked
+        for (d, a), (d2, b) in zip(e.per_device(), z.per_device()):
+            assert d == d2 and _bits(a) == _bits(b), (name, d)
+    for a, b in zip(eager.checksums(), lazy.checksums()):
+        assert a.equals(b)
+    d = int(eager.outputs[0].index_map().__iter__().__next__())
+    assert _bits(lazy.outputs[0].local(d)) == _bits(eager.outputs[0].local(d))
+    (kept, names, _, _), (lazy_kept, lazy_names, _, _) = eager._kept, lazy._kept
+    for n, v in names.items():
+        if v in kept:
+            assert len(lazy_kept[lazy_names[n]].buffers) == len(kept[v].buffers), (name, n)
