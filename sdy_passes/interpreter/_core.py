@@ -342,12 +342,21 @@ EAGER = Eager()
 
 
 def _stack(buffers) -> np.ndarray:
-    """The buffers on a new leading axis; one buffer every combination shares as a read-only
-    view (stacked evaluators never write into their operands)."""
-    first = buffers[0]
-    if all(b is first for b in buffers):
-        first = np.asarray(first)
+    """The buffers on a new leading axis, as a read-only view where they allow one (stacked
+    evaluators never write into their operands): one buffer every combination shares, or the
+    rows of one array in order (the results of the op before, run stacked); else a copy."""
+    first = np.asarray(buffers[0])
+    if all(b is buffers[0] for b in buffers):
         return np.broadcast_to(first, (len(buffers),) + first.shape)
+    owner = first.base
+    if owner is not None and len(buffers) > 1 and all(
+            isinstance(b, np.ndarray) and b.base is owner and b.dtype == first.dtype and b.shape == first.shape
+            and b.strides == first.strides for b in buffers):
+        starts = [b.__array_interface__["data"][0] for b in buffers]
+        step = starts[1] - starts[0]
+        if step > 0 and all(b - a == step for a, b in zip(starts, starts[1:])):
+            return np.lib.stride_tricks.as_strided(first, (len(buffers),) + first.shape, (step,) + first.strides,
+                                                   writeable=False)
     return np.stack(buffers)
 
 
