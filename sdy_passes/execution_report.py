@@ -17,9 +17,11 @@ costs what the number of ops and collectives costs.
   pair, broadcast `B` from the group's first member); input reshards are rows of their own.
 * `cost`: alpha-beta seconds per collective (`sharding.cost.StepCosts`; links and algorithm as
   `ReshardPlan.cost`, rings per crossed axis, minor-most first).
-* `compute` (dims `device`): `flops`, `transcendentals`, `bytes_accessed`, counted as XLA's
-  `HloCostAnalysis` counts them (see `_op_compute`), and with a `device` profile the roofline
-  `seconds`; `time`: `compute`, `communication`, `total`, `overlapped`.
+* `compute` (dims `device`): `flops`, `transcendentals`, `bytes_accessed`, counted per op as XLA's
+  `HloCostAnalysis` counts them (see `_op_compute`; a `while` with a static trip count counts
+  every iteration where XLA counts one), and with a `device` profile the roofline `seconds`;
+  `time`: `compute`, `communication`, `total`, `overlapped`. Collectives in a loop are one
+  traffic row each (one iteration).
 """
 
 from __future__ import annotations
@@ -299,8 +301,8 @@ def report(local: Module, func: Operation, dm: DeviceMesh, links=None, algorithm
                      t["bytes_crossing"].values.sum(0), int(t["messages"].values.sum())))
         seconds.append(plan.cost(table, algorithm=algorithm).total)
     flops = transcendentals = accessed = compute_seconds = 0.0
-    for op in _counted_ops(local, func):
-        f, tr, b = _op_compute(op)
+    for op, times in _counted_ops(local, func):
+        f, tr, b = (times * x for x in _op_compute(op))
         flops, transcendentals, accessed = flops + f, transcendentals + tr, accessed + b
         if profile is not None:
             compute_seconds += max((f + tr) / profile[0], b / profile[1])
@@ -463,26 +465,65 @@ def _memory(func: Operation, n: int, padding: dict) -> xr.Dataset:
 # -- compute ------------------------------------------------------------------------------------
 
 def _counted_ops(module: Module, func: Operation):
-    """Every op the function runs, callees' ops once per call (XLA inlines calls), not descending
-    into per-element computations (reduce bodies). A recursive call is an `ExecutionError`."""
-    stack = [(func, (func,))]
+    """`(op, times)` for every op the function runs: callees' ops once per call (XLA inlines
+    calls), a `while`'s regions `times` its static trip count (XLA's `cost_analysis` counts one
+    iteration whatever the count; once where the count is not static), not descending into
+    per-element computations (reduce bodies). A recursive call is an `ExecutionError`."""
+    stack = [(func, (func,), 1)]
     while stack:
-        op, path = stack.pop()
+        op, path, times = stack.pop()
         if op is not func:
-            yield op
+            yield op, times
             if op.name in APPLIED_REGIONS:
                 continue
+            if op.name == "stablehlo.while":
+                times *= _trip_count(op) or 1
         if op.name == "func.call":
             callee = module.lookup_symbol(op.properties["callee"].root)
             if callee is None or not callee.regions:
                 raise ExecutionError(f"func.call: no function {op.properties['callee']} with a body", op.location)
             if callee in path:
                 raise ExecutionError(f"func.call: {op.properties['callee']} calls itself", op.location)
-            stack.extend((inner, path + (callee,)) for inner in reversed(callee.regions[0].blocks[0].ops))
+            stack.extend((inner, path + (callee,), times) for inner in reversed(callee.regions[0].blocks[0].ops))
             continue
         for region in reversed(op.regions):
             for blk in reversed(region.blocks):
-                stack.extend((inner, path) for inner in reversed(blk.ops))
+                stack.extend((inner, path, times) for inner in reversed(blk.ops))
+
+
+def _trip_count(op: Operation) -> int | None:
+    """The static trip count of a `while` as JAX lowers `fori_loop`/`scan`: a carried counter
+    that starts at a constant, is compared `LT` with a constant in `cond` and grows by a
+    positive constant in the body; None for any other loop."""
+    cond, body = (r.blocks[0] for r in op.regions)
+    compare = cond.ops[-1].operands[0].owner if cond.ops and cond.ops[-1].operands else None
+    if not isinstance(compare, Operation) or compare.name != "stablehlo.compare" \
+            or getattr(compare.properties.get("comparison_direction"), "value", None) != "LT":
+        return None
+    counter, limit = compare.operands
+    if counter not in cond.arguments:
+        return None
+    k = cond.arguments.index(counter)
+    step = body.ops[-1].operands[k].owner if body.ops and len(body.ops[-1].operands) > k else None
+    if not isinstance(step, Operation) or step.name != "stablehlo.add" or body.arguments[k] not in step.operands:
+        return None
+    start, stop = _constant(op.operands[k]), _constant(limit)
+    by = _constant([v for v in step.operands if v is not body.arguments[k]][0] if len(set(step.operands)) == 2 else None)
+    if start is None or stop is None or by is None or by <= 0:
+        return None
+    return max(0, -(-(stop - start) // by))
+
+
+def _constant(v) -> int | None:
+    """The value of a scalar integer `stablehlo.constant`, else None."""
+    owner = getattr(v, "owner", None)
+    if not isinstance(owner, Operation) or owner.name != "stablehlo.constant":
+        return None
+    a = owner.properties.get("value")
+    values = a.to_numpy() if a is not None else None
+    if values is None or values.size != 1 or values.dtype.kind not in "iu":
+        return None
+    return int(values.reshape(()))
 
 
 def _applied(op: Operation) -> tuple[float, float]:
@@ -500,7 +541,8 @@ def _applied(op: Operation) -> tuple[float, float]:
 def _op_compute(op: Operation) -> tuple[float, float, float]:
     """(flops, transcendentals, bytes accessed) of one op on one device, as XLA's
     `HloCostAnalysis`: elementwise ops one per result element (transcendentals apart), dot and
-    convolution two per multiply-add, reductions their computation per reduced element, an
+    convolution two per multiply-add (a convolution's on input elements only), reductions their
+    computation per reduced element, a sort `n ceil(log2 n)` over all its elements, an
     all-reduce one per element; bytes = operands + results (unfused)."""
     if has_trait(op, "Terminator") or op.name == "func.call" or op.regions and op.name not in APPLIED_REGIONS:
         return 0.0, 0.0, 0.0
@@ -514,10 +556,10 @@ def _op_compute(op: Operation) -> tuple[float, float, float]:
         k = math.prod(op.operands[0].type.shape[i] for i in d.lhs_contracting_dimensions)
         return 2.0 * out * k, 0.0, accessed
     if name == "stablehlo.convolution":
-        dn = op.properties["dimension_numbers"]
-        kernel = op.operands[1].type.shape
-        per_output = math.prod(kernel) // max(kernel[dn.kernel_output_feature_dimension], 1)
-        return 2.0 * out * per_output, 0.0, accessed
+        return _convolution_flops(op), 0.0, accessed
+    if name == "stablehlo.sort":  # XLA: a comparison sort, n log2(n) over every element
+        n = _elements(op.operands[0].type)
+        return float(n * max(n - 1, 0).bit_length()), 0.0, accessed
     if name == "stablehlo.all_reduce":
         return float(out), 0.0, accessed
     if name == "stablehlo.reduce":
@@ -531,6 +573,31 @@ def _op_compute(op: Operation) -> tuple[float, float, float]:
         count = out / len(op.results) * (window - 1)
         return f * count, t * count, accessed
     return 0.0, 0.0, accessed
+
+
+def _convolution_flops(op: Operation) -> float:
+    """2 per multiply-add that reads the input, as XLA's `GetConvolutionFlops`: per spatial dim
+    the (output, kernel) position pairs landing on an input element, not on padding or a hole
+    of the lhs dilation."""
+    dn = op.properties["dimension_numbers"]
+    lhs, rhs, res = (v.type.shape for v in (*op.operands, op.result))
+    ns = len(dn.input_spatial_dimensions)
+    strides = _ints(op, "window_strides") or (1,) * ns
+    pad = _ints(op, "padding") or (0,) * (2 * ns)
+    lhs_dil = _ints(op, "lhs_dilation") or (1,) * ns
+    rhs_dil = _ints(op, "rhs_dilation") or (1,) * ns
+    valid = 1
+    for i in range(ns):
+        out_i = np.arange(res[dn.output_spatial_dimensions[i]])[:, None]
+        ker_i = np.arange(rhs[dn.kernel_spatial_dimensions[i]])[None, :]
+        at = out_i * strides[i] - pad[2 * i] + ker_i * rhs_dil[i]
+        valid *= int(np.count_nonzero((at % lhs_dil[i] == 0) & (at >= 0)
+                                      & (at // lhs_dil[i] < lhs[dn.input_spatial_dimensions[i]])))
+    groups, batch_groups = (int(getattr(op.properties.get(a), "value", 1)) for a in ("feature_group_count",
+                                                                                      "batch_group_count"))
+    fma = (lhs[dn.input_feature_dimension] // groups) * res[dn.output_feature_dimension] \
+        * (lhs[dn.input_batch_dimension] // batch_groups) * valid
+    return 2.0 * fma
 
 
 # -- traffic and alpha-beta time ------------------------------------------------------------------

@@ -10,7 +10,8 @@ which) every value is `Shards`: its distinct buffers and which one each device h
 execute.md §3.1). An ordinary op runs once per distinct combination of its operands' buffers,
 and `Elementwise` ops once over all of them stacked on a leading axis; `@per_device` evaluators
 (`partition_id`) run per device, their small results merged again by content; an evaluator
-with a `stacked` variant (`dot_general`) runs once over the stacked shards too. `@spmd` evaluators
+with a `stacked` variant (`dot_general`, `reduce`, the data-movement ops) runs once over the
+stacked shards too. `@spmd` evaluators
 (control flow) get the `Shards` themselves; `@collective` ones run per group of communicating
 devices on per-member lists, once per distinct pattern of member buffers. `ctx.backend` runs
 the evaluations: eagerly here, or as dask tasks (`interpreter.lazy`).
@@ -37,7 +38,8 @@ from sdy_passes.element_types import numpy_dtype
 from sdy_passes.errors import ExecutionError, SdyError, UnsupportedOpError, expect, shown
 from sdy_passes.ir import Block, Module, Operation, Region
 
-__all__ = ["contiguous", "Context", "Shards", "run_func", "evaluator_for", "spmd", "collective", "per_device",
+__all__ = ["contiguous", "Context", "Shards", "run_func", "evaluator_for", "spmd", "collective", "agreeing",
+           "per_device",
            "dtype_of", "up", "down", "is_float",
            "is_int", "int_bits", "LOW_FLOATS", "fail", "region_fn", "process_groups"]
 
@@ -127,6 +129,13 @@ def collective(fn):
     """Marks a collective: in a lockstep run it gets, per operand, one array per member of a
     group of communicating devices (`ctx.devices`: the members) and returns one per member."""
     fn.collective = True
+    return fn
+
+
+def agreeing(fn):
+    """Marks a collective whose members all receive one result (`all_reduce`, `all_gather`): the
+    lazy engine holds it once per group, as the eager one does."""
+    fn.agreeing = True
     return fn
 
 
@@ -234,17 +243,34 @@ def _plan(block: Block) -> tuple[list, Operation]:
         steps = []
         for i, op in enumerate(ops[:-1]):
             fn = evaluator_for(op)
-            steps.append((fn, op, tuple(op._operands), tuple(op.results), dead[i],
-                          hasattr(fn, "stacked") or _batchable(op)))
+            steps.append((fn, op, tuple(op._operands), tuple(op.results), dead[i], _stacked(fn, op)))
         plan = _PLANS[block] = (steps, ops[-1])
     return plan
 
 
-def _batchable(op: Operation) -> bool:
-    """An `Elementwise` op whose operands all have its result's shape runs over stacked shards."""
-    shapes = {tuple(v.type.shape) if isinstance(v.type, RankedTensorType) else None
-              for v in (*op._operands, *op.results)}
-    return has_trait(op, "Elementwise") and len(shapes) == 1 and None not in shapes
+def _stacked(fn, op: Operation):
+    """The evaluator of the op over shards stacked on a new leading axis, or None: its `stacked`
+    variant, or the evaluator itself for an `Elementwise` op whose operands have its result's
+    shape, with scalar operands (`clamp`'s bounds) stacked as `(k, 1, ...)` to broadcast."""
+    variant = getattr(fn, "stacked", None)
+    if variant is not None or not has_trait(op, "Elementwise"):
+        return variant
+    shapes = [tuple(v.type.shape) if isinstance(v.type, RankedTensorType) else None
+              for v in (*op.results, *op._operands)]
+    shape = shapes[0]
+    if shape is None or None in shape or any(s != shape and s != () for s in shapes):
+        return None
+    scalars = [i for i, s in enumerate(shapes[len(op.results):]) if s != shape]
+    if not scalars:
+        return fn
+    ones = (1,) * len(shape)
+
+    def broadcasting(op, args, ctx):
+        args = list(args)
+        for i in scalars:
+            args[i] = args[i].reshape(args[i].shape[:1] + ones)
+        return fn(op, args, ctx)
+    return broadcasting
 
 
 def _last_uses(block: Block) -> list[tuple]:
@@ -276,14 +302,14 @@ class Eager:
 
     @staticmethod
     def evaluate(fn, op, combos, devices, ctx, stacked) -> list:
-        """Per result, the buffer of each combination of operands (`stacked`: one call over them
-        all on a leading axis)."""
+        """Per result, the buffer of each combination of operands (`stacked`: the evaluator that
+        runs once over them all on a leading axis, or None)."""
         saved = ctx.devices
         ctx.devices = None
         try:
-            if stacked:
+            if stacked is not None:
                 ctx.device = devices[0]
-                outs = getattr(fn, "stacked", fn)(op, [np.stack(col) for col in zip(*combos)], ctx)
+                outs = stacked(op, [_stack(col) for col in zip(*combos)], ctx)
                 return [[o[i, ...] for i in range(len(combos))] for o in outs]
             per = []
             for args, d in zip(combos, devices):
@@ -305,18 +331,7 @@ class Eager:
 
     @staticmethod
     def merge_small(s: Shards, t) -> Shards:
-        if not isinstance(t, RankedTensorType) or None in t.shape or math.prod(t.shape) > _SMALL:
-            return s
-        where: dict = {}
-        remap = []
-        buffers = []
-        for b in s.buffers:
-            b = np.asarray(b)
-            k = where.setdefault((b.dtype.str, b.shape, b.tobytes()), len(buffers))
-            if k == len(buffers):
-                buffers.append(b)
-            remap.append(k)
-        return s if len(buffers) == len(s.buffers) else Shards(buffers, np.asarray(remap, np.int64)[s.index])
+        return merged(s, s.buffers) if small(t) else s
 
     @staticmethod
     def concrete(buffers) -> list:
@@ -324,6 +339,25 @@ class Eager:
 
 
 EAGER = Eager()
+
+
+def _stack(buffers) -> np.ndarray:
+    """The buffers on a new leading axis, as a read-only view where they allow one (stacked
+    evaluators never write into their operands): one buffer every combination shares, or the
+    rows of one array in order (the results of the op before, run stacked); else a copy."""
+    first = np.asarray(buffers[0])
+    if all(b is buffers[0] for b in buffers):
+        return np.broadcast_to(first, (len(buffers),) + first.shape)
+    owner = first.base
+    if owner is not None and len(buffers) > 1 and all(
+            isinstance(b, np.ndarray) and b.base is owner and b.dtype == first.dtype and b.shape == first.shape
+            and b.strides == first.strides for b in buffers):
+        starts = [b.__array_interface__["data"][0] for b in buffers]
+        step = starts[1] - starts[0]
+        if step > 0 and all(b - a == step for a, b in zip(starts, starts[1:])):
+            return np.lib.stride_tricks.as_strided(first, (len(buffers),) + first.shape, (step,) + first.strides,
+                                                   writeable=False)
+    return np.stack(buffers)
 
 
 @dataclass(eq=False)
@@ -419,14 +453,14 @@ def _run_lockstep(ctx: Context, steps, term, env) -> list:
     """Every device of `ctx.devices` at once: every value is `Shards`."""
     op = None
     try:
-        for fn, op, operands, results, dead, batch in steps:
+        for fn, op, operands, results, dead, stacked in steps:
             args = [env[v] for v in operands]
             if getattr(fn, "spmd", False):
                 outs = fn(op, args, ctx)
             elif getattr(fn, "collective", False):
                 outs = _run_collective(fn, op, args, ctx)
             else:
-                outs = _run_distinct(fn, op, args, ctx, batch)
+                outs = _run_distinct(fn, op, args, ctx, stacked)
             for r, v in zip(results, outs):
                 env[r] = v
             if ctx.kept is not None:
@@ -444,7 +478,26 @@ _SMALL = 64
 """Results of at most this many elements are merged by content (offsets from `partition_id`)."""
 
 
-def _run_distinct(fn, op, args, ctx, batch) -> list:
+def small(t) -> bool:
+    """A static tensor type of at most `_SMALL` elements."""
+    return isinstance(t, RankedTensorType) and None not in t.shape and math.prod(t.shape) <= _SMALL
+
+
+def merged(s: Shards, arrays) -> Shards:
+    """`s` with buffers of equal contents (`arrays`: each buffer's value) held once."""
+    where: dict = {}
+    remap = []
+    buffers = []
+    for b, a in zip(s.buffers, arrays):
+        a = np.asarray(a)
+        k = where.setdefault((a.dtype.str, a.shape, a.tobytes()), len(buffers))
+        if k == len(buffers):
+            buffers.append(b)
+        remap.append(k)
+    return s if len(buffers) == len(s.buffers) else Shards(buffers, np.asarray(remap, np.int64)[s.index])
+
+
+def _run_distinct(fn, op, args, ctx, stacked) -> list:
     """The op once per distinct combination of its operands' buffers (per device if `@per_device`)."""
     n = len(ctx.devices)
     if getattr(fn, "per_device", False):
@@ -463,7 +516,7 @@ def _run_distinct(fn, op, args, ctx, batch) -> list:
     first = first.tolist()
     combos = [[a.buffers[a.index[f]] for a in args] for f in first]
     devices = [ctx.devices[f] for f in first]
-    per_result = ctx.backend.evaluate(fn, op, combos, devices, ctx, batch and len(combos) > 1)
+    per_result = ctx.backend.evaluate(fn, op, combos, devices, ctx, stacked if len(combos) > 1 else None)
     outs = []
     for r, buffers in zip(op.results, per_result):
         s = Shards(buffers, inverse)

@@ -16,7 +16,7 @@ import numpy as np
 
 from sdy_passes.errors import UnsupportedOpError
 from sdy_passes.interpreter._core import (
-    Shards, collective, fail, per_device, process_groups, region_fn, spmd,
+    Shards, agreeing, collective, fail, per_device, process_groups, region_fn, spmd,
 )
 from sdy_passes.interpreter.movement import int_attr
 
@@ -136,11 +136,13 @@ def _reduce(op, ctx, args):
     return acc
 
 
+@agreeing
 @collective
 def all_reduce(op, args, ctx):
     return [[acc] * len(ctx.devices) for acc in _reduce(op, ctx, args)]
 
 
+@agreeing
 @collective
 def all_gather(op, args, ctx):
     if ctx.devices is None:
@@ -184,6 +186,7 @@ def collective_permute(op, args, ctx):
     return [out]
 
 
+@agreeing
 @collective
 def collective_broadcast(op, args, ctx):
     if ctx.devices is None:

@@ -3,6 +3,9 @@ op is one task running the evaluator the eager engine runs (so the buffers are b
 every group of a collective one task over its members' buffers. The graph is one dict built as
 the program runs (no per-task collection objects: 4096 devices make millions of tasks). Control
 flow computes its predicates (scalars) when it reaches them; nothing else computes until asked.
+Small values of known operands (`partition_id` and the offsets computed from it) are computed as
+the graph is built and merged by content as the eager engine merges them, so the values they
+select stay one task per distinct shard, not one per device.
 """
 
 from __future__ import annotations
@@ -15,18 +18,20 @@ from operator import getitem
 import numpy as np
 
 from sdy_passes.errors import ExecutionError, SdyError
-from sdy_passes.interpreter._core import _FOREIGN, Context, Shards, _located
+from sdy_passes.interpreter._core import _FOREIGN, _SMALL, Context, Shards, _located, merged, small
 
 __all__ = ["Lazy", "Key"]
 
 
 class Key:
-    """A buffer of the lazy engine: the key of its task in `Lazy.graph`."""
+    """A buffer of the lazy engine: the key of its task in `Lazy.graph`, with its `value` when
+    it is small and known while the graph is built."""
 
-    __slots__ = ("key",)
+    __slots__ = ("key", "value")
 
-    def __init__(self, key):
+    def __init__(self, key, value=None):
         self.key = key
+        self.value = value
 
 
 def _evaluate(fn, op, module, numerics, device, single, *args):
@@ -88,8 +93,8 @@ class Lazy:
             name = self._name("input")
             out = []
             for i, pos in enumerate(positions):
-                self.graph[(name, i)] = np.asarray(data[pos])
-                out.append(Key((name, i)))
+                v = self.graph[(name, i)] = np.asarray(data[pos])
+                out.append(Key((name, i), v if v.size <= _SMALL else None))
             return out
         npieces = len(positions[0])
         data = data.rechunk((1,) * npieces + data.shape[npieces:])
@@ -109,9 +114,16 @@ class Lazy:
     def evaluate(self, fn, op, combos, devices, ctx, stacked) -> list:
         name = self._name(op.name.rsplit(".", 1)[-1])
         single = len(op.results) == 1
+        known = all(small(r.type) for r in op.results)
         outs = [[] for _ in op.results]
         for i, (args, d) in enumerate(zip(combos, devices)):
             key = (name, i)
+            if known and all(a.value is not None for a in args):
+                values = _evaluate(fn, op, ctx.module, ctx.numerics, d, False, *(a.value for a in args))
+                for k, v in enumerate(values):
+                    v = self.graph[key + (k,)] = np.asarray(v)
+                    outs[k].append(Key(key + (k,), v))
+                continue
             self.graph[key] = (partial(_evaluate, fn, op, ctx.module, ctx.numerics, d, single),
                                *(a.key for a in args))
             if single:
@@ -131,6 +143,9 @@ class Lazy:
         for k in range(len(op.results)):
             per_member = []
             for j in range(len(devices)):
+                if j and getattr(fn, "agreeing", False):  # every member's result is the first's
+                    per_member.append(per_member[0])
+                    continue
                 self.graph[(name, k, j)] = (getitem, (getitem, name, k), j)
                 per_member.append(Key((name, k, j)))
             outs.append(per_member)
@@ -139,10 +154,13 @@ class Lazy:
 
     @staticmethod
     def merge_small(s: Shards, t) -> Shards:
-        """Unchanged: merging by content would compute the values."""
-        return s
+        """Known values merged by content; the others unchanged (merging them would compute them)."""
+        values = [b.value for b in s.buffers]
+        return merged(s, values) if small(t) and all(v is not None for v in values) else s
 
     def concrete(self, buffers) -> list:
+        if all(b.value is not None for b in buffers):
+            return [b.value for b in buffers]
         keys = [b.key for b in buffers]
         graph, _ = self.optimization.cull(self.graph, keys)
         return [np.asarray(v) for v in self.threaded.get(graph, keys)]

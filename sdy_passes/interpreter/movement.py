@@ -1,7 +1,13 @@
 """Evaluators of the data-movement ops (spec execute.md §4.5, App. C): constants, iota,
-broadcasts, reshapes, slices, pads, gather and scatter. Exact in every dtype."""
+broadcasts, reshapes, slices, pads, gather and scatter. Exact in every dtype.
+
+The lockstep engine (spec execute.md §3.1) runs an op once over its distinct shards stacked on a
+new leading axis through the evaluator's `stacked` variant: the same op with that axis kept
+(scalar operands stacked as `(k,)`)."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
@@ -80,9 +86,31 @@ def broadcast_in_dim(op, args, ctx):
     return (np.broadcast_to(x.reshape(view), shape),)
 
 
+def _broadcast_in_dim_stacked(op, args, ctx):
+    (x,) = args
+    shape = result_shape(op)
+    view = [len(x)] + [1] * len(shape)
+    for i, d in enumerate(ints(op, "broadcast_dimensions")):
+        view[d + 1] = x.shape[i + 1]
+    return (np.broadcast_to(x.reshape(view), (len(x),) + shape),)
+
+
+broadcast_in_dim.stacked = _broadcast_in_dim_stacked
+
+
 def broadcast(op, args, ctx):
     (x,) = args
     return (np.broadcast_to(x, ints(op, "broadcast_sizes") + x.shape),)
+
+
+def _broadcast_stacked(op, args, ctx):
+    (x,) = args
+    sizes = ints(op, "broadcast_sizes")
+    lead, rest = x.shape[:1], x.shape[1:]
+    return (np.broadcast_to(x.reshape(lead + (1,) * len(sizes) + rest), lead + sizes + rest),)
+
+
+broadcast.stacked = _broadcast_stacked
 
 
 def get_dimension_size(op, args, ctx):
@@ -93,19 +121,65 @@ def reshape(op, args, ctx):
     return (args[0].reshape(result_shape(op)),)
 
 
+def _reshape_stacked(op, args, ctx):
+    return (args[0].reshape(args[0].shape[:1] + result_shape(op)),)
+
+
+reshape.stacked = _reshape_stacked
+
+
 def transpose(op, args, ctx):
     return (np.transpose(args[0], ints(op, "permutation")),)
 
 
-def slice(op, args, ctx):  # noqa: A001 - the op's name
-    (x,) = args
+def _transpose_stacked(op, args, ctx):
+    return (np.transpose(args[0], (0,) + _shifted(ints(op, "permutation"))),)
+
+
+transpose.stacked = _transpose_stacked
+
+
+def _shifted(dims) -> tuple[int, ...]:
+    """Dims of an op's operand as dims of its stacked operand."""
+    return tuple(d + 1 for d in dims)
+
+
+def _slices(op, rank):
     start, limit = ints(op, "start_indices"), ints(op, "limit_indices")
-    strides = ints(op, "strides", (1,) * x.ndim)
-    return (x[tuple(np.s_[a:b:s] for a, b, s in zip(start, limit, strides))],)
+    strides = ints(op, "strides", (1,) * rank)
+    return tuple(np.s_[a:b:s] for a, b, s in zip(start, limit, strides))
+
+
+def slice(op, args, ctx):  # noqa: A001 - the op's name
+    return (args[0][_slices(op, args[0].ndim)],)
+
+
+def _slice_stacked(op, args, ctx):
+    return (args[0][(np.s_[:],) + _slices(op, args[0].ndim - 1)],)
+
+
+slice.stacked = _slice_stacked
 
 
 def _clamped_starts(x_shape, sizes, index_args):
     return [int(min(max(int(i.reshape(())), 0), n - s)) for i, n, s in zip(index_args, x_shape, sizes)]
+
+
+def _stacked_starts(x_shape, sizes, index_args) -> np.ndarray:
+    """Per stacked shard (row), the clamped start of each dim (`(k, rank)`)."""
+    cols = []
+    for i, n, s in zip(index_args, x_shape, sizes):
+        v = i.reshape(-1)
+        if v.dtype.kind == "u":
+            v = np.minimum(v, n)
+        cols.append(np.clip(v.astype(np.int64), 0, n - s))
+    return np.stack(cols, axis=1)
+
+
+def _windows(x, sizes, starts, writeable=False):
+    """The `sizes` window of each row of `x` at that row's `starts` (an indexable view)."""
+    view = np.lib.stride_tricks.sliding_window_view(x, sizes, axis=tuple(range(1, x.ndim)), writeable=writeable)
+    return view, (np.arange(len(x)),) + tuple(starts.T)
 
 
 def dynamic_slice(op, args, ctx):
@@ -113,6 +187,18 @@ def dynamic_slice(op, args, ctx):
     sizes = ints(op, "slice_sizes")
     starts = _clamped_starts(x.shape, sizes, idx)
     return (x[tuple(np.s_[a:a + s] for a, s in zip(starts, sizes))],)
+
+
+def _dynamic_slice_stacked(op, args, ctx):
+    x, *idx = args
+    sizes = ints(op, "slice_sizes")
+    if not sizes or 0 in sizes:
+        return (x[(np.s_[:],) + tuple(np.s_[:s] for s in sizes)],)
+    view, where = _windows(x, sizes, _stacked_starts(x.shape[1:], sizes, idx))
+    return (view[where],)
+
+
+dynamic_slice.stacked = _dynamic_slice_stacked
 
 
 def dynamic_update_slice(op, args, ctx):
@@ -123,26 +209,68 @@ def dynamic_update_slice(op, args, ctx):
     return (out,)
 
 
-def pad(op, args, ctx):
-    x, value = args
+def _dynamic_update_slice_stacked(op, args, ctx):
+    x, u, *idx = args
+    out = x.copy()
+    if x.ndim > 1 and u.size:
+        view, where = _windows(out, u.shape[1:], _stacked_starts(x.shape[1:], u.shape[1:], idx), writeable=True)
+        view[where] = u
+    elif x.ndim == 1:
+        out[...] = u
+    return (out,)
+
+
+dynamic_update_slice.stacked = _dynamic_update_slice_stacked
+
+
+def _pad(op, x, value, lead: int):
+    """`x` padded with `value` on its dims after the first `lead` (`value` has those dims)."""
+    dims = x.shape[lead:]
     low, high = ints(op, "edge_padding_low"), ints(op, "edge_padding_high")
-    interior = ints(op, "interior_padding", (0,) * x.ndim)
+    interior = ints(op, "interior_padding", (0,) * len(dims))
     # interior and non-negative edges into a full array, then negative edges crop
     full = [max(lo, 0) + (n - 1) * (i + 1) + 1 + max(hi, 0) if n else max(lo, 0) + max(hi, 0)
-            for n, lo, hi, i in zip(x.shape, low, high, interior)]
-    out = np.full(full, value.reshape(()), dtype=x.dtype)
-    out[tuple(np.s_[max(lo, 0):max(lo, 0) + (n - 1) * (i + 1) + 1:i + 1] if n else np.s_[0:0]
-              for n, lo, i in zip(x.shape, low, interior))] = x
+            for n, lo, hi, i in zip(dims, low, high, interior)]
+    out = np.empty(x.shape[:lead] + tuple(full), dtype=x.dtype)
+    out[...] = value.reshape(x.shape[:lead] + (1,) * len(dims))
+    keep = (np.s_[:],) * lead
+    out[keep + tuple(np.s_[max(lo, 0):max(lo, 0) + (n - 1) * (i + 1) + 1:i + 1] if n else np.s_[0:0]
+                     for n, lo, i in zip(dims, low, interior))] = x
     crop = tuple(np.s_[max(-lo, 0):f - max(-hi, 0)] for f, lo, hi in zip(full, low, high))
-    return (out[crop],)
+    return out[keep + crop]
+
+
+def pad(op, args, ctx):
+    return (_pad(op, *args, 0),)
+
+
+def _pad_stacked(op, args, ctx):
+    return (_pad(op, *args, 1),)
+
+
+pad.stacked = _pad_stacked
 
 
 def concatenate(op, args, ctx):
     return (np.concatenate(args, axis=int_attr(op, "dimension")),)
 
 
+def _concatenate_stacked(op, args, ctx):
+    return (np.concatenate(args, axis=int_attr(op, "dimension") + 1),)
+
+
+concatenate.stacked = _concatenate_stacked
+
+
 def reverse(op, args, ctx):
     return (np.flip(args[0], ints(op, "dimensions")),)
+
+
+def _reverse_stacked(op, args, ctx):
+    return (np.flip(args[0], _shifted(ints(op, "dimensions"))),)
+
+
+reverse.stacked = _reverse_stacked
 
 
 # -- gather and scatter (StableHLO spec; App. C) -------------------------------------------------
@@ -159,9 +287,24 @@ def _batch_axis(dim: int, index_vector_dim: int) -> int:
 
 
 def gather(op, args, ctx):
-    x, indices = args
+    return (_gather(*args, op.properties["dimension_numbers"], ints(op, "slice_sizes"), result_shape(op)),)
+
+
+def _gather_stacked(op, args, ctx):
+    """The stacked axis as one more batching dim of the operand and the start indices."""
     dn = op.properties["dimension_numbers"]
-    sizes = ints(op, "slice_sizes")
+    stacked = replace(dn, offset_dims=_shifted(dn.offset_dims), collapsed_slice_dims=_shifted(dn.collapsed_slice_dims),
+                      operand_batching_dims=(0,) + _shifted(dn.operand_batching_dims),
+                      start_indices_batching_dims=(0,) + _shifted(dn.start_indices_batching_dims),
+                      start_index_map=_shifted(dn.start_index_map), index_vector_dim=dn.index_vector_dim + 1)
+    x = args[0]
+    return (_gather(*args, stacked, (1,) + ints(op, "slice_sizes"), x.shape[:1] + result_shape(op)),)
+
+
+gather.stacked = _gather_stacked
+
+
+def _gather(x, indices, dn, sizes, out_shape):
     idx = _index_batch(indices.astype(np.int64), dn.index_vector_dim)
     batch_shape = idx.shape[:-1]
     nb = len(batch_shape)
@@ -196,7 +339,7 @@ def gather(op, args, ctx):
         else:
             perm.append(b)
             b += 1
-    return (contiguous(np.transpose(g, perm)).reshape(result_shape(op)),)
+    return contiguous(np.transpose(g, perm)).reshape(out_shape)
 
 
 _SCATTER_UFUNCS = {"stablehlo.add": np.add, "stablehlo.maximum": np.maximum, "stablehlo.minimum": np.minimum,
@@ -220,9 +363,26 @@ def combiner(region) -> str | None:
 
 
 def scatter(op, args, ctx):
+    return _scatter(op, args, ctx, op.properties["scatter_dimension_numbers"])
+
+
+def _scatter_stacked(op, args, ctx):
+    """The stacked axis as one more batching dim of the inputs and the scatter indices."""
+    dn = op.properties["scatter_dimension_numbers"]
+    return _scatter(op, args, ctx, replace(
+        dn, update_window_dims=_shifted(dn.update_window_dims), inserted_window_dims=_shifted(dn.inserted_window_dims),
+        input_batching_dims=(0,) + _shifted(dn.input_batching_dims),
+        scatter_indices_batching_dims=(0,) + _shifted(dn.scatter_indices_batching_dims),
+        scatter_dims_to_operand_dims=_shifted(dn.scatter_dims_to_operand_dims),
+        index_vector_dim=dn.index_vector_dim + 1))
+
+
+scatter.stacked = _scatter_stacked
+
+
+def _scatter(op, args, ctx, dn):
     n = len(args) // 2
     inputs, indices, updates = args[:n], args[n], args[n + 1:]
-    dn = op.properties["scatter_dimension_numbers"]
     out = [x.copy() for x in inputs]
     x0, u0 = inputs[0], updates[0]
     idx = _index_batch(indices.astype(np.int64), dn.index_vector_dim)

@@ -78,6 +78,17 @@ def reduce(op, args, ctx):
     return _fold(op, ctx, combiner(op.regions[0]), args[:n], args[n:], axes)
 
 
+def _reduce_stacked(op, args, ctx):
+    """Over shards stacked on a leading axis: the inits `(k,)` broadcast along the kept dims."""
+    n = len(args) // 2
+    axes = tuple(sorted(d + 1 for d in ints(op, "dimensions")))
+    ones = (1,) * (args[0].ndim - 1 - len(axes))
+    return _fold(op, ctx, combiner(op.regions[0]), args[:n], [i.reshape(i.shape[:1] + ones) for i in args[n:]], axes)
+
+
+reduce.stacked = _reduce_stacked
+
+
 def _window_view(x, init, op, window, strides, base_dil, win_dil, padding):
     """Padded (with `init`), dilated windows of `x`: shape (out..., window...)."""
     if any(d != 1 for d in base_dil):
@@ -109,14 +120,31 @@ def _window_attrs(op, rank):
 
 
 def reduce_window(op, args, ctx):
+    return _reduce_window(op, args, ctx, 0)
+
+
+def _reduce_window_stacked(op, args, ctx):
+    """Over shards stacked on a leading axis: a window of 1 along it, inits `(k,)`."""
+    return _reduce_window(op, args, ctx, 1)
+
+
+reduce_window.stacked = _reduce_window_stacked
+
+
+def _reduce_window(op, args, ctx, lead: int):
     n = len(args) // 2
     inputs, inits = args[:n], args[n:]
     rank = inputs[0].ndim
-    window, strides, base, wdil, padding = _window_attrs(op, rank)
-    views = [_window_view(x, i.reshape(()), op, window, strides, base, wdil, padding) for x, i in zip(inputs, inits)]
+    window, strides, base, wdil, padding = _window_attrs(op, rank - lead)
+    if lead:
+        window, strides, base, wdil = ((1,) + tuple(a) for a in (window, strides, base, wdil))
+        padding = [(0, 0)] + list(padding)
+        inits = [i.reshape(i.shape + (1,) * (rank - 1)) for i in inits]
+    views = [_window_view(x, i.reshape(i.shape if lead else ()), op, window, strides, base, wdil, padding)
+             for x, i in zip(inputs, inits)]
     axes = tuple(range(rank, 2 * rank))
     out = _fold(op, ctx, combiner(op.regions[0]), views, inits, axes)
-    return tuple(contiguous(o).reshape(result_shape(op, i)) for i, o in enumerate(out))
+    return tuple(contiguous(o).reshape(inputs[0].shape[:lead] + result_shape(op, i)) for i, o in enumerate(out))
 
 
 def select_and_scatter(op, args, ctx):
@@ -338,9 +366,21 @@ def _simple_key(region, num):
 
 
 def sort(op, args, ctx):
+    return _sort(op, args, ctx, 0)
+
+
+def _sort_stacked(op, args, ctx):
+    return _sort(op, args, ctx, 1)
+
+
+sort.stacked = _sort_stacked
+
+
+def _sort(op, args, ctx, lead: int):
     dim = int_attr(op, "dimension", -1)
     if dim < 0:
-        dim += args[0].ndim
+        dim += args[0].ndim - lead
+    dim += lead
     moved = [np.moveaxis(a, dim, -1) for a in args]
     n = moved[0].shape[-1]
     simple = _simple_key(op.regions[0], len(args))

@@ -58,6 +58,16 @@ UNEVEN_PROGRAMS = [
                      "args = (S((8, 4), jnp.float32),)\nspecs = (P('y', None),)"),
 ]
 
+STACKED_PROGRAMS = [
+    # ops the corpus never runs on several distinct shards (each runs once over them stacked; a
+    # strided slice stays a slice, a unit-stride one becomes a pad)
+    ("sharded_sort", "f = lambda a: jnp.sort(a, axis=1)\nargs = (S((8, 5), jnp.float32),)\nspecs = (P('y', None),)"),
+    ("sharded_dynamic_update_slice",
+     "f = lambda a, u, i: lax.dynamic_update_slice(a, u, (0, i))[:, 1::2]\n"
+     "args = (S((8, 6), jnp.float32), S((8, 2), jnp.float32), S((), jnp.int32))\n"
+     "specs = (P('y', None), P('y', None), P())"),
+]
+
 HALO_PROGRAMS = [
     # pads and stride-1 slices whose operand and result are sharded alike: each device's output
     # tile needs rows its neighbours hold (the halo exchange of sdy-resolve-permutation-factors)
@@ -99,9 +109,9 @@ HALO_PROGRAMS = [
 
 
 def variant_cases() -> Path:
-    """The recorded cases of `UNEVEN_PROGRAMS` and `HALO_PROGRAMS` (the oracle's `--file`),
-    kept like `sharded_cases`."""
-    programs = json.dumps(UNEVEN_PROGRAMS + HALO_PROGRAMS)
+    """The recorded cases of `UNEVEN_PROGRAMS`, `HALO_PROGRAMS` and `STACKED_PROGRAMS` (the
+    oracle's `--file`), kept like `sharded_cases`."""
+    programs = json.dumps(UNEVEN_PROGRAMS + HALO_PROGRAMS + STACKED_PROGRAMS)
     key = hashlib.sha256(ORACLE.read_bytes() + programs.encode() + json.dumps(
         [version("jax"), version("jaxlib"), sys.executable]).encode()).hexdigest()[:20]
     out = Path(tempfile.gettempdir()) / f"layout-toolkit-execute-uneven-{key}"

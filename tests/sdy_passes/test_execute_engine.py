@@ -16,7 +16,7 @@ from sharding import DeviceMesh
 from tests.conftest import needs_shared
 from tests.jaxlib_child import cached, run_child
 from tests.sdy_passes import execute_oracle
-from tests.sdy_passes.test_execute import MATMUL, PASSING, _case
+from tests.sdy_passes.test_execute import MATMUL, PASSING, _case, _check_devices
 
 ORACLE = execute_oracle.oracle_module()
 
@@ -79,22 +79,6 @@ def cases():
     return execute_oracle.sharded_cases()
 
 
-@needs_shared(execute_oracle.ORACLE)
-@pytest.mark.parametrize("name", PASSING)
-def test_dask_backend_is_bit_identical_to_eager(cases, name):
-    c, text, inputs = _case(cases, name)
-    eager = execute(text, *inputs)
-    lazy = execute(text, *inputs, backend="dask")
-    for e, z in zip(eager.outputs, lazy.outputs):
-        assert z.data.chunks is not None  # lazy until asked
-        for (d, a), (d2, b) in zip(e.per_device(), z.per_device()):
-            assert d == d2 and _bits(a) == _bits(b), (name, d)
-    for a, b in zip(eager.checksums(), lazy.checksums()):
-        assert a.equals(b)
-    d = int(eager.outputs[0].index_map().__iter__().__next__())
-    assert _bits(lazy.outputs[0].local(d)) == _bits(eager.outputs[0].local(d))
-
-
 def test_values_are_held_once_per_distinct_shard():
     # a 2x4 mesh; %a sharded over y only: 4 distinct shards, the elementwise ops run stacked once
     text = """
@@ -109,7 +93,7 @@ func.func @main(%a: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"},
     real = _core.Eager.evaluate
 
     def counting(fn, op, combos, devices, ctx, stacked):
-        calls.append((op.name, len(combos), stacked))
+        calls.append((op.name, len(combos), stacked is not None))
         return real(fn, op, combos, devices, ctx, stacked)
     _core.Eager.evaluate = staticmethod(counting)
     try:
@@ -206,3 +190,73 @@ def test_lazy_values_and_one_device():
     eager = execute(MATMUL, a, b, keep_values=True)
     assert all(_bits(lazy.values("%0")[d]) == _bits(eager.values("%0")[d]) for d in range(8))
     assert _bits(lazy.outputs[0].local(5)) == _bits((a @ b)[4:8])
+
+
+
+STACKED = {  # per program, ops it runs over several distinct shards (once, stacked): every such op
+    "concatenate": {"concatenate"}, "halo_pad": {"pad"}, "gather": {"gather", "broadcast_in_dim", "reduce"},
+    "sharded_dynamic_update_slice": {"dynamic_update_slice", "slice"}, "cumsum_reduce_window": {"reduce_window"},
+    "reverse": {"reverse", "dynamic_slice", "reshape"}, "scatter_add": {"scatter"}, "sharded_sort": {"sort"},
+    "transpose": {"transpose"}, "matmul": {"dot_general"}}
+PROGRAMS = [("cases", n) for n in PASSING] + [("variants", n) for n, _ in (
+    execute_oracle.UNEVEN_PROGRAMS + execute_oracle.HALO_PROGRAMS + execute_oracle.STACKED_PROGRAMS)]
+
+
+@pytest.fixture(scope="module")
+def variants():
+    return execute_oracle.variant_cases()
+
+
+@needs_shared(execute_oracle.ORACLE)
+@pytest.mark.parametrize("folder, name", PROGRAMS)
+def test_stacked_evaluators_hold_the_bits_of_one_call_per_shard(request, folder, name):
+    # every value of a sharded JAX program (or uneven/halo/stacked variant): the ops run once over
+    # their distinct shards stacked hold, on every device, the bits of one call per shard (and JAX's)
+    c, text, inputs = _case(request.getfixturevalue(folder), name)
+    real = _core.Eager.evaluate
+    ran = set()
+
+    def one_by_one(fn, op, combos, devices, ctx, stacked):
+        return real(fn, op, combos, devices, ctx, None)
+
+    def noting(fn, op, combos, devices, ctx, stacked):
+        if stacked is not None:
+            ran.add(op.name.removeprefix("stablehlo."))
+        return real(fn, op, combos, devices, ctx, stacked)
+    runs = []
+    for evaluate in (noting, one_by_one):
+        _core.Eager.evaluate = staticmethod(evaluate)
+        try:
+            runs.append(execute(text, *inputs, keep_values=True))
+        finally:
+            _core.Eager.evaluate = staticmethod(real)
+    stacked, single = runs
+    held = [n for n, v in stacked._kept[1].items() if v in stacked._kept[0]]
+    assert held
+    for value in held:
+        a, b = stacked.values(value), single.values(value)
+        assert a.keys() == b.keys() and all(_bits(a[d]) == _bits(b[d]) for d in a), (name, value)
+    _check_devices(stacked, c)
+    assert ran >= STACKED.get(name, set()), STACKED[name] - ran
+
+
+@needs_shared(execute_oracle.ORACLE)
+@pytest.mark.parametrize("folder, name", PROGRAMS)
+def test_dask_backend_is_bit_identical_to_eager(request, folder, name):
+    # and holds every value in as many distinct buffers (chunks) as the eager engine: values
+    # selected by offsets of partition_id and results of all_gather/all_reduce are not per device
+    _, text, inputs = _case(request.getfixturevalue(folder), name)
+    eager = execute(text, *inputs, keep_values=True)
+    lazy = execute(text, *inputs, backend="dask", keep_values=True)
+    for e, z in zip(eager.outputs, lazy.outputs):
+        assert z.data.chunks is not None  # lazy until asked
+        for (d, a), (d2, b) in zip(e.per_device(), z.per_device()):
+            assert d == d2 and _bits(a) == _bits(b), (name, d)
+    for a, b in zip(eager.checksums(), lazy.checksums()):
+        assert a.equals(b)
+    d = int(eager.outputs[0].index_map().__iter__().__next__())
+    assert _bits(lazy.outputs[0].local(d)) == _bits(eager.outputs[0].local(d))
+    (kept, names, _, _), (lazy_kept, lazy_names, _, _) = eager._kept, lazy._kept
+    for n, v in names.items():
+        if v in kept:
+            assert len(lazy_kept[lazy_names[n]].buffers) == len(kept[v].buffers), (name, n)

@@ -18,6 +18,7 @@ from sdy_passes.errors import ExecutionError
 from sdy_passes.execution import execute
 from sdy_passes.parser import parse_module
 from tests.conftest import needs_shared
+from tests.jaxlib_child import cached, run_child
 from tests.sdy_passes import execute_oracle
 from tests.sdy_passes.test_execute import BUILTIN, MATMUL, PASSING
 
@@ -369,3 +370,68 @@ func.func @main(%a: tensor<16x8xf32> {{sdy.sharding = #sdy.sharding<@mesh, {sour
     assert np.array_equal(r.traffic["bytes_sent"].values[0], plan.traffic["bytes_sent"].values.sum(0))
     assert np.array_equal(r.traffic["bytes_crossing"].values[0], plan.traffic["bytes_crossing"].values.sum(0))
     assert r.traffic["messages"].values[0] == plan.traffic["messages"].values.sum()
+
+
+_COST_PROGRAMS = r"""
+import jax, jax.numpy as jnp, numpy as np
+from jax import lax
+
+def lowered(f, *shapes):
+    low = jax.jit(f).lower(*[jax.ShapeDtypeStruct(s, jnp.float32) for s in shapes])
+    c = low.compile().cost_analysis()
+    c = c[0] if isinstance(c, list) else c
+    return {"text": low.as_text(), "flops": float(c.get("flops", 0.0))}
+
+rng = np.random.default_rng(PAYLOAD["seed"])
+RESULT = {"conv": [], "sort": [], "reduce_window": []}
+while len(RESULT["conv"]) < PAYLOAD["n"]:
+    ns, g = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+    size = [int(x) for x in rng.integers(2, 9, ns)]
+    kernel = [int(x) for x in rng.integers(1, 4, ns)]
+    strides = [int(x) for x in rng.integers(1, 3, ns)]
+    pad = [tuple(int(x) for x in rng.integers(0, 3, 2)) for _ in range(ns)]
+    lhs_dil, rhs_dil = ([int(x) for x in rng.integers(1, 3, ns)] for _ in range(2))
+    span = [(s - 1) * d + 1 + lo + hi - ((k - 1) * r + 1) for s, d, (lo, hi), k, r in zip(size, lhs_dil, pad, kernel, rhs_dil)]
+    if min(span) < 0:
+        continue
+    x, w = (2, 2 * g) + tuple(size), (3 * g, 2) + tuple(kernel)
+    RESULT["conv"].append(lowered(lambda a, b: lax.conv_general_dilated(
+        a, b, strides, pad, lhs_dil, rhs_dil, feature_group_count=g), x, w))
+for _ in range(PAYLOAD["n"]):
+    shape = tuple(int(x) for x in rng.integers(1, 40, int(rng.integers(1, 3))))
+    RESULT["sort"].append(lowered(lambda a: jnp.sort(a, axis=-1), shape))
+    window = tuple(int(x) for x in rng.integers(1, 4, len(shape)))
+    shape = tuple(max(s, w) for s, w in zip(shape, window))
+    RESULT["reduce_window"].append(lowered(lambda a: lax.reduce_window(a, 0.0, lax.add, window, window, "VALID"), shape))
+body = lambda c: jnp.tanh(c @ c) + 1.0
+RESULT["loop"] = lowered(lambda a: lax.fori_loop(0, 7, lambda i, c: body(c), a), (32, 32))
+def unrolled(a):
+    for _ in range(7):
+        a = body(a)
+    return a
+RESULT["unrolled"] = lowered(unrolled, (32, 32))
+"""
+
+
+@pytest.fixture(scope="module")
+def cost_programs():
+    payload = {"seed": 3, "n": 12}
+    return cached([_COST_PROGRAMS, payload], lambda: run_child(_COST_PROGRAMS, payload))
+
+
+@pytest.mark.parametrize("kind", ["conv", "sort", "reduce_window"])
+def test_flops_of_random_ops_equal_xla(cost_programs, kind):
+    # random convolutions (padding, strides, both dilations, feature groups), sorts and reduce
+    # windows as JAX lowers them: our flops are XLA's cost_analysis exactly
+    for p in cost_programs[kind]:
+        assert float(_dry(p["text"]).report.compute["flops"][0]) == p["flops"], p["text"]
+
+
+def test_flops_of_a_static_loop_count_every_iteration(cost_programs):
+    # XLA counts one iteration of a while loop whatever its trip count; ours counts the 7 of a
+    # fori_loop: XLA's count of the same body unrolled 7 times, plus the loop counter's 7 adds
+    # and 7 compares
+    loop = float(_dry(cost_programs["loop"]["text"]).report.compute["flops"][0])
+    assert loop == cost_programs["unrolled"]["flops"] + 14
+    assert execution_report._trip_count(
+        next(op for op in parse_module(cost_programs["loop"]["text"]).walk() if op.name == "stablehlo.while")) == 7
