@@ -8,7 +8,6 @@ import os
 import random
 
 import ml_dtypes
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
