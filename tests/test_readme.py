@@ -117,8 +117,7 @@ def readme_runs(tmp_path_factory):
         if index in done:
             return done[index]
         lang, code, expected, line = BLOCKS[index]
-        cwd = where / f"block{index}"
-        cwd.mkdir()
+        cwd = tmp_path_factory.mktemp(f"block{index}")  # (numbered: a failed block runs again)
         for dep in dependencies(index, BLOCKS):
             shutil.copytree(run(dep), cwd, dirs_exist_ok=True)
         if lang == "python":
