@@ -35,7 +35,16 @@ def needs_shared(path):
         not path.exists(), reason=f"shared test data ../shared/{rel} is absent (expected outside the workspace)")
 
 
+# The tiling tests (and tiling's doctests) run first: their first calls compile numba kernels
+# under a lock that every process on the cache shares. xdist's worksteal hands each worker a
+# contiguous half of the list and steals from the end, so they run in the first worker while the
+# other runs the rest, instead of both workers meeting in them at the end, one waiting.
+TESTS = pathlib.Path(__file__).resolve().parent
+TILING_FIRST = (TESTS / "tiling", TESTS.parent / "tiling")
+
+
 def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: not any(item.path.is_relative_to(d) for d in TILING_FIRST))
     for item in items:
         if "jaxlib" in item.keywords and not HAS_JAXLIB:
             item.add_marker(pytest.mark.skip(reason="jaxlib 0.10.2 (the oracle) is not installed"))

@@ -12,6 +12,7 @@ import json
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -23,19 +24,34 @@ README = (ROOT / "README.md").read_text()
 BLOCK = re.compile(r"^```(\w*)\n(.*?)^```\n", re.S | re.M)
 
 
-def blocks() -> list[tuple[str, str, str | None]]:
-    """`(language, code, expected output)` of every `python` and `sh` block, in order; the
-    expected output of a `sh` block is the plain or `text` block right after it."""
+def blocks() -> list[tuple[str, str, str | None, int]]:
+    """`(language, code, expected output, line)` of every `python` and `sh` block, in order; the
+    expected output of a `sh` block is the plain or `text` block right after it; `line` is the
+    README line of the opening fence."""
     found = [(m.group(1), m.group(2), m.start(), m.end()) for m in BLOCK.finditer(README)]
     out = []
-    for i, (lang, code, _, end) in enumerate(found):
+    for i, (lang, code, start, end) in enumerate(found):
         if lang not in ("python", "sh"):
             continue
         expected = None
         if lang == "sh" and i + 1 < len(found) and found[i + 1][0] in ("", "text") and found[i + 1][2] == end:
             expected = found[i + 1][1]
-        out.append((lang, code, expected))
+        out.append((lang, code, expected, README.count("\n", 0, start) + 1))
     return out
+
+
+# Blocks share files through their names: the first block that names a file makes it (README's
+# `model.mlir`, `block64.mlir`, ...), and a later block naming it runs after that one.
+FILE_NAME = re.compile(r"[\w-]+\.(?:mlir|npy|bin|json|svg|png|txt)\b")
+
+
+def dependencies(index: int, all_blocks) -> list[int]:
+    """Indices of the earlier blocks that make the files block `index` names."""
+    maker = {}
+    for i, (_, code, _, _) in enumerate(all_blocks[:index]):
+        for name in FILE_NAME.findall(code):
+            maker.setdefault(name, i)
+    return sorted({maker[name] for name in FILE_NAME.findall(all_blocks[index][1]) if name in maker})
 
 
 # A child process runs one Python block statement by statement; a statement that is an
@@ -65,10 +81,23 @@ print(json.dumps(mismatches))
 '''
 
 
-@pytest.fixture(scope="module")
-def scratch(tmp_path_factory):
-    """A scratch directory with `python` and every `[project.scripts]` entry point on PATH, as
-    the README's venv has them."""
+def _runnable(code: str) -> str | None:
+    """The block without its `.venv/` lines (installing into a venv); None if nothing else runs."""
+    kept = [line for line in code.splitlines() if ".venv/" not in line]
+    if not [line for line in kept if line.strip() and not line.startswith("cd ")]:
+        return None
+    return "\n".join(kept) + "\n"
+
+
+BLOCKS = blocks()
+RUNNABLE = [i for i, (lang, code, _, _) in enumerate(BLOCKS) if lang == "python" or _runnable(code)]
+
+
+@pytest.fixture(scope="session")
+def readme_runs(tmp_path_factory):
+    """Runs README blocks, each in its own directory holding the files of the blocks it depends
+    on, with `python` and every `[project.scripts]` entry point on PATH as the README's venv has
+    them; a block another one depends on runs once per worker (`run(i)` returns its directory)."""
     where = tmp_path_factory.mktemp("readme")
     bin_dir = where / "bin"
     bin_dir.mkdir()
@@ -82,39 +111,47 @@ def scratch(tmp_path_factory):
         (bin_dir / name).chmod(0o755)
     env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", PYTHONPATH=str(ROOT),
                COLUMNS="100", MPLBACKEND="Agg")
-    return where, env
+    done: dict[int, pathlib.Path] = {}
 
-
-def _runnable(code: str) -> str | None:
-    """The block without its `.venv/` lines (installing into a venv); None if nothing else runs."""
-    kept = [line for line in code.splitlines() if ".venv/" not in line]
-    if not [line for line in kept if line.strip() and not line.startswith("cd ")]:
-        return None
-    return "\n".join(kept) + "\n"
-
-
-def test_every_block_runs_as_written(scratch):
-    # One test, in README order: later blocks use the files earlier ones make (model.mlir, x.npy).
-    where, env = scratch
-    ran = 0
-    for lang, code, expected in blocks():
+    def run(index: int) -> pathlib.Path:
+        if index in done:
+            return done[index]
+        lang, code, expected, line = BLOCKS[index]
+        cwd = tmp_path_factory.mktemp(f"block{index}")  # (numbered: a failed block runs again)
+        for dep in dependencies(index, BLOCKS):
+            shutil.copytree(run(dep), cwd, dirs_exist_ok=True)
         if lang == "python":
             proc = subprocess.run([sys.executable, "-c", _RUNNER], input=code, capture_output=True, text=True,
-                                  cwd=where, env=env, timeout=600)
-            assert proc.returncode == 0, f"{code}\n{proc.stderr}"
-            assert json.loads(proc.stdout.splitlines()[-1]) == [], code
+                                  cwd=cwd, env=env, timeout=600)
+            assert proc.returncode == 0, f"README line {line}:\n{code}\n{proc.stderr}"
+            assert json.loads(proc.stdout.splitlines()[-1]) == [], f"README line {line}:\n{code}"
         else:
             script = _runnable(code)
-            if script is None:
-                continue
-            proc = subprocess.run(["bash", "-e", "-c", script], capture_output=True, text=True, cwd=where,
+            proc = subprocess.run(["bash", "-e", "-c", script], capture_output=True, text=True, cwd=cwd,
                                   env=env, timeout=600)
-            assert proc.returncode == 0, f"{script}\n{proc.stderr}"
+            assert proc.returncode == 0, f"README line {line}:\n{script}\n{proc.stderr}"
             if expected is not None:
                 got = [line.rstrip() for line in proc.stdout.splitlines()]
-                assert got == [line.rstrip() for line in expected.splitlines()], script
-        ran += 1
-    assert ran >= 12
+                assert got == [line.rstrip() for line in expected.splitlines()], f"README line {line}:\n{script}"
+        done[index] = cwd
+        return cwd
+
+    return run
+
+
+@pytest.mark.parametrize("index", RUNNABLE, ids=[f"line{BLOCKS[i][3]}-{BLOCKS[i][0]}" for i in RUNNABLE])
+def test_block_runs_as_written(index, readme_runs):
+    # One test per block, so that workers share them; the blocks it depends on run first.
+    readme_runs(index)
+
+
+def test_blocks_and_their_dependencies_are_found():
+    assert len(RUNNABLE) >= 12
+    makes_model = next(i for i, b in enumerate(BLOCKS) if "cat > model.mlir" in b[1])
+    uses_model = [i for i, b in enumerate(BLOCKS) if "model.mlir" in b[1] and i != makes_model]
+    assert uses_model and all(dependencies(i, BLOCKS) == [makes_model] for i in uses_model), uses_model
+    assert dependencies(makes_model, BLOCKS) == []
+    assert dependencies(1, [("sh", "echo hi > a.txt\n", None, 1), ("sh", "cat a.txt b.npy\n", None, 3)]) == [0]
 
 
 def test_comments_are_checked():

@@ -3,9 +3,10 @@ one that forks while another thread is in a first call (numba's load, a compile,
 never aborts, crashes or hangs; and `tiling` imports nothing inside a function but through
 `_runtime.guarded_import`, which a fork waits for.
 
-The children run with the compile thread on (TILING_BACKGROUND_COMPILE=1) in their own numba
-cache. Default: one exit per cache state (empty, partial, warm) and one fork run cold and warm;
-TILING_LONG_FUZZ=1: ten exits per state and more fork moments."""
+The children run with the compile thread on (TILING_BACKGROUND_COMPILE=1), in their own numba
+cache where the cache state matters. Default: one exit on an empty cache (it lands in the
+compile), four fork moments cold and warm, five forks inside LLVM; TILING_LONG_FUZZ=1: ten exits
+per cache state (empty, partial, warm), sixteen fork moments, twenty forks inside LLVM."""
 
 import ast
 import json
@@ -79,15 +80,19 @@ def test_exits_at_random_moments_never_meet_a_compile(tmp_path):
     """An s8 TPU-format encode loop that returns, calls sys.exit or raises after 0-3 s, on an
     empty cache, a partial one (the parallel kernel cached, the serial one not: what the tests
     and asv leave behind, so the exit lands in the serial kernel's compile) and a warm one:
-    the status is the script's, with no abort, crash or LLVM message (3-6 of 10 aborted)."""
+    the status is the script's, with no abort, crash or LLVM message (3-6 of 10 aborted).
+    By default one exit on the empty cache (numba's load and the packed kernel's compile take
+    seconds, so the exit mostly lands in them); the other states cost a compile each to prepare."""
     rng = random.Random(os.environ.get("TILING_EXIT_SEED", random.randrange(1 << 30)))
-    runs = 10 if LONG else 1
-    partial, warm = tmp_path / "partial", tmp_path / "warm"
-    _prepare(partial, both=False)
-    shutil.copytree(partial, warm)
-    _prepare(warm, both=True)
-    for i in range(runs):
-        for name, template in (("empty", None), ("partial", partial), ("warm", warm)):
+    states = [("empty", None)]
+    if LONG:
+        partial, warm = tmp_path / "partial", tmp_path / "warm"
+        _prepare(partial, both=False)
+        shutil.copytree(partial, warm)
+        _prepare(warm, both=True)
+        states += [("partial", partial), ("warm", warm)]
+    for i in range(10 if LONG else 1):
+        for name, template in states:
             cache = tmp_path / f"{name}{i}"
             if template is not None:
                 shutil.copytree(template, cache)
@@ -156,7 +161,7 @@ def test_forks_at_many_moments_of_a_first_call(tmp_path):
     while the main thread forks at growing delays, cold cache then warm: every child finishes
     its own first calls within the timeout (the import lock held by a lazy import, numba's
     compiler lock or the file lock would hang it), and the parent's thread finishes."""
-    moments = 16 if LONG else 8
+    moments = 16 if LONG else 4
     for cache in ("cold", "warm"):
         status, out, err = run_python(_FORK_CHILD, str(moments), "240", timeout=900,
                                       TILING_NUMBA_CACHE_DIR=str(tmp_path), TILING_NUMBA_CACHE="1",
@@ -214,7 +219,7 @@ def test_forks_while_another_thread_is_inside_llvm(tmp_path):
     """A fork while another thread holds llvmlite's lock (around every LLVM call, the finalizers
     that free numba's LLVM modules included): the child's own LLVM calls and first tiling calls
     finish (the lock was inherited held: 20 of 20 children hung)."""
-    forks = 20
+    forks = 20 if LONG else 5
     status, out, err = run_python(_LLVM_FORK_CHILD, str(forks), timeout=600,
                                   TILING_NUMBA_CACHE_DIR=str(tmp_path), TILING_NUMBA_CACHE="1")
     assert status == 0 and "@@" in out, (status, out, err[-3000:])
