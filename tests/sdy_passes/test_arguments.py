@@ -11,7 +11,6 @@ second test fails when a name of `sdy_passes.__all__` is missing from the table.
 from __future__ import annotations
 
 import inspect
-import signal
 
 import numpy as np
 import pytest
@@ -20,6 +19,7 @@ import sdy_passes as s
 from sdy_passes import SdyError
 from sdy_passes.dialects import lookup
 from sdy_passes.op_sharding_rules import create_op_sharding_rule
+from tests.argument_sweep import findings
 
 BAD = [None, "x", "", b"x", 1.5, -1, 2**63, 10**5000, True, [], [[1, [2]]], object(), "\u0662", "\U0001d7d9",
        np.float64(2.0), np.int64(3), np.True_, {"a": 1}]
@@ -89,34 +89,6 @@ def _table():
     ]
 
 
-class _Hang(Exception):
-    pass
-
-
-def _alarm(signum, frame):
-    raise _Hang
-
-
-def _problem(fn, args, kwargs) -> str | None:
-    """None when `fn(*args, **kwargs)` succeeds or raises a clean SdyError within 10 s."""
-    old = signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(10)
-    try:
-        fn(*args, **kwargs)
-    except SdyError as e:
-        if e.__cause__ is not None or (e.__context__ is not None and not e.__suppress_context__):
-            return f"SdyError chained onto {type(e.__cause__ or e.__context__).__name__}"
-        str(e)  # the message can be printed
-    except _Hang:
-        return "no answer within 10 s"
-    except BaseException as e:  # noqa: BLE001 - any other exception is the finding
-        return f"{type(e).__name__}: {str(e)[:200]}"
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
-    return None
-
-
 def _label(value) -> str:
     return "10**5000" if value is BAD[7] else repr(value)[:40]
 
@@ -126,19 +98,8 @@ ROWS = _table()
 
 @pytest.mark.parametrize("name, fn, args, kwargs", ROWS, ids=[r[0] for r in ROWS])
 def test_every_public_function_refuses_bad_arguments_with_its_own_error(name, fn, args, kwargs):
-    assert _problem(fn, args, kwargs) is None, f"{name} refuses the table's good arguments"
     values = SHORT if name in ("execute", "cost_report") else BAD
-    bad = []
-    for i in range(len(args)):
-        for value in values:
-            found = _problem(fn, args[:i] + (value,) + args[i + 1:], kwargs)
-            if found:
-                bad.append(f"{name} argument {i} = {_label(value)}: {found}")
-    for key in kwargs:
-        for value in values:
-            found = _problem(fn, args, {**kwargs, key: value})
-            if found:
-                bad.append(f"{name}({key}={_label(value)}): {found}")
+    bad = findings(name, fn, args, kwargs, values, SdyError, 10, _label)
     assert not bad, f"{len(bad)}:\n" + "\n".join(bad)
 
 

@@ -10,7 +10,6 @@ of `sharding.__all__` is missing from the table.
 from __future__ import annotations
 
 import inspect
-import signal
 
 import numpy as np
 
@@ -19,6 +18,7 @@ from sharding import (AxisRef, DeviceMesh, DimensionSharding, HloSharding, Manua
                       ShardingError, SubAxisInfo, TensorSharding, TensorShardingPerValue, equivalent,
                       from_hlo_sharding, from_named_sharding, reshard_plan, to_hlo_sharding, to_named_sharding, verify,
                       verify_mesh, visualize)
+from tests.argument_sweep import findings
 
 BAD = [None, "x", b"x", 1.5, -1, 2**63, 10**5000, True, [], object(), "\u0662", np.float64(2.0), "", [[1, [2]]],
        np.int64(3), np.True_, {"a": 1}, "\U0001d7d9", -(2**63) - 1]
@@ -90,34 +90,6 @@ def _table():
     ]
 
 
-class _Hang(Exception):
-    pass
-
-
-def _alarm(signum, frame):
-    raise _Hang
-
-
-def _problem(fn, args, kwargs) -> str | None:
-    """None when `fn(*args, **kwargs)` succeeds or raises a clean ShardingError within 5 s."""
-    old = signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(5)
-    try:
-        fn(*args, **kwargs)
-    except ShardingError as e:
-        if e.__cause__ is not None or (e.__context__ is not None and not e.__suppress_context__):
-            return f"ShardingError chained onto {type(e.__cause__ or e.__context__).__name__}"
-        str(e)  # the message can be printed
-    except _Hang:
-        return "no answer within 5 s"
-    except BaseException as e:  # noqa: BLE001 - any other exception is the finding
-        return f"{type(e).__name__}: {str(e)[:200]}"
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
-    return None
-
-
 def _label(value) -> str:
     return "10**5000" if value is BAD[6] else repr(value)[:40]
 
@@ -125,17 +97,7 @@ def _label(value) -> str:
 def test_every_public_function_refuses_bad_arguments_with_its_own_error():
     bad = []
     for name, fn, args, kwargs in _table():
-        assert _problem(fn, args, kwargs) is None, f"{name} refuses the table's good arguments"
-        for i in range(len(args)):
-            for value in BAD:
-                found = _problem(fn, args[:i] + (value,) + args[i + 1:], kwargs)
-                if found:
-                    bad.append(f"{name} argument {i} = {_label(value)}: {found}")
-        for key in kwargs:
-            for value in BAD:
-                found = _problem(fn, args, {**kwargs, key: value})
-                if found:
-                    bad.append(f"{name}({key}={_label(value)}): {found}")
+        bad += findings(name, fn, args, kwargs, BAD, ShardingError, 5, _label)
     assert not bad, f"{len(bad)}:\n" + "\n".join(bad[:400])
 
 
