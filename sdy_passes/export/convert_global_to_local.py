@@ -91,6 +91,17 @@ def dim_offsets(mesh, sharding: TensorSharding, shape) -> np.ndarray:
     return out
 
 
+def _conv_window(op, spatial: int) -> tuple:
+    """A convolution's window strides, kernel dilation and (spatial, 2) padding, defaults filled."""
+    strides = op.properties.get("window_strides")
+    rhs_dilation = op.properties.get("rhs_dilation")
+    pad = op.properties.get("padding")
+    return (strides.values if strides is not None else (1,) * spatial,
+            rhs_dilation.values if rhs_dilation is not None else (1,) * spatial,
+            np.array(pad.to_numpy(), np.int64).reshape(spatial, 2) if pad is not None
+            else np.zeros((spatial, 2), np.int64))
+
+
 def _padded(local, sharding, mesh) -> tuple:
     """The global shape whose even tiles are the `local` (padded) tiles of `sharding`."""
     return tuple(n * k for n, k in zip(local, sharding.num_shards_per_dim(mesh)))
@@ -778,13 +789,7 @@ class ConvertGlobalToLocalPass(Pass):
         s, sw = self._sharding(x), self._sharding(w)
         mesh = _mesh_of(sw, self.meshes)
         spatial = len(dn.input_spatial_dimensions)
-        strides = op.properties.get("window_strides")
-        strides = strides.values if strides is not None else (1,) * spatial
-        rhs_dilation = op.properties.get("rhs_dilation")
-        rhs_dilation = rhs_dilation.values if rhs_dilation is not None else (1,) * spatial
-        pad = op.properties.get("padding")
-        pad = (np.array(pad.to_numpy(), np.int64).reshape(spatial, 2) if pad is not None
-               else np.zeros((spatial, 2), np.int64))
+        strides, rhs_dilation, pad = _conv_window(op, spatial)
         ks = self._conv_tap_dims(op)
         b = _Builder(op)
         el = x.type.element_type
@@ -838,13 +843,7 @@ class ConvertGlobalToLocalPass(Pass):
         mesh = _mesh_of(s, self.meshes)
         rank = len(x.type.shape)
         spatial = len(dn.input_spatial_dimensions)
-        strides = op.properties.get("window_strides")
-        strides = strides.values if strides is not None else (1,) * spatial
-        rhs_dilation = op.properties.get("rhs_dilation")
-        rhs_dilation = rhs_dilation.values if rhs_dilation is not None else (1,) * spatial
-        pad = op.properties.get("padding")
-        pad = (np.array(pad.to_numpy(), np.int64).reshape(spatial, 2) if pad is not None
-               else np.zeros((spatial, 2), np.int64))
+        strides, rhs_dilation, pad = _conv_window(op, spatial)
         gin, gout = self.globals.get(x, x.type).shape, old[0].shape
         off = dim_offsets(mesh, s, _padded(x.type.shape, s, mesh))
         out_off = dim_offsets(mesh, sout, _padded(op.result.type.shape, sout, mesh))
