@@ -68,7 +68,8 @@ _UNEVEN_OK = frozenset({
     "stablehlo.compare", "stablehlo.while", "stablehlo.case", "func.call", "func.return", "stablehlo.return",
     "stablehlo.optimization_barrier", "stablehlo.reduce", "stablehlo.dot_general", "stablehlo.constant",
     "sdy.constant", "stablehlo.iota", "stablehlo.scatter", "sdy.return", "stablehlo.convolution",
-    "stablehlo.pad", "stablehlo.slice", "stablehlo.reverse", "stablehlo.reduce_window", *_COLLECTIVES_NAMES,
+    "stablehlo.pad", "stablehlo.slice", "stablehlo.reverse", "stablehlo.reduce_window", "stablehlo.sort",
+    *_COLLECTIVES_NAMES,
 })
 """Ops whose local form is right on padded shards (padding masked where elements combine)."""
 # Position-dependent ops: local only when no operand or result dim is sharded.

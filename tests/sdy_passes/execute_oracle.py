@@ -56,6 +56,8 @@ UNEVEN_PROGRAMS = [
                    "args = (S((8, 4), jnp.float32),)\nspecs = (P('y', None),)"),
     ("uneven_slice", f"f = lambda a: {_W}({_W}(a[:6] * 2.0, NS(mesh, P('y')))[1:6], NS(mesh, P('y')))\n"
                      "args = (S((8, 4), jnp.float32),)\nspecs = (P('y', None),)"),
+    ("uneven_sort", f"f = lambda a: jnp.sort({_W}(a[:6], NS(mesh, P('y'))), axis=1)\n"
+                    "args = (S((8, 5), jnp.float32),)\nspecs = (P('y', None),)"),
 ]
 
 STACKED_PROGRAMS = [
