@@ -1,6 +1,6 @@
 """Shared by the benchmark files: the switch for the long sizes, and asv's skip.
 
-`asv run --python=same --quick` runs the short sizes (about 10 minutes on 2 cores); `BENCH_LONG=1`
+`asv run --python=same --quick` runs the short sizes (issue 36's target is 10 minutes on 2 cores); `BENCH_LONG=1`
 adds the long ones (100k-op modules, 10k calls, the computed 64k x 64k dask reshard), which take
 an hour or more.
 """
@@ -19,3 +19,21 @@ LONG = os.environ.get("BENCH_LONG", "") not in ("", "0")
 def sizes(short, long):
     """The parameter values: `short`, and `long` after them with `BENCH_LONG=1`."""
     return list(short) + (list(long) if LONG else [])
+
+
+TRANSFORMER_BLOCK = r"""
+def f(x, wq, wk, wv, wo, w1, w2):
+    def norm(h):
+        m = h.mean(-1, keepdims=True)
+        return (h - m) * lax.rsqrt(((h - m) ** 2).mean(-1, keepdims=True) + 1e-5)
+    split = lambda h: h.reshape(batch, seq, heads, hd).transpose(0, 2, 1, 3)
+    h = norm(x)
+    q, k, v = split(h @ wq), split(h @ wk), split(h @ wv)
+    a = jax.nn.softmax(jnp.einsum('bhqd,bhkd->bhqk', q, k) / np.sqrt(hd), axis=-1)
+    o = jnp.einsum('bhqk,bhkd->bhqd', a, v).transpose(0, 2, 1, 3).reshape(batch, seq, d)
+    x = x + o @ wo
+    return x + jax.nn.gelu(norm(x) @ w1) @ w2
+shapes = [(batch, seq, d)] + [(d, d)] * 4 + [(d, 4 * d), (4 * d, d)]
+"""
+"""The JAX transformer block (layer norm, attention, a 4x GELU MLP) the child scripts lower and run:
+`f` and its argument `shapes`, from `batch, seq, d, heads, hd` and `jax, jnp, lax, np`."""

@@ -21,6 +21,11 @@ import time
 
 import numpy as np
 
+try:
+    from ._common import TRANSFORMER_BLOCK
+except ImportError:  # imported as a top-level module (tests/ put this folder on sys.path)
+    from _common import TRANSFORMER_BLOCK
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 try:
     import sdy_passes
@@ -38,20 +43,8 @@ from jax import lax
 from jax.sharding import AbstractMesh, AxisType, NamedSharding as NS, PartitionSpec as P
 (batch, seq, d, heads), (mx, my) = json.loads(sys.argv[1])
 hd = d // heads
-def f(x, wq, wk, wv, wo, w1, w2):
-    def norm(h):
-        m = h.mean(-1, keepdims=True)
-        return (h - m) * lax.rsqrt(((h - m) ** 2).mean(-1, keepdims=True) + 1e-5)
-    split = lambda h: h.reshape(batch, seq, heads, hd).transpose(0, 2, 1, 3)
-    h = norm(x)
-    q, k, v = split(h @ wq), split(h @ wk), split(h @ wv)
-    a = jax.nn.softmax(jnp.einsum('bhqd,bhkd->bhqk', q, k) / np.sqrt(hd), axis=-1)
-    o = jnp.einsum('bhqk,bhkd->bhqd', a, v).transpose(0, 2, 1, 3).reshape(batch, seq, d)
-    x = x + o @ wo
-    return x + jax.nn.gelu(norm(x) @ w1) @ w2
-am = AbstractMesh((mx, my), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+""" + TRANSFORMER_BLOCK + r"""am = AbstractMesh((mx, my), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
 specs = [P("x"), P(None, "y"), P(None, "y"), P(None, "y"), P("y"), P(None, "y"), P("y")]
-shapes = [(batch, seq, d)] + [(d, d)] * 4 + [(d, 4 * d), (4 * d, d)]
 args = [jax.ShapeDtypeStruct(s, jnp.float32, sharding=NS(am, p)) for s, p in zip(shapes, specs)]
 print(json.dumps({"text": jax.jit(f).trace(*args).lower(lowering_platforms=("cpu",)).as_text(), "shapes": shapes}))
 """

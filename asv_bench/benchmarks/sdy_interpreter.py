@@ -22,6 +22,11 @@ import time
 
 import numpy as np
 
+try:
+    from ._common import TRANSFORMER_BLOCK
+except ImportError:  # imported as a top-level module (tests/ put this folder on sys.path)
+    from _common import TRANSFORMER_BLOCK
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 try:
     import sdy_passes
@@ -39,19 +44,7 @@ import jax, jax.numpy as jnp
 from jax import lax
 batch, seq, d, heads = json.loads(sys.argv[1])
 hd = d // heads
-def f(x, wq, wk, wv, wo, w1, w2):
-    def norm(h):
-        m = h.mean(-1, keepdims=True)
-        return (h - m) * lax.rsqrt(((h - m) ** 2).mean(-1, keepdims=True) + 1e-5)
-    split = lambda h: h.reshape(batch, seq, heads, hd).transpose(0, 2, 1, 3)
-    h = norm(x)
-    q, k, v = split(h @ wq), split(h @ wk), split(h @ wv)
-    a = jax.nn.softmax(jnp.einsum('bhqd,bhkd->bhqk', q, k) / np.sqrt(hd), axis=-1)
-    o = jnp.einsum('bhqk,bhkd->bhqd', a, v).transpose(0, 2, 1, 3).reshape(batch, seq, d)
-    x = x + o @ wo
-    return x + jax.nn.gelu(norm(x) @ w1) @ w2
-rng = np.random.default_rng(0)
-shapes = [(batch, seq, d)] + [(d, d)] * 4 + [(d, 4 * d), (4 * d, d)]
+""" + TRANSFORMER_BLOCK + r"""rng = np.random.default_rng(0)
 args = [(rng.standard_normal(s) / (np.sqrt(s[0]) if len(s) == 2 else 1)).astype(np.float32) for s in shapes]
 jf = jax.jit(f)
 text = jf.lower(*args).as_text()
