@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass, replace
 
 from sharding import Mesh, MeshTable, ShardingError, TensorSharding
+from sharding._imports import pyplot
 from sharding.reshard import ReshardPlan, ReshardStep, reshard_plan
 
 from sdy_passes._lazy import load
@@ -63,11 +64,7 @@ class CostReport:
 
     def plot(self, path: str):
         """Seconds per op and bytes per mesh axis per op, saved to `path`."""
-        try:
-            load("matplotlib").use("Agg")
-            plt = load("matplotlib.pyplot")
-        except ImportError:
-            raise SdyError("cost_report's plot needs matplotlib: install layout-toolkit[plot]") from None
+        plt = pyplot(SdyError, "cost_report's plot", "str(report)")
 
         np = load("numpy")
         ds = self.dataset

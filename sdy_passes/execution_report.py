@@ -34,7 +34,8 @@ from html import escape
 import numpy as np
 import xarray as xr
 
-from sharding import DeviceMesh, load
+from sharding import DeviceMesh
+from sharding._imports import pyplot
 from sharding.cost import ALGORITHMS, StepCosts, default_links
 from sharding.visualization import _heatmap_svg, format_bytes
 
@@ -217,12 +218,7 @@ class Report:
             return
         if not name.lower().endswith(".png"):
             raise ExecutionError(f"expected a .svg or .png file name, found '{name}'")
-        try:
-            load("matplotlib").use("Agg")
-            plt = load("matplotlib.pyplot")
-        except ImportError:
-            raise ExecutionError("PNG output needs matplotlib (pip install 'layout-toolkit[plot]'); "
-                                 ".svg works without it") from None
+        plt = pyplot(ExecutionError, "PNG output", ".svg")
         tr = self.traffic
         fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
         crossing = tr["bytes_crossing"].values.astype(float)

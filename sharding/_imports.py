@@ -40,6 +40,17 @@ def load(name: str):
     return importlib.import_module(name)
 
 
+
+def pyplot(error: type, what: str, instead: str):
+    """matplotlib's pyplot on the Agg backend, or `error` saying that `what` needs the `plot`
+    extra and what works `instead`."""
+    try:
+        load("matplotlib").use("Agg")
+        return load("matplotlib.pyplot")
+    except ImportError:
+        raise error(f"{what} needs matplotlib (pip install 'layout-toolkit[plot]'); {instead} works without "
+                    "it") from None
+
 def _held_locks():
     """`(name, lock)` of the module locks other threads hold (importlib's own bookkeeping)."""
     me = _thread.get_ident()

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._imports import load
+from ._imports import load, pyplot
 from ._moves import messages, moves
 from ._traffic import move_figures
 from .errors import ShardingError, shown
@@ -322,12 +322,8 @@ def step_messages(plan, i: int):
 
 def plot(plan, path: str, links=None):
     """Bytes per device per step (bars per device) and time per step; saved to `path`."""
-    try:
-        load("matplotlib").use("Agg")
-        plt = load("matplotlib.pyplot")
-    except ImportError:
-        raise ShardingError("plan.plot needs matplotlib (pip install 'layout-toolkit[plot]'); the text report "
-                            "(plan.report()) and the SVG traffic picture (sharding.visualize(plan)) work without it") from None
+    plt = pyplot(ShardingError, "plan.plot", "the text report (plan.report()) and the SVG traffic picture "
+                 "(sharding.visualize(plan))")
 
     tr = plan.traffic
     ring, bidi = alpha_beta(plan, links), alpha_beta(plan, links, algorithm="bidirectional_ring")

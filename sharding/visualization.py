@@ -29,7 +29,7 @@ from html import escape
 import numpy as np
 
 from ._checks import check_full_axes, check_shape, check_uneven
-from ._imports import load
+from ._imports import load, pyplot
 from ._placement import Placement, place
 from .cost import report_table, step_messages
 from .errors import ShardingError, as_int, shown
@@ -346,13 +346,8 @@ class ShardingPicture:
         self._save_png(name)
 
     def _save_png(self, name: str) -> None:
-        try:
-            load("matplotlib").use("Agg")
-            plt = load("matplotlib.pyplot")
-            Rectangle = load("matplotlib.patches").Rectangle
-        except ImportError:
-            raise ShardingError("PNG output needs matplotlib (pip install 'layout-toolkit[plot]'); .svg works "
-                                "without it") from None
+        plt = pyplot(ShardingError, "PNG output", ".svg")
+        Rectangle = load("matplotlib.patches").Rectangle
         fig = self._png_figure(plt, Rectangle)
         fig.savefig(name, dpi=fig.dpi)
         plt.close(fig)

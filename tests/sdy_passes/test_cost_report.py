@@ -90,6 +90,14 @@ def test_plot(tmp_path):
     assert (tmp_path / "cost.png").stat().st_size > 1000 and path.endswith("cost.png")
 
 
+def test_plot_without_matplotlib_is_a_package_error(tmp_path, monkeypatch):
+    report = sdy_passes.cost_report(MODULE)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib raises ImportError
+    with pytest.raises(SdyError, match=r"needs matplotlib \(pip install 'layout-toolkit\[plot\]'\); str\(report\)"):
+        report.plot(str(tmp_path / "cost.png"))
+    assert not (tmp_path / "cost.png").exists()
+
+
 PROGRAMS = [
     # an f32[8, 16] sharded over "x" (2) on dim 0, replicated by a constraint: an all-gather of
     # each device's 4x16 block (256 B) over "x"
