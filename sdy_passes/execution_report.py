@@ -37,7 +37,7 @@ import xarray as xr
 from sharding import DeviceMesh
 from sharding._imports import pyplot
 from sharding.cost import ALGORITHMS, StepCosts, default_links
-from sharding.visualization import _heatmap_svg, format_bytes
+from sharding.visualization import _heatmap_svg, format_bytes, save_picture
 
 from sdy_passes.attributes import ArrayAttr, DenseArrayAttr, FileLineColLoc, RankedTensorType
 from sdy_passes.common._value_shardings import get_sharding
@@ -211,13 +211,9 @@ class Report:
     def save(self, path) -> None:
         """Writes the picture: `.svg` (no dependencies) or `.png` (needs matplotlib, the `plot`
         extra)."""
-        name = str(path)
-        if name.lower().endswith(".svg"):
-            with open(name, "w", encoding="utf-8") as f:
-                f.write(self.svg())
-            return
-        if not name.lower().endswith(".png"):
-            raise ExecutionError(f"expected a .svg or .png file name, found '{name}'")
+        save_picture(path, self.svg, self._save_png, ExecutionError)
+
+    def _save_png(self, name: str) -> None:
         plt = pyplot(ExecutionError, "PNG output", ".svg")
         tr = self.traffic
         fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))

@@ -104,6 +104,19 @@ def _slice_text(slices) -> str:
     return "[" + ", ".join(f"{s.start}:{s.stop}" for s in slices) + "]"
 
 
+def save_picture(path, svg, png, error: type) -> None:
+    """`svg()`'s text written to a `.svg` path (no dependencies), or `png(name)` called for a
+    `.png` one (matplotlib); any other name is `error`."""
+    name = str(path)
+    if name.lower().endswith(".svg"):
+        with open(name, "w", encoding="utf-8") as f:
+            f.write(svg())
+    elif name.lower().endswith(".png"):
+        png(name)
+    else:
+        raise error(f"expected a .svg or .png file name, found '{name}'")
+
+
 class ShardingPicture:
     """Which devices hold which block; `str()` is the text table (at the terminal's width),
     `svg()` / `save()` images."""
@@ -336,14 +349,7 @@ class ShardingPicture:
 
     def save(self, path) -> None:
         """Writes `.svg` (no dependencies) or `.png` (needs matplotlib)."""
-        name = str(path)
-        if name.lower().endswith(".svg"):
-            with open(name, "w", encoding="utf-8") as f:
-                f.write(self.svg())
-            return
-        if not name.lower().endswith(".png"):
-            raise ShardingError(f"expected a .svg or .png file name, got: {name}")
-        self._save_png(name)
+        save_picture(path, self.svg, self._save_png, ShardingError)
 
     def _save_png(self, name: str) -> None:
         plt = pyplot(ShardingError, "PNG output", ".svg")
