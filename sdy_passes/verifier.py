@@ -84,10 +84,7 @@ def verify_module(module: Module) -> None:
     meshes = _mesh_table(module, symbols)
     ctx = VerifyContext(module, meshes, symbols)
     passed = _Passed(last[2] if last is not None and last[1] == meshes else {})
-    error = _verify_tree(module.op, ctx, passed)
-    if error is not None:
-        raise error
-    _verify_dominance(module)
+    _verify_tree(module.op, ctx, passed)
     _PASSED[module.op] = (edits, meshes, passed.now)
 
 
@@ -96,42 +93,65 @@ def _is_isolated(op: Operation) -> bool:
     return bool(op.regions) and opdef is not None and "IsolatedFromAbove" in opdef.traits
 
 
-def _verify_tree(root: Operation, ctx: VerifyContext, passed: _Passed) -> VerificationError | None:
-    """MLIR's `OperationVerifier` on `root`, in the order jaxlib 0.10.2 reports (found by
-    probing it): `root`, then block by block the ops not behind an `IsolatedFromAbove` op, each
-    block's ops in order before the blocks nested in them, which come last op first, an op's
-    region traits once the blocks nested in it are done, stopping at the first failure; then
-    every isolated op inside, in text order, verified the same way, the last failure being the
-    one reported; then `root`'s region traits and own isolation. Iterative but for one
-    level of recursion per isolated nesting level."""
-    try:
-        verify_op(root, ctx, passed)
-        blocks = [b for region in root.regions for b in region.blocks]
-        while blocks:
-            item = blocks.pop()
-            if isinstance(item, Operation):  # all blocks nested in it are done
-                _verify_regions(item)
-                continue
+def _verify_tree(root: Operation, ctx: VerifyContext, passed: _Passed) -> None:
+    """MLIR's `OperationVerifier::verifyOpAndDominance` on `root` (mlir/lib/IR/Verifier.cpp),
+    stopping at the first failure as jaxlib's single-threaded context does. Depth first in text
+    order: an op's own checks (`verify_op`) on entry, then its blocks (a block's emptiness on
+    entry) and the ops in them; on an op's exit, the `IsolatedFromAbove` ops directly in its
+    blocks, each a `_verify_tree` of its own in text order, then its region invariants: the
+    implicit terminator, isolation, and for a symbol table its symbols (`_verify_symbol_table`:
+    the checks of `SymbolUserOpInterface` ops wait for it). Then dominance inside `root`, not
+    inside the isolated ops. Iterative but for one level of recursion per isolated nesting
+    level."""
+    verify_op(root, ctx, passed)
+    stack: list = [(root, True), *((b, False) for region in reversed(root.regions) for b in reversed(region.blocks))]
+    while stack:
+        item, leaving = stack.pop()
+        if leaving:
+            for region in item.regions:
+                for block in region.blocks:
+                    for op in block.ops:
+                        if _is_isolated(op):
+                            _verify_tree(op, ctx, passed)
+            _verify_regions(item)
+            if item is root and root.parent is not None:
+                _verify_isolated(root)
+            if has_trait(item, "SymbolTable"):
+                _verify_symbol_table(item, ctx)
+        elif isinstance(item, Block):
             if not item.ops and lookup(item.parent_op.name) and not has_trait(item.parent_op, "NoTerminator"):
                 raise VerificationError("empty block: expect at least a terminator", item.parent_op.location)
-            for op in item.ops:
-                if not op.regions:
-                    verify_op(op, ctx, passed)
-                elif not _is_isolated(op):
-                    verify_op(op, ctx, passed)
-                    blocks.append(op)
-                    blocks.extend(b for region in op.regions for b in region.blocks)
-        failed = None
-        for op in _isolated_inside(root):
-            failed = _verify_tree(op, ctx, passed) or failed
-        if failed is not None:
-            return failed
-        _verify_regions(root)
-        if root.parent is not None:
-            _verify_isolated(root)
-    except VerificationError as e:
-        return e
-    return None
+            stack.extend((op, False) for op in reversed(item.ops) if not _is_isolated(op))
+        else:
+            verify_op(item, ctx, passed)
+            if item.regions:
+                stack.append((item, True))
+                stack.extend((b, False) for region in reversed(item.regions) for b in reversed(region.blocks))
+    _verify_dominance(root)
+
+
+def _verify_symbol_table(table: Operation, ctx: VerifyContext) -> None:
+    """MLIR's `verifySymbolTable`: no name defined twice in its block, then in `walkSymbolTable`'s
+    order (a stack of regions, not those of nested symbol tables; each region's ops in order,
+    an op's regions pushed as it is met, so the last pushed comes first) each
+    `SymbolUserOpInterface` op's own check (its `verifySymbolUses`: Shardy's sharding ops and
+    computations, `func.call`), the first failure reported."""
+    names = set()
+    for op in table.regions[0].blocks[0].ops if table.regions and table.regions[0].blocks else ():
+        name = symbol_name(op)
+        if name in names:
+            raise VerificationError(f"redefinition of symbol named '{name}'", op.location)
+        if name is not None:
+            names.add(name)
+    regions = list(table.regions)
+    while regions:
+        for block in regions.pop().blocks:
+            for op in block.ops:
+                opdef = lookup(op.name)
+                if opdef is not None and opdef.verify is not None and "SymbolUserOpInterface" in opdef.traits:
+                    opdef.verify(op, ctx)
+                if op.regions and not has_trait(op, "SymbolTable"):
+                    regions.extend(op.regions)
 
 
 def _verify_regions(op: Operation) -> None:
@@ -146,29 +166,14 @@ def _verify_regions(op: Operation) -> None:
             _fail(op, f"expects regions to end with '{terminator}', found '{region.blocks[-1].ops[-1].name}'")
 
 
-def _isolated_inside(root: Operation) -> list[Operation]:
-    """The `IsolatedFromAbove` ops inside `root` not inside another one, in text order."""
-    found, stack = [], [root]
-    while stack:
-        op = stack.pop()
-        if not op.regions:
-            continue
-        if op is not root and _is_isolated(op):
-            found.append(op)
-            continue
-        for region in reversed(op.regions):
-            for block in reversed(region.blocks):
-                stack.extend(reversed(block.ops))
-    return found
-
-
-def _verify_dominance(module: Module) -> None:
-    """Every operand is defined before its use: earlier in the same block or in an enclosing
-    one (regions of several blocks are only checked for values of enclosing regions)."""
+def _verify_dominance(root: Operation) -> None:
+    """Every operand inside `root` is defined before its use: earlier in the same block or in
+    an enclosing one (regions of several blocks are only checked for values of enclosing
+    regions). Isolated ops inside are left to their own `_verify_tree`."""
     available: set = set()
     # (block, next op index, values added by this block), depth first; a block is left for its
     # op's regions and resumed after them
-    stack = [(module.body, 0, [])]
+    stack = [(b, 0, []) for region in reversed(root.regions) for b in reversed(region.blocks)]
     while stack:
         block, i, added = stack.pop()
         if i == 0:
@@ -193,7 +198,7 @@ def _verify_dominance(module: Module) -> None:
                 if value not in available:
                     raise VerificationError(f"operand #{n} does not dominate this use", op.location)
             # MLIR takes an unregistered op's regions for graph regions: no order
-            if op.regions and lookup(op.name) is not None:
+            if op.regions and lookup(op.name) is not None and not _is_isolated(op):
                 stack.append((block, i, added))
                 for region in reversed(op.regions):
                     for b in reversed(region.blocks):
@@ -229,16 +234,18 @@ def _verify_isolated(isolated: Operation) -> None:
 
 
 def verify_op(op: Operation, ctx: VerifyContext, passed: _Passed | None = None) -> None:
-    """MLIR's order: the op's own checks (`_verify_own`), then its definition's verifier. With
-    `passed`, the own checks are skipped if they passed on the same inputs in the module's last
-    verification. The region traits (`_verify_regions`) wait for the ops inside."""
+    """MLIR's `verifyInvariants`: the op's own checks (`_verify_own`), then its definition's
+    verifier, unless the op is a `SymbolUserOpInterface` (its check waits for the symbol table:
+    `_verify_symbol_table`). With `passed`, the own checks are skipped if they passed on the
+    same inputs in the module's last verification. The region traits (`_verify_regions`) wait
+    for the ops inside."""
     key = passed.key(op) if passed is not None else None
     if key is None or passed.before.get(op) != key:
         _verify_own(op, ctx)
     if key is not None:
         passed.now[op] = key
     opdef = lookup(op.name)
-    if opdef is not None and opdef.verify is not None:
+    if opdef is not None and opdef.verify is not None and "SymbolUserOpInterface" not in opdef.traits:
         opdef.verify(op, ctx)
 
 
@@ -313,14 +320,13 @@ def _count_message(kind: str, expected: int, found: int) -> str:
 
 
 def _mesh_table(module: Module, seen: dict[str, Operation]) -> MeshTable:
-    """The meshes; fills `seen` with every top-level symbol (a name twice is an error)."""
+    """The meshes; fills `seen` with every top-level symbol, the first of a name defined twice
+    (as MLIR's lookup finds it; the symbol table's check refuses the second)."""
     entries = []
     for op in module.ops:
         name = symbol_name(op)
-        if name is None:
+        if name is None or name in seen:
             continue
-        if name in seen:
-            raise VerificationError(f"redefinition of symbol named '{name}'", op.location)
         seen[name] = op
         if op.name == "sdy.mesh":
             mesh = op.properties.get("mesh")

@@ -186,18 +186,15 @@ def _verify_func(op, ctx) -> None:
             if not isinstance(s, TensorSharding):
                 fail(op, f"{kind} {i} - should have a sharding attribute of type TensorShardingAttr")
             check_sharding(op, s, t, meshes, f"{kind} {i} - ")
-    _verify_returns(op, ft.results)
 
 
-def _verify_returns(func, results: tuple) -> None:
-    """MLIR's `func::ReturnOp::verify` on each return of `func`: operands as its results.
-    jaxlib reports these before any other op's error inside the function (probed)."""
+def _verify_return(op, ctx) -> None:
+    """MLIR's `func::ReturnOp::verify`: its operands as the enclosing function's results
+    (checked when the walk meets the return: after the ops before it)."""
+    func = op.parent_op
+    ft = func.properties.get("function_type")
     name = func.properties.get("sym_name")
-    name = name.value if isinstance(name, StringAttr) else ""
-    for block in func.regions[0].blocks if func.regions else ():
-        op = block.ops[-1] if block.ops else None
-        if op is not None and op.name == "func.return":
-            _check_return(op, results, name)
+    _check_return(op, ft.type.results, name.value if isinstance(name, StringAttr) else "")
 
 
 def _check_return(op, results: tuple, name: str) -> None:
@@ -210,12 +207,25 @@ def _check_return(op, results: tuple, name: str) -> None:
 
 
 def _verify_call(op, ctx) -> None:
+    """MLIR's `func::CallOp::verifySymbolUses`: the callee is a function of the module, called
+    with its operand and result types."""
     callee = op.properties["callee"]
     if not isinstance(callee, SymbolRefAttr):
         fail(op, "attribute 'callee' failed to satisfy constraint: flat symbol reference attribute")
     target = ctx.symbols.get(callee.root)
     if target is None or target.name != "func.func":
-        fail(op, f"'{callee}' does not reference a valid function")
+        fail(op, f"'{callee.root}' does not reference a valid function")
+    ft = target.properties["function_type"].type
+    if len(ft.inputs) != len(op.operands):
+        fail(op, "incorrect number of operands for callee")
+    for i, (t, want) in enumerate(zip(op.operand_types, ft.inputs)):
+        if t != want:
+            fail(op, f"operand type mismatch: expected operand type '{want}', but provided '{t}' for operand number {i}")
+    if len(ft.results) != len(op.results):
+        fail(op, "incorrect number of results for callee")
+    for i, (r, want) in enumerate(zip(op.results, ft.results)):
+        if r.type != want:
+            fail(op, f"result type mismatch at index {i}")
 
 
 OPS = (
@@ -223,10 +233,10 @@ OPS = (
        "res_attrs:DictArrayAttr sym_visibility:StrAttr no_inline:UnitAttr", syntax=(_parse_func, _print_func), verify=_verify_func,
        traits="IsolatedFromAbove Symbol FunctionOpInterface", rule=NO_RULE),
     op("func.call", "* * 0", "callee!:FlatSymbolRefAttr arg_attrs:DictArrayAttr res_attrs:DictArrayAttr no_inline:UnitAttr",
-       syntax=(_parse_call, _print_call), verify=_verify_call, traits="CallOpInterface", rule=NO_RULE,
+       syntax=(_parse_call, _print_call), verify=_verify_call, traits="CallOpInterface SymbolUserOpInterface", rule=NO_RULE,
        evaluator="control:call"),
-    op("func.return", "* 0 0", syntax=(parse_return, print_return), traits="Terminator NoMemoryEffect",
-       parent="func.func"),
+    op("func.return", "* 0 0", syntax=(parse_return, print_return), verify=_verify_return,
+       traits="Terminator NoMemoryEffect", parent="func.func"),
     # Generic form only.
     op("func.constant", "0 1 0", "value!:FlatSymbolRefAttr", traits="NoMemoryEffect"),
     op("func.call_indirect", "1+ * 0", "arg_attrs:DictArrayAttr res_attrs:DictArrayAttr"),

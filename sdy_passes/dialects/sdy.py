@@ -606,18 +606,21 @@ def _factor_indices_error(indices, num_factors: int) -> str | None:
 _CANONICALIZATION = "sdy_passes.common.canonicalization:"
 _IDENTITY = "control:identity"
 _DATA_FLOW = "IsolatedFromAbove ShardableDataFlowOpInterface RecursiveMemoryEffects"
+_SYMBOL_USER = "SymbolUserOpInterface"
+"""jaxlib's Shardy checks these ops in `verifySymbolUses` (they look up meshes): after every
+other check of the module, in the symbol table's order (probed: `test_error_order.py`)."""
 OPS = (
     op("sdy.mesh", "0 0 0", "sym_name!:StrAttr mesh!", syntax=(_parse_mesh, _print_mesh), traits="Symbol",
        rule=NO_RULE, parent="builtin.module"),
     op("sdy.sharding_constraint", "1 1 0", "sharding!", syntax=(_parse_sharding_op, _print_sharding_op),
-       verify=_verify_sharding_op, rule="elementwise:pointwise", evaluator=_IDENTITY),
+       verify=_verify_sharding_op, traits=_SYMBOL_USER, rule="elementwise:pointwise", evaluator=_IDENTITY),
     op("sdy.reshard", "1 1 0", "sharding!", syntax=(_parse_sharding_op, _print_sharding_op),
-       verify=_verify_sharding_op, traits="NoMemoryEffect", rule=NO_RULE,
+       verify=_verify_sharding_op, traits="NoMemoryEffect " + _SYMBOL_USER, rule=NO_RULE,
        canonicalization=_CANONICALIZATION + "RESHARD_PATTERNS", evaluator=_IDENTITY),
     op("sdy.data_flow_edge", "1 1 0", "sharding", syntax=(_parse_edge, _print_edge), verify=_verify_sharding_op,
-       rule=NO_RULE, evaluator=_IDENTITY),
+       traits=_SYMBOL_USER, rule=NO_RULE, evaluator=_IDENTITY),
     op("sdy.func_data_flow_edge", "1 1 0", syntax=(_parse_func_edge, _print_func_edge), verify=_verify_func_edge,
-       rule=NO_RULE, evaluator=_IDENTITY),
+       traits=_SYMBOL_USER, rule=NO_RULE, evaluator=_IDENTITY),
     op("sdy.sharding_group", "1 0 0", "group_id!:I64Attr", syntax=(_parse_group, _print_group), rule=NO_RULE,
        evaluator=_IDENTITY),
     op("sdy.propagation_barrier", "1 1 0", "allowed_direction!", syntax=(_parse_barrier, _print_barrier),
@@ -627,10 +630,10 @@ OPS = (
        traits="NoMemoryEffect", rule=NO_RULE, evaluator="movement:constant"),
     op("sdy.manual_computation", "* * 1", "in_shardings! out_shardings! manual_axes!",
        syntax=(_parse_manual, _print_manual), verify=_verify_manual,
-       traits=_DATA_FLOW + " KeepsEdgeOwnerShardingsDivisible", evaluator="collectives:manual_computation",
+       traits=f"{_DATA_FLOW} {_SYMBOL_USER} KeepsEdgeOwnerShardingsDivisible", evaluator="collectives:manual_computation",
        terminator="sdy.return", regions="body"),
     op("sdy.named_computation", "* * 1", "name!:StrAttr in_shardings out_shardings",
-       syntax=(_parse_named, _print_named), verify=_verify_named, traits=_DATA_FLOW,
+       syntax=(_parse_named, _print_named), verify=_verify_named, traits=f"{_DATA_FLOW} {_SYMBOL_USER}",
        evaluator="control:named_computation", terminator="sdy.return", regions="body"),
     op("sdy.return", "* 0 0", syntax=(parse_return, print_return), traits="NoMemoryEffect Terminator"),
 )
