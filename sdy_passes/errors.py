@@ -11,25 +11,29 @@ class SdyError(ValueError):
 class IRParseError(SdyError):
     """MLIR text that cannot be read; the message has line:col, the line and a caret.
 
-    `message` is the bare diagnostic; `filename`, `line`, `col` (1-based) say where;
-    `str(e)` is `file:line:col: error: message`, the source line and a caret under the column.
+    `message` is the bare diagnostic, in MLIR's words; `found` what the text has instead of
+    what was expected ("" when the message says it); `filename`, `line`, `col` (1-based) say
+    where; `str(e)` is `file:line:col: error: message (found ...)`, the source line and a caret
+    under the column.
     """
 
     def __init__(self, message: str, filename: str = "-", line: int = 0, col: int = 0,
-                 source_line: str = ""):
+                 source_line: str = "", found: str = ""):
         self.message = message
+        self.found = found
         self.filename = filename
         self.line = line
         self.col = col
         self.source_line = source_line
-        text = f"{filename}:{line}:{col}: error: {message}"
+        text = f"{filename}:{line}:{col}: error: {message}" + (f" (found {found})" if found else "")
         if source_line:
             text += f"\n{source_line}\n{' ' * (col - 1)}^"
         super().__init__(text)
 
     @classmethod
-    def at(cls, message: str, filename: str, line: int, col: int, source_line: str) -> "IRParseError":
-        return cls(message, filename, line, col, source_line)
+    def at(cls, message: str, filename: str, line: int, col: int, source_line: str,
+           found: str = "") -> "IRParseError":
+        return cls(message, filename, line, col, source_line, found)
 
 
 class _LocatedError(SdyError):

@@ -60,6 +60,8 @@ _SPLIT = re.compile(r"^// -----.*$", re.MULTILINE)
 _TOKEN_TEXT = re.compile(r'[A-Za-z0-9_.$%#@^!-]+|"[^"\n]*"?|.')
 _DIALECT_TYPE = re.compile(r"![A-Za-z_][A-Za-z0-9_$.]*")
 _DIM = re.compile(r"(\?|[0-9]+)x")
+_DIM_WITHOUT_X = re.compile(r"[0-9]+(?![.0-9])|\?")
+"""A dimension not followed by `x` (MLIR: `expected 'x' in dimension list`)."""
 _HASH_NAME = re.compile(r"#[A-Za-z_][A-Za-z0-9_$.-]*")
 _FACTORS = re.compile(r"[A-Za-z0-9_]*")
 _BLOCK_ARG = re.compile(r"%(" + _SUFFIX_ID.pattern + ")")
@@ -206,6 +208,7 @@ class Parser:
         self._depth = 0  # nesting of the attribute/type being parsed
         self._region_depth = 0
         self._default_dialects = ["builtin"]  # MLIR's defaultDialectStack
+        self._custom_ops: list[str | None] = [None]  # the op whose custom assembly is being read
         self._signature_cache: dict[str, FunctionType] = {}
         self._deferred_locs: list[_DeferredLoc] | None = None  # a list while a module is read
         self.allow_unregistered_dialect = allow_unregistered_dialect
@@ -240,13 +243,33 @@ class Parser:
         line = bisect.bisect_right(self._line_starts, pos)
         return line, pos - self._line_starts[line - 1] + 1
 
-    def error(self, message: str, pos: int | None = None) -> IRParseError:
+    def error(self, message: str, pos: int | None = None, found: str = "") -> IRParseError:
         pos = self.pos if pos is None else pos
         line, col = self.line_col(pos)
         start = self._line_starts[line - 1]
         end = self.text.find("\n", start)
         source = self.text[start:end if end >= 0 else len(self.text)]
-        return IRParseError.at(message, self.filename, line, col, source)
+        return IRParseError.at(message, self.filename, line, col, source, found)
+
+    def wrong_token_pos(self) -> int:
+        """Where MLIR's `emitWrongTokenError` puts an error about the next token: at it when
+        only spaces precede it on its line, else just after the text before it (over blank
+        lines and `//` comments); at end of input one character back."""
+        pos = self.pos - 1 if self.pos >= len(self.text) else self.pos
+        text = self.text
+        end = pos
+        while True:
+            while end > 0 and text[end - 1] in " \t":
+                end -= 1
+            if end == 0:
+                return pos
+            if text[end - 1] not in "\n\r":
+                return end
+            end -= 1
+            line_start = max(text.rfind("\n", 0, end), text.rfind("\r", 0, end)) + 1
+            comment = text.find("//", line_start, end)
+            if comment >= 0:
+                end = comment
 
     def location(self, pos: int) -> FileLineColLoc:
         line, col = self.line_col(pos)
@@ -276,9 +299,12 @@ class Parser:
             self.fail_expected(what or f"'{s}'")
 
     def fail_expected(self, what: str):
-        self.skip()
-        found = self.describe_next()
-        raise self.error(f"expected {what}, found {found}")
+        """MLIR's error for a token that is not `what`: its lexer's first when the next
+        character starts no token, else `expected ...` where `wrong_token_pos` says."""
+        pos = self.skip()
+        if pos < len(self.text) and self.text[pos] not in _TOKEN_STARTS:
+            raise self.error("unexpected character", pos)
+        raise self.error(f"expected {what}", self.wrong_token_pos(), self.describe_next())
 
     def describe_next(self) -> str:
         if self.pos >= len(self.text):
@@ -304,7 +330,18 @@ class Parser:
 
     def expect_keyword(self, word: str) -> None:
         if not self.parse_optional_keyword(word):
-            self.fail_expected(f"'{word}'")
+            self.fail_custom(f"expected '{word}'", f"'{word}'")
+
+    def fail_custom(self, message: str, what: str):
+        """MLIR's `OpAsmParser` error inside an op's custom assembly: `custom op 'name' message`
+        at the next token; elsewhere `fail_expected(what)`."""
+        op = self._custom_ops[-1]
+        if op is None:
+            self.fail_expected(what)
+        pos = self.skip()
+        if pos < len(self.text) and self.text[pos] not in _TOKEN_STARTS:
+            raise self.error("unexpected character", pos)
+        raise self.error(f"custom op '{op}' {message}", pos, self.describe_next())
 
     def parse_optional_bare_id(self) -> str | None:
         m = self.parse_optional_regex(_BARE_ID)
@@ -348,7 +385,7 @@ class Parser:
     def parse_symbol(self) -> str:
         s = self.parse_optional_symbol()
         if s is None:
-            self.fail_expected("symbol name (@name)")
+            self.fail_custom("expected valid '@'-identifier for symbol name", "symbol name (@name)")
         return s
 
     def parse_int(self, what: str = "integer") -> int:
@@ -386,7 +423,7 @@ class Parser:
             raise self.error(f"types and attributes nested more than {MAX_NESTING} levels deep")
         t = self.parse_optional_type()
         if t is None:
-            self.fail_expected("type")
+            self.fail_expected("non-function type")
         self._depth -= 1
         return t
 
@@ -480,7 +517,7 @@ class Parser:
         if self.parse_optional("*"):
             self.expect("x")
             el = self.parse_type()
-            self.expect(">")
+            self.expect(">", "'>' in tensor type")
             return UnrankedTensorType(el)
         dims: list[int | None] = []
         while True:
@@ -490,9 +527,13 @@ class Parser:
                 break
             dims.append(None if m.group(1) == "?" else self._dim(m.group(1), self.pos))
             self.pos = m.end()
+        dim = _DIM_WITHOUT_X.match(self.text, self.pos)
+        if dim:
+            self.pos = dim.end()
+            self.fail_expected("'x' in dimension list")
         el = self.parse_type()
         enc = self.parse_attribute() if self.parse_optional(",") else None
-        self.expect(">")
+        self.expect(">", "'>' in tensor type")
         return RankedTensorType(tuple(dims), el, enc)
 
     def parse_type_list(self) -> list[Type]:
@@ -948,7 +989,7 @@ class Parser:
             out[name] = self.parse_attribute() if self.parse_optional("=") else UnitAttr()
             if not self.parse_optional(","):
                 break
-        self.expect("}", "',' or '}' in attribute dictionary")
+        self.expect("}", "'}' in attribute dictionary")
         return out
 
     def parse_optional_attr_dict(self) -> dict[str, Attribute]:
@@ -1065,7 +1106,9 @@ class Parser:
         p = self.skip()
         m = _VALUE_REF.match(self.text, p)
         if not m:
-            self.fail_expected("SSA value (%name)")
+            if self.text.startswith("%", p):  # MLIR's lexer refuses the token first
+                raise self.error("invalid SSA name", p)
+            self.fail_expected("SSA operand")
         self.pos = m.end()
         return m.group(1), _result_number(m.group(2)), p
 
@@ -1156,7 +1199,7 @@ class Parser:
             self.scopes[-1].forward.update(s.forward)
         elif s.forward:
             name, (_, pos) = min(s.forward.items(), key=lambda kv: kv[1][1])
-            raise self.error(f"use of undeclared SSA value name '%{name.removesuffix('#0')}'", pos)
+            raise self.error("use of undeclared SSA value name", pos, f"'%{name.removesuffix('#0')}'")
         if s.forward_blocks:
             name, pos = min(s.forward_blocks.items(), key=lambda kv: kv[1])
             raise self.error(f"reference to an undefined block '^{name}'", pos)
@@ -1203,7 +1246,7 @@ class Parser:
         self._region_depth += 1
         if self._region_depth > MAX_NESTING:
             raise self.error(f"regions nested more than {MAX_NESTING} levels deep")
-        self.expect("{")
+        self.expect("{", "'{' to begin a region")
         region = Region()
         self.push_scope()
         block: Block | None = None
@@ -1231,7 +1274,7 @@ class Parser:
                 self.expect(":", "':' after block label")
                 continue
             if self.pos >= len(self.text):
-                raise self.error("expected '}' to close the region, found end of input")
+                self.fail_expected("operation name in quotes")  # MLIR reads an op at the end
             if block is None:
                 block = region.add_block(Block())
             self.parse_operation(block)
@@ -1305,14 +1348,16 @@ class Parser:
                 results.append((m.group(1), count, p))
                 if not self.parse_optional(","):
                     break
-            self.expect("=", "'=' after result names")
+            self.expect("=", "'=' after SSA name")
         op_pos = self.skip()
         if self.text.startswith('"', op_pos):
+            self._custom_ops.append(None)
             op = self.parse_generic_op()
+            self._custom_ops.pop()
         else:
             name = _BARE_ID.match(self.text, op_pos)
             if not name:
-                self.fail_expected("operation name")
+                self.fail_expected("operation name in quotes")
             self.pos = name.end()
             word = name.group(0)
             full = word if "." in word else f"{self._default_dialects[-1]}.{word}"
@@ -1322,7 +1367,9 @@ class Parser:
             op = Operation(full)
             op.results = []
             self._default_dialects.append(DEFAULT_DIALECT.get(full, ""))
+            self._custom_ops.append(full)
             opdef.parse(self, op, len(results) if one else sum(n for _, n, _ in results))
+            self._custom_ops.pop()
             self._default_dialects.pop()
         loc = self.parse_optional_trailing_location()
         if loc is not None:
@@ -1360,7 +1407,7 @@ class Parser:
             op = Operation(name)
             self.expect("(")
             refs = self.parse_optional_value_ref_list()
-            self.expect(")", "')' after operands")
+            self.expect(")", "')' to end operand list")
         dialect = op.name.split(".", 1)[0]
         self.check_dialect(dialect, "operation", name_end)
         if dialect in COMPLETE_DIALECTS and lookup(op.name) is None:

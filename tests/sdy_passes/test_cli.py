@@ -93,7 +93,7 @@ def test_parse_error_from_a_file(tmp_path, capsys, monkeypatch):
     path.write_text('func.func @f() {\n  %0 = stablehlo.negate : tensor<8xf32>\n}\n')
     code, out, err = _run(capsys, monkeypatch, [str(path)])
     assert code == 1 and out == ""
-    assert err.startswith(f"{path}:2:25: error: expected SSA value (%name), found ':'\n")
+    assert err.startswith(f"{path}:2:24: error: expected SSA operand (found ':')\n")  # jaxlib's words and place
 
 
 def test_output_file_and_missing_input(tmp_path, capsys, monkeypatch):
