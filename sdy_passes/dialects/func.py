@@ -21,9 +21,10 @@ _NAME = re.compile(r"%([A-Za-z0-9_$.\-]+)")
 
 
 def _parse_func(p, op, n):
+    before = p.skip()
     vis = p.parse_optional_bare_id()
     if vis is not None and vis not in ("private", "public", "nested"):
-        raise p.error(f"expected symbol visibility or '@name', found '{vis}'")
+        p.pos, vis = before, None  # not a visibility: MLIR then wants the name there
     name = p.parse_symbol()
     p.expect("(")
     args, arg_types, arg_attrs = [], [], []

@@ -87,6 +87,18 @@ FOUND = [  # what the mutants found, each class once
     "  return %0 : tensor<2xf32>\n}",
     _F.format("%0 = sdy.data_flow_edge %a : tensor<2xf32>").replace("-> tensor<2xf32>", "-> tensor<3xf32>"),
     "func.func @f(%a: tensor<2xf32>) {\n  return %a : tensor<2xf32>\n}",
+    # the most frequent parse errors whose words (or place) differed from jaxlib's, each once
+    _F.format("%0 = stablehlo.abs %a : 7"), _F.format("%0 = stablehlo.abs %a :"),
+    _F.format("%0 = stablehlo.abs %a :  // note\n\n  return"),
+    _F.format("%0 = stablehlo.abs %a {x = 1 y = 2} : tensor<2xf32>"),
+    "func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> [\n  return %a : tensor<2xf32>\n}",
+    _F.format("%0 = stablehlo.abs %zz : tensor<2xf32>"), _F.format("%0 = stablehlo.abs %) : tensor<2xf32>"),
+    _F.format("%0 stablehlo.abs %a : tensor<2xf32>"), _F.format("%0 = stablehlo.abs %a : tensor<2xf32 %a"),
+    _F.format("%0 = stablehlo.abs %a : tensor<2 f32>"), _F.format("%0 = stablehlo.abs %a : tensor<1.5xf32>"),
+    _F.format('%0 = "stablehlo.abs"(%a %a) : (tensor<2xf32>) -> tensor<2xf32>'),
+    _F.format("%0 = stablehlo.concatenate %a, %a, dix = 0 : (tensor<2xf32>, tensor<2xf32>) -> tensor<4xf32>"),
+    "func.func f(%a: tensor<2xf32>) {\n  return\n}", _F.format("%0 = stablehlo.abs %a : tensor<2xf32> &"),
+    "func.func @f() {\n", _F.format("%0 = 5"),
 ]
 
 
