@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import partial
 
 from sdy_passes.attributes import (
     I1, I32, I64, ArrayAttr, BoolAttr, ComplexType, DenseArrayAttr, DenseElementsAttr, FunctionType, IntegerAttr,
@@ -16,6 +17,7 @@ from sdy_passes.dialects._base import (
 from sdy_passes.dialects.stablehlo_attributes import (
     ConvDimensionNumbers, DotDimensionNumbers, EnumAttr, parse_int_list,
 )
+from sdy_passes.errors import VerificationError
 from sdy_passes.ir import Block, Operation, Region
 
 
@@ -843,13 +845,50 @@ def _rng_results(op: Operation) -> tuple[str, ...] | None:
 
 
 _EW = "Elementwise NoMemoryEffect"
+
+def _verify_replica_groups(same_size: bool, global_ids: bool, group_size: str | None, op: Operation, ctx) -> None:
+    """StableHLO's `verifyReplicaGroups` (each collective's verifier starts with it): a rank-2
+    table of distinct ids 0..n-1, -1 only padding groups of uneven size (`same_size` refuses
+    it), not empty with `use_global_device_ids` (when the op has it: `global_ids`), groups of
+    the `group_size` property's value. The mesh-axes form is not a table: not checked here."""
+    attr = op.properties.get("replica_groups")
+    if not isinstance(attr, DenseElementsAttr) or not isinstance(attr.type, RankedTensorType):
+        return
+    shape = attr.type.shape
+    if len(shape) != 2:
+        raise VerificationError("replica groups should be a rank 2 tensor", op.location)
+    if global_ids and "use_global_device_ids" in op.properties and shape[0] * shape[1] == 0:
+        raise VerificationError("if `use_global_device_ids` is set, the replica groups cannot be empty", op.location)
+    ids = ([int(v) for v in _INTEGER.findall(attr.body)] if not attr.body.startswith('"')
+           else [int(v) for v in attr.to_numpy().ravel()])
+    if len(ids) == 1:  # a splat
+        ids *= shape[0] * shape[1]
+    seen: set[int] = set()
+    for i in ids:
+        if i == -1 and not same_size:
+            continue
+        if i == -1:
+            raise VerificationError("Invalid replica id -1", op.location)
+        if i in seen:
+            raise VerificationError(f"replica id #{i} seen more than once", op.location)
+        seen.add(i)
+    for i in range(len(seen)):
+        if i not in seen:
+            raise VerificationError(f"replica id #{i} not seen in replica groups", op.location)
+    size = op.properties.get(group_size) if group_size else None
+    if same_size and isinstance(size, IntegerAttr) and shape[0] and len(ids) // shape[0] != size.value:
+        raise VerificationError(f"group size of replica_groups must be {size.value}", op.location)
+
+
+_INTEGER = re.compile(r"-?[0-9]+")
+
 OPS = (
     op("stablehlo.abs", "1 1 0", syntax=OPERANDS_TYPE, traits=_EW, rule="elementwise:pointwise", evaluator="elementwise:abs"),
     op("stablehlo.add", "2 1 0", syntax=OPERANDS_TYPE, traits=_EW, rule="elementwise:pointwise", evaluator="elementwise:add"),
     op("stablehlo.after_all", "* 1 0", syntax=OPERANDS_TYPE, traits="NoMemoryEffect", rule=NO_RULE, evaluator="control:token"),
-    op("stablehlo.all_gather", "* * 0", "all_gather_dim!:NonNegativeI64Attr replica_groups!:ReplicaGroups channel_handle:ChannelHandle use_global_device_ids:UnitAttr", rule="collectives:all_gather", evaluator="collectives:all_gather"),
-    op("stablehlo.all_reduce", "* * 1", "replica_groups!:ReplicaGroups channel_handle:ChannelHandle use_global_device_ids:UnitAttr", rule="elementwise:pointwise", evaluator="collectives:all_reduce", terminator="stablehlo.return", regions="computation"),
-    op("stablehlo.all_to_all", "* * 0", "split_dimension!:NonNegativeI64Attr concat_dimension!:NonNegativeI64Attr split_count!:PositiveI64Attr replica_groups!:ReplicaGroups channel_handle:ChannelHandle", rule="collectives:all_to_all", evaluator="collectives:all_to_all"),
+    op("stablehlo.all_gather", "* * 0", "all_gather_dim!:NonNegativeI64Attr replica_groups!:ReplicaGroups channel_handle:ChannelHandle use_global_device_ids:UnitAttr", rule="collectives:all_gather", evaluator="collectives:all_gather", verify=partial(_verify_replica_groups, True, True, None)),
+    op("stablehlo.all_reduce", "* * 1", "replica_groups!:ReplicaGroups channel_handle:ChannelHandle use_global_device_ids:UnitAttr", rule="elementwise:pointwise", evaluator="collectives:all_reduce", verify=partial(_verify_replica_groups, False, True, None), terminator="stablehlo.return", regions="computation"),
+    op("stablehlo.all_to_all", "* * 0", "split_dimension!:NonNegativeI64Attr concat_dimension!:NonNegativeI64Attr split_count!:PositiveI64Attr replica_groups!:ReplicaGroups channel_handle:ChannelHandle", rule="collectives:all_to_all", evaluator="collectives:all_to_all", verify=partial(_verify_replica_groups, True, False, "split_count")),
     op("stablehlo.and", "2 1 0", syntax=OPERANDS_TYPE, traits=_EW, rule="elementwise:pointwise", evaluator="elementwise:and_"),
     op("stablehlo.async_done", "1 1 0"),
     op("stablehlo.async_start", "* 1 1", "called_computation execution_thread"),
@@ -924,7 +963,7 @@ OPS = (
     op("stablehlo.recv", "1 * 0", "channel_handle!:ChannelHandle is_host_transfer:BoolAttr source_target_pairs:I64ElementsAttr", rule=NO_RULE),
     op("stablehlo.reduce", "* * 1", "dimensions!:DenseI64ArrayAttr", syntax=(_parse_reduce, _print_reduce), traits="RecursiveMemoryEffects", rule="reduction:reduce", evaluator="reduction:reduce", operand_groups=2, terminator="stablehlo.return", regions="body"),
     op("stablehlo.reduce_precision", "1 1 0", "exponent_bits!:PositiveI32Attr mantissa_bits!:NonNegativeI32Attr", syntax=(_parse_reduce_precision, _print_reduce_precision), traits=_EW, rule="elementwise:pointwise", evaluator="elementwise:reduce_precision"),
-    op("stablehlo.reduce_scatter", "1 1 1", "scatter_dimension!:NonNegativeI64Attr replica_groups!:ReplicaGroups channel_handle:ChannelHandle use_global_device_ids:UnitAttr", rule="collectives:reduce_scatter", evaluator="collectives:reduce_scatter", regions="computation"),
+    op("stablehlo.reduce_scatter", "1 1 1", "scatter_dimension!:NonNegativeI64Attr replica_groups!:ReplicaGroups channel_handle:ChannelHandle use_global_device_ids:UnitAttr", rule="collectives:reduce_scatter", evaluator="collectives:reduce_scatter", verify=partial(_verify_replica_groups, True, True, None), regions="computation"),
     op("stablehlo.reduce_window", "* * 1", "window_dimensions!:DenseI64ArrayAttr window_strides:DenseI64ArrayAttr base_dilations:DenseI64ArrayAttr window_dilations:DenseI64ArrayAttr padding:I64ElementsAttr", traits="RecursiveMemoryEffects", rule="reduction:reduce_window", evaluator="reduction:reduce_window", operand_groups=2, terminator="stablehlo.return", regions="body"),
     op("stablehlo.remainder", "2 1 0", syntax=OPERANDS_TYPE, traits=_EW, rule="elementwise:pointwise", evaluator="elementwise:remainder"),
     op("stablehlo.replica_id", "0 1 0", syntax=(_parse_result_only, _print_result_only), traits="NoMemoryEffect", evaluator="collectives:replica_id"),

@@ -9,6 +9,8 @@ the source line and a caret), and the CLIs print one `error:` line and no traceb
 from __future__ import annotations
 
 import os
+import random
+import re
 
 import pytest
 
@@ -106,3 +108,36 @@ FOUND = [  # what the mutants found, each class once
 def test_the_classes_the_mutants_found_read_as_jaxlib_reads_them():
     for text, theirs in zip(FOUND, jaxlib_parse_kept(FOUND)):
         assert _ours(text) == theirs.get("error"), text
+
+
+_GROUPS = re.compile(r"replica_groups = dense<([^>]*)> : tensor<(\d+)x(\d+)xi64>")
+
+
+def _mutated_groups(n: int, seed: int) -> list[str]:
+    """JAX's collectives with one replica-group table changed: an id replaced (a duplicate,
+    a gap, -1), or the groups reshaped (same ids, other group size)."""
+    rng = random.Random(seed)
+    corpus = [v["pretty"] for v in lower_all().values() if isinstance(v, dict) and _GROUPS.search(v.get("pretty") or "")]
+    out = []
+    for _ in range(n):
+        text = rng.choice(corpus)
+        m = rng.choice(list(_GROUPS.finditer(text)))
+        ids = [int(v) for v in re.findall(r"-?\d+", m.group(1))] or [0]
+        rows, cols = int(m.group(2)), int(m.group(3))
+        if len(ids) == 1:
+            ids *= rows * cols
+        if rng.random() < 0.7 or rows * cols < 2:
+            ids[rng.randrange(len(ids))] = rng.choice([-1, 0, 1, len(ids), len(ids) + 3, rng.choice(ids)])
+        else:
+            rows, cols = cols, rows
+        table = "[" + ", ".join("[" + ", ".join(map(str, ids[r * cols:(r + 1) * cols])) + "]" for r in range(rows)) + "]"
+        out.append(text[:m.start()] + f"replica_groups = dense<{table}> : tensor<{rows}x{cols}xi64>" + text[m.end():])
+    return out
+
+
+@pytest.mark.jaxlib
+def test_replica_groups_are_checked_as_jaxlib_checks_them():
+    texts = _mutated_groups(max(EXAMPLES // 4, 8), SEED)
+    bad = [f"here: {_ours(t)}\njaxlib: {r.get('error')}\n{t}" for t, r in zip(texts, jaxlib_parse_kept(texts))
+           if _ours(t) != r.get("error")]
+    assert not bad, f"MUTATION_SEED={SEED}: {len(bad)} of {len(texts)} differ:\n\n" + "\n\n".join(bad[:3])
