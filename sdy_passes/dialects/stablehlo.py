@@ -880,6 +880,38 @@ def _verify_replica_groups(same_size: bool, global_ids: bool, group_size: str | 
         raise VerificationError(f"group size of replica_groups must be {size.value}", op.location)
 
 
+
+def _verify_dot_general(op: Operation, ctx) -> None:
+    """StableHLO's `verifyDotDimensionNumbers` (the start of `verifyDotGeneralOp`): as many
+    batching and contracting dims on both sides, none twice on a side, each in range, and
+    batching and contracting sizes equal where both are static."""
+    dims = op.properties.get("dot_dimension_numbers")
+    lhs, rhs = (v.type for v in op.operands)
+    if not isinstance(dims, DotDimensionNumbers) or not all(isinstance(t, RankedTensorType) for t in (lhs, rhs)):
+        return
+    lb, rb = dims.lhs_batching_dimensions, dims.rhs_batching_dimensions
+    lc, rc = dims.lhs_contracting_dimensions, dims.rhs_contracting_dimensions
+    if len(lb) != len(rb):
+        raise VerificationError("lhs and rhs should have the same number of batching dimensions", op.location)
+    if len(lc) != len(rc):
+        raise VerificationError("lhs and rhs should have the same number of contracting dimensions", op.location)
+    for side, batching, contracting in (("lhs", lb, lc), ("rhs", rb, rc)):
+        seen: set[int] = set()
+        for d in (*batching, *contracting):
+            if d in seen:
+                raise VerificationError(f"has duplicated dimension from {side}_batching_dimensions and "
+                                        f"{side}_contracting_dimensions: {d}", op.location)
+            seen.add(d)
+    for name, t, ds in (("lhs_batching_dimensions", lhs, lb), ("lhs_contracting_dimensions", lhs, lc),
+                        ("rhs_batching_dimensions", rhs, rb), ("rhs_contracting_dimensions", rhs, rc)):
+        bad = next((d for d in ds if not 0 <= d < len(t.shape)), None)
+        if bad is not None:
+            raise VerificationError(f"{name} value: {bad} is out of range: [0, {len(t.shape)})", op.location)
+    for what, ls, rs in (("batching", lb, rb), ("contracting", lc, rc)):
+        for l, r in zip(ls, rs):
+            if None not in (lhs.shape[l], rhs.shape[r]) and lhs.shape[l] != rhs.shape[r]:
+                raise VerificationError(f"{what} dimension sizes must match for lhs/rhs", op.location)
+
 _INTEGER = re.compile(r"-?[0-9]+")
 
 OPS = (
@@ -920,7 +952,7 @@ OPS = (
     op("stablehlo.custom_call", "* * 0", "call_target_name!:StrAttr has_side_effect:BoolAttr backend_config:BackendConfig api_version:CustomCallApiVersion called_computations:FlatSymbolRefArrayAttr operand_layouts:LayoutArray result_layouts:LayoutArray output_operand_aliases:OutputOperandAliasArray", syntax=(_parse_custom_call, _print_custom_call), rule="custom_call:custom_call", evaluator="custom_call:custom_call"),
     op("stablehlo.divide", "2 1 0", syntax=OPERANDS_TYPE, traits=_EW, rule="elementwise:pointwise", evaluator="elementwise:divide"),
     op("stablehlo.dot", "2 1 0", "precision_config:PrecisionConfig", syntax=(_parse_dot, _print_dot), traits="NoMemoryEffect", rule="contraction:dot", evaluator="reduction:dot"),
-    op("stablehlo.dot_general", "2 1 0", "dot_dimension_numbers!:DotDimensionNumbers precision_config:PrecisionConfig algorithm:DotAlgorithm", syntax=(_parse_dot_general, _print_dot_general), traits="NoMemoryEffect", rule="contraction:dot_general", evaluator="reduction:dot_general"),
+    op("stablehlo.dot_general", "2 1 0", "dot_dimension_numbers!:DotDimensionNumbers precision_config:PrecisionConfig algorithm:DotAlgorithm", syntax=(_parse_dot_general, _print_dot_general), traits="NoMemoryEffect", rule="contraction:dot_general", evaluator="reduction:dot_general", verify=_verify_dot_general),
     op("stablehlo.dynamic_broadcast_in_dim", "2 1 0", "broadcast_dimensions!:DenseI64ArrayAttr known_expanding_dimensions:DenseI64ArrayAttr known_nonexpanding_dimensions:DenseI64ArrayAttr", syntax=_keyword_op((("dims", "broadcast_dimensions", "i64s"),)), traits="NoMemoryEffect"),
     op("stablehlo.dynamic_conv", "3 1 0", "window_strides lhs_dilation rhs_dilation window_reversal dimension_numbers! feature_group_count! batch_group_count! precision_config", traits="NoMemoryEffect"),
     op("stablehlo.dynamic_gather", "3 1 0", "dimension_numbers!:GatherDimensionNumbers indices_are_sorted:BoolAttr", traits="NoMemoryEffect"),

@@ -141,3 +141,37 @@ def test_replica_groups_are_checked_as_jaxlib_checks_them():
     bad = [f"here: {_ours(t)}\njaxlib: {r.get('error')}\n{t}" for t, r in zip(texts, jaxlib_parse_kept(texts))
            if _ours(t) != r.get("error")]
     assert not bad, f"MUTATION_SEED={SEED}: {len(bad)} of {len(texts)} differ:\n\n" + "\n\n".join(bad[:3])
+
+
+_DOT_DIMS = re.compile(r"(batching_dims|contracting_dims) = \[([\d, ]*)\] x \[([\d, ]*)\]")
+
+
+def _mutated_dots(n: int, seed: int) -> list[str]:
+    """JAX's dot_generals with one dimension of their dimension numbers changed (another
+    dimension, one out of range, one more or one less)."""
+    rng = random.Random(seed)
+    corpus = [v["pretty"] for v in lower_all().values() if isinstance(v, dict) and _DOT_DIMS.search(v.get("pretty") or "")]
+    out = []
+    for _ in range(n):
+        text = rng.choice(corpus)
+        m = rng.choice(list(_DOT_DIMS.finditer(text)))
+        sides = [[int(v) for v in re.findall(r"\d+", m.group(k))] for k in (2, 3)]
+        side = sides[rng.randrange(2)]
+        kind = rng.randrange(3)
+        if kind == 0 and side:
+            side[rng.randrange(len(side))] = rng.randrange(5)
+        elif kind == 1:
+            side.append(rng.randrange(4))
+        elif side:
+            side.pop()
+        new = f"{m.group(1)} = [{', '.join(map(str, sides[0]))}] x [{', '.join(map(str, sides[1]))}]"
+        out.append(text[:m.start()] + new + text[m.end():])
+    return out
+
+
+@pytest.mark.jaxlib
+def test_dot_dimension_numbers_are_checked_as_jaxlib_checks_them():
+    texts = _mutated_dots(max(EXAMPLES // 4, 8), SEED)
+    bad = [f"here: {_ours(t)}\njaxlib: {r.get('error')}\n{t}" for t, r in zip(texts, jaxlib_parse_kept(texts))
+           if _ours(t) != r.get("error")]
+    assert not bad, f"MUTATION_SEED={SEED}: {len(bad)} of {len(texts)} differ:\n\n" + "\n\n".join(bad[:3])
