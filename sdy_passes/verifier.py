@@ -23,7 +23,7 @@ from sharding import InvalidMeshError, Mesh, MeshTable
 from sharding.verify import verify_mesh
 
 from sdy_passes.dialects import VerifyContext, lookup
-from sdy_passes.dialects._base import ATTRIBUTE_KINDS, SEGMENT_SIZES, fail as _fail, has_trait, segment_sizes
+from sdy_passes.dialects._base import ATTRIBUTE_KINDS, OPERAND_TYPES, SEGMENT_SIZES, fail as _fail, has_trait, segment_sizes
 from sdy_passes.dialects.sdy import bound_manual_axes, verify_discardable
 from sdy_passes.errors import VerificationError, expect
 from sdy_passes.ir import Block, Module, Operation, edit_count, symbol_name
@@ -282,6 +282,11 @@ def _verify_own(op: Operation, ctx: VerifyContext) -> None:
         value = op.properties.get(name)
         if value is not None and not ATTRIBUTE_KINDS[kind].satisfies(value):
             _fail(op, f"attribute '{name}' failed to satisfy constraint: {ATTRIBUTE_KINDS[kind].description}")
+    if opdef.operand_type is not None:  # ODS's operand constraints, after its attributes
+        description, ok = OPERAND_TYPES[opdef.operand_type]
+        for i, value in enumerate(op._operands):
+            if not ok(value.type):
+                _fail(op, f"operand #{i} must be {description}, but got '{value.type}'")
     names = opdef.single_block_regions
     for i, region in enumerate(op.regions if names else ()):
         if len(region.blocks) != 1:

@@ -119,6 +119,8 @@ class OpDef:
     segments: tuple[int, int] = (0, 0)
     """How many variadic operand and result groups `operandSegmentSizes` / `resultSegmentSizes`
     size (ODS `AttrSizedOperandSegments` / `AttrSizedResultSegments`; 0: no such attribute)."""
+    operand_type: str | None = None
+    """The ODS type constraint every operand meets (a key of `OPERAND_TYPES`), or None."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +193,23 @@ def _non_negative(v: int) -> bool:
 
 def _positive(v: int) -> bool:
     return v > 0
+
+
+def _ranked_int(widths: frozenset[int], bool_too: bool) -> Callable[[Type], bool]:
+    def ok(t: Type) -> bool:
+        el = t.element_type if isinstance(t, RankedTensorType) else None
+        return isinstance(el, IntegerType) and (
+            el.width in widths and el.signedness != "s" or bool_too and el == I1)
+    return ok
+
+
+_HLO_INT_WIDTHS = frozenset((2, 4, 8, 16, 32, 64))
+OPERAND_TYPES: dict[str, tuple[str, Callable[[Type], bool]]] = {
+    "PredOrIntTensor": ("ranked tensor of bool or 2/4/8/16/32/64-bit integer values", _ranked_int(_HLO_INT_WIDTHS, True)),
+    "IntTensor": ("ranked tensor of 2/4/8/16/32/64-bit integer values", _ranked_int(_HLO_INT_WIDTHS, False)),
+}
+"""StableHLO's operand type constraints by ODS name: MLIR's description (`operand #0 must be
+<description>, but got '<type>'`) and the test (signless or unsigned integers; bool is i1)."""
 
 
 ATTRIBUTE_KINDS: dict[str, AttributeKind] = {

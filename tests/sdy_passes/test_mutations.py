@@ -175,3 +175,30 @@ def test_dot_dimension_numbers_are_checked_as_jaxlib_checks_them():
     bad = [f"here: {_ours(t)}\njaxlib: {r.get('error')}\n{t}" for t, r in zip(texts, jaxlib_parse_kept(texts))
            if _ours(t) != r.get("error")]
     assert not bad, f"MUTATION_SEED={SEED}: {len(bad)} of {len(texts)} differ:\n\n" + "\n\n".join(bad[:3])
+
+
+_ELEMENT = re.compile(r"(?<=[<x])([su]?i[0-9]+|b?f[0-9]+)(?=>)")
+
+
+def _retyped(n: int, seed: int) -> list[str]:
+    """JAX's programs with bitwise ops, shifts, popcnt with one element type replaced
+    everywhere by another: ODS's operand constraints of each op family."""
+    rng = random.Random(seed)
+    corpus = [v["pretty"] for v in lower_all().values() if isinstance(v, dict) and v.get("pretty")
+              and re.search(r"stablehlo\.(and|or|xor|not|shift_\w+|popcnt|count_leading_zeros) ", v["pretty"])
+              and "stablehlo.compare" not in v["pretty"] and _ELEMENT.search(v["pretty"])]  # (compare's: not yet)
+    out = []
+    for _ in range(n):
+        text = rng.choice(corpus)
+        old = rng.choice(sorted(set(_ELEMENT.findall(text))))
+        new = rng.choice(["f32", "i1", "i8", "ui16", "si32", "bf16", "i64"])
+        out.append(_ELEMENT.sub(lambda m: new if m.group(0) == old else m.group(0), text))
+    return out
+
+
+@pytest.mark.jaxlib
+def test_operand_types_are_checked_as_jaxlib_checks_them():
+    texts = _retyped(max(EXAMPLES // 4, 8), SEED)
+    bad = [f"here: {_ours(t)}\njaxlib: {r.get('error')}\n{t}" for t, r in zip(texts, jaxlib_parse_kept(texts))
+           if _ours(t) != r.get("error")]
+    assert not bad, f"MUTATION_SEED={SEED}: {len(bad)} of {len(texts)} differ:\n\n" + "\n\n".join(bad[:3])
