@@ -255,7 +255,7 @@ class Parser:
         """Where MLIR's `emitWrongTokenError` puts an error about the next token: at it when
         only spaces precede it on its line, else just after the text before it (over blank
         lines and `//` comments); at end of input one character back."""
-        pos = self.pos - 1 if self.pos >= len(self.text) else self.pos
+        pos = max(self.pos - 1, 0) if self.pos >= len(self.text) else self.pos
         text = self.text
         end = pos
         while True:
