@@ -764,7 +764,11 @@ class _HloParser:
         self.expect("(", "'(' before pre_size in sub axis")
         pre = self.integer("pre-size")
         self.expect(")", "')' after pre_size in sub axis")
-        return AxisRef.sub(name, pre, self.integer("sub-axis size"))
+        size = self.integer("sub-axis size")
+        if pre * size > _INT64_MAX:  # (Shardy's verifier wraps to int64 and may pass it; XLA aborts)
+            raise self.error(f"sub-axis next pre-size {int_text(pre * size)} doesn't divide the size of the full "
+                             f"axis {mesh.axis_size(name)}", at)
+        return AxisRef.sub(name, pre, size)
 
     def tile_assignment(self) -> tuple[list[int], list[int], list[int], list[int]]:
         """`[dims]` then devices or an iota `<=[reshape]T(perm)`: (dims, devices, reshape, perm)."""

@@ -359,6 +359,9 @@ def test_mesh_forms_match_xla():
     ("{mesh['a'=4], [{'a':(1)2, 'a':(2)2}]}", "two consecutive sub-axes can be merged"),  # as jaxlib prints
     ("{mesh['a'=2,'b'=2], device_ids=(0,1,2,3), [{'a'}]}", "iota device id list"),
     ("{{replicated}, {mesh['a'=8], [{}, {'a':(1)2, 'a':(2)2}]}}", "two consecutive sub-axes can be merged"),
+    # a sub-axis past int64 (Shardy's verifier wraps 2 * (2**63 - 1) to -2, which divides 6)
+    ('{mesh["a"=4,"b"=6], [{"a"}], replicated={"b":(2)9223372036854775807}}', "next pre-size 18446744073709551614"),
+    ('{mesh["b"=6], [{"b":(2)9223372036854775807}]}', "next pre-size 18446744073709551614"),
 ])
 def test_mesh_forms_xla_aborts_on_are_parse_errors(text, message):
     with pytest.raises(ShardingParseError, match=message) as e:
