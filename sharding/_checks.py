@@ -3,7 +3,7 @@ which `sdy_passes` imports, stays light)."""
 
 from __future__ import annotations
 
-from .errors import ShardingError, as_shape, shown
+from .errors import ShardingError, as_shape, is_one_of, shown
 from .mesh import Mesh, MeshTable
 from .tensor_sharding import TensorSharding
 
@@ -45,7 +45,7 @@ def resolve(sharding: TensorSharding, mesh) -> Mesh:
 
 
 def check_uneven(value) -> str:
-    if value not in UNEVEN:
+    if not is_one_of(value, UNEVEN):
         raise ShardingError(f"unknown uneven={shown(value)}: expected one of {', '.join(map(repr, UNEVEN))}")
     return value
 

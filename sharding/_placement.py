@@ -19,7 +19,7 @@ import numpy as np
 from . import _ragged
 from ._checks import check_shape, check_uneven, resolve
 from .axes import AxisRef
-from .errors import ShardingError
+from .errors import ShardingError, as_flag
 from .mesh import Mesh, check_devices
 from .tensor_sharding import TensorSharding, as_sharding
 from .verify import verify
@@ -184,7 +184,7 @@ def place(sharding: TensorSharding, mesh, shape, *, cut_by_replicated: bool = Fa
     """
     sharding = as_sharding(sharding)
     m = resolve(sharding, mesh)
-    return _place(sharding, m, None if shape is None else check_shape(shape), bool(cut_by_replicated),
+    return _place(sharding, m, None if shape is None else check_shape(shape), as_flag(cut_by_replicated, "cut_by_replicated"),
                   tuple(cuts), check_uneven(uneven))
 
 

@@ -27,7 +27,7 @@ import numpy as np
 from ._imports import load, pyplot
 from ._moves import messages, moves
 from ._traffic import move_figures
-from .errors import ShardingError, shown
+from .errors import ShardingError, is_one_of, shown
 
 __all__ = ["plan_traffic", "record_traffic", "default_links", "alpha_beta", "StepCosts",
            "dtensor_redistribute_cost", "report", "report_table", "step_messages", "plot", "ALGORITHMS"]
@@ -143,7 +143,7 @@ def _ring(kind: str, g: int, b: float, alpha: float, beta: float, bidirectional:
 def alpha_beta(plan, links=None, *, algorithm: str = "ring") -> StepCosts:
     """Alpha-beta seconds per step (spec §4.1). `links` overrides `default_links` per axis:
     `{"x": (alpha, beta)}`. `algorithm` is `ring` or `bidirectional_ring`."""
-    if algorithm not in ALGORITHMS:
+    if not is_one_of(algorithm, ALGORITHMS):
         raise ShardingError(f"algorithm must be 'ring' or 'bidirectional_ring', got: {shown(algorithm)}")
     bidi = algorithm == "bidirectional_ring"
     mesh = plan.mesh_of(plan.source)

@@ -42,11 +42,11 @@ def as_int(value, what: str, lo: int = INT64_MIN, hi: int = INT64_MAX) -> int:
     `ShardingError` naming `what`. The one reader of integers given as Python values; text goes
     through `_mlir_lexer.to_int`."""
     if isinstance(value, bool):
-        raise ShardingError(f"expected an int {what}, got: {value!r}")
+        raise ShardingError(f"expected an int {what}, got: {shown(value)}")
     try:
         n = operator.index(value)
     except TypeError:
-        raise ShardingError(f"expected an int {what}, got: {value!r}") from None
+        raise ShardingError(f"expected an int {what}, got: {shown(value)}") from None
     if not lo <= n <= hi:
         if (lo, hi) == (INT64_MIN, INT64_MAX):
             expected = f"{what} that fits in int64"
@@ -64,7 +64,7 @@ def as_shape(shape, what: str = "shape") -> tuple[int, ...]:
     """A tensor shape: a sequence of non-negative int64 dims (numpy integers too)."""
     if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
         raise ShardingError(f"expected a {what} (a sequence of ints), got: {shown(shape)}")
-    return tuple(as_int(d, f"{what} dim {i}", 0) for i, d in enumerate(shape))
+    return tuple(as_int(d, f"{what} dim {i}", 0) for i, d in enumerate(as_tuple(shape, f"{what} dims")))
 
 
 def shown(value) -> str:
@@ -78,8 +78,29 @@ def shown(value) -> str:
     return text if len(text) <= 80 else text[:60] + "..." + text[-17:]
 
 
+def is_one_of(value, options: tuple[str, ...]) -> bool:
+    """Whether `value` is one of the str `options` (an array never is: `in` would compare it
+    elementwise and fail on its truth value)."""
+    return isinstance(value, str) and value in options
+
+
+def as_flag(value, what: str, allow_none: bool = False) -> bool | None:
+    """A bool argument (a numpy bool too; `None` where allowed), or a `ShardingError`."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool):
+        return value
+    if getattr(value, "shape", None) == () and getattr(getattr(value, "dtype", None), "kind", None) == "b":
+        return bool(value)
+    raise ShardingError(f"expected a bool {what}, got: {shown(value)}")
+
+
 def as_tuple(value, what: str) -> tuple:
     """A sequence argument as a tuple (a str, bytes or non-iterable is refused, naming `what`)."""
     if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
         raise ShardingError(f"expected a sequence of {what}, got: {shown(value)}")
-    return tuple(value)
+    try:
+        return tuple(value)
+    except Exception as e:  # (a 0-d array, an iterator that fails: its own error, reported)
+        raise ShardingError(f"expected a sequence of {what}, got: {shown(value)} ({type(e).__name__}: "
+                            f"{shown(str(e))[1:-1]})") from None

@@ -155,9 +155,9 @@ class HloSharding:
         removed = [rank + k for k in range(len(groups)) if dims[rank + k] == 1]
         kinds = [g for k, g in enumerate(groups) if rank + k not in removed]
         if removed or len(kinds) > len(set(kinds)) or len(set(kinds)) > 1:
-            given, order, merged_dims, groups = groups, list(range(rank)), dims[:rank], []
+            kinds, order, merged_dims, groups = groups, list(range(rank)), dims[:rank], []
             for kind in _SUBGROUPS:
-                ks = [rank + k for k, g in enumerate(given) if g == kind and rank + k not in removed]
+                ks = [rank + k for k, g in enumerate(kinds) if g == kind and rank + k not in removed]
                 if ks:
                     order += ks
                     merged_dims.append(math.prod(dims[k] for k in ks))
@@ -260,7 +260,7 @@ class HloSharding:
         if self.kind != "named":
             return self
         iota = (self.iota_reshape, self.iota_perm) if self.iota_reshape else None
-        v2 = HloSharding.parse(_to_hlo_text(self.named, self.mesh, self.manual_axes, iota))
+        v2 = _to_hlo(self.named, self.mesh, self.manual_axes, iota, unit_subgroups=True)
         return dataclasses.replace(v2, shard_group=self.shard_group, metadata=self.metadata)
 
     def __repr__(self) -> str:
@@ -764,7 +764,11 @@ class _HloParser:
         self.expect("(", "'(' before pre_size in sub axis")
         pre = self.integer("pre-size")
         self.expect(")", "')' after pre_size in sub axis")
-        return AxisRef.sub(name, pre, self.integer("sub-axis size"))
+        size = self.integer("sub-axis size")
+        if pre * size > _INT64_MAX:  # (Shardy's verifier wraps to int64 and may pass it; XLA aborts)
+            raise self.error(f"sub-axis next pre-size {int_text(pre * size)} doesn't divide the size of the full "
+                             f"axis {mesh.axis_size(name)}", at)
+        return AxisRef.sub(name, pre, size)
 
     def tile_assignment(self) -> tuple[list[int], list[int], list[int], list[int]]:
         """`[dims]` then devices or an iota `<=[reshape]T(perm)`: (dims, devices, reshape, perm)."""
@@ -851,26 +855,30 @@ def to_hlo_sharding(sharding: TensorSharding, mesh=None, *,
     Mesh `device_ids` give an explicit device list (each replication group sorted, as XLA's
     `PartialTile` does); otherwise the iota form, canonicalized.
     """
-    return _to_hlo_text(sharding, mesh, _manual_refs(manual_axes))
+    return str(_to_hlo(sharding, mesh, _manual_refs(manual_axes)))
 
 
-def _to_hlo_text(sharding: TensorSharding, mesh, manual: tuple[AxisRef, ...],
-                 device_iota: tuple[tuple[int, ...], tuple[int, ...]] | None = None) -> str:
+def _to_hlo(sharding: TensorSharding, mesh, manual: tuple[AxisRef, ...],
+            device_iota: tuple[tuple[int, ...], tuple[int, ...]] | None = None, unit_subgroups: bool = False
+            ) -> HloSharding:
     """`to_hlo_sharding`; `device_iota` is the mesh's device order as an iota `(reshape, perm)`
-    (XLA's mesh form keeps one, and XLA's conversion keeps the result an iota where it can)."""
+    (XLA's mesh form keeps one, and XLA's conversion keeps the result an iota where it can).
+    `unit_subgroups`: as XLA's `V3ToV2Sharding`, a manual or unreduced subgroup dim is added
+    whenever the sharding lists such axes, even of size 1, and `HloSharding::Subgroup` decides
+    (`{mesh['a'=1], [{}], unreduced={'a'}}` is `{unreduced}`); the Shardy export keeps none."""
     sharding = as_sharding(sharding)
     m = resolve(sharding, mesh)
     if m.is_empty:
-        return "{replicated}"
+        return HloSharding("replicated")
     if m.is_maximal:
         place(sharding, m, None)
-        return f"{{maximal device={m.maximal_device_id}}}"
+        return HloSharding("maximal", maximal_device=m.maximal_device_id)
     for ref in manual:
         if not m.has_axis(ref.name):
             raise ShardingError(f'unknown manual axis: "{ref.name}"')
-    if manual and math.prod(r.size(m) for r in set(manual)) == m.total_size:
+    if manual and math.prod(r.size(m) for r in set(manual)) == m.total_size and not unit_subgroups:
         place(sharding, m, None)
-        return "{manual}"
+        return HloSharding("manual")
     p = place(sharding, m, None, cuts=manual)
     order = [i for dims in p.dim_pieces for i in dims]
     tile_dims = list(p.num_tiles)
@@ -881,7 +889,7 @@ def _to_hlo_text(sharding: TensorSharding, mesh, manual: tuple[AxisRef, ...],
         for r in manual)]
     for kind, group in (("manual", manual_pieces), ("unreduced", list(p.unreduced_pieces))):
         size = math.prod(p.pieces[i].size for i in group)
-        if size > 1:  # XLA keeps no subgroup dim of size 1
+        if size > 1 or (unit_subgroups and (manual if kind == "manual" else sharding.unreduced_axes)):
             order += group
             tile_dims.append(size)
             subgroups.append(kind)
@@ -891,13 +899,14 @@ def _to_hlo_text(sharding: TensorSharding, mesh, manual: tuple[AxisRef, ...],
     if replicas > 1:
         tile_dims.append(replicas)
         subgroups.append("replicated")
-    if subgroups in ([], ["replicated"]) and all(t == 1 for t in p.num_tiles):
-        return "{replicated}"  # also a one-device mesh (checked with jaxlib)
+    if subgroups in ([], ["replicated"]) and all(t == 1 for t in p.num_tiles) and not (
+            unit_subgroups and (manual or sharding.unreduced_axes)):
+        return HloSharding("replicated")  # also a one-device mesh (checked with jaxlib)
     if not m.device_ids:
-        return str(HloSharding._tiled(tile_dims, (), p.piece_sizes, order, subgroups))
+        return HloSharding._tiled(tile_dims, (), p.piece_sizes, order, subgroups)
     if device_iota is not None:
         d = _Devices(p.piece_sizes, (), *device_iota).transpose(order)
-        return str(HloSharding._tiled(tile_dims, d.explicit, d.reshape, d.perm, subgroups))
+        return HloSharding._tiled(tile_dims, d.explicit, d.reshape, d.perm, subgroups)
     # Size-1 pieces do not move devices; leaving them out keeps numpy under its 64 dims.
     big = [i for i in order if p.pieces[i].size > 1]
     sizes = [pc.size for pc in p.pieces if pc.size > 1]
@@ -905,7 +914,7 @@ def _to_hlo_text(sharding: TensorSharding, mesh, manual: tuple[AxisRef, ...],
     check_devices(0, len(sizes))
     grid = np.asarray(m.device_ids, dtype=np.int64).reshape(sizes)
     devices = grid.transpose([rank.index(i) for i in big]).reshape(-1)
-    return str(HloSharding._tiled(tile_dims, tuple(devices.tolist()), subgroups=subgroups))
+    return HloSharding._tiled(tile_dims, tuple(devices.tolist()), subgroups=subgroups)
 
 
 # -- HloSharding -> sdy ------------------------------------------------------------------------
@@ -1002,11 +1011,12 @@ def from_hlo_sharding(text: str | HloSharding, *, rank: int | None = None, num_d
             rank, num_devices = given.rank, given.num_devices
         if rank is None:
             raise ShardingError(f"expected rank= for {hlo}: the text does not say the tensor's rank")
-        if hlo.kind == "unreduced" and (num_devices or 1) < 2:
-            raise ShardingError("expected num_devices= of at least 2 for {unreduced}: the text does not say "
-                                "how many devices hold partial results")
+        if hlo.kind == "unreduced" and num_devices is None:
+            raise ShardingError("expected num_devices= for {unreduced}: the text does not say how many devices "
+                                "hold partial results")
         mesh = Mesh((MeshAxis("axis_0", num_devices),)) if num_devices and num_devices > 1 else Mesh()
-        unreduced = (AxisRef("axis_0"),) if hlo.kind == "unreduced" else ()
+        # (the partial result of one device is the value: nothing is unreduced)
+        unreduced = (AxisRef("axis_0"),) if hlo.kind == "unreduced" and mesh.axes else ()
         return mesh, TensorSharding(mesh_name, TensorSharding.replicated(mesh_name, rank).dim_shardings, (), unreduced)
     _check_size(hlo, hlo.rank, hlo.num_devices)
     if rank is not None and rank != hlo.rank:

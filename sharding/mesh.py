@@ -70,9 +70,7 @@ class Mesh:
         for field in ("axes", "device_ids"):
             value = getattr(self, field)
             if not isinstance(value, tuple):
-                if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
-                    raise ShardingError(f"expected a sequence of {field}, got: {shown(value)}")
-                object.__setattr__(self, field, tuple(value))
+                object.__setattr__(self, field, as_tuple(value, field))
         for axis in self.axes:
             if not isinstance(axis, MeshAxis):
                 raise ShardingError(f"expected MeshAxis values in a Mesh's axes, got: {shown(axis)}")

@@ -29,7 +29,7 @@ from ._checks import check_full_axes, check_uneven
 from ._placement import Placement, check_shape, place, same_data
 from ._ragged import trim
 from ._runtime import device_array, placement, run_plan
-from .errors import ShardingError, as_int, shown
+from .errors import ShardingError, as_flag, as_int, shown
 from .hlo import is_named_sharding, mesh_from_jax, to_sdy
 from .mesh import Mesh, MeshTable, check_devices
 from .tensor_sharding import TensorSharding, as_sharding
@@ -129,6 +129,7 @@ class DeviceMesh:
         with the shards is rechunked to them (`dask.array.Array.rechunk`) first. `copy` does
         not apply (dask chunks are never written). `backend="numpy"` computes a dask input.
         """
+        copy = as_flag(copy, "copy")
         backend = _backends.choose(backend, array)
         like_ = array if isinstance(array, xr.DataArray) else None
         values = backend.as_input(array.data if like_ is not None else array)

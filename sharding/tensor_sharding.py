@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from .axes import PARSERS, AxisRef, difference, quote, sort_and_merge
-from .errors import InvalidShardingError, ShardingError, as_int, as_shape, shown
+from .errors import InvalidShardingError, ShardingError, as_flag, as_int, as_shape, as_tuple, is_one_of, shown
 from .mesh import Mesh, MeshTable, symbol_name
 
 __all__ = [
@@ -18,12 +18,6 @@ __all__ = [
 _MAX_LISTED_RANK = 2**16  # dims built one by one; refused above this before building them
 REDUCTION_OPS = ("sum", "max", "min")
 """Reductions of unreduced axes (Shardy `main`; jaxlib 0.10.2 only knows the implicit sum)."""
-
-
-def _as_tuple(value, field: str) -> tuple:
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
-        raise ShardingError(f"expected a sequence of {field}, got: {shown(value)}")
-    return tuple(value)
 
 
 def _check_items(values: tuple, kind: type, field: str) -> None:
@@ -50,7 +44,7 @@ class DimensionSharding:
 
     def __post_init__(self) -> None:
         if not isinstance(self.axes, tuple):
-            object.__setattr__(self, "axes", _as_tuple(self.axes, "axes"))
+            object.__setattr__(self, "axes", as_tuple(self.axes, "axes"))
         _check_items(self.axes, AxisRef, "axes")
         if self.priority is not None:
             object.__setattr__(self, "priority", as_int(self.priority, "priority (or None)"))
@@ -102,9 +96,9 @@ class TensorSharding:
                             ("unreduced_axes", AxisRef)):
             value = getattr(self, field)
             if not isinstance(value, tuple):
-                object.__setattr__(self, field, value := _as_tuple(value, field))
+                object.__setattr__(self, field, value := as_tuple(value, field))
             _check_items(value, kind, field)
-        if self.reduction_op not in REDUCTION_OPS:
+        if not is_one_of(self.reduction_op, REDUCTION_OPS):
             raise ShardingError(f"reduction_op must be one of {REDUCTION_OPS}, got: {shown(self.reduction_op)}")
 
     @classmethod
@@ -190,6 +184,7 @@ class TensorSharding:
         `None` both. Axes partly used by sub-axes contribute their unused sub-axes.
         """
         m = self.resolve_mesh(mesh)
+        explicit = as_flag(explicit, "explicit", allow_none=True)
         if explicit:
             return self.replicated_axes
         used = [a for d in self.dim_shardings for a in d.axes] + list(self.unreduced_axes)
@@ -248,7 +243,7 @@ class TensorShardingPerValue:
 
     def __post_init__(self) -> None:
         if not isinstance(self.shardings, tuple):
-            object.__setattr__(self, "shardings", _as_tuple(self.shardings, "shardings"))
+            object.__setattr__(self, "shardings", as_tuple(self.shardings, "shardings"))
         _check_items(self.shardings, TensorSharding, "shardings")
 
     @classmethod
@@ -271,7 +266,7 @@ class ManualAxes:
 
     def __post_init__(self) -> None:
         if not isinstance(self.names, tuple):
-            object.__setattr__(self, "names", _as_tuple(self.names, "manual axis names"))
+            object.__setattr__(self, "names", as_tuple(self.names, "manual axis names"))
         _check_items(self.names, str, "manual axis names")
 
     @classmethod

@@ -85,7 +85,7 @@ _TENSOR_TYPE = re.compile(r"tensor<(?!\*)((?:(?:[0-9]+|\?)x)*)([^<>]+(?:<[^<>]*>
 def _checked_shape(shape: Shape) -> Shape:
     """A public `shape` argument: `None`, a type string (a ranked `tensor<...>` type becomes its
     dims, `?` a dynamic `None`), or a sequence of non-negative int64 dims."""
-    if shape is None or shape == NO_TYPE:
+    if shape is None or (isinstance(shape, str) and shape == NO_TYPE):
         return shape
     if isinstance(shape, str):
         m = _TENSOR_TYPE.fullmatch(shape.strip())

@@ -402,13 +402,14 @@ def visualize(sharding, mesh=None, global_shape=None, *, uneven: str | None = No
         raise ShardingError("expected the global shape: visualize(sharding, mesh, global_shape)")
     if is_named_sharding(sharding):  # its mesh comes with it (inlined)
         sharding = to_sdy(sharding, len(check_shape(global_shape)))
+    uneven = "padded" if uneven is None and not hasattr(mesh, "placement") else uneven
     if hasattr(mesh, "placement"):  # a DeviceMesh (not imported here: it needs xarray)
-        if uneven is not None and uneven != mesh.uneven:
+        if uneven is not None and check_uneven(uneven) != mesh.uneven:
             raise ShardingError(f"uneven={shown(uneven)} differs from the device mesh's {shown(mesh.uneven)}")
         return ShardingPicture(mesh.placement(sharding, global_shape))
-    if check_uneven(uneven or "padded") == "ragged":
+    if check_uneven(uneven) == "ragged":
         check_full_axes(sharding)
-    return ShardingPicture(place(sharding, mesh, global_shape, uneven=uneven or "padded"))
+    return ShardingPicture(place(sharding, mesh, global_shape, uneven=uneven))
 
 
 def _from_jax(jax_sharding, rank: int):

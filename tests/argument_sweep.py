@@ -34,18 +34,31 @@ def problem(fn, args, kwargs, error: type, seconds: int) -> str | None:
     return None
 
 
-def findings(name, fn, args, kwargs, values, error: type, seconds: int, label) -> list[str]:
-    """Each argument of the good call `fn(*args, **kwargs)` replaced by each bad value in turn:
-    the problems found (the good call itself must pass)."""
+def nested(value, values, depth: int = 2):
+    """`value` with one element of a tuple or list in it (down to `depth` levels) replaced by each
+    of `values` in turn: hostile entries inside a good argument (`(8, nan)`, `((1, 2**64),)`)."""
+    if depth == 0 or not isinstance(value, (tuple, list)):
+        return
+    for i, item in enumerate(value):
+        for v in list(values) + list(nested(item, values, depth - 1)):
+            out = list(value)
+            out[i] = v
+            yield tuple(out) if isinstance(value, tuple) else out
+
+
+def findings(name, fn, args, kwargs, values, error: type, seconds: int, label, inner=()) -> list[str]:
+    """Each argument of the good call `fn(*args, **kwargs)` replaced by each bad value in turn,
+    then by itself with each of `inner` nested in it (`nested`): the problems found (the good
+    call itself must pass)."""
     assert problem(fn, args, kwargs, error, seconds) is None, f"{name} refuses the table's good arguments"
     bad = []
     for i in range(len(args)):
-        for value in values:
+        for value in list(values) + list(nested(args[i], inner)):
             found = problem(fn, args[:i] + (value,) + args[i + 1:], kwargs, error, seconds)
             if found:
                 bad.append(f"{name} argument {i} = {label(value)}: {found}")
     for key in kwargs:
-        for value in values:
+        for value in list(values) + list(nested(kwargs[key], inner)):
             found = problem(fn, args, {**kwargs, key: value}, error, seconds)
             if found:
                 bad.append(f"{name}({key}={label(value)}): {found}")

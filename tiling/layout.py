@@ -158,7 +158,8 @@ class Layout:
                     "which decides E(n) (XLA stores int4 as {...:E(4)}): pass dtype, e.g. "
                     "Layout.from_jax(x.format, x.dtype), or the array itself")
             et = element_type_for_dtype(dtype)
-            bits = et.bit_width if et.bit_width < 8 and et.name != "pred" else 0
+            # (jax lowers int1/uint1 to i1/ui1, which XLA holds as pred: one byte each, no E(1))
+            bits = et.bit_width if 1 < et.bit_width < 8 else 0
         return cls(tuple(m2m)[::-1], tuple(read_sequence(t, "a tile")
                                            for t in read_sequence(layout.tiling or (), "tiling")),
                    bits)

@@ -359,6 +359,9 @@ def test_mesh_forms_match_xla():
     ("{mesh['a'=4], [{'a':(1)2, 'a':(2)2}]}", "two consecutive sub-axes can be merged"),  # as jaxlib prints
     ("{mesh['a'=2,'b'=2], device_ids=(0,1,2,3), [{'a'}]}", "iota device id list"),
     ("{{replicated}, {mesh['a'=8], [{}, {'a':(1)2, 'a':(2)2}]}}", "two consecutive sub-axes can be merged"),
+    # a sub-axis past int64 (Shardy's verifier wraps 2 * (2**63 - 1) to -2, which divides 6)
+    ('{mesh["a"=4,"b"=6], [{"a"}], replicated={"b":(2)9223372036854775807}}', "next pre-size 18446744073709551614"),
+    ('{mesh["b"=6], [{"b":(2)9223372036854775807}]}', "next pre-size 18446744073709551614"),
 ])
 def test_mesh_forms_xla_aborts_on_are_parse_errors(text, message):
     with pytest.raises(ShardingParseError, match=message) as e:
@@ -427,9 +430,14 @@ for text, n, shape in PAYLOAD:
 
 def _map_case(text: str):
     """`(text, devices, shape)` for XLA's device map (2 elements per tile), or None where XLA has
-    none (manual, unreduced) or the text has no dims."""
-    hlo = HloSharding.parse(text)
+    none (manual, unreduced) or the text has no dims, or XLA refuses the text."""
+    try:
+        hlo = HloSharding.parse(text)
+    except ShardingParseError:  # (as XLA: test_random_shardings_print_like_xla)
+        return None
     if hlo.kind == "named" and (hlo.manual_axes or hlo.named.unreduced_axes or not hlo.named.rank):
+        return None
+    if {"manual", "unreduced"} & set((hlo.uncollapsed or hlo).subgroups + (hlo.kind,)):
         return None
     mesh, sharding = from_hlo_sharding(hlo)
     if sharding.unreduced_axes or mesh.total_size > 64:
@@ -441,7 +449,9 @@ def _map_case(text: str):
 def test_random_mesh_forms_and_collapsed_tiles_place_devices_as_xla():
     """XLA's mesh forms and tiled texts XLA collapses to `{replicated}` (issue 37 items 4, 5): the
     device map of `from_hlo_sharding`'s mesh and sharding is GSPMD's, device by device."""
-    texts = _collect(v3_texts(), EXAMPLES // 3) + [
+    texts = _collect(v3_texts(), EXAMPLES // 3) + _collect(hlo_texts(), EXAMPLES // 3) + [
+        "{devices=[1,1,2,2]<=[4] last_tile_dims={replicated, replicated}}",  # collapsed after merging
+        "{devices=[2,3,1]<=[6] last_tile_dims={replicated, unreduced}}",
         "{devices=[1,4]<=[4] last_tile_dim_replicate}", "{devices=[1,1,8]<=[8] last_tile_dims={replicated}}",
         "{devices=[1,4]3,1,2,0 last_tile_dim_replicate}", "{devices=[1,1,2,2]<=[2,2]T(1,0) last_tile_dims={replicated}}",
         "{devices=[1,1,6]5,0,4,1,3,2 last_tile_dim_replicate}"]
@@ -456,6 +466,26 @@ def test_random_mesh_forms_and_collapsed_tiles_place_devices_as_xla():
         if mine != their:
             bad.append(f"{text} on {shape}: XLA {their}; here {mine}")
     assert not bad, f"{len(bad)} of {len(cases)}:\n" + "\n".join(bad[:5])
+
+
+_XLA_V3_TO_V2 = r"""
+from jax._src.lib import xla_client as xc
+RESULT = [str(xc.HloSharding.from_string(text).v3_to_v2_sharding()) for text in PAYLOAD]
+"""
+
+
+@pytest.mark.jaxlib
+def test_random_mesh_forms_convert_to_tiled_like_xla():
+    """`v3_to_v2_sharding` of random mesh forms (one-device meshes, size-1 manual and unreduced
+    axes, tuples) prints what XLA's `V3ToV2Sharding` gives."""
+    singles = _collect(v3_texts(), EXAMPLES // 2) + [
+        "{mesh['a'=1], [{}, {}], unreduced={'a'}}", "{mesh['a'=1], unreduced}",
+        "{mesh['a'=1,'b'=1], [{}, {}], unreduced={'b'}, manual={'a'}}", "{mesh['a'=2,'b'=1], [{}], unreduced={'b'}}"]
+    texts = singles + ["{" + ", ".join(singles[i:i + 3]) + "}" for i in range(0, 30, 3)]
+    theirs = cached([_XLA_V3_TO_V2, texts], lambda: run_child(_XLA_V3_TO_V2, texts))
+    bad = [f"{t}: XLA {w}; here {HloSharding.parse(t).v3_to_v2_sharding()}"
+           for t, w in zip(texts, theirs) if str(HloSharding.parse(t).v3_to_v2_sharding()) != w]
+    assert not bad, f"{len(bad)} of {len(texts)} differ from XLA:\n" + "\n".join(bad[:10])
 
 
 def test_mesh_forms_convert_to_shardy():

@@ -20,13 +20,16 @@ from sharding._partials import bits, identity
 from sharding.collectives import all_reduce
 from sharding.simulate import ShardedArray
 from tests.sharding.reshard_cases import random_triple
+from tiling.dtypes import ELEMENT_TYPES
 
 da = pytest.importorskip("dask.array", reason="dask is not installed (pip install 'layout-toolkit[dask]')")
 
 FLOATS = [np.float32, ml_dtypes.bfloat16, np.float16, np.float64, np.complex64, ml_dtypes.float8_e4m3fn,
           ml_dtypes.float8_e5m2fnuz]
 INTS = [ml_dtypes.int4, ml_dtypes.uint4, ml_dtypes.int2, ml_dtypes.uint2, np.int8, np.uint16, np.int64]
-DTYPES = FLOATS + INTS + [np.bool_]
+DTYPES = list(dict.fromkeys(list(map(np.dtype, FLOATS + INTS + [np.bool_]))
+                            + [et.dtype for et in ELEMENT_TYPES.values()]))
+"""Every element type of the project's table (f8 variants, e8m0 without a zero, s1/u1, c128...)."""
 
 
 def _same(a, b) -> bool:
@@ -99,16 +102,19 @@ def _cases(seed: int, count: int, uneven_only: bool = True):
         yield rng, dm, s, t, shape
 
 
-@pytest.mark.parametrize("backend", ["numpy", "dask"])
-def test_reshard_gives_shard_bit_for_bit(backend):
+@pytest.mark.parametrize("backend, path", [("numpy", "shard"), ("numpy", "copy"), ("numpy", "out"), ("dask", "shard")])
+def test_reshard_gives_shard_bit_for_bit(backend, path):
     """40 random uneven reshards with unreduced axes: every device's buffer (padding included)
-    equals `shard(x, target)`'s, and `unshard` gives `x`, in every dtype."""
+    equals `shard(x, target)`'s, and `unshard` gives `x`, in every dtype, from `shard`'s views,
+    from `copy=True` buffers and into `out=`."""
     for i, (rng, dm, s, t, shape) in enumerate(_cases(7, 40)):
-        dtype = DTYPES[i % len(DTYPES)]
+        dtype = DTYPES[(i + len(path)) % len(DTYPES)]
         gen = np.random.default_rng(i)
         x = _values(gen, shape, dtype)
         fill = rng.choice([0, 1])
-        y, _ = dm.reshard(dm.shard(x, s, fill=fill, backend=backend), t, fill=fill)
+        source = dm.shard(x, s, fill=fill, backend=backend, copy=path == "copy")
+        out = np.empty(dm.reshard(source, t, fill=fill)[0].data.shape, x.dtype) if path == "out" else None
+        y, _ = dm.reshard(source, t, fill=fill, out=out)
         want = _shards(dm.shard(x, t, fill=fill))
         got = _shards(y)
         assert all(_same(got[d], want[d]) for d in want), (np.dtype(dtype), str(s), str(t), shape)

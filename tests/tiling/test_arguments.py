@@ -6,13 +6,19 @@ import numpy as np
 import pytest
 
 import tiling
+from tests.argument_sweep import nested
 from tiling import Layout, LayoutError, Shape, Tile, dtypes
 
 HOSTILE = ["ab", "\uff11\uff12", "\U0001d7d9", "\u0664", True, np.True_, 2.5, np.float64(3.0),
            float("nan"), None, -1, 2**63, -(2**63) - 1, 10**5000, [object()], ["1", 2],
            [True, 2], [2.5], b"f32[3]{0}", {"a": 1}, object(), (), [[1, 2], 3], "f32[3",
            "{1,0:T(\u0664)}", "f32[\u0664]", "f32[2,2]{1,0:T(\U0001d7d9,2)}", np.array([1, 2]),
-           "", np.int64(3), np.int64(-1), np.uint64(2**63), [[1, [2]]], 10**19, np.float32(8.0)]
+           "", np.int64(3), np.int64(-1), np.uint64(2**63), [[1, [2]]], 10**19, np.float32(8.0),
+           float("inf"), np.float32("nan"), np.uint64(2**64 - 1), np.int8(-1), np.array(3), 2**64, (10**5000,),
+           ((1,),), (2**63,)]
+INNER = [None, -1, 2**63, 10**5000, True, np.True_, 1.5, float("nan"), "\u0662", np.uint64(2**64 - 1), np.array(3),
+         [[1]], "8"]
+"""Entries nested inside a good tuple argument (`argument_sweep.nested`)."""
 
 SHAPE = "f32[8,128]{1,0:T(8,128)}"
 X = np.zeros((8, 128), np.float32)
@@ -61,7 +67,7 @@ def _unchained(e: BaseException) -> bool:
 def test_hostile_arguments_get_layout_errors(name, fn, good):
     foreign = []
     for arg in good:
-        for value in HOSTILE:
+        for value in HOSTILE + list(nested(good[arg], INNER)):
             kwargs = dict(good, **{arg: value})
             try:
                 fn(**kwargs)

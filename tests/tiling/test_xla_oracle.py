@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from tests.jaxlib_child import run_child
 from tiling import Layout, LayoutError, Shape
+from tiling.dtypes import ELEMENT_TYPES
 
 from .strategies import STAR, printable_layouts, shapes
 
@@ -264,6 +265,9 @@ def test_jax_layouts_both_ways():
     arrays = [["float32", [4, 8]], ["bfloat16", [3, 5, 7]], ["int4", [8, 16]], ["bool_", [2]],
               ["float32", []], ["uint2", [4, 4]], ["uint4", [4, 8]], ["int2", [3]],
               ["float4_e2m1fn", [2, 6]], ["int8", [4, 8]], ["int4", [2, 3, 5]]]
+    # every element type's dtype at rank 0 and 2 (jax's int1/uint1 are XLA's pred)
+    arrays += [["bool_" if et.dtype == bool else et.dtype.name, shape] for et in ELEMENT_TYPES.values()
+               for shape in ([], [3, 4])]
     placed = [["{0,1}", [3, 4]], ["{1,0}", [3, 4]], ["{0,2,1}", [2, 3, 4]]]
     back = [["{1,0:T(8,128)(2,1)}", "bfloat16"], ["{1,0:T(8,128)(8,1)E(4)}", "int4"],
             ["{4,3,2,1,0:T(*,*,2,*,3)}", "float32"], ["{0,1:T(2,128)}", "float32"]]
