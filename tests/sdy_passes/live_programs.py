@@ -6,8 +6,8 @@ defining `f` and `args`), each from one of `TEMPLATES` with random shapes, dtype
 and, for a third of them, random shardings over the 2x4 mesh: `jit` in/out shardings,
 `with_sharding_constraint`, `shard_map` or `jax.sharding.reshard` (on an Explicit mesh). A
 program that sets `symbolic = True` has shape-polymorphic arguments (`jax.export.symbolic_shape`)
-and a program that sets `export = True` is lowered through `jax.export` (`lower_live`): neither
-runs, both are read, printed and verified.
+and is not run (read, printed, verified and propagated only); `export = True` lowers it through
+`jax.export` (`lower_live`).
 """
 
 from __future__ import annotations
@@ -22,10 +22,9 @@ import tempfile
 from importlib.metadata import version
 from pathlib import Path
 
-from tests.jaxlib_child import cached, run_child, run_child_items
+from tests.jaxlib_child import cached, run_child
 from tests.sdy_passes.execute_oracle import ORACLE
 from tests.sdy_passes.interpreter_oracle import _CODE
-from tests.sdy_passes.jax_corpus import CHILD_PRELUDE
 from tests.sdy_passes.pass_oracle import Verdict, run_jaxlib_passes
 
 INTS = ("int8", "int16", "int32", "uint8", "uint16", "uint32", "int4", "uint4")  # x64 is off
@@ -227,7 +226,7 @@ def dynamic_slicing(r):
     op = r.choice([f"lax.dynamic_slice(x, (i, j), {size})",
                    f"lax.dynamic_update_slice(x, lax.dynamic_slice(x, (j, i), {size}) * 2, (i, j))",
                    f"lax.dynamic_slice_in_dim(x, i, {size[0]}, axis=0)",
-                   f"lax.dynamic_update_index_in_dim(x, x[0] + 1, j, axis=0)",
+                   "lax.dynamic_update_index_in_dim(x, x[0] + 1, j, axis=0)",
                    "lax.dynamic_index_in_dim(x, i, axis=1, keepdims=False)"])
     dtype = r.choice(["float32", "int8", "uint32"])
     index = r.choice(["int32", "uint32", "int8", "int16"])
@@ -305,7 +304,12 @@ def symbolic(r):
                    "x[1:]", "jnp.pad(x, ((1, 1), (0, 0)))", "jnp.cumsum(x, axis=0)",
                    "lax.reduce_window(x, 0.0, lax.add, (2, 1), (1, 1), 'SAME')", "x @ x.T",
                    "jnp.zeros((x.shape[0] * 2,)) + 1", "jnp.where(x > 0, x, jnp.zeros_like(x))",
-                   "jax.nn.softmax(x, axis=0)", "jnp.sort(x, axis=0)", "x.reshape(x.shape[0], 2, 2)"])
+                   "jax.nn.softmax(x, axis=0)", "jnp.sort(x, axis=0)", "x.reshape(x.shape[0], 2, 2)",
+                   "jnp.take(x, jnp.array([0, 1]), axis=0)", "x[::2, ::-1]", "jnp.tile(x, (2, 1))",
+                   "lax.dynamic_slice_in_dim(x, 1, 1, 0)", "jnp.argmax(x, axis=0)", "x.T @ x",
+                   "lax.conv_general_dilated(x[None, None], jnp.ones((1, 1, 2, 2)), (1, 1), 'SAME')",
+                   "lax.iota(jnp.int32, x.shape[0]) * 2", "jnp.cumsum(x[::-1], axis=0)",
+                   "lax.pad(x, 0.0, ((1, 2, 1), (0, 0, 0)))", "jnp.max(x, axis=0) - jnp.min(x, axis=0)"])
     dims = r.choice(["b, 4", "b, 4", "2*b, 4"])
     export = r.choice([False, True])
     return (f"f = lambda x: {op}\nargs = (S(jax.export.symbolic_shape('{dims}'), jnp.float32),)\n"
@@ -422,7 +426,7 @@ def generate(seed: int, count: int) -> list[tuple[str, str]]:
     return out
 
 
-_LOWER_CHILD = CHILD_PRELUDE + """
+_LOWER_CHILD = _CODE + """
 RESULT = {}
 for name, code in PAYLOAD:
     env = dict(jax=jax, jnp=jnp, lax=lax, np=np, S=S, mesh=mesh, P=P, NS=NS, shard_map=shard_map)
@@ -444,6 +448,8 @@ for name, code in PAYLOAD:
                 ctx.enable_multithreading(False)
                 out[key.replace("pretty", "generic")] = ir.Module.parse(text).operation.get_asm(
                     print_generic_op_form=True, enable_debug_info=debug)
+        if not env.get("symbolic"):
+            out["run"] = run_item(["jax", name, code, 0])
         RESULT[name] = out
     except Exception as e:
         RESULT[name] = {"error": f"{type(e).__name__}: {e}"[:1000]}
@@ -451,18 +457,11 @@ for name, code in PAYLOAD:
 
 
 def lower_live(programs) -> dict:
-    """jaxlib's pretty and generic text, with and without debug info, per program name (or
-    `{"error"}`), in one child, kept on disk like the corpus."""
+    """Per program name, jaxlib's pretty and generic text with and without debug info and, unless
+    symbolic, `run`: `interpreter_oracle`'s JAX run on inputs from seed 0 (the text, the inputs,
+    JAX's outputs, or `{"error"}`); or `{"error"}`. One child, kept on disk like the corpus."""
     programs = [list(p) for p in programs]
-    return cached([_LOWER_CHILD, programs], lambda: run_child(_LOWER_CHILD, programs, timeout=1200))
-
-
-def jax_results(programs) -> dict:
-    """Per program that runs (not symbolic): `interpreter_oracle`'s JAX run on inputs from seed 0
-    (the lowered text, the inputs, JAX's outputs) or `{"error"}`; kept on disk."""
-    items = [["jax", name, code, 0] for name, code in programs if "symbolic = True" not in code]
-    results = cached([_CODE, "live", items], lambda: run_child_items(_CODE, items, timeout=1800))
-    return {item[1]: r if r is not None else {"error": "the JAX child died"} for item, r in zip(items, results)}
+    return cached([_LOWER_CHILD, programs], lambda: run_child(_LOWER_CHILD, programs, timeout=1800))
 
 
 def propagation_verdicts(texts) -> list[Verdict]:

@@ -22,8 +22,7 @@ from sdy_passes.execution import execute
 from tests.conftest import needs_shared
 from tests.sdy_passes import execute_oracle
 from tests.sdy_passes.interpreter_oracle import compare, decode
-from tests.sdy_passes.live_programs import (TEMPLATES, execute_cases, generate, jax_results, lower_live,
-                                            propagation_verdicts, sample)
+from tests.sdy_passes.live_programs import TEMPLATES, execute_cases, generate, lower_live, propagation_verdicts, sample
 from tests.sdy_passes.pass_oracle import compare as compare_passes
 from tests.sdy_passes.test_interpreter_corpus import float_exact
 
@@ -34,9 +33,51 @@ SEED = int(os.environ.get("SDY_LIVE_SEED", "1"))
 ORACLE = execute_oracle.oracle_module()
 
 
+# -- regressions of the classes the generator found (they share the sample's children) -----
+
+_SHAPE_MODULES = [
+    # a dynamic dim (shape polymorphism) and a tuple: propagation refuses, the type quoted as
+    # MLIR streams a type into a diagnostic
+    """func.func @main(%arg0: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = stablehlo.negate %arg0 : tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}""",
+    # the first in MLIR's (post-order) walk: the region's reduce, not the op holding it
+    """func.func @main(%arg0: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = sdy.named_computation<"g">(%arg0) (%arg1: tensor<?x4xf32>) {
+    %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+    %1 = stablehlo.reduce(%arg1 init: %cst) applies stablehlo.add across dimensions = [1] : (tensor<?x4xf32>, tensor<f32>) -> tensor<?xf32>
+    %2 = stablehlo.negate %arg1 : tensor<?x4xf32>
+    sdy.return %2 : tensor<?x4xf32>
+  } : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}""",
+    """func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.tuple %arg0, %arg0 : tuple<tensor<4xf32>, tensor<4xf32>>
+  %1 = stablehlo.get_tuple_element %0[0] : (tuple<tensor<4xf32>, tensor<4xf32>>) -> tensor<4xf32>
+  return %1 : tensor<4xf32>
+}""",
+]
+
+
+_JAX_REGRESSIONS = [
+    # complex constants whose parts are float bit patterns (JAX writes NaN parts in hex)
+    ("complex_nan_constant", "f = lambda x: x + jnp.array([complex(np.nan, 1), complex(1, -np.inf), 2.5j], jnp.complex64)\n"
+                             "args = (S((3,), jnp.complex64),)"),
+    # lapack_?getrf_ffi (det, inv, solve, lu): LU, 1-based pivots and info as LAPACK's
+    ("lu_batched", "f = lambda x: lax.linalg.lu(x)\nargs = (S((3, 4, 4), jnp.float32),)"),
+    ("lu_wide", "f = lambda x: lax.linalg.lu(x)\nargs = (S((3, 5), jnp.float32),)"),
+    ("lu_tall", "f = lambda x: lax.linalg.lu(x)\nargs = (S((5, 2), jnp.float32),)"),
+    ("lu_complex", "f = lambda x: lax.linalg.lu(x)\nargs = (S((2, 3, 3), jnp.complex64),)"),
+    ("lu_singular", "f = lambda x: lax.linalg.lu(x.at[:, 1].set(0.0).at[2].set(x[0]))\nargs = (S((4, 4), jnp.float32),)"),
+    ("det_inv_solve", "f = lambda x, b: (jnp.linalg.det(x), jnp.linalg.inv(x), jnp.linalg.solve(x, b))\n"
+                      "args = (S((2, 4, 4), jnp.float32), S((2, 4, 1), jnp.float32))"),
+]
+
+
 @pytest.fixture(scope="module")
 def programs():
-    return sample() + (generate(SEED, LONG) if LONG else [])
+    return sample() + _JAX_REGRESSIONS + (generate(SEED, LONG) if LONG else [])
 
 
 @pytest.fixture(scope="module")
@@ -78,21 +119,34 @@ def test_print_like_jaxlib_and_verify(texts):
     assert not failures, "\n".join(failures[:10])
 
 
-def test_propagation_pipeline_like_jaxlib(texts):
-    names = list(texts)
+@pytest.fixture(scope="module")
+def propagation(texts):
+    """name (or `_SHAPE_MODULES` index) -> (input, jaxlib's verdict), in one child."""
+    inputs = [(name, r["pretty"]) for name, r in texts.items()] + list(enumerate(_SHAPE_MODULES))
+    verdicts = propagation_verdicts([text for _, text in inputs])
+    return {key: (text, verdict) for (key, text), verdict in zip(inputs, verdicts)}
+
+
+def test_propagation_pipeline_like_jaxlib(texts, propagation):
     failures = []
-    for name, verdict in zip(names, propagation_verdicts([texts[n]["pretty"] for n in names])):
-        if verdict.crashed:
-            continue
-        report = compare_passes(texts[name]["pretty"], ["sdy-propagation-pipeline"], verdict)
+    for name in texts:
+        text, verdict = propagation[name]
+        report = None if verdict.crashed else compare_passes(text, ["sdy-propagation-pipeline"], verdict)
         if report:
             failures.append(f"{name}: {report}")
     assert not failures, "\n".join(failures[:5])
 
 
-def test_interpret_equals_jax(programs, texts):
+def test_propagation_refuses_shapes_as_jaxlib(propagation):
+    for i, text in enumerate(_SHAPE_MODULES):
+        verdict = propagation[i][1]
+        assert not verdict.ok
+        assert compare_passes(text, ["sdy-propagation-pipeline"], verdict) is None
+
+
+def test_interpret_equals_jax(texts):
     failures, ran = [], 0
-    for name, r in jax_results([p for p in programs if p[0] in texts]).items():
+    for name, r in ((name, t["run"]) for name, t in texts.items() if "run" in t):
         if "error" in r:
             failures.append(f"{name}: JAX failed: {r['error']}")
             continue
@@ -105,6 +159,10 @@ def test_interpret_equals_jax(programs, texts):
                 failures.append(f"{name} result #{i}: {detail}")
         ran += 1
     assert ran and not failures, "\n".join(failures[:10])
+
+
+def test_regressions_ran(texts):
+    assert all("outputs" in texts[name]["run"] for name, _ in _JAX_REGRESSIONS)
 
 
 @needs_shared(execute_oracle.ORACLE)
@@ -124,64 +182,3 @@ def test_execute_equals_jax_per_device(programs, texts):
                     failures.append(f"{name} result #{j} device {device}: {r}")
         ran += 1
     assert ran >= 4 and not failures, "\n".join(failures[:10])
-
-
-# -- regressions of the classes the generator found --------------------------------------------
-
-_SHAPE_MODULES = [
-    # a dynamic dim (shape polymorphism) and a tuple: propagation refuses, the type quoted as
-    # MLIR streams a type into a diagnostic
-    """func.func @main(%arg0: tensor<?x4xf32>) -> tensor<?x4xf32> {
-  %0 = stablehlo.negate %arg0 : tensor<?x4xf32>
-  return %0 : tensor<?x4xf32>
-}""",
-    # the first in MLIR's (post-order) walk: the region's reduce, not the op holding it
-    """func.func @main(%arg0: tensor<?x4xf32>) -> tensor<?x4xf32> {
-  %0 = sdy.named_computation<"g">(%arg0) (%arg1: tensor<?x4xf32>) {
-    %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
-    %1 = stablehlo.reduce(%arg1 init: %cst) applies stablehlo.add across dimensions = [1] : (tensor<?x4xf32>, tensor<f32>) -> tensor<?xf32>
-    %2 = stablehlo.negate %arg1 : tensor<?x4xf32>
-    sdy.return %2 : tensor<?x4xf32>
-  } : (tensor<?x4xf32>) -> tensor<?x4xf32>
-  return %0 : tensor<?x4xf32>
-}""",
-    """func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
-  %0 = stablehlo.tuple %arg0, %arg0 : tuple<tensor<4xf32>, tensor<4xf32>>
-  %1 = stablehlo.get_tuple_element %0[0] : (tuple<tensor<4xf32>, tensor<4xf32>>) -> tensor<4xf32>
-  return %1 : tensor<4xf32>
-}""",
-]
-
-
-def test_propagation_refuses_shapes_as_jaxlib():
-    verdicts = propagation_verdicts(_SHAPE_MODULES)
-    for text, verdict in zip(_SHAPE_MODULES, verdicts):
-        assert not verdict.ok
-        assert compare_passes(text, ["sdy-propagation-pipeline"], verdict) is None
-
-
-_JAX_REGRESSIONS = [
-    # complex constants whose parts are float bit patterns (JAX writes NaN parts in hex)
-    ("complex_nan_constant", "f = lambda x: x + jnp.array([complex(np.nan, 1), complex(1, -np.inf), 2.5j], jnp.complex64)\n"
-                             "args = (S((3,), jnp.complex64),)"),
-    # lapack_?getrf_ffi (det, inv, solve, lu): LU, 1-based pivots and info as LAPACK's
-
-    ("lu_batched", "f = lambda x: lax.linalg.lu(x)\nargs = (S((3, 4, 4), jnp.float32),)"),
-    ("lu_wide", "f = lambda x: lax.linalg.lu(x)\nargs = (S((3, 5), jnp.float32),)"),
-    ("lu_tall", "f = lambda x: lax.linalg.lu(x)\nargs = (S((5, 2), jnp.float32),)"),
-    ("lu_complex", "f = lambda x: lax.linalg.lu(x)\nargs = (S((2, 3, 3), jnp.complex64),)"),
-    ("lu_singular", "f = lambda x: lax.linalg.lu(x.at[:, 1].set(0.0).at[2].set(x[0]))\nargs = (S((4, 4), jnp.float32),)"),
-    ("det_inv_solve", "f = lambda x, b: (jnp.linalg.det(x), jnp.linalg.inv(x), jnp.linalg.solve(x, b))\n"
-                      "args = (S((2, 4, 4), jnp.float32), S((2, 4, 1), jnp.float32))"),
-]
-
-
-def test_regressions_equal_jax():
-    results = jax_results(_JAX_REGRESSIONS)
-    for name, r in results.items():
-        assert "error" not in r, r
-        got = sdy_passes.interpret(r["text"], *[decode(x) for x in r["inputs"]])
-        for i, (g, w) in enumerate(zip(got, [decode(x) for x in r["outputs"]])):
-            ok, detail = compare(np.asarray(g), w, exact=False)
-            assert ok, (name, i, detail)
-    assert len(results) == len(_JAX_REGRESSIONS)
