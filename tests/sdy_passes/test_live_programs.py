@@ -72,6 +72,17 @@ _JAX_REGRESSIONS = [
     ("lu_singular", "f = lambda x: lax.linalg.lu(x.at[:, 1].set(0.0).at[2].set(x[0]))\nargs = (S((4, 4), jnp.float32),)"),
     ("det_inv_solve", "f = lambda x, b: (jnp.linalg.det(x), jnp.linalg.inv(x), jnp.linalg.solve(x, b))\n"
                       "args = (S((2, 4, 4), jnp.float32), S((2, 4, 1), jnp.float32))"),
+    # an all-to-all between padded (uneven) tiles (the first two; the third reshards uneven
+    # tiles without one): source dims gathered whole, new tiles sliced
+    ("a2a_uneven_window", "f = jax.jit(lambda x: lax.with_sharding_constraint(lax.reduce_window(x, -jnp.inf, lax.max, "
+                          "(2, 1), (2, 1), 'VALID'), NS(mesh, P(('y', 'x'), None))) + 1)\n"
+                          "specs = (P(None, 'y'),)\nargs = (S((8, 8), jnp.float32),)"),
+    ("a2a_uneven_rows", "f = jax.jit(lambda x: lax.with_sharding_constraint(lax.with_sharding_constraint(x[:6] * 2, "
+                        "NS(mesh, P('y', None))), NS(mesh, P(None, 'y'))) - 1)\n"
+                        "specs = (P('y', None),)\nargs = (S((8, 8), jnp.int32),)"),
+    ("a2a_uneven_both", "f = jax.jit(lambda x: lax.with_sharding_constraint(lax.with_sharding_constraint(x[:5, :7] + 1, "
+                        "NS(mesh, P(None, ('x', 'y')))), NS(mesh, P(('y', 'x'), None))))\n"
+                        "specs = (P(None, ('x', 'y')),)\nargs = (S((8, 8), jnp.float32),)"),
 ]
 
 
@@ -174,11 +185,16 @@ def test_execute_equals_jax_per_device(programs, texts):
         if not (d / "meta.json").exists():
             continue
         c = ORACLE.load(d)
-        run = execute((d / "lowered.mlir").read_text(), *[c["arrays"][f"in_{i}"] for i in range(len(c["meta"]["inputs"]))])
+        text, inputs = (d / "lowered.mlir").read_text(), [c["arrays"][f"in_{i}"] for i in range(len(c["meta"]["inputs"]))]
+        run = execute(text, *inputs)
         for j, out in enumerate(run.outputs):
             for device, buf in out.per_device():
                 r = ORACLE.compare(buf, c["arrays"][f"out_{j}_dev{device}"])
                 if not r["ok"]:
                     failures.append(f"{name} result #{j} device {device}: {r}")
+        # §7.6: the padding's content never reaches a result
+        for a, b in zip(run.global_outputs(), execute(text, *inputs, fill=7).global_outputs()):
+            if not np.array_equal(a.view(np.uint8), b.view(np.uint8)):
+                failures.append(f"{name}: padding leaks into a result")
         ran += 1
-    assert ran >= 4 and not failures, "\n".join(failures[:10])
+    assert ran >= 7 and not failures, "\n".join(failures[:10])
