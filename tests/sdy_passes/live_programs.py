@@ -375,7 +375,18 @@ def _sharded(r: random.Random) -> tuple[str, str]:
     op = r.choice(["jnp.tanh(x) @ x.T", "x * 2 + 1", "jnp.sum(x, axis=1, keepdims=True) + x",
                    "jnp.cumsum(x, axis=0)", "jnp.sort(x, axis=1)", "x.T.reshape(x.shape) if x.shape[0] == x.shape[1] else x[::-1]",
                    "jax.nn.softmax(x, axis=-1)", "jnp.where(x > 0, x, -x)", "jnp.concatenate([x, x], axis=1)",
-                   "lax.reduce_window(x, -jnp.inf, lax.max, (2, 1), (2, 1), 'VALID')"])
+                   "lax.reduce_window(x, -jnp.inf, lax.max, (2, 1), (2, 1), 'VALID')",
+                   "jnp.take(x, jnp.array([3, 1, 0, 7]), axis=0)", "x.at[jnp.array([0, 2, 5])].add(1.0)",
+                   "lax.fori_loop(0, 3, lambda i, c: c * 1.5 + i, x)", "jnp.einsum('ij,kj->ik', x, x)",
+                   "lax.conv_general_dilated(x[None, None], jnp.ones((2, 1, 3, 3), x.dtype), (1, 1), 'SAME')[0, 1]",
+                   "jnp.pad(x, ((1, 3), (0, 0)))", "x[1:7]", "jnp.roll(x, 2, axis=0)", "jnp.flip(x, 1)",
+                   "jax.nn.one_hot(jnp.argmax(x, 1), x.shape[1], dtype=x.dtype)",
+                   "lax.dynamic_slice(x, (2, 0), (4, x.shape[1]))", "jnp.max(x, axis=0, keepdims=True) * x",
+                   "lax.rev(x, (0,))", "jnp.tril(x)", "lax.sort((x, -x), dimension=0, num_keys=1)[1]",
+                   "lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, jnp.sin(c[1])), (0, x))[1]",
+                   "lax.reduce_window(x, 0.0, lax.add, (3, 3), (1, 1), 'SAME')", "x.reshape(x.shape[1], 8)",
+                   "lax.cond(x.sum() > 0, lambda y: y * 2, lambda y: -y, x)"])
+    dtype = r.choice(["float32", "float32", "bfloat16"])
     a, b = _spec(r, 2), _spec(r, 2)
     if kind == "jit":
         code = (f"f = jax.jit(lambda x: {op}, in_shardings=NS(mesh, {a}), out_shardings=NS(mesh, {b}))\n"
@@ -393,7 +404,7 @@ def _sharded(r: random.Random) -> tuple[str, str]:
         code = ("emesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(jax.sharding.AxisType.Explicit,) * 2)\n"
                 f"f = jax.jit(lambda x: jax.sharding.reshard(jax.sharding.reshard(x * 2, NS(emesh, {b})), "
                 f"NS(emesh, {_spec(r, 2)})) + 1, in_shardings=NS(emesh, {a}))\nspecs = ({a},)")
-    return f"sharded_{kind}", code + f"\nargs = ({_s(shape, 'float32')},)"
+    return f"sharded_{kind}", code + f"\nargs = ({_s(shape, dtype)},)"
 
 
 _KEEP = "\nf = f if hasattr(f, 'lower') else jax.jit(f, keep_unused=True)"
