@@ -2,11 +2,13 @@
 jax 0.10.2, each through everything: parse + print byte-identical to jaxlib (pretty and generic,
 with and without debug info), the verifier's verdict (jaxlib accepts each), the
 `sdy-propagation-pipeline` output, `interpret` against JAX's numbers (spec execute.md §7) and
-`execute` against JAX's per-device shards on the 2x4 mesh (§7.4).
+`execute` against JAX's per-device shards on the 2x4 mesh (§7.4; the padding's content never
+reaches a result, §7.6).
 
 The default suite runs `live_programs.sample()` (one program per template and per sharding
-kind, deterministic; every child's result is kept on disk). `SDY_LIVE_PROGRAMS=N` runs N more
-programs drawn from `SDY_LIVE_SEED` (default 1).
+kind, deterministic) and the regressions below, in three children (lowering with JAX's runs,
+jaxlib's propagation, the shared execute oracle), each result kept on disk. `SDY_LIVE_PROGRAMS=N`
+runs N more programs drawn from `SDY_LIVE_SEED` (default 1).
 """
 
 from __future__ import annotations
