@@ -71,7 +71,10 @@ def dense_to_numpy(body: str, t: Type) -> np.ndarray:
         out = np.broadcast_to(flat, (n,)).reshape(shape) if flat.size == 1 else flat.reshape(shape)
     elif dt.kind == "c":
         pairs = re.findall(r"\(\s*([^,()]+?)\s*,\s*([^,()]+?)\s*\)", s)
-        vals = np.array([complex(float(a), float(b)) for a, b in pairs], dt)
+        part = np.dtype(f"f{dt.itemsize // 2}")
+        vals = np.empty(len(pairs), dt)  # each part a decimal or its float's bits (NaN payloads)
+        vals.real = _convert(np.array([_leaf(a, part, part.itemsize) for a, _ in pairs], object), part)
+        vals.imag = _convert(np.array([_leaf(b, part, part.itemsize) for _, b in pairs], object), part)
         out = _shaped(vals, shape, n)
     else:
         lits = _NUMBER.findall(s)

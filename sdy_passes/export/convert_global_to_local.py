@@ -13,7 +13,8 @@ manual axes).
 Pads and slices (any stride) on sharded dims take the device's window, with the neighbouring
 rows a halo exchange brings and positions outside the operand masked to the padding value;
 gathers and scatters on sharded indexed dims make their indices local; padded (uneven) tiles
-are masked where elements combine (§5.4). Options as Shardy's: `per-dim-all-gather`,
+are masked where elements combine (§5.4); an all-to-all between padded tiles gathers each
+source dim whole and slices the new tiles. Options as Shardy's: `per-dim-all-gather`,
 `combine-multi-dimension-reduce-scatter`, `enable-rgv3` (replica groups as mesh axes). Not
 built (refused with `UnsupportedOpError` at the op): ops whose local form needs offsets on a
 sharded dim beyond these (`reverse`, `concatenate`, `reduce_window`, `dynamic_slice`, ... on a
@@ -1117,8 +1118,7 @@ class ConvertGlobalToLocalPass(Pass):
         if in_sharding is None:
             in_sharding = TensorSharding.replicated(out_sharding.mesh_or_ref, len(x.type.shape))
         gshape = tuple(op.result.type.shape)
-        if op.name == "sdy.all_to_all" and any(_uneven(op.result.type, s, mesh) for s in (in_sharding, out_sharding)):
-            raise UnsupportedOpError(f"{op.name}: uneven sharding: padding handling not built yet", op.location)
+        padded = any(_uneven(op.result.type, s, mesh) for s in (in_sharding, out_sharding))
         local_out = RankedTensorType(tuple(out_sharding.local_shape(gshape, mesh)), op.result.type.element_type)
         b = _Builder(op)
         cur = x
@@ -1150,6 +1150,8 @@ class ConvertGlobalToLocalPass(Pass):
                 gathered = replace(out_sharding, dim_shardings=tuple(
                     DimensionSharding((), True) if d in whole else ds for d, ds in enumerate(out_sharding.dim_shardings)))
                 cur = self._slice(b, cur, gathered, out_sharding, mesh, gshape, local_out)
+        elif op.name == "sdy.all_to_all" and padded:  # padded tiles: each source dim gathered whole, new tiles sliced
+            cur = self._slice(b, cur, in_sharding, out_sharding, mesh, gshape, local_out)
         elif op.name == "sdy.all_to_all" and len(op.properties["params"].params) > 1:
             cur = self._all_to_all_combined(b, cur, list(op.properties["params"].params), mesh)
         elif op.name == "sdy.all_to_all":

@@ -78,6 +78,35 @@ def trsm(op, args, ctx):
     return _solve_triangular(a, b, _char(op, "uplo", "L") == "L", _char(op, "side", "L") == "L",
                              _char(op, "diag", "N") == "U", _char(op, "trans_x", "N"))
 
+def getrf(op, args, ctx):
+    """LU with partial pivoting (LAPACK's `getrf`): L below the diagonal (unit diagonal implied)
+    and U on and above it, `ipiv` the 1-based row swapped with each row, `info` the first zero
+    pivot (1-based; the factorization goes on past it, as LAPACK's). The pivot is the first
+    largest |re| + |im| of its column (`i?amax`)."""
+    (a,) = args
+    wide = np.complex128 if a.dtype.kind == "c" else np.float64
+    m, n = a.shape[-2:]
+    lu = a.reshape((-1, m, n)).astype(wide)
+    rows = np.arange(len(lu))
+    k_all = min(m, n)
+    ipiv = np.zeros((len(lu), k_all), np.int64)
+    info = np.zeros(len(lu), np.int64)
+    for k in range(k_all):  # one column at a time, over every matrix of the batch
+        col = lu[:, k:, k]
+        p = k + np.argmax(np.abs(col.real) + np.abs(col.imag), axis=1)
+        ipiv[:, k] = p + 1
+        lu[rows, k], lu[rows, p] = lu[rows, p].copy(), lu[rows, k].copy()
+        pivot = lu[:, k, k]
+        zero = pivot == 0
+        info = np.where(zero & (info == 0), k + 1, info)
+        factor = np.where(zero[:, None], lu[:, k + 1:, k], lu[:, k + 1:, k] / np.where(zero, 1, pivot)[:, None])
+        lu[:, k + 1:, k] = factor
+        lu[:, k + 1:, k + 1:] -= factor[:, :, None] * lu[:, k, None, k + 1:]
+    return (lu.astype(a.dtype).reshape(a.shape),
+            ipiv.astype(dtype_of(op.results[1].type, op)).reshape(a.shape[:-2] + (k_all,)),
+            info.astype(dtype_of(op.results[2].type, op)).reshape(a.shape[:-2]))
+
+
 def geqrf(op, args, ctx):
     """QR in LAPACK's Householder form: R above the diagonal, the reflectors below, and `tau`."""
     (a,) = args
@@ -160,6 +189,7 @@ def triangular_solve(op, args, ctx):
 TARGETS = {
     **dict.fromkeys(("lapack_spotrf_ffi", "lapack_dpotrf_ffi", "lapack_cpotrf_ffi", "lapack_zpotrf_ffi"), potrf),
     **dict.fromkeys(("lapack_strsm_ffi", "lapack_dtrsm_ffi", "lapack_ctrsm_ffi", "lapack_ztrsm_ffi"), trsm),
+    **dict.fromkeys(("lapack_sgetrf_ffi", "lapack_dgetrf_ffi", "lapack_cgetrf_ffi", "lapack_zgetrf_ffi"), getrf),
     **dict.fromkeys(("lapack_sgeqrf_ffi", "lapack_dgeqrf_ffi", "lapack_cgeqrf_ffi", "lapack_zgeqrf_ffi"), geqrf),
     **dict.fromkeys(("lapack_sorgqr_ffi", "lapack_dorgqr_ffi", "lapack_cungqr_ffi", "lapack_zungqr_ffi"), orgqr),
     **dict.fromkeys(("lapack_ssyevd_ffi", "lapack_dsyevd_ffi", "lapack_cheevd_ffi", "lapack_zheevd_ffi"), syevd),

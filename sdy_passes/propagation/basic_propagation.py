@@ -89,15 +89,17 @@ def _is_empty(s: TensorSharding) -> bool:
 
 
 def check_shapes(module: Module) -> None:
-    """Shardy's `allValidShapes`: static ranked tensors and no tuples."""
-    for op in module.walk():
+    """Shardy's `allValidShapes`: static ranked tensors and no tuples (the type quoted, as MLIR
+    streams a type into a diagnostic), the first op in MLIR's walk order: post-order, a region's
+    ops before the op holding them."""
+    for op in module.walk(post_order=True):
         for t in op.result_types:
             if isinstance(t, UnrankedTensorType) or isinstance(t, RankedTensorType) and not t.has_static_shape:
                 raise PassFailedError(
-                    f"Shardy propagation only supports ranked tensors with a static shape. type: {t}",
+                    f"Shardy propagation only supports ranked tensors with a static shape. type: '{t}'",
                     op.location)
             if isinstance(t, TupleType):
-                raise PassFailedError(f"Shardy propagation doesn't support tuples: {t}", op.location)
+                raise PassFailedError(f"Shardy propagation doesn't support tuples: '{t}'", op.location)
 
 
 # -- data-flow edges (ShardableDataFlowOpInterface) --------------------------------------------
