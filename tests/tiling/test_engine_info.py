@@ -23,7 +23,11 @@ perm = "f32[16,24]{0,1:T(2,2)}"     # the permutation kernels: quick to compile
 other = "u16[16,24]{0,1:T(2,2)}"    # the same dispatchers, another argument type
 out["before"] = tiling.engine_info(perm)
 out["numba_before"] = "numba" in sys.modules
+_runtime.load_kernels()
+loaded = set(sys.modules)
 tiling.precompile(perm)
+out["first_compile_imports"] = sorted(m for m in set(sys.modules) - loaded
+                                      if m.startswith(("numba.np", "numba.cpython", "scipy")))
 out["after"] = [tiling.engine_info(perm), tiling.engine_info(perm, direction="decode")]
 out["other"] = tiling.engine_info(other)
 x = np.arange(16 * 24, dtype=np.float32).reshape(16, 24)
@@ -59,6 +63,9 @@ def test_precompile_and_engine_info(tmp_path):
     # nothing loaded yet: the numpy engine, no kernel claimed, and asking loads nothing
     assert r["before"] == {"engine": "numpy", "kernel": None, "state": "absent"}, r
     assert not r["numba_before"]
+    # numba's implementations were installed when the kernels loaded (on the thread that loads
+    # numba), not in the first kernel's compile or cache load
+    assert r["first_compile_imports"] == [], r
     for info, name in zip(r["after"], ("scatter", "gather")):
         assert info == {"engine": "serial", "kernel": name, "state": "ready"}, r
     # the same dispatcher compiled for f32 only: u16 is not claimed ready ("cached": the disk

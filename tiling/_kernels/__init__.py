@@ -33,6 +33,8 @@ them for large arrays only, with the disk cache on (they compile 2.5x slower), a
 
 import numba
 from numba.core.caching import NullCache
+from numba.core.compiler_lock import global_compiler_lock
+from numba.core.registry import cpu_target
 
 from tiling._kernels.generic import gather, move, pack_bits, scatter, unpack_bits
 from tiling._kernels.jit import CACHE_DIR, CACHE_ENABLED
@@ -44,6 +46,14 @@ from tiling._kernels.parallel import (
 from tiling._kernels.square import decode_square, encode_square
 from tiling._kernels.tiled import decode_tiled, encode_tiled
 from tiling._kernels.tiny import TINY_TILES, tiny_tiles
+
+# Numba's target context installs its implementations (and checks for scipy's BLAS) on the first
+# compile or cache load of a process: 0.3-0.4 s of CPU, half of a warm first call. Done here, on
+# the thread that loads numba while the numpy reference serves (`tiling._runtime`), the first
+# kernel's own load (about 0.04 s from a warm cache) no longer waits for it. Under numba's lock,
+# as numba's own loads do it.
+with global_compiler_lock:
+    cpu_target.target_context.refresh()
 
 __all__ = [
     "CACHE_DIR", "CACHE_ENABLED", "NullCache", "TINY_TILES", "decode_packed", "decode_packed_par",
