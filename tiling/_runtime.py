@@ -326,7 +326,7 @@ def _first_call(kernel, args=(), types=None) -> None:
 
     Two processes filling one cold numba cache can pair an index entry with the other's data file
     (numba issues 4807, 10128); the lock serialises compile-and-save between processes using this
-    package. Should loading a cache entry fail anyway, the kernel drops its cache and compiles in
+    installation of the package (`_kernels.LOCK_FILE`: others have cache files of their own). Should loading a cache entry fail anyway, the kernel drops its cache and compiles in
     memory, so a damaged cache costs time, never the user's call. First calls also hold
     _FIRST_CALL_LOCK, which a fork waits for (see "Fork safety" below).
     """
@@ -335,8 +335,8 @@ def _first_call(kernel, args=(), types=None) -> None:
     with _FIRST_CALL_LOCK:
         if _kernels.CACHE_ENABLED:
             try:
-                os.makedirs(_kernels.CACHE_DIR, exist_ok=True)
-                _flock_handle = open(os.path.join(_kernels.CACHE_DIR, "first-call.lock"), "a")
+                os.makedirs(os.path.dirname(_kernels.LOCK_FILE), exist_ok=True)
+                _flock_handle = open(_kernels.LOCK_FILE, "a")
                 fcntl.flock(_flock_handle, fcntl.LOCK_EX)
             except OSError:  # no lock to be had: numba's atomic renames still apply
                 _close_flock()
