@@ -178,9 +178,11 @@ while time.perf_counter() - start < 60:
     t = time.perf_counter()
     tiling.encode(x, shape, out=buf)
     took = time.perf_counter() - t
-    worker = _runtime._worker  # (a thread ends once its queue is empty; a later job starts one)
-    if worker is not None and worker.ident not in thread_cpu:
-        thread_cpu[worker.ident] = [time.pthread_getcpuclockid(worker.ident), 0.0]
+    # (a thread ends once its queue is empty and a later job starts another, which may reuse
+    # its ident: the dict holds each thread object, so each is counted once)
+    worker = _runtime._worker
+    if worker is not None and worker not in thread_cpu:
+        thread_cpu[worker] = [time.pthread_getcpuclockid(worker.ident), 0.0]
     for clock in thread_cpu.values():
         try:  # (readable while the thread lives)
             clock[1] = time.clock_gettime(clock[0])
