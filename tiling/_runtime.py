@@ -34,8 +34,8 @@ from typing import Callable
 import numpy as np
 
 from tiling._tuning import (
-    COMPILE_SWITCH_SECONDS, FAST_REFERENCE_BYTES, PARALLEL_BYTES, REFERENCE_BUDGET_SECONDS,
-    SMALL_BYTES, WORKQUEUE_PARALLEL_BYTES,
+    FAST_REFERENCE_BYTES, PARALLEL_BYTES, REFERENCE_BUDGET_SECONDS, SMALL_BYTES,
+    WORKQUEUE_PARALLEL_BYTES,
 )
 
 
@@ -275,7 +275,6 @@ def queue_job(key, job, tracked=None) -> None:
         _QUEUE.append((key, job, tracked))
         _IN_FLIGHT[tracked] = _IN_FLIGHT.get(tracked, 0) + 1
         if _worker is None:
-            _lower_switch_interval()
             _worker = threading.Thread(target=_work, name="tiling-compile")
             _worker.start()
 
@@ -297,7 +296,6 @@ def _work() -> None:
                 _QUEUE.clear()
                 _IN_FLIGHT.clear()
                 _worker = None
-                sys.setswitchinterval(_switch_interval)
                 return
             key, job, tracked = _QUEUE.pop(0)
         try:
@@ -309,25 +307,9 @@ def _work() -> None:
                 _IN_FLIGHT[tracked] -= 1
 
 
-# While the thread works, the interpreter switches threads every COMPILE_SWITCH_SECONDS instead
-# of every 5 ms: numba's import and compiles run Python code holding the GIL, and a caller served
-# by the numpy engine meanwhile waits a whole interval for the GIL each time one of its numpy
-# calls has released it (which made bf16 and pred calls 50-75 ms slower than the same call
-# without the thread, issue 37). The caller's wait is then bounded by the short interval.
-_switch_interval = sys.getswitchinterval()  # the interpreter's own, restored when the thread ends
-
-
-def _lower_switch_interval() -> None:
-    global _switch_interval
-    _switch_interval = sys.getswitchinterval()
-    sys.setswitchinterval(min(_switch_interval, COMPILE_SWITCH_SECONDS))
-
-
 def _after_fork_in_queue_child() -> None:
     """The thread does not survive a fork: the child queues afresh what it needs."""
     global _QUEUE_LOCK, _worker
-    if _worker is not None:
-        sys.setswitchinterval(_switch_interval)
     _QUEUE_LOCK = threading.Lock()
     _QUEUE.clear()
     _QUEUED.clear()
@@ -344,7 +326,7 @@ def _first_call(kernel, args=(), types=None) -> None:
 
     Two processes filling one cold numba cache can pair an index entry with the other's data file
     (numba issues 4807, 10128); the lock serialises compile-and-save between processes using this
-    package. Should loading a cache entry fail anyway, the kernel drops its cache and compiles in
+    installation of the package (`_kernels.LOCK_FILE`: others have cache files of their own). Should loading a cache entry fail anyway, the kernel drops its cache and compiles in
     memory, so a damaged cache costs time, never the user's call. First calls also hold
     _FIRST_CALL_LOCK, which a fork waits for (see "Fork safety" below).
     """
@@ -353,8 +335,8 @@ def _first_call(kernel, args=(), types=None) -> None:
     with _FIRST_CALL_LOCK:
         if _kernels.CACHE_ENABLED:
             try:
-                os.makedirs(_kernels.CACHE_DIR, exist_ok=True)
-                _flock_handle = open(os.path.join(_kernels.CACHE_DIR, "first-call.lock"), "a")
+                os.makedirs(os.path.dirname(_kernels.LOCK_FILE), exist_ok=True)
+                _flock_handle = open(_kernels.LOCK_FILE, "a")
                 fcntl.flock(_flock_handle, fcntl.LOCK_EX)
             except OSError:  # no lock to be had: numba's atomic renames still apply
                 _close_flock()

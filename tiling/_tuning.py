@@ -9,7 +9,6 @@ kernels read theirs at compile time (an edit here recompiles them: `_kernels.jit
 SMALL_BYTES = 1 << 20                # arrays up to this go to the reference before numba loads
 FAST_REFERENCE_BYTES = 64 << 20      # the same for the fast-path formats (quick in numpy)
 REFERENCE_BUDGET_SECONDS = 0.05      # reference time per process before numba loads anyway
-COMPILE_SWITCH_SECONDS = 0.0005     # thread switch interval while the compile thread works
 
 # Which kernel (`_fast_plans`, `_generic_plans`, `_engine`)
 PERM_MAX = 1 << 21                   # most elements for the permutation kernels (4 B each)

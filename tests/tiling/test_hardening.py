@@ -3,6 +3,7 @@ be allocated, wrong argument types, forks during a first call, where the kernels
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -398,6 +399,45 @@ def test_the_numba_cache_is_per_user(tmp_path):
     status, out, err = run_python(_CACHE_CHILD, "compile", TILING_NUMBA_CACHE_DIR=str(blocker),
                                   TILING_NUMBA_CACHE="1")
     assert status == 0, err[-3000:]
+
+
+_HOLD_FIRST_CALL_LOCK = r"""
+import time
+from tiling import _runtime
+_runtime.load_kernels()
+
+
+class Holding:  # a kernel whose first call holds the lock until the test ends
+    def __call__(self):
+        print("holding", flush=True)
+        time.sleep(600)
+
+
+_runtime._first_call(Holding())
+"""
+
+_PRECOMPILE = 'import tiling\ntiling.precompile("u16[16,24]{0,1:T(2,2)}")\nprint("@@ready")'
+
+
+def test_a_first_call_never_waits_for_another_installation(tmp_path):
+    """The first-call lock serialises the processes of one installation of the package, which
+    share cache files; another installation (a copy of the package, whose kernels numba caches
+    in a subdirectory of their own) holding its lock through a long compile does not hold up
+    this one's first calls in the same cache directory."""
+    other = tmp_path / "other"
+    shutil.copytree(ROOT / "tiling", other / "tiling",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    env = dict(TILING_NUMBA_CACHE_DIR=str(tmp_path / "cache"), TILING_NUMBA_CACHE="1")
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD_FIRST_CALL_LOCK], cwd=other,
+                              env=dict(os.environ, PYTHONPATH=str(other), **env),
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        status, out, err = run_python(_PRECOMPILE, timeout=240, **env)
+        assert status == 0 and "@@ready" in out, (status, out, err[-3000:])
+    finally:
+        holder.kill()
+        holder.wait()
 
 
 # ---------------------------------------------------------------------------------------------

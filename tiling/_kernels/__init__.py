@@ -23,7 +23,7 @@ One module per kernel family:
   permutation kernels (`scatter`, `gather`);
 - `parallel`: the `_par` twins of tiled, packed and square over numba's threads;
 - `llvm`: the LLVM intrinsics (vector shuffles, streaming stores, atomics) the loops call;
-- `jit`: the decorators and the on-disk cache (`CACHE_ENABLED`, `CACHE_DIR`).
+- `jit`: the decorators and the on-disk cache (`CACHE_ENABLED`, `CACHE_DIR`, `LOCK_FILE`).
 
 Threads: every kernel is serial and `nogil` (callers may run several encodes in their own
 threads); the `_par` twins split the tile rows over numba's threads: `tiling._fast_plans` takes
@@ -33,9 +33,11 @@ them for large arrays only, with the disk cache on (they compile 2.5x slower), a
 
 import numba
 from numba.core.caching import NullCache
+from numba.core.compiler_lock import global_compiler_lock
+from numba.core.registry import cpu_target
 
 from tiling._kernels.generic import gather, move, pack_bits, scatter, unpack_bits
-from tiling._kernels.jit import CACHE_DIR, CACHE_ENABLED
+from tiling._kernels.jit import CACHE_DIR, CACHE_ENABLED, LOCK_FILE
 from tiling._kernels.packed import decode_packed, encode_packed
 from tiling._kernels.parallel import (
     decode_packed_par, decode_square_par, decode_tiled_par, encode_packed_par,
@@ -45,8 +47,16 @@ from tiling._kernels.square import decode_square, encode_square
 from tiling._kernels.tiled import decode_tiled, encode_tiled
 from tiling._kernels.tiny import TINY_TILES, tiny_tiles
 
+# Numba's target context installs its implementations (and checks for scipy's BLAS) on the first
+# compile or cache load of a process: 0.3-0.4 s of CPU, half of a warm first call. Done here, on
+# the thread that loads numba while the numpy reference serves (`tiling._runtime`), the first
+# kernel's own load (about 0.04 s from a warm cache) no longer waits for it. Under numba's lock,
+# as numba's own loads do it.
+with global_compiler_lock:
+    cpu_target.target_context.refresh()
+
 __all__ = [
-    "CACHE_DIR", "CACHE_ENABLED", "NullCache", "TINY_TILES", "decode_packed", "decode_packed_par",
+    "CACHE_DIR", "CACHE_ENABLED", "LOCK_FILE", "NullCache", "TINY_TILES", "decode_packed", "decode_packed_par",
     "decode_square", "decode_square_par", "decode_tiled", "decode_tiled_par", "encode_packed",
     "encode_packed_par", "encode_square", "encode_square_par", "encode_tiled", "encode_tiled_par",
     "gather", "move", "numba", "pack_bits", "scatter", "tiny_tiles", "unpack_bits",

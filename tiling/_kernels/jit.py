@@ -46,6 +46,12 @@ CACHE_DIR = _cache_dir()
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 _TUNING = os.path.join(os.path.dirname(_PACKAGE), "_tuning.py")
 
+LOCK_FILE = os.path.join(CACHE_DIR, _CacheLocator.get_suitable_cache_subpath(__file__),
+                         "first-call.lock")
+"""The file a kernel's first call locks (`tiling._runtime._first_call`): in numba's subdirectory
+of `CACHE_DIR` for this package's kernels, which no other installation's cache files share, so
+a process never waits for another installation's compiles."""
+
 
 class _Locator(_SourceFileBackedLocatorMixin, _CacheLocator):
     """Numba's cache locator for this package's functions, pointing into `CACHE_DIR`."""
