@@ -9,6 +9,9 @@
   runs once per distinct shard, so 8x the devices is not 8x the time).
 * `Lazy.track_ratio_dask_to_eager`: `backend="dask"` building the graph and computing every
   output over the eager run on 2x4.
+
+The block: batch 4, seq 128, d_model 256, 4 heads; batch 8, seq 256, d_model 512, 8 heads with
+`BENCH_LONG=1`.
 """
 
 import json
@@ -22,9 +25,9 @@ import time
 import numpy as np
 
 try:
-    from ._common import TRANSFORMER_BLOCK
+    from ._common import LONG, TRANSFORMER_BLOCK
 except ImportError:  # imported as a top-level module (tests/ put this folder on sys.path)
-    from _common import TRANSFORMER_BLOCK
+    from _common import LONG, TRANSFORMER_BLOCK
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 try:
@@ -33,7 +36,7 @@ except ImportError:  # `asv run --python=same` from a checkout that is not insta
     sys.path.insert(0, str(ROOT))
     import sdy_passes
 
-SIZE = (8, 256, 512, 8)  # batch, seq, d_model, heads
+SIZE = (8, 256, 512, 8) if LONG else (4, 128, 256, 4)  # batch, seq, d_model, heads
 
 _CHILD = r"""
 import json, sys

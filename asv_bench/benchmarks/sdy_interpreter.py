@@ -2,7 +2,8 @@
 per-op overhead on tiny arrays.
 
 * `TransformerForward.track_ratio_fast_to_jax`: `numerics="fast"` seconds over `jax.jit`'s on the
-  same block and inputs (target <= 3; batch 8, seq 512, d_model 1024, 16 heads, f32). JAX is
+  same block and inputs (target <= 3 at batch 8, seq 512, d_model 1024, 16 heads, f32, which
+  `BENCH_LONG=1` runs; by default batch 4, seq 128, d_model 256, 4 heads). JAX is
   timed in a child process (the benchmark process never imports jax), best of 5 calls after a
   warm-up, with the default thread settings of both (XLA's pool, numpy's BLAS).
 * `TransformerForward.track_ratio_reference_to_fast`: `numerics="reference"` over `fast` on a
@@ -23,9 +24,9 @@ import time
 import numpy as np
 
 try:
-    from ._common import TRANSFORMER_BLOCK
+    from ._common import LONG, TRANSFORMER_BLOCK
 except ImportError:  # imported as a top-level module (tests/ put this folder on sys.path)
-    from _common import TRANSFORMER_BLOCK
+    from _common import LONG, TRANSFORMER_BLOCK
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 try:
@@ -34,7 +35,8 @@ except ImportError:  # `asv run --python=same` from a checkout that is not insta
     sys.path.insert(0, str(ROOT))
     import sdy_passes
 
-REALISTIC = (8, 512, 1024, 16)
+REALISTIC = (8, 512, 1024, 16)  # batch, seq, d_model, heads
+FORWARD = REALISTIC if LONG else (4, 128, 256, 4)
 SMALL = (2, 64, 128, 4)
 
 _CHILD = r"""
@@ -84,7 +86,7 @@ class TransformerForward:
     timeout = 900
 
     def setup(self):
-        text, self.args, self.jax_seconds = transformer(REALISTIC)
+        text, self.args, self.jax_seconds = transformer(FORWARD)
         self.module = sdy_passes.parse_module(text)
         small, self.small_args, _ = transformer(SMALL)
         self.small = sdy_passes.parse_module(small)
