@@ -10,8 +10,7 @@
 * `Lazy.track_ratio_dask_to_eager`: `backend="dask"` building the graph and computing every
   output over the eager run on 2x4.
 
-The block: batch 4, seq 128, d_model 256, 4 heads; batch 8, seq 256, d_model 512, 8 heads with
-`BENCH_LONG=1`.
+The block: batch 8, seq 128, d_model 256, 8 heads; seq 256 and d_model 512 with `BENCH_LONG=1`.
 """
 
 import json
@@ -36,7 +35,7 @@ except ImportError:  # `asv run --python=same` from a checkout that is not insta
     sys.path.insert(0, str(ROOT))
     import sdy_passes
 
-SIZE = (8, 256, 512, 8) if LONG else (4, 128, 256, 4)  # batch, seq, d_model, heads
+SIZE = (8, 256, 512, 8) if LONG else (8, 128, 256, 8)  # batch, seq, d_model, heads (8x8: batch % 8)
 
 _CHILD = r"""
 import json, sys
