@@ -38,6 +38,9 @@ FORMATS = {  # name -> (element type, layout)
     "s8 T(8,128)(4,1)": ("s8", "{1,0:T(8,128)(4,1)}"),
     "pred T(32,128)(32,1)E(1)": ("pred", "{1,0:T(32,128)(32,1)E(1)}"),
 }
+# A setup's first calls compile kernels (cached on disk for the next run): seconds each on a
+# quiet 2-core machine, but 300 s were not enough for two generic kernels under a load of 20.
+SETUP_TIMEOUT = 900
 SIZES = sizes([256], [1024, 4096])
 IMPLS = sizes(["public"], ["reference"])
 TPU_SIZES = sizes([256], [4096])  # the TPU, PRED and relayout classes below
@@ -61,7 +64,7 @@ def _setup_case(fmt, n):
 class _Codec:
     params = [list(FORMATS), SIZES, IMPLS]
     param_names = ["format", "size", "impl"]
-    timeout = 300
+    timeout = SETUP_TIMEOUT
 
     def setup(self, fmt, n, impl):
         self.shape, self.et, self.x = _setup_case(fmt, n)
@@ -235,7 +238,7 @@ class _DecodeTimed:
 class _TPU(_Engine):
     params = [list(TPU_FORMATS), TPU_SIZES, sizes(["kernel"], ["reference", "copyto", "copyto x2"])]
     param_names = ["format", "size", "impl"]
-    timeout = 300
+    timeout = SETUP_TIMEOUT
 
     def _prepare(self, fmt, n, impl):
         self._setup(TPU_FORMATS[fmt].format(n=n), impl)
@@ -255,7 +258,7 @@ _PACKED: dict = {}  # np.unpackbits' input, made once per process (as `_CASES`)
 class _Pred(_Engine):
     params = [TPU_SIZES, sizes(["kernel"], ["reference", "numpy"])]
     param_names = ["size", "impl"]
-    timeout = 300
+    timeout = SETUP_TIMEOUT
 
     def _prepare(self, n, impl):
         self._setup(f"pred[{n},{n}]{{1,0:T(32,128)(32,1)E(1)}}", impl)
@@ -289,7 +292,7 @@ GENERIC = {  # target: >= 0.8x np.copyto
 class _Generic(_Engine):
     params = [list(GENERIC), sizes(["kernel"], ["reference", "copyto"])]
     param_names = ["layout", "impl"]
-    timeout = 300
+    timeout = SETUP_TIMEOUT
     # Samples from 6 processes (asv's default is 2): the 64^3 kernel keeps one speed within a
     # process but changes between processes (encode 30-45 us while np.copyto stays at 23-25
     # us, three fresh processes), so two processes' samples make a lottery of the median.
@@ -430,7 +433,7 @@ class Relayout(_Engine):
 
     params = [list(RELAYOUTS), TPU_SIZES, sizes(["kernel"], ["decode+encode", "copyto"])]
     param_names = ["case", "size", "impl"]
-    timeout = 300
+    timeout = SETUP_TIMEOUT
 
     def setup(self, case, n, impl):
         src, dst = RELAYOUTS[case]
