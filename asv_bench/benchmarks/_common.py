@@ -1,8 +1,8 @@
 """Shared by the benchmark files: the switch for the long sizes, asv's skip, and measurements made
 once per run (`setup_cache`).
 
-`asv run --python=same --quick` runs the short sizes: every row once, in about 5 minutes of CPU
-(issue 36: <= 10 minutes on 2 cores). `BENCH_LONG=1` adds the issues' sizes (100k-op modules,
+`asv run --python=same --quick` runs the short sizes, every row once (issue 36's target: <= 10
+minutes on 2 cores). `BENCH_LONG=1` adds the issues' sizes (100k-op modules,
 10k calls, the 4096-device dry run of ten blocks, the realistic transformer block, the computed
 64k x 64k dask reshard), which take an hour or more.
 
