@@ -2,12 +2,12 @@
 once per run (`setup_cache`).
 
 `asv run --python=same --quick` runs the short sizes, every row once (issue 36's target: <= 10
-minutes on 2 cores). `BENCH_LONG=1` adds the issues' sizes (100k-op modules,
-10k calls, the 4096-device dry run of ten blocks, the realistic transformer block, the computed
-64k x 64k dask reshard), which take an hour or more.
+minutes on 2 cores). `BENCH_LONG=1` adds the issues' sizes (100k-op modules, 10k calls, 64 MiB
+arrays, 4096x4096 tiling, the realistic transformer block, the computed 64k x 64k dask reshard),
+which take an hour or more.
 
-asv runs every row (a benchmark at one parameter) in a fresh process that re-runs the class's
-`setup`; rows that track numbers of one computation (ours, jaxlib's, their ratio) read them from
+asv runs every row (a benchmark at one parameter) in its own process (a fork: `asv.conf.json`'s
+`launch_method`) that re-runs the class's `setup`; rows that track numbers of one computation (ours, jaxlib's, their ratio) read them from
 the class's `setup_cache`, which runs once and hands its value to every row.
 """
 
