@@ -13,6 +13,7 @@ per-op overhead on tiny arrays.
   arrays (target <= 20); `track_per_op_10k_vs_1k`: that time at 10k over 1k (linear: ~1).
 """
 
+import importlib.util
 import json
 import os
 import pathlib
@@ -63,10 +64,12 @@ def transformer(size):
     cache = pathlib.Path(tempfile.gettempdir()) / f"sdy-interpreter-bench-{'x'.join(map(str, size))}"
     meta, arrays = cache.with_suffix(".json"), cache.with_suffix(".npz")
     if not (meta.exists() and arrays.exists()):
+        if importlib.util.find_spec("jax") is None:
+            raise NotImplementedError("jax is not installed")  # asv skips the row (one line)
         proc = subprocess.run([sys.executable, "-c", _CHILD, json.dumps(size), str(arrays)],
                               capture_output=True, text=True, env=dict(os.environ, JAX_PLATFORMS="cpu"))
         if proc.returncode != 0:
-            raise NotImplementedError(f"jax child failed: {proc.stderr[-500:]}")  # asv skips
+            raise RuntimeError(f"jax child failed: {proc.stderr[-2000:]}")
         meta.write_text(proc.stdout.strip().splitlines()[-1])
     info = json.loads(meta.read_text())
     data = np.load(arrays)
