@@ -247,20 +247,13 @@ def _run(plan: Plan | None, reference, src, layout: Layout, element: ElementType
 
 def kernel_state(kernel: _runtime.Kernel) -> str:
     """"ready" (loaded in this process for these arguments), "compiling" (queued or compiling
-    on the thread), "cached" (not loaded; the disk cache holds entries for it) or "absent"."""
+    on the thread) or "absent" (not in this process: its first call loads it from the disk
+    cache when that holds code for these argument types, else compiles it). Whether the disk
+    holds it is not claimed: numba indexes the cache by argument types, which only a call
+    computes, and code for other types of the same kernel would not serve this call."""
     if kernel in _runtime._WARM:
         return "ready"
-    if _runtime.queued(kernel.dispatcher):
-        return "compiling"
-    return "cached" if _on_disk(kernel.dispatcher) else "absent"
-
-
-def _on_disk(kernel) -> bool:
-    cache_file = getattr(getattr(kernel, "_cache", None), "_cache_file", None)
-    try:
-        return bool(cache_file is not None and cache_file._load_index())
-    except Exception:  # (an unreadable index: numba would recompile, so none to load)
-        return False
+    return "compiling" if _runtime.queued(kernel.dispatcher) else "absent"
 
 
 def engine_now(like: np.ndarray, layout: Layout, element: ElementType, nbytes: int,
@@ -280,7 +273,7 @@ def engine_now(like: np.ndarray, layout: Layout, element: ElementType, nbytes: i
                        lambda: make_plan(like, layout, element, encode))
     states = [kernel_state(k) for k in plan.dispatchers]
     state = ("ready" if all(s == "ready" for s in states)
-             else next(s for s in ("compiling", "absent", "cached") if s in states))
+             else "compiling" if "compiling" in states else "absent")
     par = plan.parallel
     if (par is not None and like.nbytes >= _runtime._parallel_bytes
             and (par in _runtime._WARM or not _runtime.BACKGROUND_COMPILE)):

@@ -427,11 +427,13 @@ def engine_info(shape, *, dtype=None, direction: str = "encode",
     Returns a dict: `engine` is "numpy" (the bit-identical numpy engine: a byte copy, numba not
     loaded yet, or the kernel still compiling), "serial" or "parallel" (numba's threads);
     `kernel` names the kernel ("copy" for a byte copy); `state` is "ready" (loaded in this
-    process for these argument types), "compiling" (on the background thread), "cached" (not
-    loaded; the disk cache holds code of this kernel, for these or other argument types) or
-    "absent". A kernel with a parallel twin adds `parallel_kernel` and `parallel_state`. Before
-    numba loads, `kernel` is None and `state` is "compiling" while numba loads on the thread,
-    else "absent". Nothing loads or compiles to answer.
+    process for these argument types), "compiling" (on the background thread) or "absent" (not
+    in this process: the first call loads it from the disk cache if that holds it, else
+    compiles it; the disk cache is indexed by argument types, which only a call computes, so
+    whether it holds this kernel is not claimed). A kernel with a parallel twin adds
+    `parallel_kernel` and `parallel_state`. Before numba loads, `kernel` is None and `state` is
+    "compiling" while numba loads on the thread, else "absent". Nothing loads or compiles to
+    answer.
 
     Parameters
     ----------

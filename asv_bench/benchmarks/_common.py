@@ -1,8 +1,14 @@
-"""Shared by the benchmark files: the switch for the long sizes, and asv's skip.
+"""Shared by the benchmark files: the switch for the long sizes, asv's skip, and measurements made
+once per run (`setup_cache`).
 
-`asv run --python=same --quick` runs the short sizes (issue 36's target is 10 minutes on 2 cores); `BENCH_LONG=1`
-adds the long ones (100k-op modules, 10k calls, the computed 64k x 64k dask reshard), which take
-an hour or more.
+`asv run --python=same --quick` runs the short sizes, every row once (issue 36's target: <= 10
+minutes on 2 cores). `BENCH_LONG=1` adds the issues' sizes (100k-op modules, 10k calls, 64 MiB
+arrays, 4096x4096 tiling, the realistic transformer block, the computed 64k x 64k dask reshard),
+which take an hour or more.
+
+asv runs every row (a benchmark at one parameter) in its own process (a fork: `asv.conf.json`'s
+`launch_method`) that re-runs the class's `setup`; rows that track numbers of one computation (ours, jaxlib's, their ratio) read them from
+the class's `setup_cache`, which runs once and hands its value to every row.
 """
 
 import os
@@ -19,6 +25,22 @@ LONG = os.environ.get("BENCH_LONG", "") not in ("", "0")
 def sizes(short, long):
     """The parameter values: `short`, and `long` after them with `BENCH_LONG=1`."""
     return list(short) + (list(long) if LONG else [])
+
+
+def attempt(fn, *args):
+    """`fn(*args)`, or the `NotImplementedError` (a skip) it raised: for `setup_cache`, whose own
+    failure would fail every row of its class, not only the rows that need what is missing."""
+    try:
+        return fn(*args)
+    except NotImplementedError as skip:
+        return skip
+
+
+def measured(value):
+    """A value `attempt` returned, or its skip raised in the row that reads it."""
+    if isinstance(value, NotImplementedError):
+        raise SkipNotImplemented(str(value))
+    return value
 
 
 TRANSFORMER_BLOCK = r"""

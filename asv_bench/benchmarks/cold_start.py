@@ -12,6 +12,11 @@ import subprocess
 import sys
 import tempfile
 
+try:
+    from ._common import sizes
+except ImportError:  # imported as a top-level module (tests/ put this folder on sys.path)
+    from _common import sizes
+
 ROOT = str(pathlib.Path(__file__).resolve().parents[2])
 
 _PATH = f"import sys; sys.path.insert(0, {ROOT!r})\n"
@@ -215,14 +220,16 @@ def _to_kernel(fmt: str) -> dict:
 
 class ToKernel:
     """One fresh process per fast-path format (after one that warms its cache), both rows read
-    from it: `setup_cache` runs once, however many rows and formats."""
+    from it: `setup_cache` runs once, however many rows and formats. bf16 (the packed family) by
+    default; every format with `BENCH_LONG=1` (on an empty cache each warming is a compile of
+    four kernels, a minute of CPU or more)."""
 
-    params = [list(_KERNEL_FORMATS)]
+    params = [sizes(["bf16"], [fmt for fmt in _KERNEL_FORMATS if fmt != "bf16"])]
     param_names = ["format"]
     timeout = COMPILE_TIMEOUT
 
     def setup_cache(self):
-        return {fmt: _to_kernel(fmt) for fmt in _KERNEL_FORMATS}
+        return {fmt: _to_kernel(fmt) for fmt in self.params[0]}
 
     def track_seconds_to_kernel_warm_cache(self, runs, fmt):
         """Seconds from a fresh process's first encode to the first encode a kernel serves (warm

@@ -9,8 +9,11 @@
   runs once per distinct shard, so 8x the devices is not 8x the time).
 * `Lazy.track_ratio_dask_to_eager`: `backend="dask"` building the graph and computing every
   output over the eager run on 2x4.
+
+The block: batch 8, seq 128, d_model 256, 8 heads; seq 256 and d_model 512 with `BENCH_LONG=1`.
 """
 
+import importlib.util
 import json
 import os
 import pathlib
@@ -22,9 +25,9 @@ import time
 import numpy as np
 
 try:
-    from ._common import TRANSFORMER_BLOCK
+    from ._common import LONG, TRANSFORMER_BLOCK
 except ImportError:  # imported as a top-level module (tests/ put this folder on sys.path)
-    from _common import TRANSFORMER_BLOCK
+    from _common import LONG, TRANSFORMER_BLOCK
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 try:
@@ -33,7 +36,7 @@ except ImportError:  # `asv run --python=same` from a checkout that is not insta
     sys.path.insert(0, str(ROOT))
     import sdy_passes
 
-SIZE = (8, 256, 512, 8)  # batch, seq, d_model, heads
+SIZE = (8, 256, 512, 8) if LONG else (8, 128, 256, 8)  # batch, seq, d_model, heads (8x8: batch % 8)
 
 _CHILD = r"""
 import json, sys
@@ -54,10 +57,12 @@ def program(mesh):
     """(lowered text, inputs) of the block on a `mesh` = (x, y) mesh, made once per machine."""
     cache = pathlib.Path(tempfile.gettempdir()) / f"sdy-execute-bench-{'x'.join(map(str, SIZE + mesh))}.json"
     if not cache.exists():
+        if importlib.util.find_spec("jax") is None:
+            raise NotImplementedError("jax is not installed")  # asv skips the row (one line)
         proc = subprocess.run([sys.executable, "-c", _CHILD, json.dumps([SIZE, mesh])],
                               capture_output=True, text=True, env=dict(os.environ, JAX_PLATFORMS="cpu"))
         if proc.returncode != 0:
-            raise NotImplementedError(f"jax child failed: {proc.stderr[-500:]}")  # asv skips
+            raise RuntimeError(f"jax child failed: {proc.stderr[-2000:]}")
         cache.write_text(proc.stdout.strip().splitlines()[-1])
     info = json.loads(cache.read_text())
     rng = np.random.default_rng(0)

@@ -17,6 +17,7 @@ skipped when the estimate from 10k (x100, quadratic) exceeds
 """
 
 import gc
+import importlib.util
 import json
 import os
 import pathlib
@@ -25,9 +26,9 @@ import sys
 import time
 
 try:
-    from ._common import SkipNotImplemented, sizes
+    from ._common import SkipNotImplemented, attempt, measured, sizes
 except ImportError:  # imported as a top-level module (tests/ put this folder on sys.path)
-    from _common import SkipNotImplemented, sizes
+    from _common import SkipNotImplemented, attempt, measured, sizes
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 try:
@@ -90,7 +91,6 @@ def run_jaxlib(text, timeout=600):
 
 
 def _has_jaxlib():
-    import importlib.util
     return importlib.util.find_spec("jaxlib") is not None and not os.environ.get("SDY_BENCH_NO_JAXLIB")
 
 
@@ -114,7 +114,8 @@ def _best_seconds(fn, text, with_gc=False):
 
 
 class _OnChainModules:
-    """asv settings shared by the benchmarks on `chain_module(n_ops)`."""
+    """asv settings shared by the benchmarks on `chain_module(n_ops)`; `setup` warms up on a small
+    chain (imports, first-use caches) and takes the text from `setup_cache`."""
 
     params = [sizes([1_000, 10_000], [100_000])]
     param_names = ["n_ops"]
@@ -122,32 +123,42 @@ class _OnChainModules:
     number = 1
     repeat = (1, 3, 30.0)
 
+    def setup(self, runs, n_ops):
+        self.text = runs[n_ops]["text"]
+        self.run(chain_module(100))
+
 
 class ImportPipeline(_OnChainModules):
     """parse + six passes + generic print of a chain module of `n_ops` ops."""
 
-    def setup(self, n_ops):
-        self.text = chain_module(n_ops)
-        run_ours(self.text)  # warm-up; also checks the module goes through
+    run = staticmethod(run_ours)
 
-    def time_import_pipeline(self, n_ops):
+    def setup_cache(self):
+        runs = {}
+        for n_ops in self.params[0]:
+            text = chain_module(n_ops)
+            run_ours(text)  # warm-up; also checks the module goes through
+            runs[n_ops] = dict(text=text, ours=_best_seconds(run_ours, text),
+                               with_gc=_best_seconds(run_ours, text, with_gc=True),
+                               jaxlib=attempt(self._jaxlib_seconds, text, n_ops))
+        return runs
+
+    def time_import_pipeline(self, runs, n_ops):
         run_ours(self.text)
 
-    def _ours_seconds(self, with_gc=False):
-        return _best_seconds(run_ours, self.text, with_gc)
-
-    def track_seconds_per_op(self, n_ops):
-        return self._ours_seconds() / n_ops
+    def track_seconds_per_op(self, runs, n_ops):
+        return runs[n_ops]["ours"] / n_ops
 
     track_seconds_per_op.unit = "seconds"
 
-    def track_seconds_per_op_with_gc(self, n_ops):
+    def track_seconds_per_op_with_gc(self, runs, n_ops):
         """The same with Python's cyclic GC running, as in a plain program."""
-        return self._ours_seconds(with_gc=True) / n_ops
+        return runs[n_ops]["with_gc"] / n_ops
 
     track_seconds_per_op_with_gc.unit = "seconds"
 
-    def _jaxlib_seconds(self, n_ops):
+    @staticmethod
+    def _jaxlib_seconds(text, n_ops):
         if not _has_jaxlib():
             raise SkipNotImplemented("jaxlib is not installed (or SDY_BENCH_NO_JAXLIB is set)")
         if n_ops > 10_000:
@@ -155,16 +166,16 @@ class ImportPipeline(_OnChainModules):
             limit = float(os.environ.get("SDY_BENCH_JAXLIB_LIMIT", "60"))
             if estimate > limit:
                 raise SkipNotImplemented(f"jaxlib would take about {estimate:.0f} s (> {limit:.0f} s)")
-        return run_jaxlib(self.text)
+        return run_jaxlib(text)
 
-    def track_jaxlib_seconds(self, n_ops):
-        return self._jaxlib_seconds(n_ops)
+    def track_jaxlib_seconds(self, runs, n_ops):
+        return measured(runs[n_ops]["jaxlib"])
 
     track_jaxlib_seconds.unit = "seconds"
 
-    def track_ratio_to_jaxlib(self, n_ops):
+    def track_ratio_to_jaxlib(self, runs, n_ops):
         """Our seconds / jaxlib's seconds on the same text (< 1: faster than jaxlib)."""
-        return self._ours_seconds() / self._jaxlib_seconds(n_ops)
+        return runs[n_ops]["ours"] / measured(runs[n_ops]["jaxlib"])
 
     track_ratio_to_jaxlib.unit = "ratio"
 
@@ -194,6 +205,8 @@ def parse_print_ours(text):
 
 def parse_print_jaxlib(text, timeout=600):
     """jaxlib's seconds for the same parse + generic print (best of 3, measured in a child)."""
+    if not _has_jaxlib():
+        raise SkipNotImplemented("jaxlib is not installed (or SDY_BENCH_NO_JAXLIB is set)")
     proc = subprocess.run([sys.executable, "-c", _JAXLIB_PARSE_PRINT], input=text,
                           capture_output=True, text=True, timeout=timeout,
                           env=dict(os.environ, JAX_PLATFORMS="cpu"))
@@ -206,26 +219,28 @@ class ParsePrint(_OnChainModules):
     """parse (+ verify) + generic print of a chain module of `n_ops` ops; target (issue 23):
     within 3x of jaxlib at 100k (`track_ratio_to_jaxlib`), per-op time flat from 1k to 100k."""
 
-    def setup(self, n_ops):
-        self.text = chain_module(n_ops)
+    run = staticmethod(parse_print_ours)
+
+    def setup_cache(self):
+        runs = {}
+        for n_ops in self.params[0]:
+            text = chain_module(n_ops)
+            parse_print_ours(text)
+            runs[n_ops] = dict(text=text, ours=_best_seconds(parse_print_ours, text),
+                               jaxlib=attempt(parse_print_jaxlib, text))
+        return runs
+
+    def time_parse_print(self, runs, n_ops):
         parse_print_ours(self.text)
 
-    def time_parse_print(self, n_ops):
-        parse_print_ours(self.text)
-
-    def _ours_seconds(self):
-        return _best_seconds(parse_print_ours, self.text)
-
-    def track_seconds_per_op(self, n_ops):
-        return self._ours_seconds() / n_ops
+    def track_seconds_per_op(self, runs, n_ops):
+        return runs[n_ops]["ours"] / n_ops
 
     track_seconds_per_op.unit = "seconds"
 
-    def track_ratio_to_jaxlib(self, n_ops):
+    def track_ratio_to_jaxlib(self, runs, n_ops):
         """Our seconds / jaxlib's seconds on the same text (< 1: faster than jaxlib)."""
-        if not _has_jaxlib():
-            raise SkipNotImplemented("jaxlib is not installed (or SDY_BENCH_NO_JAXLIB is set)")
-        return self._ours_seconds() / parse_print_jaxlib(self.text)
+        return runs[n_ops]["ours"] / measured(runs[n_ops]["jaxlib"])
 
     track_ratio_to_jaxlib.unit = "ratio"
 

@@ -4,9 +4,10 @@ whose `@main` calls one func `n_calls` times in a chain: the call graph is flatt
 
 Measured: parse + pipeline (verifying after each pass, as MLIR does) + generic print, here with
 the cyclic GC paused, and for jaxlib 0.10.2 in a child on the same passes, named one by one
-(`PropagationPipeline.pipeline()`: jaxlib registers each name). Targets: linear
-(`track_seconds_per_call` flat from 1k to 10k calls); `track_ratio_to_jaxlib` shows the gap
-(about 10 at both sizes when written). `SDY_BENCH_NO_JAXLIB` skips jaxlib.
+(`PropagationPipeline.pipeline()`: jaxlib registers each name). 100 and 1k calls; 10k with
+`BENCH_LONG=1`. Targets: linear (`track_seconds_per_call` flat from 100 to 10k calls);
+`track_ratio_to_jaxlib` shows the gap (about 10 at 1k and 10k when written). `SDY_BENCH_NO_JAXLIB`
+skips jaxlib.
 
 `TransformerPipeline`: the same measurement on `sdy_propagation`'s transformer module (about 1k
 and 10k ops; 100k with `BENCH_LONG`). Targets (issue 33): <= 3x jaxlib at 100k, the per-op
@@ -19,9 +20,9 @@ import subprocess
 import sys
 
 try:
-    from ._common import SkipNotImplemented, sizes
+    from ._common import SkipNotImplemented, attempt, measured, sizes
 except ImportError:  # imported as a top-level module (tests/ put this folder on sys.path)
-    from _common import SkipNotImplemented, sizes
+    from _common import SkipNotImplemented, attempt, measured, sizes
 
 from .sdy_pipeline import _JAXLIB_CHILD, _best_seconds, _has_jaxlib, sdy_passes
 from .sdy_propagation import transformer_module
@@ -48,37 +49,46 @@ def _flag(dedup):
     return "sdy-propagation-pipeline" + ("{dedup-functions-fully=true}" if dedup else "")
 
 
+def _run_pipeline(text, dedup=False):
+    module = sdy_passes.parse_module(text)
+    sdy_passes.run_passes(module, [_flag(dedup)])
+    return sdy_passes.print_module(module, generic=True)
+
+
 class PropagationPipeline:
-    params = [sizes([1_000], [10_000]), [False, True]]
+    """Parse + pipeline + generic print of `calls_module(n_calls)`; ours and jaxlib's seconds
+    measured once for the rows (`setup_cache`)."""
+
+    params = [sizes([100, 1_000], [10_000]), [False, True]]
     param_names = ["n_calls", "dedup_functions_fully"]
     timeout = 900
     number = 1
     repeat = (1, 3, 60.0)
 
-    def setup(self, n_calls, dedup):
+    def setup_cache(self):
+        runs = {}
+        for n_calls in self.params[0]:
+            text = calls_module(n_calls)
+            for dedup in self.params[1]:
+                runs[n_calls, dedup] = dict(
+                    ours=_best_seconds(lambda t: _run_pipeline(t, dedup), text),
+                    jaxlib=attempt(_jaxlib_pipeline_seconds, text, dedup))
+        return runs
+
+    def setup(self, runs, n_calls, dedup):
         self.text = calls_module(n_calls)
 
-    def _run(self, text):
-        module = sdy_passes.parse_module(text)
-        sdy_passes.run_passes(module, [_flag(self.dedup)])
-        return sdy_passes.print_module(module, generic=True)
+    def time_pipeline(self, runs, n_calls, dedup):
+        _run_pipeline(self.text, dedup)
 
-    def _ours_seconds(self, dedup):
-        self.dedup = dedup
-        return _best_seconds(self._run, self.text)
-
-    def time_pipeline(self, n_calls, dedup):
-        self.dedup = dedup
-        self._run(self.text)
-
-    def track_seconds_per_call(self, n_calls, dedup):
-        return self._ours_seconds(dedup) / n_calls
+    def track_seconds_per_call(self, runs, n_calls, dedup):
+        return runs[n_calls, dedup]["ours"] / n_calls
 
     track_seconds_per_call.unit = "seconds"
 
-    def track_ratio_to_jaxlib(self, n_calls, dedup):
+    def track_ratio_to_jaxlib(self, runs, n_calls, dedup):
         """Our seconds / jaxlib's on the same text and passes (< 1: faster than jaxlib)."""
-        return self._ours_seconds(dedup) / _jaxlib_pipeline_seconds(self.text, dedup)
+        return runs[n_calls, dedup]["ours"] / measured(runs[n_calls, dedup]["jaxlib"])
 
     track_ratio_to_jaxlib.unit = "ratio"
 
@@ -96,14 +106,14 @@ def _jaxlib_pipeline_seconds(text, dedup=False):
     return json.loads(proc.stdout.strip().splitlines()[-1])["seconds"]
 
 
-def _run_pipeline(text):
-    module = sdy_passes.parse_module(text)
-    sdy_passes.run_passes(module, [_flag(False)])
-    return sdy_passes.print_module(module, generic=True)
+def _ours_and_jaxlib(text):
+    """What the rows on one text read: our best seconds and jaxlib's (or its skip)."""
+    return dict(ours=_best_seconds(_run_pipeline, text), jaxlib=attempt(_jaxlib_pipeline_seconds, text))
 
 
 class TransformerPipeline:
-    """Parse + `sdy-propagation-pipeline` + generic print of the transformer module."""
+    """Parse + `sdy-propagation-pipeline` + generic print of the transformer module; ours and
+    jaxlib's seconds measured once for the rows (`setup_cache`)."""
 
     params = [sizes([27, 270], [2700])]  # about 1k, 10k (and 100k) ops
     param_names = ["layers"]
@@ -111,26 +121,33 @@ class TransformerPipeline:
     number = 1
     repeat = 1
 
-    def setup(self, layers):
-        self.text = transformer_module(layers)
-        self.n_ops = self.text.count("\n") - 4  # one op per line, but the mesh, func and `}`
+    def setup_cache(self):
+        runs = {}
+        for layers in self.params[0]:
+            text = transformer_module(layers)
+            runs[layers] = dict(_ours_and_jaxlib(text),
+                                n_ops=text.count("\n") - 4)  # one op per line, but the mesh, func and `}`
+        return runs
 
-    def time_pipeline(self, layers):
+    def setup(self, runs, layers):
+        self.text = transformer_module(layers)
+
+    def time_pipeline(self, runs, layers):
         _run_pipeline(self.text)
 
-    def track_seconds_per_op(self, layers):
-        return _best_seconds(_run_pipeline, self.text) / self.n_ops
+    def track_seconds_per_op(self, runs, layers):
+        return runs[layers]["ours"] / runs[layers]["n_ops"]
 
     track_seconds_per_op.unit = "seconds"
 
-    def track_jaxlib_seconds_per_op(self, layers):
-        return _jaxlib_pipeline_seconds(self.text) / self.n_ops
+    def track_jaxlib_seconds_per_op(self, runs, layers):
+        return measured(runs[layers]["jaxlib"]) / runs[layers]["n_ops"]
 
     track_jaxlib_seconds_per_op.unit = "seconds"
 
-    def track_ratio_to_jaxlib(self, layers):
+    def track_ratio_to_jaxlib(self, runs, layers):
         """Our seconds / jaxlib's on the same text and passes (< 1: faster than jaxlib)."""
-        return _best_seconds(_run_pipeline, self.text) / _jaxlib_pipeline_seconds(self.text)
+        return runs[layers]["ours"] / measured(runs[layers]["jaxlib"])
 
     track_ratio_to_jaxlib.unit = "ratio"
 
@@ -167,8 +184,8 @@ sys.stdout.write(jax.jit(step).lower(params, arg((b, s, d), P("data", None, None
 class JaxTrainStep:
     """A real program: a train step of `layers` layers (layer norm, attention, MLP; SGD update
     of the gradients) lowered by JAX with NamedShardings on a 2x4 mesh (in a child: the benchmark
-    process never imports jax). 32 layers: about 4.7k ops. Parse + `sdy-propagation-pipeline` +
-    generic print; target (issue 33): <= 3x jaxlib."""
+    process never imports jax), once for both rows (`setup_cache`). 32 layers: about 4.7k ops.
+    Parse + `sdy-propagation-pipeline` + generic print; target (issue 33): <= 3x jaxlib."""
 
     params = [[32]]
     param_names = ["layers"]
@@ -176,24 +193,33 @@ class JaxTrainStep:
     number = 1
     repeat = 1
 
-    def setup(self, layers):
-        if not _has_jaxlib():
-            raise SkipNotImplemented("jaxlib is not installed (or SDY_BENCH_NO_JAXLIB is set)")
-        proc = subprocess.run([sys.executable, "-c", _LOWER_TRAIN_STEP, str(layers)],
-                              capture_output=True, text=True, timeout=600,
-                              env=dict(os.environ, JAX_PLATFORMS="cpu"))
-        if proc.returncode != 0:
-            raise RuntimeError(f"lowering failed: {proc.stderr[-2000:]}")
-        self.text = proc.stdout
+    def setup_cache(self):
+        return {layers: attempt(_lowered_train_step, layers) for layers in self.params[0]}
 
-    def time_pipeline(self, layers):
+    def setup(self, runs, layers):
+        self.text = measured(runs[layers])["text"]
+
+    def time_pipeline(self, runs, layers):
         _run_pipeline(self.text)
 
-    def track_ratio_to_jaxlib(self, layers):
+    def track_ratio_to_jaxlib(self, runs, layers):
         """Our seconds / jaxlib's on the same text and passes (< 1: faster than jaxlib)."""
-        return _best_seconds(_run_pipeline, self.text) / _jaxlib_pipeline_seconds(self.text)
+        run = runs[layers]
+        return run["ours"] / measured(run["jaxlib"])
 
     track_ratio_to_jaxlib.unit = "ratio"
+
+
+def _lowered_train_step(layers):
+    """`_LOWER_TRAIN_STEP`'s text and `_ours_and_jaxlib` of it."""
+    if not _has_jaxlib():
+        raise SkipNotImplemented("jaxlib is not installed (or SDY_BENCH_NO_JAXLIB is set)")
+    proc = subprocess.run([sys.executable, "-c", _LOWER_TRAIN_STEP, str(layers)],
+                          capture_output=True, text=True, timeout=600,
+                          env=dict(os.environ, JAX_PLATFORMS="cpu"))
+    if proc.returncode != 0:
+        raise RuntimeError(f"lowering failed: {proc.stderr[-2000:]}")
+    return dict(text=proc.stdout, **_ours_and_jaxlib(proc.stdout))
 
 
 def interleaved_ratio(layers, rounds):

@@ -1,11 +1,11 @@
-"""Resharding: the planner on a 4096-device mesh, `DeviceMesh.reshard` of 64 MiB, the pass on 10k
-reshards.
+"""Resharding: the planner on a 4096-device mesh, `DeviceMesh.reshard` of 16 MiB (64 MiB with
+`BENCH_LONG=1`), the pass on 1k reshards (and 10k).
 
 Targets (issue 24):
 
 * `Plan.time_plan_and_traffic`: `reshard_plan` + `plan.traffic` on `<["a"=8, "b"=8, "c"=8,
   "d"=8]>`, `[65536, 65536]` bf16: <= 20 ms (no per-device data).
-* `ReshardRatio.track_ratio`: time(`DeviceMesh.reshard` of 64 MiB f32 on 2x4, `[{x},{y}] ->
+* `ReshardRatio.track_ratio`: time(`DeviceMesh.reshard` of f32 on 2x4, `[{x},{y}] ->
   [{y},{x}]`) / time(`np.copyto` of the result's bytes), interleaved in one process: <= 2 on the
   even global-copy path; <= 1.5 on the general block path (`copy=True`, uneven, unreduced; issue
   37 item 17) for `track_ratio_out`, which reshards into one destination (`out=`) as `np.copyto`
@@ -14,7 +14,7 @@ Targets (issue 24):
 * `Pass.time_pass`: `sdy-reshard-to-collectives` on a module of n reshards: <= 50 us per
   reshard, linear (compare n = 1000 and 10000).
 
-Set `SHARDING_BENCH_SKIP_LARGE=1` to skip the 64 MiB case.
+Set `SHARDING_BENCH_SKIP_LARGE=1` to skip the 16 (64) MiB case.
 """
 
 import os
@@ -25,9 +25,9 @@ import time
 import numpy as np
 
 try:
-    from ._common import SkipNotImplemented, sizes
+    from ._common import LONG, SkipNotImplemented, sizes
 except ImportError:  # imported as a top-level module (tests/ put this folder on sys.path)
-    from _common import SkipNotImplemented, sizes
+    from _common import LONG, SkipNotImplemented, sizes
 
 try:
     import sharding
@@ -70,18 +70,20 @@ def _best(fn, number=3):
     return best
 
 
+_N = 4096 if LONG else 2048  # f32 [N, N]: 64 MiB, 16 MiB
 RATIO_CASES = {  # path: (shape, source, target, shard(copy=...))
-    "even": ((4096, 4096), '<@mesh, [{"x"}, {"y"}]>', '<@mesh, [{"y"}, {"x"}]>', False),
-    "copy=True": ((4096, 4096), '<@mesh, [{"x"}, {"y"}]>', '<@mesh, [{"y"}, {"x"}]>', True),
-    "uneven": ((4095, 4097), '<@mesh, [{"x"}, {"y"}]>', '<@mesh, [{"y"}, {"x"}]>', False),
-    "unreduced": ((4095, 4097), '<@mesh, [{"x"}, {}], unreduced={"y"}>', '<@mesh, [{}, {"x"}], unreduced={"y"}>', True),
+    "even": ((_N, _N), '<@mesh, [{"x"}, {"y"}]>', '<@mesh, [{"y"}, {"x"}]>', False),
+    "copy=True": ((_N, _N), '<@mesh, [{"x"}, {"y"}]>', '<@mesh, [{"y"}, {"x"}]>', True),
+    "uneven": ((_N - 1, _N + 1), '<@mesh, [{"x"}, {"y"}]>', '<@mesh, [{"y"}, {"x"}]>', False),
+    "unreduced": ((_N - 1, _N + 1), '<@mesh, [{"x"}, {}], unreduced={"y"}>', '<@mesh, [{}, {"x"}], unreduced={"y"}>', True),
 }
 
 
 class ReshardRatio:
     """Target: <= 2 (even: the global-copy path), <= 1.5 (issue 37 item 17: the general block path:
     copy=True, uneven, unreduced) x np.copyto of as many bytes as all the result's buffers hold
-    (64 MiB f32; 256 MiB for unreduced, whose 4 partials per tile each hold a buffer).
+    (16 MiB f32, 64 MiB with `BENCH_LONG=1`; 4x that for unreduced, whose 4 partials per tile each
+    hold a buffer).
     `track_ratio_fresh` divides by a copy into fresh memory instead (`ndarray.copy`): the floor
     of any result in new memory, page faults included."""
 

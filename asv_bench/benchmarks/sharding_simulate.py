@@ -1,14 +1,15 @@
-"""The simulated device mesh: `shard` / `unshard` of 64 MiB against `jax.device_put` and `np.copyto`.
+"""The simulated device mesh: `shard` / `unshard` of 16 MiB (64 MiB with `BENCH_LONG=1`) against
+`jax.device_put` and `np.copyto`.
 
 `impl` of `Shard`: "shard" is `DeviceMesh.shard` (read-only views; replicas share memory),
 "shard_copy" is `shard(..., copy=True)` (every device its own writable buffer),
 "jax_device_put" is `jax.device_put(x, NamedSharding(...))` on 8 CPU devices (skipped without
-jax), "np_copyto" a plain 64 MiB `np.copyto` into a preallocated array. Ratios of interest:
+jax), "np_copyto" a plain `np.copyto` of the same bytes into a preallocated array. Ratios of interest:
 time(jax_device_put) / time(shard) >= 1 and time(np_copyto) / time(shard) >= 0.9 for
 `2x4 [{x},{y}]`; time(jax_device_put) / time(shard) >= 10 for `replicated x8`, whose
 `track_peak_extra_memory` (extra resident memory during one call / input bytes) must stay <= 1.1.
 
-Set `SHARDING_BENCH_SKIP_LARGE=1` to skip the 64 MiB cases.
+Set `SHARDING_BENCH_SKIP_LARGE=1` to skip the 16 (64) MiB cases.
 """
 
 import gc
@@ -19,9 +20,9 @@ import sys
 import numpy as np
 
 try:
-    from ._common import SkipNotImplemented
+    from ._common import LONG, SkipNotImplemented
 except ImportError:  # imported as a top-level module (tests/ put this folder on sys.path)
-    from _common import SkipNotImplemented
+    from _common import LONG, SkipNotImplemented
 
 try:
     import sharding
@@ -29,7 +30,7 @@ except ImportError:  # `asv run --python=same` from a checkout that is not insta
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
     import sharding
 
-N = 4096  # 4096 x 4096 float32 = 64 MiB
+N = 4096 if LONG else 2048  # N x N float32: 64 MiB, 16 MiB
 CASES = {
     "2x4 [{x},{y}]": ('<["x"=2, "y"=4]>', '#sdy.sharding<@mesh, [{"x"}, {"y"}]>'),
     "replicated x8": ('<["x"=8]>', '#sdy.sharding<@mesh, [{}, {}]>'),
