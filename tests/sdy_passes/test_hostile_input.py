@@ -1,6 +1,7 @@
 """Hostile and odd input: only `IRParseError` / `SdyError`, with jaxlib's words where it has
 them (issue 22, items 8, 9 and 11). Messages and columns below are jaxlib 0.10.2's."""
 
+import re
 import sys
 
 import pytest
@@ -313,6 +314,27 @@ def test_importing_a_recursive_call_is_refused_at_the_call():
         sdy_passes.run_passes(parse_module(_MUTUAL_CALLS), ["sdy-import-func-calls"])
     assert info.value.message == "cannot import a recursive call: @f calls itself (@f -> @g -> @f)"
     assert (info.value.location.line, info.value.location.col) == (11, 8)
+
+
+def test_importing_calls_nested_deeper_than_the_parser_reads_is_refused_fast_at_a_call():
+    """Issue 37 item 10: a call chain through `partition` was refused as "IR nested too deeply"
+    at the module after ~170 s at 10k calls; now at the call whose named computation would sit
+    more than 100 regions deep, in time linear in the chain (n and 10n)."""
+    from sdy_passes.partition import partition
+    from tests.sdy_passes.test_scaling import _assert_linear
+    with pytest.raises(sdy_passes.PassFailedError) as info:
+        partition(_call_chain(DEEP))
+    # the chain's last 99 calls import; the splitter cloned f0..f{DEEP} for main's two calls
+    assert re.fullmatch(f"importing this call of @f{DEEP - 99}_[0-9]+ would nest regions more than 100 "
+                        "levels deep", info.value.message)
+    assert info.value.location.line > 1 and info.value.location.col == 8
+    sdy_passes.run_passes(module := parse_module(_call_chain(97)), ["sdy-import-func-calls"])
+    assert "call" not in sdy_passes.print_module(module)  # 99 levels: imported and printed
+
+    def refused(text):
+        with pytest.raises(sdy_passes.PassFailedError, match="more than 100 levels deep"):
+            sdy_passes.run_passes(parse_module(text), ["sdy-import-func-calls"])
+    _assert_linear(_call_chain, refused, n=120)
 
 
 @pytest.mark.parametrize("index, col, message", [("5", 22, "reference to invalid result number"),
