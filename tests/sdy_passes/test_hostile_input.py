@@ -9,7 +9,8 @@ import pytest
 import sdy_passes
 from sdy_passes import IRParseError, SdyError, VerificationError, parse_attribute, parse_module, parse_type
 from sdy_passes import parser as parser_module
-from sdy_passes.attributes import F32, ArrayAttr, IntegerAttr, IntegerType, RankedTensorType, TupleType, I32
+from sdy_passes.attributes import F32, ArrayAttr, IntegerAttr, IntegerType, RankedTensorType, StringAttr, TupleType, I32
+from sdy_passes.ir import Block, Operation, Region
 
 
 @pytest.mark.parametrize("text, message, col", [
@@ -307,6 +308,29 @@ def test_every_pass_walks_calls_and_chains_without_python_recursion(text):
             sdy_passes.print_module(copy)
         except SdyError as e:
             assert getattr(e, "location", None) is not None, (name, e)
+
+
+def test_regions_nested_deeper_than_pythons_stack_are_refused_located():
+    """Issue 37 item 10 for regions: named computations nested DEEP levels (built in Python; the
+    parser stops at 100) get a located SdyError from the verifier, which every pass and pipeline
+    runs first (it raised RecursionError before any pass ran)."""
+    def nested():
+        module = parse_module('sdy.mesh @mesh = <["x"=2]>\nfunc.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n'
+                              '  return %arg0 : tensor<8xf32>\n}')
+        block, t = module.funcs()[0].regions[0].block, RankedTensorType((8,), F32)
+        for _ in range(DEEP):
+            inner = Block([t])
+            block.insert(0, Operation.create("sdy.named_computation", [block.arguments[0]], [t], regions=[Region([inner])],
+                                             properties={"name": StringAttr("nc")}))
+            inner.append(Operation.create("sdy.return", [inner.arguments[0]], []))
+            block = inner
+        return module
+    module = nested()  # (refused by the verifier every pass runs first, before any edit)
+    for run in [sdy_passes.verify_module, *(lambda m, p=p: sdy_passes.run_passes(m, [p]) for p in (
+            "sdy-import-func-calls", "sdy-propagation-pipeline", "sdy-export-pipeline"))]:
+        with pytest.raises(SdyError, match="nested too deeply") as info:
+            run(module)
+        assert info.value.location is not None
 
 
 def test_importing_a_recursive_call_is_refused_at_the_call():
