@@ -11,6 +11,8 @@ from sdy_passes import IRParseError, SdyError, VerificationError, parse_attribut
 from sdy_passes import parser as parser_module
 from sdy_passes.attributes import F32, ArrayAttr, IntegerAttr, IntegerType, RankedTensorType, StringAttr, TupleType, I32
 from sdy_passes.ir import Block, Operation, Region
+from sdy_passes.partition import partition
+from tests.sdy_passes.test_scaling import _assert_linear
 
 
 @pytest.mark.parametrize("text, message, col", [
@@ -344,8 +346,6 @@ def test_importing_calls_nested_deeper_than_the_parser_reads_is_refused_fast_at_
     """Issue 37 item 10: a call chain through `partition` was refused as "IR nested too deeply"
     at the module after ~170 s at 10k calls; now at the call whose named computation would sit
     more than 100 regions deep, in time linear in the chain (n and 10n)."""
-    from sdy_passes.partition import partition
-    from tests.sdy_passes.test_scaling import _assert_linear
     with pytest.raises(sdy_passes.PassFailedError) as info:
         partition(_call_chain(DEEP))
     # the chain's last 99 calls import; the splitter cloned f0..f{DEEP} for main's two calls
