@@ -491,6 +491,10 @@ class DenseArrayAttr(Attribute):
         return f"array<{self.element_type}: {', '.join(items)}>"
 
 
+HEX_ELEMENTS_LIMIT = 100
+"""MLIR prints a dense literal of more elements than this, not a splat, as a hex blob."""
+
+
 @dataclass(frozen=True, slots=True)
 class DenseElementsAttr(Attribute):
     """`dense<...> : tensor<...>`: `body` is the canonical text between `dense<` and `>`.
@@ -504,6 +508,23 @@ class DenseElementsAttr(Attribute):
 
     def __str__(self) -> str:
         return f"dense<{self.body}> : {self.type}"
+
+    @classmethod
+    def of_ints(cls, values: list[int], typ: RankedTensorType) -> DenseElementsAttr:
+        """Integers (row-major, as many as `typ` holds) in MLIR's print: one splat when all are
+        equal, a hex blob of each element's little-endian bytes above HEX_ELEMENTS_LIMIT
+        elements, else a list nested as the shape."""
+        if values and all(v == values[0] for v in values):
+            return cls(str(values[0]), typ)
+        if len(values) > HEX_ELEMENTS_LIMIT:
+            size = -(-typ.element_type.width // 8)
+            mask = (1 << 8 * size) - 1
+            blob = b"".join((v & mask).to_bytes(size, "little") for v in values)
+            return cls('"0x' + blob.hex().upper() + '"', typ)
+        items = list(map(str, values))
+        for d in reversed(typ.shape[1:]):
+            items = ["[" + ", ".join(items[i:i + d]) + "]" for i in range(0, len(items), d)]
+        return cls("[" + ", ".join(items) + "]", typ)
 
     def to_numpy(self):
         """The value as a read-only numpy array (ml_dtypes for bf16, f8, int4; decoded once)."""

@@ -484,16 +484,31 @@ class Operation:
             yield self
 
     def _walk_inside(self, post_order: bool) -> Iterator[Operation]:
-        # ops without regions (most) are yielded here: no generator each
-        for region in self.regions:
-            for block in list(region.blocks):
-                for op in list(block.ops):
-                    if op.regions:
-                        yield from op.walk(post_order=post_order)
-                    else:
-                        yield op
-                        if op.regions and not post_order:  # given regions while yielded
-                            yield from op._walk_inside(False)
+        # One explicit stack of (op, its regions, the region's blocks, the block's ops): nesting
+        # costs neither Python's stack nor a chain of generators that every yield climbs.
+        frames = [[self, iter(self.regions), iter(()), iter(())]]
+        while frames:
+            frame = frames[-1]
+            for op in frame[3]:
+                if post_order and op.regions:
+                    frames.append([op, iter(op.regions), iter(()), iter(())])
+                    break
+                yield op
+                if op.regions and not post_order:  # (regions read after the yield, as given)
+                    frames.append([op, iter(op.regions), iter(()), iter(())])
+                    break
+            else:
+                block = next(frame[2], None)
+                if block is not None:
+                    frame[3] = iter(list(block.ops))
+                    continue
+                region = next(frame[1], None)
+                if region is not None:
+                    frame[2] = iter(list(region.blocks))
+                    continue
+                frames.pop()
+                if post_order and frames:
+                    yield frame[0]
 
     def __repr__(self) -> str:
         return f"<Operation {self.name} at {id(self):#x}>"

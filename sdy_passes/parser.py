@@ -25,7 +25,7 @@ from sdy_passes import _sdy_syntax as sdy_syntax
 from sdy_passes._lazy import load
 from sdy_passes.attributes import (
     F64, I1, I32, I64, ArrayAttr, Attribute, BoolAttr, ComplexType, DenseArrayAttr,
-    DenseElementsAttr, DictionaryAttr, FileLineColLoc, FloatAttr, FloatType, FunctionType,
+    DenseElementsAttr, DictionaryAttr, HEX_ELEMENTS_LIMIT, FileLineColLoc, FloatAttr, FloatType, FunctionType,
     IndexType, IntegerAttr, IntegerType, NoneType, OpaqueAttr, OpaqueType, Location, NameLoc,
     CallSiteLoc, fused_loc,
     OpShardingRule, RankedTensorType, StringAttr, SymbolRefAttr, TupleType, Type, TypeAttr,
@@ -1631,9 +1631,6 @@ def _canonical_opaque(text: str) -> str:
         text = re.sub(r"\]\s*,\s*device_ids\s*=\s*", "], device_ids=", text)
     return text
 
-
-HEX_ELEMENTS_LIMIT = 100
-"""MLIR prints a dense literal of more elements than this, not a splat, as a hex blob."""
 
 _DENSE_TOKEN = re.compile(r'(?:[ \t\n\r]+|//[^\n]*)*(?:([\[\](),])|(-)(?!>)|(' + lexer.STRING.pattern
                           + r')|([0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?)|(0x[0-9A-Fa-f]+|[0-9]+)'

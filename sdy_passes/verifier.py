@@ -84,7 +84,10 @@ def verify_module(module: Module) -> None:
     meshes = _mesh_table(module, symbols)
     ctx = VerifyContext(module, meshes, symbols)
     passed = _Passed(last[2] if last is not None and last[1] == meshes else {})
-    _verify_tree(module.op, ctx, passed)
+    try:
+        _verify_tree(module.op, ctx, passed)
+    except RecursionError:  # (one level per isolated op nested in another: only IR built in Python)
+        raise VerificationError("IR nested too deeply to verify", module.op.location) from None
     _PASSED[module.op] = (edits, meshes, passed.now)
 
 

@@ -589,9 +589,8 @@ def _parse_window(p) -> dict:
                     if not p.parse_optional(","):
                         break
                 p.expect("]")
-            body = "[" + ", ".join(_ints(x) for x in pairs) + "]"
-            out[prop] = DenseElementsAttr(_splat_or(body, [v for x in pairs for v in x]),
-                                         RankedTensorType((len(pairs), 2), I64))
+            out[prop] = DenseElementsAttr.of_ints([v for x in pairs for v in x],
+                                                  RankedTensorType((len(pairs), 2), I64))
         elif word == "reverse":
             p.expect("[")
             flags = []
@@ -605,10 +604,6 @@ def _parse_window(p) -> dict:
             break
     p.expect("}")
     return out
-
-
-def _splat_or(body: str, values: list[int]) -> str:
-    return str(values[0]) if values and all(v == values[0] for v in values) else body
 
 
 _WINDOW = {"stride": "window_strides", "pad": "padding", "lhs_dilate": "lhs_dilation",

@@ -19,9 +19,10 @@ from sdy_passes.common._value_shardings import (
 from sdy_passes.imports.add_data_flow_edges import add_edges
 from sdy_passes.attributes import StringAttr
 from sdy_passes.imports.constant_or_scalar_splitter import original_func_name
-from sdy_passes.imports.flatten_call_graph import calls_in_post_order, recursive_call
+from sdy_passes.imports.flatten_call_graph import calls_in_post_order, funcs_in_post_order, recursive_call
 from sdy_passes.ir import Module, Operation, Region, SymbolTable, erase_ops, replace_ops, symbol_name
 from sdy_passes.errors import PassFailedError, emit_warning_once
+from sdy_passes.parser import MAX_NESTING
 from sdy_passes.pass_manager import Pass
 from sdy_passes.imports.propagate_sharding_from_func_to_call import callee, func_shardings
 
@@ -41,6 +42,10 @@ class ImportFuncCallsPass(Pass):
             raise PassFailedError(f"cannot import a recursive call: @{symbol_name(funcs[0])} calls itself "
                                   f"({' -> '.join('@' + symbol_name(f) for f in [*funcs, funcs[0]])})",
                                   call.location)
+        deep = _too_deep_call(module, table)
+        if deep is not None:  # (the printer, verifier and parser read at most MAX_NESTING levels)
+            raise PassFailedError(f"importing this call of @{deep.properties['callee'].root} would nest "
+                                  f"regions more than {MAX_NESTING} levels deep", deep.location)
         moved: dict[str, Region] = {}
         for call in calls_in_post_order(module, table):
             _import_call(call, moved, table)
@@ -53,6 +58,27 @@ class ImportFuncCallsPass(Pass):
                     add_edges(block_arg_edge_owners(op), placed)
                     add_edges(op.results, placed)
             replace_ops(placed)
+
+
+def _too_deep_call(module: Module, table: SymbolTable) -> Operation | None:
+    """The first call (callees first) whose named computation would sit more than MAX_NESTING
+    regions deep in the module, counting the callee's own calls as imported; None if none."""
+    inner: dict[Operation, int] = {}  # func -> region levels inside its body once imported
+    for func in funcs_in_post_order(module, table):
+        deepest = 0
+        for op in func.walk():
+            if op is func or not (op.regions or op.name == "func.call"):
+                continue
+            level, above = 1, op.parent_op
+            while above is not func:
+                level, above = level + 1, above.parent_op
+            target = table.lookup(op.properties["callee"].root) if op.name == "func.call" else None
+            level += inner.get(target, 0)
+            if 1 + level > MAX_NESTING and target is not None:  # (deeper IR built in Python: as it was)
+                return op
+            deepest = max(deepest, level)
+        inner[func] = deepest
+    return None
 
 
 def _import_call(call: Operation, moved: dict[str, Region], table: SymbolTable) -> None:

@@ -209,6 +209,5 @@ def _stablehlo_mesh_dict(mesh: Mesh) -> DictionaryAttr:
     entries = {"axes": axes}
     ids = mesh.device_ids
     if ids:
-        body = str(ids[0]) if len(set(ids)) == 1 else "[" + ", ".join(map(str, ids)) + "]"
-        entries["device_ids"] = DenseElementsAttr(body, RankedTensorType((len(ids),), I64))
+        entries["device_ids"] = DenseElementsAttr.of_ints(list(ids), RankedTensorType((len(ids),), I64))
     return DictionaryAttr.from_dict(entries)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 
 FAMILIES = ("elementwise", "select_clamp", "broadcast_in_dim", "reshape", "transpose",
             "bitcast_convert", "concatenate", "pad_slice", "dynamic_slice", "reverse_sort",
@@ -579,3 +580,24 @@ def _custom_call(f, rng):
         return combined
     return f.op("stablehlo.rng_bit_generator", combined, [t([2], "ui64"), t([m, n], "ui32")],
                 "rng_algorithm = #stablehlo<rng_algorithm DEFAULT>")
+
+
+SHARDED_MESH = '"sdy.mesh"() <{mesh = #sdy.mesh<["x"=2, "y"=2, "z"=2]>, sym_name = "mesh"}> : () -> ()'
+
+
+def sharded_case(family: str, rng: random.Random) -> str:
+    """`case(family, rng)` on the mesh x=2, y=2, z=2: most arguments sharded at random (each dim
+    replicated or on one unused axis, open or closed; sometimes an unreduced axis), for the
+    passes after propagation (explicit reshards, collectives, the export)."""
+    text = case(family, rng)
+    signature = re.search(r"function_type = \((.*?)\) -> ", text).group(1)
+    attrs = []
+    for shape in re.findall(r"tensor<((?:\d+x)*)[a-z]", signature):
+        free = rng.sample(["x", "y", "z"], 3)
+        dims = [f'{{"{free.pop()}"{rng.choice(["", ", ?"])}}}' if free and rng.random() < 0.5
+                else rng.choice(["{}", "{?}"]) for _ in shape.split("x")[:-1]]
+        unreduced = f', unreduced={{"{free[0]}"}}' if free and rng.random() < 0.1 else ""
+        attrs.append(f"{{sdy.sharding = #sdy.sharding<@mesh, [{', '.join(dims)}]{unreduced}>}}"
+                     if rng.random() < 0.8 else "{}")
+    text = text.replace('"func.func"() <{', f'"func.func"() <{{arg_attrs = [{", ".join(attrs)}], ', 1)
+    return text.replace('"builtin.module"() ({\n', f'"builtin.module"() ({{\n  {SHARDED_MESH}\n', 1)

@@ -1,6 +1,7 @@
 """Hostile and odd input: only `IRParseError` / `SdyError`, with jaxlib's words where it has
 them (issue 22, items 8, 9 and 11). Messages and columns below are jaxlib 0.10.2's."""
 
+import re
 import sys
 
 import pytest
@@ -8,7 +9,10 @@ import pytest
 import sdy_passes
 from sdy_passes import IRParseError, SdyError, VerificationError, parse_attribute, parse_module, parse_type
 from sdy_passes import parser as parser_module
-from sdy_passes.attributes import F32, ArrayAttr, IntegerAttr, IntegerType, RankedTensorType, TupleType, I32
+from sdy_passes.attributes import F32, ArrayAttr, IntegerAttr, IntegerType, RankedTensorType, StringAttr, TupleType, I32
+from sdy_passes.ir import Block, Operation, Region
+from sdy_passes.partition import partition
+from tests.sdy_passes.test_scaling import _assert_linear
 
 
 @pytest.mark.parametrize("text, message, col", [
@@ -308,11 +312,53 @@ def test_every_pass_walks_calls_and_chains_without_python_recursion(text):
             assert getattr(e, "location", None) is not None, (name, e)
 
 
+def test_regions_nested_deeper_than_pythons_stack_are_refused_located():
+    """Issue 37 item 10 for regions: named computations nested DEEP levels (built in Python; the
+    parser stops at 100) get a located SdyError from the verifier, which every pass and pipeline
+    runs first (it raised RecursionError before any pass ran)."""
+    def nested():
+        module = parse_module('sdy.mesh @mesh = <["x"=2]>\nfunc.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n'
+                              '  return %arg0 : tensor<8xf32>\n}')
+        block, t = module.funcs()[0].regions[0].block, RankedTensorType((8,), F32)
+        for _ in range(DEEP):
+            inner = Block([t])
+            block.insert(0, Operation.create("sdy.named_computation", [block.arguments[0]], [t], regions=[Region([inner])],
+                                             properties={"name": StringAttr("nc")}))
+            inner.append(Operation.create("sdy.return", [inner.arguments[0]], []))
+            block = inner
+        return module
+    module = nested()  # (refused by the verifier every pass runs first, before any edit)
+    for run in [sdy_passes.verify_module, *(lambda m, p=p: sdy_passes.run_passes(m, [p]) for p in (
+            "sdy-import-func-calls", "sdy-propagation-pipeline", "sdy-export-pipeline"))]:
+        with pytest.raises(SdyError, match="nested too deeply") as info:
+            run(module)
+        assert info.value.location is not None
+
+
 def test_importing_a_recursive_call_is_refused_at_the_call():
     with pytest.raises(sdy_passes.PassFailedError) as info:
         sdy_passes.run_passes(parse_module(_MUTUAL_CALLS), ["sdy-import-func-calls"])
     assert info.value.message == "cannot import a recursive call: @f calls itself (@f -> @g -> @f)"
     assert (info.value.location.line, info.value.location.col) == (11, 8)
+
+
+def test_importing_calls_nested_deeper_than_the_parser_reads_is_refused_fast_at_a_call():
+    """Issue 37 item 10: a call chain through `partition` was refused as "IR nested too deeply"
+    at the module after ~170 s at 10k calls; now at the call whose named computation would sit
+    more than 100 regions deep, in time linear in the chain (n and 10n)."""
+    with pytest.raises(sdy_passes.PassFailedError) as info:
+        partition(_call_chain(DEEP))
+    # the chain's last 99 calls import; the splitter cloned f0..f{DEEP} for main's two calls
+    assert re.fullmatch(f"importing this call of @f{DEEP - 99}_[0-9]+ would nest regions more than 100 "
+                        "levels deep", info.value.message)
+    assert info.value.location.line > 1 and info.value.location.col == 8
+    sdy_passes.run_passes(module := parse_module(_call_chain(97)), ["sdy-import-func-calls"])
+    assert "call" not in sdy_passes.print_module(module)  # 99 levels: imported and printed
+
+    def refused(text):
+        with pytest.raises(sdy_passes.PassFailedError, match="more than 100 levels deep"):
+            sdy_passes.run_passes(parse_module(text), ["sdy-import-func-calls"])
+    _assert_linear(_call_chain, refused, n=120)
 
 
 @pytest.mark.parametrize("index, col, message", [("5", 22, "reference to invalid result number"),

@@ -201,6 +201,31 @@ def test_walk_enters_regions_an_op_gets_while_it_is_yielded():
     assert seen[seen.index("stablehlo.negate") + 1] == "stablehlo.abs"
 
 
+def _nested(depth):
+    """A func whose ops nest `depth` regions deep, built through the API (the parser stops at
+    100): each level an `sdy.named_computation` holding a negate, the next level and a return."""
+    m = _func_module()
+    block = m.funcs()[0].regions[0].block
+    for _ in range(depth):
+        inner = Block([T])
+        op = Operation.create("sdy.named_computation", [block.arguments[0]], [T], regions=[Region([inner])])
+        block.insert(0, op)
+        inner.append(Operation.create("stablehlo.negate", [inner.arguments[0]], [T]))
+        block = inner
+    return m
+
+
+def test_walk_is_linear_at_any_depth():
+    # Python's stack and a chain of one generator per level (each yield climbed the whole
+    # chain: 2,000 levels took seconds) are gone: 20,000 levels walk in both orders
+    m = _nested(20_000)
+    pre, post = list(m.walk()), list(m.walk(post_order=True))
+    assert len(pre) == len(post) == 5 + 2 * 20_000 and set(pre) == set(post)
+    assert [op.name for op in pre[:3]] == ["func.func", "sdy.named_computation", "sdy.named_computation"]
+    # post-order: the innermost negate first; the outermost computation before the func's 4 ops
+    assert post[0] is pre[20_001] and post.index(pre[1]) == len(post) - 6 and post[-1] is pre[0]
+
+
 def test_parent_links():
     m = _func_module()
     func = m.funcs()[0]

@@ -66,7 +66,11 @@ func.func @f(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<mesh<["a"=2, "
   return %0 : tensor<8x8xf32>
 }
 '''
-ALL = [NAMING, FRESH, ONE_EXISTING, DUPLICATES, REPLICA_GROUPS, FUNC_AND_MANUAL]
+_IDS = [(i * 37) % 128 for i in range(128)]
+MANY_DEVICES = (  # more than 100 device ids: MLIR prints the dense ids as a hex blob
+    f'sdy.mesh @mesh = <["a"=4, "b"=32], device_ids={_IDS}>\n'
+    + _func(f'<mesh<["c"=101], device_ids={list(range(100, -1, -1))}>, []>', "<@mesh, []>"))
+ALL = [NAMING, FRESH, ONE_EXISTING, DUPLICATES, REPLICA_GROUPS, FUNC_AND_MANUAL, MANY_DEVICES]
 
 
 def test_one_counter_for_all_base_names():
@@ -101,6 +105,10 @@ def test_stablehlo_mesh_attribute():
     assert ('{stablehlo.mesh = {axes = [{name = "a", size = 2 : i64}], '
             "device_ids = dense<[1, 0]> : tensor<2xi64>}}") in out
     assert "{stablehlo.mesh = {axes = [], device_ids = dense<3> : tensor<1xi64>}}" in out
+    out = run(MANY_DEVICES)
+    blob = "".join(f"{i:02X}00000000000000" for i in _IDS)
+    assert f'device_ids = dense<"0x{blob}"> : tensor<128xi64>}}' in out
+    assert 'device_ids = dense<"0x6400000000000000630000000000000062' in out  # 100, 99, 98, ...
 
 
 def test_replica_groups():
