@@ -266,17 +266,21 @@ class Operation:
                regions: Sequence[Region] = (), successors: Sequence[Block] = (),
                location: Location | None = None) -> Operation:
         """A new detached op; `regions` must be detached (their `parent` is set to the op)."""
-        op = cls(name)
+        op = cls(name)  # (its fields set directly below: the new op's creation is the edit)
         for v in operands:
             op._add_operand(v)
-        op.results = [OpResult(t, op, i) for i, t in enumerate(result_types)]
-        op.properties = dict(properties or {})
-        op.attributes = dict(attributes or {})
+        if result_types:
+            _set(op, "results", EditedList([OpResult(t, op, i) for i, t in enumerate(result_types)]))
+        if properties:
+            _set(op, "properties", EditedDict(properties))
+        if attributes:
+            _set(op, "attributes", EditedDict(attributes))
         for r in regions:
             op.add_region(r)
-        op.successors = list(successors)
+        if successors:
+            _set(op, "successors", EditedList(successors))
         if location is not None:
-            op.location = location
+            _set(op, "location", location)
         return op
 
     # -- operands -------------------------------------------------------------------------

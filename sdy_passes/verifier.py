@@ -18,6 +18,7 @@ Shardy's message text and prefix (`'func.func' op arg 0 - unknown axis name: "c"
 from __future__ import annotations
 
 import weakref
+from operator import attrgetter
 
 from sharding import InvalidMeshError, Mesh, MeshTable
 from sharding.verify import verify_mesh
@@ -56,21 +57,25 @@ class _Passed:
         """Everything `_verify_own` reads of `op` (and around it), or None if it reads more.
         Compared with `==`: attribute and type values are frozen, mostly the same objects."""
         attrs = op.attributes
+        block = op.parent
         axes = None
         if attrs:
             for name in attrs:
                 if name.startswith("sdy.") and name not in _CHECKED_ATTRIBUTES:
                     return None
             if "sdy.sharding" in attrs:
-                block = op.parent
                 axes = self.axes.get(block)
                 if axes is None:
                     parent = block.parent_op if block is not None else None
                     axes = self.axes[block] = bound_manual_axes(parent, include_self=True) if parent else ()
         regions = [(len(r.blocks), bool(r.blocks and r.blocks[0].ops)) for r in op.regions] if op.regions else None
-        return (op.name, regions, [r.type for r in op.results], [v.type for v in op._operands],
+        region = block.parent if block is not None else None
+        return (op.name, regions, tuple(map(_TYPE, op.results)), tuple(map(_TYPE, op._operands)),
                 tuple(op.properties.items()), attrs.get("sdy.sharding"), attrs.get("sdy.sharding_rule"), axes,
-                op.parent_op)
+                region.parent if region is not None else None)
+
+
+_TYPE = attrgetter("type")
 
 
 def verify_module(module: Module) -> None:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterator
 
 from .axes import PARSERS, AxisRef, difference, quote, sort_and_merge
 from .errors import InvalidShardingError, ShardingError, as_int, as_shape, shown
+from ._frozen import kept_hash, state_without_hash
 from .mesh import Mesh, MeshTable, symbol_name
 
 __all__ = [
@@ -94,6 +95,9 @@ class TensorSharding:
     """Axes along which the tensor holds partial results (sorted in mesh order)."""
     reduction_op: str = "sum"
     """How unreduced axes reduce: `sum` (all jaxlib 0.10.2 knows), or Shardy `main`'s `max`/`min`."""
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+    __hash__ = kept_hash  # (a dict and cache key in every pass)
+    __getstate__ = state_without_hash
 
     def __post_init__(self) -> None:
         if not isinstance(self.mesh_or_ref, (str, Mesh)):
@@ -245,6 +249,9 @@ class TensorShardingPerValue:
     """One sharding per op result: `#sdy.sharding_per_value<[<@m, [...]>, ...]>`."""
 
     shardings: tuple[TensorSharding, ...] = ()
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+    __hash__ = kept_hash  # (a dict and cache key in every pass)
+    __getstate__ = state_without_hash
 
     def __post_init__(self) -> None:
         if not isinstance(self.shardings, tuple):
