@@ -342,7 +342,10 @@ class Operation:
 
     def has_uses(self) -> bool:
         """Whether any result is used."""
-        return any(r._uses for r in self.results)
+        for r in self.results:  # (no generator: the propagation driver asks for every op it pops)
+            if r._uses:
+                return True
+        return False
 
     # -- regions and position -------------------------------------------------------------
     def add_region(self, region: Region | None = None) -> Region:

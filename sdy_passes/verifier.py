@@ -46,12 +46,15 @@ class _Passed:
     (`before`) are skipped for ops whose inputs are the same, and those passed now are collected
     (`now`)."""
 
-    __slots__ = ("before", "now", "axes")
+    __slots__ = ("before", "now", "axes", "isolated")
 
-    def __init__(self, before: dict):
+    def __init__(self, before: dict, isolated: bool = False):
         self.before = before
         self.now: dict[Operation, tuple] = {}
         self.axes: dict[Block, tuple[str, ...]] = {}
+        self.isolated = isolated
+        """Whether the dominance walk found every `IsolatedFromAbove` op's inside isolated (then
+        `_verify_isolated` has nothing to report)."""
 
     def key(self, op: Operation) -> tuple | None:
         """Everything `_verify_own` reads of `op` (and around it), or None if it reads more.
@@ -88,11 +91,11 @@ def verify_module(module: Module) -> None:
     symbols: dict[str, Operation] = {}
     meshes = _mesh_table(module, symbols)
     ctx = VerifyContext(module, meshes, symbols)
-    passed = _Passed(last[2] if last is not None and last[1] == meshes else {})
-    error = _verify_tree(module.op, ctx, passed)
+    dominance, isolated = _dominance(module)
+    passed = _Passed(last[2] if last is not None and last[1] == meshes else {}, isolated)
+    error = _verify_tree(module.op, ctx, passed) or dominance
     if error is not None:
         raise error
-    _verify_dominance(module)
     _PASSED[module.op] = (edits, meshes, passed.now)
 
 
@@ -132,7 +135,7 @@ def _verify_tree(root: Operation, ctx: VerifyContext, passed: _Passed) -> Verifi
         if failed is not None:
             return failed
         _verify_regions(root)
-        if root.parent is not None:
+        if root.parent is not None and not passed.isolated:
             _verify_isolated(root)
     except VerificationError as e:
         return e
@@ -167,15 +170,19 @@ def _isolated_inside(root: Operation) -> list[Operation]:
     return found
 
 
-def _verify_dominance(module: Module) -> None:
-    """Every operand is defined before its use: earlier in the same block or in an enclosing
-    one (regions of several blocks are only checked for values of enclosing regions)."""
-    available: set = set()
-    # (block, next op index, values added by this block), depth first; a block is left for its
-    # op's regions and resumed after them
-    stack = [(module.body, 0, [])]
+def _dominance(module: Module) -> tuple[VerificationError | None, bool]:
+    """The first operand not defined before its use (earlier in the same block or in an
+    enclosing one; regions of several blocks are only checked for values of enclosing regions),
+    and whether every operand was defined inside the nearest `IsolatedFromAbove` op around its
+    use (as `_verify_isolated` checks; False whenever this walk cannot tell: after a dominance
+    error, or with an unregistered op's regions, which it does not enter)."""
+    available: dict = {}  # value -> the nearest isolated op around its definition
+    isolated = True
+    # (block, next op index, values added by this block, nearest isolated op), depth first; a
+    # block is left for its op's regions and resumed after them
+    stack = [(module.body, 0, [], module.op)]
     while stack:
-        block, i, added = stack.pop()
+        block, i, added, scope = stack.pop()
         if i == 0:
             multi = block.parent is not None and len(block.parent.blocks) > 1
             local = [v for b in block.parent.blocks for v in b.arguments] if multi else list(block.arguments)
@@ -183,33 +190,42 @@ def _verify_dominance(module: Module) -> None:
                 local += [r for b in block.parent.blocks for o in b.ops for r in o.results]
             for v in local:
                 if v not in available:
-                    available.add(v)
+                    available[v] = scope
                     added.append(v)
         else:  # resumed: the previous op's results are defined once its regions are done
             for r in block.ops[i - 1].results:
                 if r not in available:
-                    available.add(r)
+                    available[r] = scope
                     added.append(r)
         ops = block.ops
         while i < len(ops):
             op = ops[i]
             i += 1
             for n, value in enumerate(op._operands):
-                if value not in available:
-                    raise VerificationError(f"operand #{n} does not dominate this use", op.location)
-            # MLIR takes an unregistered op's regions for graph regions: no order
-            if op.regions and lookup(op.name) is not None:
-                stack.append((block, i, added))
-                for region in reversed(op.regions):
-                    for b in reversed(region.blocks):
-                        stack.append((b, 0, []))
-                break
+                defined = available.get(value)
+                if defined is None:
+                    return VerificationError(f"operand #{n} does not dominate this use", op.location), False
+                if defined is not scope:
+                    isolated = False
+            if op.regions:
+                opdef = lookup(op.name)
+                if opdef is None:  # MLIR takes an unregistered op's regions for graph regions: no order
+                    isolated = False
+                else:
+                    stack.append((block, i, added, scope))
+                    inner = op if "IsolatedFromAbove" in opdef.traits else scope
+                    for region in reversed(op.regions):
+                        for b in reversed(region.blocks):
+                            stack.append((b, 0, [], inner))
+                    break
             for r in op.results:
                 if r not in available:
-                    available.add(r)
+                    available[r] = scope
                     added.append(r)
         else:
-            available.difference_update(added)
+            for v in added:
+                del available[v]
+    return None, isolated
 
 
 def _verify_isolated(isolated: Operation) -> None:
