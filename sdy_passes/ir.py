@@ -428,13 +428,15 @@ class Operation:
         if new.parent is not None:
             raise ValueError(f"'{new.name}' is already in a block; detach it first")
         block.ops[index] = new
-        new.parent, new._index_hint, self.parent = block, index, None
+        _set(new, "parent", block)
+        _set(new, "_index_hint", index)
+        _set(self, "parent", None)
 
     def detach(self) -> Operation:
         """Remove from the parent block, keeping operands and uses; returns self."""
         block = _attached(self)
         block.ops.pop(block.index_of(self))
-        self.parent = None
+        _set(self, "parent", None)
         return self
 
     def detach_if_attached(self) -> None:
@@ -560,23 +562,23 @@ class Block:
             return hint
         for i in range(max(0, hint - 8), min(len(ops), hint + 9)):
             if ops[i] is op:
-                op._index_hint = i
+                _set(op, "_index_hint", i)
                 return i
         try:
             found = ops.index(op)  # ops compare by identity
         except ValueError:
             raise ValueError(f"{op!r} is not in this block") from None
         for i, o in enumerate(ops):
-            o._index_hint = i
+            _set(o, "_index_hint", i)
         return found
 
     def append(self, op: Operation) -> Operation:
         """Append a detached op; returns it."""
         if op.parent is not None:
             raise ValueError(f"'{op.name}' is already in a block; detach it first")
-        op._index_hint = len(self.ops)  # (insert's steps, for the parser's one call per op)
+        _set(op, "_index_hint", len(self.ops))  # (insert's steps, for the parser's one call per op)
         self.ops.append(op)
-        op.parent = self
+        _set(op, "parent", self)
         return op
 
     def insert(self, index: int, op: Operation) -> Operation:
@@ -584,8 +586,8 @@ class Block:
         if op.parent is not None:
             raise ValueError(f"'{op.name}' is already in a block; detach it first")
         self.ops.insert(index, op)
-        op.parent = self
-        op._index_hint = index if index >= 0 else len(self.ops) - 1
+        _set(op, "parent", self)
+        _set(op, "_index_hint", index if index >= 0 else len(self.ops) - 1)
         return op
 
     def prepend(self, op: Operation) -> Operation:
@@ -603,12 +605,12 @@ class Block:
         kept = {id(op) for op in new}
         for op in self.ops:
             if id(op) not in kept:
-                op.parent = None
+                _set(op, "parent", None)
         for i, op in enumerate(new):
             if op.parent is not None and op.parent is not self:
                 raise ValueError(f"'{op.name}' is already in another block; detach it first")
-            op.parent = self
-            op._index_hint = i
+            _set(op, "parent", self)
+            _set(op, "_index_hint", i)
         self.ops[:] = new
 
     @property

@@ -7,15 +7,22 @@ and sets `__hash__ = kept_hash` and `__getstate__ = state_without_hash`."""
 from __future__ import annotations
 
 from dataclasses import fields
+from operator import attrgetter
 
 __all__ = ["kept_hash", "state_without_hash"]
 
+_COMPARED: dict[type, attrgetter] = {}
+"""Per class: a getter of its compared fields."""
+
 
 def kept_hash(self) -> int:
-    """The hash of the compared fields (as the dataclass's own), made once."""
+    """The hash of the compared fields, made once."""
     h = self._hash
     if h is None:
-        h = hash(tuple(getattr(self, f.name) for f in fields(self) if f.compare))
+        compared = _COMPARED.get(type(self))
+        if compared is None:
+            compared = _COMPARED[type(self)] = attrgetter(*(f.name for f in fields(self) if f.compare))
+        h = hash(compared(self))
         object.__setattr__(self, "_hash", h)
     return h
 
