@@ -22,6 +22,7 @@ value that received axes, see `sdy_passes.propagation.source_sharding`).
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Callable, Sequence
 
 from sharding import Mesh, TensorSharding
@@ -75,7 +76,10 @@ def remove_sharding_rules(module: Module) -> None:
             del op.attributes[SHARDING_RULE]
 
 
+@lru_cache(maxsize=1024)
 def _identity_rule(type_, num_operands: int = 1) -> OpShardingRule:
+    """(One object per type and count: edges and barriers ask on every visit, and a step's cache
+    key holds the rule.)"""
     shape = type_.shape if isinstance(type_, RankedTensorType) else ()
     return OpShardingRule.identity(tuple(_DYNAMIC if d is None else d for d in shape), num_operands)
 
