@@ -486,23 +486,35 @@ class Operation:
         Each block's op list is snapshotted when entered, so erasing or moving the op just
         yielded is safe.
         """
-        if not post_order:
-            yield self
-        yield from self._walk_inside(post_order)
         if post_order:
-            yield self
+            yield from self._walk_post()
+            return
+        yield self
+        stack = [self._inside()]  # (one generator per level entered, not a chain per op)
+        while stack:
+            for op in stack[-1]:
+                yield op
+                if op.regions:  # (read once yielded: regions given to the op are entered)
+                    stack.append(op._inside())
+                    break
+            else:
+                stack.pop()
 
-    def _walk_inside(self, post_order: bool) -> Iterator[Operation]:
-        # ops without regions (most) are yielded here: no generator each
+    def _inside(self) -> Iterator[Operation]:
+        """The ops of this op's regions (one level)."""
+        for region in self.regions:
+            for block in list(region.blocks):
+                yield from list(block.ops)
+
+    def _walk_post(self) -> Iterator[Operation]:
         for region in self.regions:
             for block in list(region.blocks):
                 for op in list(block.ops):
                     if op.regions:
-                        yield from op.walk(post_order=post_order)
+                        yield from op._walk_post()
                     else:
                         yield op
-                        if op.regions and not post_order:  # given regions while yielded
-                            yield from op._walk_inside(False)
+        yield self
 
     def __repr__(self) -> str:
         return f"<Operation {self.name} at {id(self):#x}>"
