@@ -14,6 +14,8 @@ import struct
 from dataclasses import dataclass, field
 from typing import Union
 
+from sharding._frozen import kept_hash, state_without_hash
+
 from sdy_passes import _apfloat
 from sdy_passes._lazy import load
 from sdy_passes.errors import SdyError, expect, shown
@@ -99,6 +101,9 @@ class RankedTensorType(Type):
     encoding: Attribute | None = None
     _text: str | None = field(default=None, init=False, repr=False, compare=False)
     """`str(self)`, kept once made (printing a module writes each op's types)."""
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+    __hash__ = kept_hash  # (a dict and cache key in every pass)
+    __getstate__ = state_without_hash
 
     def __post_init__(self):
         expect(self.shape, (tuple,), "a tuple of dimensions", "RankedTensorType")
@@ -565,6 +570,9 @@ class OpShardingRule(Attribute):
     permutation_factors: tuple[int, ...] = ()
     blocked_propagation_factors: tuple[int, ...] = ()
     is_custom_rule: bool = False
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+    __hash__ = kept_hash  # (a dict and cache key in every pass)
+    __getstate__ = state_without_hash
 
     @classmethod
     def identity(cls, shape: tuple[int, ...], num_operands: int = 1) -> OpShardingRule:

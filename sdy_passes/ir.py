@@ -266,17 +266,21 @@ class Operation:
                regions: Sequence[Region] = (), successors: Sequence[Block] = (),
                location: Location | None = None) -> Operation:
         """A new detached op; `regions` must be detached (their `parent` is set to the op)."""
-        op = cls(name)
+        op = cls(name)  # (its fields set directly below: the new op's creation is the edit)
         for v in operands:
             op._add_operand(v)
-        op.results = [OpResult(t, op, i) for i, t in enumerate(result_types)]
-        op.properties = dict(properties or {})
-        op.attributes = dict(attributes or {})
+        if result_types:
+            _set(op, "results", EditedList([OpResult(t, op, i) for i, t in enumerate(result_types)]))
+        if properties:
+            _set(op, "properties", EditedDict(properties))
+        if attributes:
+            _set(op, "attributes", EditedDict(attributes))
         for r in regions:
             op.add_region(r)
-        op.successors = list(successors)
+        if successors:
+            _set(op, "successors", EditedList(successors))
         if location is not None:
-            op.location = location
+            _set(op, "location", location)
         return op
 
     # -- operands -------------------------------------------------------------------------
@@ -338,7 +342,10 @@ class Operation:
 
     def has_uses(self) -> bool:
         """Whether any result is used."""
-        return any(r._uses for r in self.results)
+        for r in self.results:  # (no generator: the propagation driver asks for every op it pops)
+            if r._uses:
+                return True
+        return False
 
     # -- regions and position -------------------------------------------------------------
     def add_region(self, region: Region | None = None) -> Region:
@@ -421,13 +428,15 @@ class Operation:
         if new.parent is not None:
             raise ValueError(f"'{new.name}' is already in a block; detach it first")
         block.ops[index] = new
-        new.parent, new._index_hint, self.parent = block, index, None
+        _set(new, "parent", block)
+        _set(new, "_index_hint", index)
+        _set(self, "parent", None)
 
     def detach(self) -> Operation:
         """Remove from the parent block, keeping operands and uses; returns self."""
         block = _attached(self)
         block.ops.pop(block.index_of(self))
-        self.parent = None
+        _set(self, "parent", None)
         return self
 
     def detach_if_attached(self) -> None:
@@ -568,23 +577,23 @@ class Block:
             return hint
         for i in range(max(0, hint - 8), min(len(ops), hint + 9)):
             if ops[i] is op:
-                op._index_hint = i
+                _set(op, "_index_hint", i)
                 return i
         try:
             found = ops.index(op)  # ops compare by identity
         except ValueError:
             raise ValueError(f"{op!r} is not in this block") from None
         for i, o in enumerate(ops):
-            o._index_hint = i
+            _set(o, "_index_hint", i)
         return found
 
     def append(self, op: Operation) -> Operation:
         """Append a detached op; returns it."""
         if op.parent is not None:
             raise ValueError(f"'{op.name}' is already in a block; detach it first")
-        op._index_hint = len(self.ops)  # (insert's steps, for the parser's one call per op)
+        _set(op, "_index_hint", len(self.ops))  # (insert's steps, for the parser's one call per op)
         self.ops.append(op)
-        op.parent = self
+        _set(op, "parent", self)
         return op
 
     def insert(self, index: int, op: Operation) -> Operation:
@@ -592,8 +601,8 @@ class Block:
         if op.parent is not None:
             raise ValueError(f"'{op.name}' is already in a block; detach it first")
         self.ops.insert(index, op)
-        op.parent = self
-        op._index_hint = index if index >= 0 else len(self.ops) - 1
+        _set(op, "parent", self)
+        _set(op, "_index_hint", index if index >= 0 else len(self.ops) - 1)
         return op
 
     def prepend(self, op: Operation) -> Operation:
@@ -611,12 +620,12 @@ class Block:
         kept = {id(op) for op in new}
         for op in self.ops:
             if id(op) not in kept:
-                op.parent = None
+                _set(op, "parent", None)
         for i, op in enumerate(new):
             if op.parent is not None and op.parent is not self:
                 raise ValueError(f"'{op.name}' is already in another block; detach it first")
-            op.parent = self
-            op._index_hint = i
+            _set(op, "parent", self)
+            _set(op, "_index_hint", i)
         self.ops[:] = new
 
     @property

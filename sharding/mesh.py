@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterator
 
 from .axes import PARSERS, quote
 from .errors import INT64_MAX, INT64_MIN, ShardingError, as_int, as_tuple, shown
+from ._frozen import kept_hash, state_without_hash
 
 __all__ = ["MeshAxis", "Mesh", "MeshTable", "symbol_name", "mesh_verifier_error", "MAX_DEVICES", "check_devices"]
 
@@ -65,6 +66,9 @@ class Mesh:
 
     axes: tuple[MeshAxis, ...] = ()
     device_ids: tuple[int, ...] = ()
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+    __hash__ = kept_hash  # (a dict and cache key in every pass)
+    __getstate__ = state_without_hash
 
     def __post_init__(self) -> None:
         for field in ("axes", "device_ids"):
@@ -168,6 +172,9 @@ class MeshTable:
     """
 
     meshes: tuple[tuple[str, Mesh], ...] = ()
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+    __hash__ = kept_hash  # (a dict and cache key in every pass)
+    __getstate__ = state_without_hash
 
     def __post_init__(self) -> None:
         meshes = as_tuple(self.meshes, "(name, Mesh) pairs")

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterator
 
 from .axes import PARSERS, AxisRef, difference, quote, sort_and_merge
 from .errors import InvalidShardingError, ShardingError, as_flag, as_int, as_shape, as_tuple, is_one_of, shown
+from ._frozen import kept_hash, state_without_hash
 from .mesh import Mesh, MeshTable, symbol_name
 
 __all__ = [
@@ -88,16 +89,19 @@ class TensorSharding:
     """Axes along which the tensor holds partial results (sorted in mesh order)."""
     reduction_op: str = "sum"
     """How unreduced axes reduce: `sum` (all jaxlib 0.10.2 knows), or Shardy `main`'s `max`/`min`."""
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+    __hash__ = kept_hash  # (a dict and cache key in every pass)
+    __getstate__ = state_without_hash
 
     def __post_init__(self) -> None:
         if not isinstance(self.mesh_or_ref, (str, Mesh)):
             raise ShardingError(f"expected a mesh name (str) or a Mesh, got: {shown(self.mesh_or_ref)}")
-        for field, kind in (("dim_shardings", DimensionSharding), ("replicated_axes", AxisRef),
+        for name, kind in (("dim_shardings", DimensionSharding), ("replicated_axes", AxisRef),
                             ("unreduced_axes", AxisRef)):
-            value = getattr(self, field)
+            value = getattr(self, name)
             if not isinstance(value, tuple):
-                object.__setattr__(self, field, value := as_tuple(value, field))
-            _check_items(value, kind, field)
+                object.__setattr__(self, name, value := as_tuple(value, name))
+            _check_items(value, kind, name)
         if not is_one_of(self.reduction_op, REDUCTION_OPS):
             raise ShardingError(f"reduction_op must be one of {REDUCTION_OPS}, got: {shown(self.reduction_op)}")
 
@@ -240,6 +244,9 @@ class TensorShardingPerValue:
     """One sharding per op result: `#sdy.sharding_per_value<[<@m, [...]>, ...]>`."""
 
     shardings: tuple[TensorSharding, ...] = ()
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+    __hash__ = kept_hash  # (a dict and cache key in every pass)
+    __getstate__ = state_without_hash
 
     def __post_init__(self) -> None:
         if not isinstance(self.shardings, tuple):

@@ -298,10 +298,19 @@ def _add_manual_axes(outer: TensorSharding, inner: TensorSharding, manual) -> Te
 
 # -- every sharding of a module ------------------------------------------------------------------
 
-def transform_shardings(module, fn) -> None:
+def transform_shardings(module, transform) -> None:
     """Shardy's `transformShardings`: replace every sharding `s` in the module (pre-order; func
     arg then result attrs, in/out shardings, `sdy.sharding`, `sharding`/`out_sharding`
-    properties) by `fn(s)`, writing only the ones that change."""
+    properties) by `transform(s)`, writing only the ones that change. `transform` is a function
+    of the sharding alone: called once per distinct sharding (a model repeats a few)."""
+    made: dict[TensorSharding, TensorSharding] = {}
+
+    def fn(s: TensorSharding) -> TensorSharding:
+        new = made.get(s)
+        if new is None:
+            new = made[s] = transform(s)
+        return new
+
     def per_value(owner: dict, key: str) -> None:
         attr = owner.get(key)
         if isinstance(attr, TensorShardingPerValue) and attr.shardings:

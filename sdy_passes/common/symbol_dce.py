@@ -45,30 +45,36 @@ def _is_private(op: Operation) -> bool:
             and visibility.value == "private")
 
 
-def _references(op: Operation):
+def _references(op: Operation) -> set[str]:
     """Names of the top-level symbols `op` (and ops nested in it) refer to."""
+    names: set[str] = set()
     for nested in op.walk():
         for attrs in (nested.properties, nested.attributes):
             for key, attr in attrs.items():
-                if key != "sym_name":
-                    yield from _attr_references(attr)
+                if type(attr) in _HOLDERS and key != "sym_name":  # (most attributes hold none)
+                    _attr_references(attr, names)
+    return names
 
 
-def _attr_references(attr):
+def _attr_references(attr, names: set[str]) -> None:
     if isinstance(attr, SymbolRefAttr):
-        yield attr.root
+        names.add(attr.root)
     elif isinstance(attr, ArrayAttr):
         for element in attr:
-            yield from _attr_references(element)
+            _attr_references(element, names)
     elif isinstance(attr, DictionaryAttr):
         for element in attr.as_dict().values():
-            yield from _attr_references(element)
+            _attr_references(element, names)
     elif isinstance(attr, TensorSharding):
         if isinstance(attr.mesh_or_ref, str):
-            yield attr.mesh_or_ref
+            names.add(attr.mesh_or_ref)
     elif isinstance(attr, TensorShardingPerValue):
         for sharding in attr.shardings:
-            yield from _attr_references(sharding)
+            _attr_references(sharding, names)
     elif isinstance(attr, OpaqueAttr) and "@" in attr.text:
         for quoted, bare in _OPAQUE_REF.findall(attr.text):
-            yield quoted or bare
+            names.add(quoted or bare)
+
+
+_HOLDERS = frozenset((SymbolRefAttr, ArrayAttr, DictionaryAttr, TensorSharding, TensorShardingPerValue, OpaqueAttr))
+"""The attribute classes that can name a symbol (none has subclasses)."""

@@ -22,6 +22,7 @@ value that received axes, see `sdy_passes.propagation.source_sharding`).
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Callable, Sequence
 
 from sharding import Mesh, TensorSharding
@@ -75,7 +76,10 @@ def remove_sharding_rules(module: Module) -> None:
             del op.attributes[SHARDING_RULE]
 
 
+@lru_cache(maxsize=1024)
 def _identity_rule(type_, num_operands: int = 1) -> OpShardingRule:
+    """(One object per type and count: edges and barriers ask on every visit, and a step's cache
+    key holds the rule.)"""
     shape = type_.shape if isinstance(type_, RankedTensorType) else ()
     return OpShardingRule.identity(tuple(_DYNAMIC if d is None else d for d in shape), num_operands)
 
@@ -195,15 +199,22 @@ class _Worklist:
 
 
 class _Tensors:
-    """One side of a propagation step: values, their current shardings, how to set each."""
+    """One side of a propagation step: values, their current shardings, how to set each
+    (`setter(i, sharding)`; None: `set_sharding` on the value)."""
 
     __slots__ = ("values", "shardings", "setter", "is_func_result")
 
-    def __init__(self, values, shardings, setter, is_func_result=False):
+    def __init__(self, values, shardings, setter=None, is_func_result=False):
         self.values = values
         self.shardings = shardings
         self.setter = setter
         self.is_func_result = is_func_result
+
+    def set(self, i: int, sharding: TensorSharding) -> None:
+        if self.setter is None:
+            set_sharding(self.values[i], sharding)
+        else:
+            self.setter(i, sharding)
 
 
 class Propagator:
@@ -212,7 +223,7 @@ class Propagator:
     def __init__(self, module: Module, groups: ShardingGroupMap, strategy: BasicFactorPropagation,
                  get_directions: GetDirections, conservative: bool,
                  unchanged: dict[Operation, tuple] | None = None, steps: dict[tuple, tuple] | None = None,
-                 debug: SourceShardingHandler | None = None):
+                 debug: SourceShardingHandler | None = None, ruleless: set[Operation] | None = None):
         self.module = module
         self.debug = debug
         """Records where new axes came from (the debug options), or None."""
@@ -239,8 +250,9 @@ class Propagator:
                 callee = self.funcs.get(_callee_name(op))
                 if callee is not None:
                     self.calls[callee].append(op)
-        self.ruleless: set[Operation] = set()
-        """Ops visited without a sharding rule (they never get one during the pass)."""
+        self.ruleless = set() if ruleless is None else ruleless
+        """Ops visited without a sharding rule (they never get one during the pass: shared like
+        `unchanged`)."""
         self.worklist = _Worklist()
         self.current: Operation | None = None
 
@@ -377,7 +389,7 @@ class Propagator:
         return tuple(out)
 
     def _update_tensor(self, side: _Tensors, i: int, new: TensorSharding, notify: bool) -> None:
-        side.setter(i, new)
+        side.set(i, new)
         if side.is_func_result:
             return
         value = shardable_value(side.values[i])
@@ -392,8 +404,7 @@ class Propagator:
 
     # -- patterns -----------------------------------------------------------------------------
     def _values(self, values: Sequence[Value]) -> _Tensors:
-        return _Tensors(values, [_get_sharding(v) for v in values],
-                        lambda i, s: set_sharding(values[i], s))
+        return _Tensors(values, list(map(_get_sharding, values)))
 
     def _directions(self, op: Operation):
         return lambda num_factors: self.get_directions(op, num_factors)
@@ -526,11 +537,12 @@ class BasicPropagationPass(Pass):
     def propagate(self, module: Module, groups: ShardingGroupMap, get_directions: GetDirections) -> None:
         for strategy in self.strategies():
             Propagator(module, groups, strategy, get_directions, self.conservative, self._unchanged,
-                       self._steps, self.debug_handler).run()
+                       self._steps, self.debug_handler, self._ruleless).run()
 
     def run(self, module: Module) -> None:
         self._unchanged: dict[Operation, tuple] = {}  # see Propagator.unchanged
         self._steps: dict[tuple, tuple] = {}  # see Propagator.steps
+        self._ruleless: set[Operation] = set()  # see Propagator.ruleless
         origins, edges = self.options["debug-sharding-origins"], self.options["debug-propagation-edge-sharding"]
         handler = self.debug_handler = (SourceShardingHandler(origins, edges, self.trace)
                                         if origins or edges or self.trace else None)
