@@ -54,13 +54,19 @@ def run_child(code, payload, *, timeout=300, env=None, crash_retries=0):
     return json.loads(proc.stdout.rsplit("@@RESULT@@", 1)[1])
 
 
+# What a child's answer depends on besides its code and payload (which a key holds; a child that
+# imports this project's modules puts their sources' hash in its key: tests/sharding/_device_oracle.py).
+ORACLE_VERSIONS = [version("jax"), version("jaxlib"), version("numpy"), version("ml_dtypes"),
+                   sys.version]
+
+
 def cached(key, compute, keep=lambda result: True):
     """`compute()` (JSON-able jaxlib results) once per `key` (JSON-able: the child's code and
-    payload) for every test process: kept in the temp folder under a hash of `key`, the jax and
-    jaxlib versions and this interpreter, if `keep(result)` (not a crash that may not recur); a
-    lock makes other xdist workers wait for the first."""
-    digest = hashlib.sha256(json.dumps([version("jax"), version("jaxlib"), sys.executable, key])
-                            .encode()).hexdigest()[:20]
+    payload) for every test process: kept in the temp folder under a hash of `key` and what else
+    decides the answer (`ORACLE_VERSIONS`), if `keep(result)` (not a crash that may not recur);
+    a lock makes other xdist workers wait for the first. Keyed so, not by the interpreter's path,
+    a fresh venv of the same versions (CI's fresh clone) reuses the answers."""
+    digest = hashlib.sha256(json.dumps([ORACLE_VERSIONS, key]).encode()).hexdigest()[:20]
     path = Path(tempfile.gettempdir()) / f"layout-toolkit-jaxlib-{digest}.json"
     with open(path.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)

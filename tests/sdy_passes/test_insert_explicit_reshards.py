@@ -343,8 +343,7 @@ def _chain(n):
 def _cpu_time(fn) -> float:
     best = float("inf")
     for _ in range(3):
-        gc.collect()
-        gc.disable()
+        gc.disable()  # (no gc.collect first: a worker's heap took ~0.3-1 s a collect, 6 per test)
         try:
             start = time.process_time()  # other processes on the machine do not count
             fn()

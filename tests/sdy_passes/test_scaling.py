@@ -15,8 +15,7 @@ import sdy_passes
 def _best_time(fn, repeat=3) -> float:
     best = float("inf")
     for _ in range(repeat):
-        gc.collect()
-        gc.disable()
+        gc.disable()  # (no gc.collect first: a worker's heap took ~0.3-1 s a collect, 6 per test)
         try:
             start = time.process_time()  # CPU time: other processes on the machine do not count
             fn()
