@@ -135,12 +135,16 @@ def _mutated_groups(n: int, seed: int) -> list[str]:
     return out
 
 
-@pytest.mark.jaxlib
-def test_replica_groups_are_checked_as_jaxlib_checks_them():
-    texts = _mutated_groups(max(EXAMPLES // 4, 8), SEED)
+def _assert_verdicts_are_jaxlibs(texts: list[str]) -> None:
+    """Our verdict on each text (None or the located message) is jaxlib's."""
     bad = [f"here: {_ours(t)}\njaxlib: {r.get('error')}\n{t}" for t, r in zip(texts, jaxlib_parse_kept(texts))
            if _ours(t) != r.get("error")]
     assert not bad, f"MUTATION_SEED={SEED}: {len(bad)} of {len(texts)} differ:\n\n" + "\n\n".join(bad[:3])
+
+
+@pytest.mark.jaxlib
+def test_replica_groups_are_checked_as_jaxlib_checks_them():
+    _assert_verdicts_are_jaxlibs(_mutated_groups(max(EXAMPLES // 4, 8), SEED))
 
 
 _DOT_DIMS = re.compile(r"(batching_dims|contracting_dims) = \[([\d, ]*)\] x \[([\d, ]*)\]")
@@ -171,10 +175,7 @@ def _mutated_dots(n: int, seed: int) -> list[str]:
 
 @pytest.mark.jaxlib
 def test_dot_dimension_numbers_are_checked_as_jaxlib_checks_them():
-    texts = _mutated_dots(max(EXAMPLES // 4, 8), SEED)
-    bad = [f"here: {_ours(t)}\njaxlib: {r.get('error')}\n{t}" for t, r in zip(texts, jaxlib_parse_kept(texts))
-           if _ours(t) != r.get("error")]
-    assert not bad, f"MUTATION_SEED={SEED}: {len(bad)} of {len(texts)} differ:\n\n" + "\n\n".join(bad[:3])
+    _assert_verdicts_are_jaxlibs(_mutated_dots(max(EXAMPLES // 4, 8), SEED))
 
 
 _ELEMENT = re.compile(r"(?<=[<x])([su]?i[0-9]+|b?f[0-9]+)(?=>)")
@@ -198,7 +199,4 @@ def _retyped(n: int, seed: int) -> list[str]:
 
 @pytest.mark.jaxlib
 def test_operand_types_are_checked_as_jaxlib_checks_them():
-    texts = _retyped(max(EXAMPLES // 4, 8), SEED)
-    bad = [f"here: {_ours(t)}\njaxlib: {r.get('error')}\n{t}" for t, r in zip(texts, jaxlib_parse_kept(texts))
-           if _ours(t) != r.get("error")]
-    assert not bad, f"MUTATION_SEED={SEED}: {len(bad)} of {len(texts)} differ:\n\n" + "\n\n".join(bad[:3])
+    _assert_verdicts_are_jaxlibs(_retyped(max(EXAMPLES // 4, 8), SEED))
