@@ -1108,12 +1108,7 @@ def to_named_sharding(sharding: TensorSharding, mesh=None, *, devices=None):
     if jax is None:
         raise ShardingError("to_named_sharding builds JAX objects: import jax first (pip install jax)")
     JaxMesh, NamedSharding, PartitionSpec = jax.sharding.Mesh, jax.sharding.NamedSharding, jax.sharding.PartitionSpec
-    if devices is None:
-        pool = list(jax.devices())
-    elif isinstance(devices, (str, bytes)) or not isinstance(devices, Iterable):
-        raise ShardingError(f"devices: expected a sequence of jax devices, found {shown(devices)}")
-    else:
-        pool = list(devices)
+    pool = jax.devices() if devices is None else as_tuple(devices, "jax devices")
     if max(m.devices) >= len(pool):
         raise ShardingError(f"mesh {m.body()} needs {max(m.devices) + 1} devices, found {len(pool)}")
     names = tuple(pc.name if pc.is_full else f"{pc.name}_{pc.pre_size}_{pc.size}" for pc in p.pieces)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 
+import jax  # noqa: F401  (to_named_sharding reads its devices only once jax is imported)
 import numpy as np
 
 import sharding
