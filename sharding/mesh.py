@@ -71,10 +71,10 @@ class Mesh:
     __getstate__ = state_without_hash
 
     def __post_init__(self) -> None:
-        for field in ("axes", "device_ids"):
-            value = getattr(self, field)
+        for name in ("axes", "device_ids"):
+            value = getattr(self, name)
             if not isinstance(value, tuple):
-                object.__setattr__(self, field, as_tuple(value, field))
+                object.__setattr__(self, name, as_tuple(value, name))
         for axis in self.axes:
             if not isinstance(axis, MeshAxis):
                 raise ShardingError(f"expected MeshAxis values in a Mesh's axes, got: {shown(axis)}")
