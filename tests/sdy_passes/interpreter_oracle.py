@@ -54,11 +54,8 @@ def dec(d):
     return np.frombuffer(base64.b64decode(d["data"]), dt).reshape(d["shape"])
 
 def prepare(name, code, seed):
-    env = dict(jax=jax, jnp=jnp, lax=lax, np=np, S=S, mesh=mesh, P=P, NS=NS, shard_map=shard_map)
-    exec(code, env)
-    fn, args = env["f"], env["args"]
-    if not hasattr(fn, "lower"):
-        fn = jax.jit(fn)
+    env = program(code)
+    fn, args = jitted(env["f"]), env["args"]
     rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
     is_s = lambda v: isinstance(v, S)
     inputs = jax.tree.map(lambda s: draw(rng, s.shape, s.dtype) if is_s(s) else s, args, is_leaf=is_s)

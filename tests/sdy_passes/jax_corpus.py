@@ -208,21 +208,25 @@ except ImportError:
     from jax.experimental.shard_map import shard_map
 S = jax.ShapeDtypeStruct
 mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+
+def program(code):
+    # the names a program's text defines (f, args, ...), run with the names above
+    env = dict(jax=jax, jnp=jnp, lax=lax, np=np, S=S, mesh=mesh, P=P, NS=NS, shard_map=shard_map)
+    exec(code, env)
+    return env
+
+def jitted(fn):
+    return fn if hasattr(fn, "lower") else jax.jit(fn)
 """
-"""What a jax child of the corpus starts with: 8 CPU devices, the programs' names, the 2x4 mesh."""
+"""What a jax child of the corpus starts with: 8 CPU devices, the programs' names, the 2x4 mesh,
+`program(code)` and `jitted(fn)`."""
 
 _CHILD = CHILD_PRELUDE + """
 RESULT = {}
 for name, code in PAYLOAD:
-    env = dict(jax=jax, jnp=jnp, lax=lax, np=np, S=S, mesh=mesh, P=P, NS=NS, shard_map=shard_map)
     try:
-        exec(code, env)
-        fn = env["f"]
-        if not hasattr(fn, "lower"):
-            fn = jax.jit(fn)
-        args = env["args"]
-        lowered = fn.lower(*args)
-        op = lowered.compiler_ir("stablehlo").operation
+        env = program(code)
+        op = jitted(env["f"]).lower(*env["args"]).compiler_ir("stablehlo").operation
         out = {}
         for key, debug in (("pretty", False), ("pretty_debug", True)):
             text = out[key] = op.get_asm(enable_debug_info=debug)

@@ -440,12 +440,9 @@ def generate(seed: int, count: int) -> list[tuple[str, str]]:
 _LOWER_CHILD = _CODE + """
 RESULT = {}
 for name, code in PAYLOAD:
-    env = dict(jax=jax, jnp=jnp, lax=lax, np=np, S=S, mesh=mesh, P=P, NS=NS, shard_map=shard_map)
     try:
-        exec(code, env)
-        fn = env["f"]
-        if not hasattr(fn, "lower"):
-            fn = jax.jit(fn)
+        env = program(code)
+        fn = jitted(env["f"])
         if env.get("export"):
             text = jax.export.export(fn)(*env["args"]).mlir_module()
             with mlir.make_ir_context() as ctx:

@@ -116,16 +116,14 @@ def constrained(fn, rng):
 
 def lower(name, code, variant):
     rng = random.Random(f"{name}/{variant}")
-    env = dict(jax=jax, jnp=jnp, lax=lax, np=np, S=S, mesh=mesh, P=P, NS=NS, shard_map=shard_map)
-    exec(code, env)
+    env = program(code)
     fn, args = env["f"], env["args"]
     leaves = jax.tree.leaves(args)
     if "in_shardings" not in code and all(isinstance(a, S) for a in leaves):
         args = jax.tree.map(lambda a: S(a.shape, a.dtype, sharding=NS(mesh, spec(rng, a.shape))), args)
         if not hasattr(fn, "lower"):
             fn = constrained(fn, rng)
-    if not hasattr(fn, "lower"):
-        fn = jax.jit(fn)
+    fn = jitted(fn)
     return fn.lower(*args).compiler_ir("stablehlo").operation.get_asm(enable_debug_info=False)
 
 
