@@ -8,7 +8,7 @@ import pathlib
 import re
 import sys
 
-from tests.test_readme import ENV_READ, README
+from tests.test_readme import environment_read, environment_tables
 
 BENCH = pathlib.Path(__file__).resolve().parents[1] / "asv_bench"
 MODULES = sorted(p.stem for p in (BENCH / "benchmarks").glob("*.py") if not p.stem.startswith("__"))
@@ -16,12 +16,7 @@ ROW = re.compile(r"^(time|track|peakmem|mem|timeraw)_")
 
 
 def test_every_environment_variable_the_benchmarks_read_is_in_a_table():
-    read = set()
-    for path in (BENCH / "benchmarks").glob("*.py"):
-        for m in ENV_READ.finditer(path.read_text()):
-            read.add(m.group(1) or m.group(2))
-    table = {name for row in re.findall(r"^\| (`[A-Z].*?) \|", README, re.M)
-             for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", row)}
+    read, table = environment_read(BENCH / "benchmarks"), environment_tables()
     assert {"BENCH_LONG", "SDY_BENCH_NO_JAXLIB"} <= read
     assert read - {"XLA_FLAGS"} <= table, sorted(read - table)  # (XLA_FLAGS: JAX's, extended)
 

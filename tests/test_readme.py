@@ -164,13 +164,19 @@ def test_comments_are_checked():
 ENV_READ = re.compile(r'os\.environ(?:\.get\(|\[)"([A-Z][A-Z0-9_]+)"(?!\]\s*=[^=])|"([A-Z][A-Z0-9_]+)" (?:not )?in os\.environ')
 
 
+def environment_read(folder: pathlib.Path) -> set[str]:
+    """The environment variables the Python files under `folder` read."""
+    return {m.group(1) or m.group(2) for path in folder.rglob("*.py") for m in ENV_READ.finditer(path.read_text())}
+
+
+def environment_tables() -> set[str]:
+    """The variables the README's tables name (rows that start with a quoted upper-case name)."""
+    return {name for row in re.findall(r"^\| (`[A-Z].*?) \|", README, re.M)
+            for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", row)}
+
+
 def test_every_environment_variable_the_tests_read_is_in_the_table():
-    read = set()
-    for path in (ROOT / "tests").rglob("*.py"):
-        for m in ENV_READ.finditer(path.read_text()):
-            read.add(m.group(1) or m.group(2))
-    table = {name for row in re.findall(r"^\| (`[A-Z].*?) \|", README, re.M)
-             for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", row)}
+    read, table = environment_read(ROOT / "tests"), environment_tables()
     assert {"RESHARD_FUZZ", "SHARDING_HLO_EXAMPLES", "SDY_FUZZ_EXAMPLES"} <= read
     assert read - {"PYTHONPATH"} <= table, sorted(read - table)
 
