@@ -217,6 +217,25 @@ class _Builder:
                          "%r = stablehlo.reshape %s : (tensor<1xi64>) -> tensor<i64>\nreturn %r : tensor<i64>",
                          [pid])[0]
 
+    def keep_inside(self, v, d: int, offset, fill, size: int, below: bool):
+        """`v` where its global index along `d` (local index + the scalar `offset`) is below
+        `size` (and, with `below`, not below 0), `fill` elsewhere."""
+        t = v.type
+        it, mt = RankedTensorType(t.shape, _I64), RankedTensorType(t.shape, _I1)
+        test = (f"%n = stablehlo.constant dense<{size}> : {it}\n"
+                f"%m = stablehlo.compare LT, %g, %n, SIGNED : ({it}, {it}) -> {mt}\n")
+        if below:
+            test = (f"%z = stablehlo.constant dense<0> : {it}\n"
+                    f"%n = stablehlo.constant dense<{size}> : {it}\n"
+                    f"%ge = stablehlo.compare GE, %g, %z, SIGNED : ({it}, {it}) -> {mt}\n"
+                    f"%lt = stablehlo.compare LT, %g, %n, SIGNED : ({it}, {it}) -> {mt}\n"
+                    f"%m = stablehlo.and %ge, %lt : {mt}\n")
+        return self.emit(f"%i = stablehlo.iota dim = {d} : {it}\n"
+                         f"%b = stablehlo.broadcast_in_dim %a0, dims = [] : (tensor<i64>) -> {it}\n"
+                         f"%g = stablehlo.add %i, %b : {it}\n" + test +
+                         f"%f = stablehlo.broadcast_in_dim %a2, dims = [] : ({fill.type}) -> {t}\n"
+                         f"%r = stablehlo.select %m, %a1, %f : {mt}, {t}\nreturn %r : {t}", [offset, v, fill])[0]
+
 
 class ConvertGlobalToLocalPass(Pass):
     name = "sdy-convert-global-to-local"
@@ -343,18 +362,8 @@ class ConvertGlobalToLocalPass(Pass):
         offsets = dim_offsets(mesh, s, gt.shape)
         b = _Builder(op)
         pid = b.partition_id()
-        t = v.type
-        it = RankedTensorType(t.shape, _I64)
-        mt = RankedTensorType(t.shape, _I1)
         for d in dims:
-            off = b.offset(offsets[:, d], pid)
-            (v,) = b.emit(f"%i = stablehlo.iota dim = {d} : {it}\n"
-                          f"%b = stablehlo.broadcast_in_dim %a0, dims = [] : (tensor<i64>) -> {it}\n"
-                          f"%g = stablehlo.add %i, %b : {it}\n"
-                          f"%l = stablehlo.constant dense<{gt.shape[d]}> : {it}\n"
-                          f"%m = stablehlo.compare LT, %g, %l, SIGNED : ({it}, {it}) -> {mt}\n"
-                          f"%f = stablehlo.broadcast_in_dim %a2, dims = [] : ({fill.type}) -> {t}\n"
-                          f"%r = stablehlo.select %m, %a1, %f : {mt}, {t}\nreturn %r : {t}", [off, v, fill])
+            v = b.keep_inside(v, d, b.offset(offsets[:, d], pid), fill, gt.shape[d], below=False)
             self._replaced(orig, v, s)
         return v
 
@@ -924,21 +933,9 @@ class ConvertGlobalToLocalPass(Pass):
         dims = [d for d in range(len(gin)) if (reads[:, d] & ((lo[:, d] < 0) | (hi[:, d] >= gin[d]))).any()]
         if not dims:
             return cur
-        t = cur.type
-        it, mt = RankedTensorType(t.shape, _I64), RankedTensorType(t.shape, _I1)
         pid = b.partition_id()
         for d in dims:
-            off = b.offset(in_off[:, d], pid)
-            (cur,) = b.emit(f"%i = stablehlo.iota dim = {d} : {it}\n"
-                            f"%b = stablehlo.broadcast_in_dim %a0, dims = [] : (tensor<i64>) -> {it}\n"
-                            f"%g = stablehlo.add %i, %b : {it}\n"
-                            f"%z = stablehlo.constant dense<0> : {it}\n"
-                            f"%n = stablehlo.constant dense<{gin[d]}> : {it}\n"
-                            f"%ge = stablehlo.compare GE, %g, %z, SIGNED : ({it}, {it}) -> {mt}\n"
-                            f"%lt = stablehlo.compare LT, %g, %n, SIGNED : ({it}, {it}) -> {mt}\n"
-                            f"%m = stablehlo.and %ge, %lt : {mt}\n"
-                            f"%f = stablehlo.broadcast_in_dim %a2, dims = [] : ({value.type}) -> {t}\n"
-                            f"%r = stablehlo.select %m, %a1, %f : {mt}, {t}\nreturn %r : {t}", [off, cur, value])
+            cur = b.keep_inside(cur, d, b.offset(in_off[:, d], pid), value, gin[d], below=True)
         return cur
 
     def _reduced_sharded(self, op) -> bool:
