@@ -118,13 +118,36 @@ def _runs():
     return out
 
 
+def jaxlib_results(runs: dict) -> dict:
+    """Per name, jaxlib's reference interpreter on the run's local module on every device
+    (`_program`; kept on disk), or None / {"error"}."""
+    texts = {name: _program(run) for name, run in runs.items()}
+    env = ORACLE._interpreter_env(8)
+    return cached([_RUN, texts], lambda: dict(zip(texts, run_child_items(_RUN, list(texts.values()), env=env))))
+
+
+def differences(name, run, result) -> list[str]:
+    """The outputs and devices where jaxlib's `result` is not bit-identical to the run's, on
+    the data (padding: anything, §7.6)."""
+    outs = [_decode(x) for x in result["outputs"]]
+    devices = sorted(run.outputs[0].index_map())
+    k = len(run.outputs)
+    failures = []
+    for j, out in enumerate(run.outputs):
+        index = out.index_map()
+        for p, d in enumerate(devices):
+            theirs = outs[p * k + j]
+            ours = np.asarray(out.local(d))
+            data = tuple(slice(0, s.stop - s.start) for s in index[d])
+            if theirs.shape != ours.shape or theirs[data].tobytes() != ours[data].tobytes():
+                failures.append(f"{name} output {j} device {d}")
+    return failures
+
+
 @pytest.fixture(scope="module")
 def runs_and_jaxlib():
     runs = _runs()
-    texts = {name: _program(run) for name, run in runs.items()}
-    env = ORACLE._interpreter_env(8)
-    results = cached([_RUN, texts], lambda: dict(zip(texts, run_child_items(_RUN, list(texts.values()), env=env))))
-    return runs, results
+    return runs, jaxlib_results(runs)
 
 
 @pytest.mark.jaxlib
@@ -136,16 +159,6 @@ def test_local_modules_run_bit_identical_in_jaxlibs_interpreter(runs_and_jaxlib)
         if r is None or "error" in r:
             continue
         compared.append(name)
-        outs = [_decode(x) for x in r["outputs"]]
-        devices = sorted(run.outputs[0].index_map())
-        k = len(run.outputs)
-        for j, out in enumerate(run.outputs):
-            index = out.index_map()
-            for p, d in enumerate(devices):
-                theirs = outs[p * k + j]
-                ours = np.asarray(out.local(d))
-                data = tuple(slice(0, s.stop - s.start) for s in index[d])  # padding: anything (§7.6)
-                if theirs.shape != ours.shape or theirs[data].tobytes() != ours[data].tobytes():
-                    failures.append(f"{name} output {j} device {d}")
+        failures += differences(name, run, r)
     assert not failures, failures[:5]
     assert len(compared) >= 40, (compared, {n: r for n, r in results.items() if n not in compared})

@@ -17,10 +17,9 @@ from sdy_passes.common._value_shardings import get_sharding
 from sdy_passes.execution import execute
 from sdy_passes.partition import GLOBAL_STEPS, partition
 from tests.conftest import needs_shared
-from tests.jaxlib_child import cached, run_child_items
 from tests.sdy_passes import execute_oracle
 from tests.sdy_passes.test_execute import _case, _check_devices
-from tests.sdy_passes.test_execute_reference import _RUN, _decode, _program
+from tests.sdy_passes.test_execute_reference import differences, jaxlib_results
 
 ORACLE = execute_oracle.oracle_module()
 
@@ -251,15 +250,7 @@ def test_random_windows_stay_sharded():
 @needs_shared(execute_oracle.ORACLE)
 @pytest.mark.jaxlib
 def test_random_local_modules_run_bit_identical_in_jaxlibs_interpreter(random_runs):
-    texts = {str(k): _program(run) for k, run in enumerate(random_runs)}
-    results = cached([_RUN, texts], lambda: dict(zip(texts, run_child_items(
-        _RUN, list(texts.values()), env=ORACLE._interpreter_env(8)))))
-    for k, run in enumerate(random_runs):
-        r = results[str(k)]
-        assert r is not None and "error" not in r, (k, r)
-        out = run.outputs[0]
-        for p, d in enumerate(sorted(out.index_map())):
-            index = out.index_map()[d]
-            data = tuple(slice(0, s.stop - s.start) for s in index)
-            theirs, ours = _decode(r["outputs"][p]), np.asarray(out.local(d))
-            assert theirs.shape == ours.shape and np.array_equal(theirs[data], ours[data]), (k, d)
+    runs = {str(k): run for k, run in enumerate(random_runs)}
+    for name, r in jaxlib_results(runs).items():
+        assert r is not None and "error" not in r, (name, r)
+        assert not differences(name, runs[name], r)

@@ -19,9 +19,8 @@ from sdy_passes.partition import GLOBAL_STEPS
 from sdy_passes.pass_manager import run_passes
 from sharding import DeviceMesh, Mesh, TensorSharding
 from tests.conftest import needs_shared
-from tests.jaxlib_child import cached, run_child_items
 from tests.sdy_passes import execute_oracle
-from tests.sdy_passes.test_execute_reference import _RUN, _decode, _program
+from tests.sdy_passes.test_execute_reference import differences, jaxlib_results
 
 ORACLE = execute_oracle.oracle_module()
 
@@ -120,14 +119,7 @@ def test_local_modules_run_bit_identical_in_jaxlibs_interpreter():
     for text in TEXTS:
         shape = tuple(int(n) for n in text.split("tensor<", 1)[1].split("xf32")[0].split("x"))
         runs.append(execute(text, np.arange(np.prod(shape), dtype=np.float32).reshape(shape), numerics="reference"))
-    texts = {str(k): _program(run) for k, run in enumerate(runs)}
-    results = cached([_RUN, texts], lambda: dict(zip(texts, run_child_items(
-        _RUN, list(texts.values()), env=ORACLE._interpreter_env(8)))))
-    for k, run in enumerate(runs):
-        r = results[str(k)]
-        assert r is not None and "error" not in r, (k, r)
-        out = run.outputs[0]
-        for p, d in enumerate(sorted(out.index_map())):
-            data = tuple(slice(0, s.stop - s.start) for s in out.index_map()[d])
-            theirs, ours = _decode(r["outputs"][p]), np.asarray(out.local(d))
-            assert theirs.shape == ours.shape and np.array_equal(theirs[data], ours[data]), (k, d)
+    runs = {str(k): run for k, run in enumerate(runs)}
+    for name, r in jaxlib_results(runs).items():
+        assert r is not None and "error" not in r, (name, r)
+        assert not differences(name, runs[name], r)
