@@ -818,17 +818,8 @@ class ConvertGlobalToLocalPass(Pass):
         for k in ks:
             d, kd, od = dn.input_spatial_dimensions[k], dn.kernel_spatial_dimensions[k], dn.output_spatial_dimensions[k]
             axes = list(s.dim_shardings[d].axes) if s is not None else []
-            g = replica_groups(mesh, axes)
-            shape = list(cur.type.shape)
-            shape[d] *= g.shape[1]
-            t = RankedTensorType(tuple(shape), el)
-            shape[d] = gx[d]
-            whole = RankedTensorType(tuple(shape), el)
-            (cur,) = [cur] if not axes else b.emit(f'%g = "stablehlo.all_gather"(%a0) <{{all_gather_dim = {d} : i64, channel_handle = '
-                            f'{self._channel()}, replica_groups = {self._groups(axes, g)}, use_global_device_ids}}> '
-                            f": ({cur.type}) -> {t}\n"
-                            "%r = stablehlo.slice %g [" + ", ".join(f"0:{n}" for n in shape)
-                            + f"] : ({t}) -> {whole}\nreturn %r : {whole}", [cur])
+            if axes:
+                cur = self._gather_whole(b, cur, mesh, d, axes, gx[d])
             start[:, d] = taps[:, kd] * rhs_dilation[k] - pad[k, 0]
             width[d] = (out_local[od] - 1) * strides[k] + (w.type.shape[kd] - 1) * rhs_dilation[k] + 1
             pad[k] = 0
@@ -1103,6 +1094,20 @@ class ConvertGlobalToLocalPass(Pass):
             return mesh_axes_text(self.mesh_ref, axes)
         return _dense(groups, "i64")
 
+    def _gather_whole(self, b: _Builder, cur, mesh, d: int, axes, size: int):
+        """`cur` all-gathered along `d` over `axes`, the padding past the global `size` sliced off."""
+        g = replica_groups(mesh, axes)
+        shape = list(cur.type.shape)
+        shape[d] *= g.shape[1]
+        t = RankedTensorType(tuple(shape), cur.type.element_type)
+        shape[d] = size
+        whole = RankedTensorType(tuple(shape), cur.type.element_type)
+        return b.emit(f'%g = "stablehlo.all_gather"(%a0) <{{all_gather_dim = {d} : i64, channel_handle = '
+                      f'{self._channel()}, replica_groups = {self._groups(axes, g)}, use_global_device_ids}}> '
+                      f": ({cur.type}) -> {t}\n"
+                      "%r = stablehlo.slice %g [" + ", ".join(f"0:{n}" for n in shape)
+                      + f"] : ({t}) -> {whole}\nreturn %r : {whole}", [cur])[0]
+
     def _channel(self) -> str:
         return f"#stablehlo.channel_handle<handle = {next(self.channel)}, type = 1>"
 
@@ -1354,18 +1359,7 @@ class ConvertGlobalToLocalPass(Pass):
         off = dim_offsets(mesh, dst, gshape) - dim_offsets(mesh, src, gshape)
         for d in range(len(gshape)):
             if src.dim_shardings[d].axes and off[:, d].max() + local_out.shape[d] > cur.type.shape[d]:
-                axes = list(src.dim_shardings[d].axes)
-                g = replica_groups(mesh, axes)
-                shape = list(cur.type.shape)
-                shape[d] *= g.shape[1]
-                t = RankedTensorType(tuple(shape), el)
-                shape[d] = gshape[d]
-                t2 = RankedTensorType(tuple(shape), el)
-                (cur,) = b.emit(f'%g = "stablehlo.all_gather"(%a0) <{{all_gather_dim = {d} : i64, channel_handle = '
-                                f'{self._channel()}, replica_groups = {self._groups(axes, g)}, use_global_device_ids}}> '
-                                f": ({cur.type}) -> {t}\n"
-                                "%r = stablehlo.slice %g [" + ", ".join(f"0:{k}" for k in shape)
-                                + f"] : ({t}) -> {t2}\nreturn %r : {t2}", [cur])
+                cur = self._gather_whole(b, cur, mesh, d, list(src.dim_shardings[d].axes), gshape[d])
                 src = replace(src, dim_shardings=tuple(DimensionSharding((), True) if i == d else ds
                                                        for i, ds in enumerate(src.dim_shardings)))
                 off = dim_offsets(mesh, dst, gshape) - dim_offsets(mesh, src, gshape)
